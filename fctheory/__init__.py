@@ -1,0 +1,25 @@
+"""fctheory: numerical theory and verification toolkit for feature collapse and neural collapse.
+
+Predictors of Theorems 1–3 of *Feature Collapse* (Laurent, von Brecht, Bresson), the exact true
+risk (5)/(10), property-based theorem checks, and the neural-collapse UFM optima and metrics.
+See ``docs/`` for the theory as implemented and the conventions.
+"""
+from ._errors import FCTheoryError
+from .frames import equiangular_frame, equiangular_gram, is_equiangular
+from .network import U_from_hat, U_hat, phi, scores
+from .task import Task
+
+# --- analytic core (issue 2) ---
+from .tau import H, H_prime, lambda_trivial, tau
+from .tau_star import H_star, H_star_prime, tau_star
+from .type3 import Type3Solution, lambda_max_type3, solve_type3
+from .predictions import TypeIPrediction, TypeIIPrediction, TypeIIIPrediction, predict, predict_type1, predict_type2, predict_type3
+from .configurations import type1_configuration, type2_configuration, type3_configuration
+
+# --- exact true risk (issue 3) ---
+
+# --- assumption checkers (issue 4) ---
+
+# --- trainer (issue 5) ---
+
+__version__ = "0.1.0"
