@@ -17,9 +17,24 @@ from .predictions import TypeIPrediction, TypeIIPrediction, TypeIIIPrediction, p
 from .configurations import type1_configuration, type2_configuration, type3_configuration
 
 # --- exact true risk (issue 3) ---
+from .risk import (
+    ExpectedMargins,
+    MinimizeResult,
+    RiskResult,
+    evaluate_risk,
+    expected_margins,
+    minimize_true_risk,
+    true_risk,
+    true_risk_bruteforce,
+    true_risk_grad,
+    unregularized_risk,
+)
 
 # --- assumption checkers (issue 4) ---
 
 # --- trainer (issue 5) ---
+
+# --- ufm and metrics (issue 6) ---
+from . import metrics, ufm  # noqa: E402  (sub-packages: fctheory.ufm.ce, fctheory.metrics.nc1, ...)
 
 __version__ = "0.1.0"

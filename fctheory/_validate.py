@@ -27,6 +27,10 @@ def _show(value) -> str:
         if value.size > 6:
             return f"array(shape={value.shape}, dtype={value.dtype})"
         return repr(value.tolist())
+    if isinstance(value, np.generic):
+        value = value.item()
+        if isinstance(value, float) and value.is_integer() and abs(value) < 2**53:
+            value = int(value)
     text = repr(value)
     return text if len(text) <= 80 else text[:77] + "..."
 

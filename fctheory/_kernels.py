@@ -1,0 +1,146 @@
+"""numba kernels for the predictors' hot loops (one scalar Newton solve per element).
+
+The NumPy code in :mod:`fctheory._latent` is the readable reference and the long-double
+polish; these kernels are the same formulas, scalar, compiled and run in parallel, because a
+vectorised NumPy Newton pays ~15 full-array transcendental passes per iteration for every
+element, converged or not.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit, prange
+
+_NB = dict(cache=True, nogil=True, fastmath=False, error_model="numpy")
+
+
+@njit(**_NB)
+def expit(x):
+    if x >= 0:
+        return 1.0 / (1.0 + math.exp(-x))
+    e = math.exp(x)
+    return e / (1.0 + e)
+
+
+@njit(**_NB)
+def logaddexp(a, b):
+    m = max(a, b)
+    if m == -np.inf:
+        return -np.inf
+    return m + math.log1p(math.exp(-abs(a - b)))
+
+
+@njit(**_NB)
+def ell(logA, log1mA, t):
+    """ℓ(A, t) = log(1 + A(e^t − 1)), t ≥ 0."""
+    if t < 1.0:
+        return math.log1p(math.exp(logA) * math.expm1(t))
+    return logaddexp(log1mA, logA + t)
+
+
+@njit(**_NB)
+def ell_prime(logA, log1mA, t):
+    return expit(t + logA - log1mA)
+
+
+@njit(**_NB)
+def D_and_Dp(s, n_c, L, log_nc, c1, logq, log1mq):
+    """D(s) = ℓ(1/n_c, s) + ℓ(q, t(s)) and D′(s) (see fctheory._latent)."""
+    log1m_inv_nc = c1 - log_nc
+    t = -L * math.log1p(math.expm1(-s) * (1.0 - 1.0 / n_c))
+    D = ell(-log_nc, log1m_inv_nc, s) + ell(logq, log1mq, t)
+    Dp = expit(s - c1) + ell_prime(logq, log1mq, t) * L * expit(c1 - s)
+    return D, Dp
+
+
+@njit(**_NB)
+def _s_upper(r, n_c, L, log_nc, logq):
+    """min(s₁, s₂) with ℓ(1/n_c, s₁) = r and ℓ(q, t(s₂)) = r: an upper bound of D⁻¹(r).
+
+    D = ℓ₁ + ℓ₂ ≥ each term, so the root of D(s) = r lies below both one-term roots, and
+    above the one-term roots for r/2 (D ≤ 2 max(ℓ₁, ℓ₂)).
+    """
+    s1 = math.log1p(n_c * math.expm1(r)) if r < 700.0 else r + log_nc
+    if logq == -np.inf:
+        return s1
+    lr = math.log(math.expm1(r)) if r < 700.0 else r
+    t = logaddexp(0.0, lr - logq)  # ℓ₂⁻¹(r)
+    y = -math.expm1(-t / L) / (1.0 - 1.0 / n_c)
+    if y >= 1.0:
+        return s1
+    return min(s1, -math.log1p(-y))
+
+
+@njit(**_NB)
+def _rtsafe_tau(r, n_c, L, log_nc, c1, logq, log1mq):
+    """σ = log s solving log D(e^σ) = log r (Theorem 1), bracketed Newton."""
+    hi = math.log(_s_upper(r, n_c, L, log_nc, logq))
+    lo = math.log(_s_upper(0.5 * r, n_c, L, log_nc, logq))
+    target = math.log(r)
+    x = hi
+    for _ in range(200):
+        s = math.exp(x)
+        D, Dp = D_and_Dp(s, n_c, L, log_nc, c1, logq, log1mq)
+        f = math.log(D) - target
+        fp = s * Dp / D
+        if f == 0.0:
+            return x
+        if f > 0:
+            hi = x
+        else:
+            lo = x
+        xn = x - f / fp
+        if not (lo <= xn <= hi):
+            xn = 0.5 * (lo + hi)
+        if abs(xn - x) <= 1e-15 * max(1.0, abs(x)):
+            return xn
+        x = xn
+    return x
+
+
+@njit(parallel=True, **_NB)
+def tau_sigma(r, n_c, L, log_nc, c1, logq, log1mq):
+    out = np.empty(r.shape[0])
+    for i in prange(r.shape[0]):
+        out[i] = _rtsafe_tau(r[i], n_c[i], L[i], log_nc[i], c1[i], logq[i], log1mq[i])
+    return out
+
+
+@njit(**_NB)
+def _rtsafe_tau_star(logb, log_rhs0, n_c, L, log_nc, c1, logq, log1mq):
+    """σ = log s solving log β + σ − log RHS0 + D(e^σ) = 0 (Theorem 3)."""
+    A = log_rhs0 - logb
+    hi = A
+    lo = min(hi, -math.log1p(L)) - 2.0
+    # start from the root of σ + e^σ = A (D(s) ≈ s for large s, ≈ 0 for small s)
+    y = math.log(A) if A > 1.0 else A - 1.0
+    for _ in range(6):
+        y -= (y + math.exp(y) - A) / (1.0 + math.exp(y))
+    x = min(max(y, lo), hi)
+    for _ in range(200):
+        s = math.exp(x)
+        D, Dp = D_and_Dp(s, n_c, L, log_nc, c1, logq, log1mq)
+        f = x - A + D
+        fp = 1.0 + s * Dp
+        if f == 0.0:
+            return x
+        if f > 0:
+            hi = x
+        else:
+            lo = x
+        xn = x - f / fp
+        if not (lo <= xn <= hi):
+            xn = 0.5 * (lo + hi)
+        if abs(xn - x) <= 1e-15 * max(1.0, abs(x)):
+            return xn
+        x = xn
+    return x
+
+
+@njit(parallel=True, **_NB)
+def tau_star_sigma(logb, log_rhs0, n_c, L, log_nc, c1, logq, log1mq):
+    out = np.empty(logb.shape[0])
+    for i in prange(logb.shape[0]):
+        out[i] = _rtsafe_tau_star(logb[i], log_rhs0[i], n_c[i], L[i], log_nc[i], c1[i], logq[i], log1mq[i])
+    return out

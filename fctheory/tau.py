@@ -1,0 +1,220 @@
+"""Theorem 1 (full collapse of h): H(t), its minimiser τ, and the trivial-solution threshold.
+
+    H(t) = log(1 − K/n_c^L + (K/n_c^L)(1 + (n_c − 1)e^{−ηt})^L) + λt,
+    η = (n_c/(n_c − 1))/√(n_w K L).
+
+H is strictly convex on [0, ∞) (see :meth:`LatentSum.G_second`), so τ = argmin_{t≥0} H is unique.
+Writing s = ηt, H′(t) = λ − ηL·E1(s)E2(s) and H′(0) = λ − λ₀ with the closed form
+
+    λ₀ = √(L K/n_w) / (K + 1 − K/n_c^L),
+
+so τ = 0 (the trivial solution (W, U) = (0, 0) wins) exactly when λ ≥ λ₀ (:func:`lambda_trivial`).
+For λ < λ₀ the float path solves log(λ₀/λ) = D(s) (see :mod:`fctheory._latent`) by safeguarded
+Newton in float64 (log(λ₀/λ) itself is formed in long double, see :func:`tau`).
+"""
+from __future__ import annotations
+
+import mpmath
+import numpy as np
+
+from ._latent import LatentSum
+from ._logmath import solve_monotone
+from ._mp import mp_context, mp_root, vectorize_mp
+from ._validate import check_choice, check_latent_size, fail, float_array, int_array
+
+__all__ = ["H", "H_prime", "H_second", "tau", "lambda_trivial", "eta"]
+
+
+def _params(n_c, n_w, L, K):
+    n_c = int_array("n_c", n_c, min=2)
+    n_w = int_array("n_w", n_w, min=1)
+    L = int_array("L", L, min=1)
+    K = int_array("K", K, min=1)
+    bad = np.broadcast_to(np.mod(n_w, n_c) != 0, np.broadcast(n_w, n_c).shape)
+    if bad.any():
+        i = tuple(np.argwhere(bad)[0])
+        fail("n_w", np.broadcast_to(n_w, bad.shape)[i], f"must be divisible by n_c = {np.broadcast_to(n_c, bad.shape)[i]:g} (n_w = n_c·s_c)")
+    check_latent_size(n_c, L, K)
+    return n_c, n_w, L, K
+
+
+def _log_eta(n_c, n_w, L, K):
+    return np.log(n_c / (n_c - 1)) - 0.5 * (np.log(n_w) + np.log(K) + np.log(L))
+
+
+def eta(n_c, n_w, L, K):
+    """η = (n_c/(n_c−1))/√(n_w K L) of Theorem 1 (computed in logs: n_w K L may overflow)."""
+    n_c, n_w, L, K = _params(n_c, n_w, L, K)
+    return _out(np.exp(_log_eta(n_c, n_w, L, K)))
+
+
+def _log_lambda0(lat: LatentSum, n_w):
+    return 0.5 * (np.log(lat.L) + lat.logK - np.log(n_w)) - lat.log_Kom
+
+
+def lambda_trivial(n_c, n_w, L, K):
+    """The threshold λ₀ = √(LK/n_w)/(K + 1 − K/n_c^L) of Theorem 1.
+
+    H′(0) = λ − λ₀, so τ > 0 iff λ < λ₀; for λ ≥ λ₀ the minimiser of H is τ = 0 and the
+    trivial solution (W, U) = (0, 0) is the global minimiser of (5) (under Assumption A).
+    """
+    n_c, n_w, L, K = _params(n_c, n_w, L, K)
+    lat = LatentSum(n_c, L, K)
+    return _out(np.exp(_log_lambda0(lat, n_w)))
+
+
+def _out(x):
+    x = np.asarray(x, dtype=np.float64)
+    return float(x) if x.ndim == 0 else x
+
+
+def H(t, n_c, n_w, L, K, lam):
+    """H(t) of Theorem 1 (the risk (5) of a type-I configuration with n_w c² = t, Lemma K).
+
+    Parameters
+    ----------
+    t : float or array_like, t ≥ 0
+    n_c, n_w, L, K : int or array_like
+        Concepts, vocabulary size (divisible by n_c), sentence length, number of classes
+        (1 ≤ K ≤ n_c^L; may be given as a float up to 1e300).
+    lam : float or array_like, λ ≥ 0
+        Weight decay.
+
+    Returns
+    -------
+    float or ndarray
+        H(t), computed without overflow for any parameters.
+    """
+    t = float_array("t", t, lo=0)
+    lam = float_array("lam", lam, lo=0)
+    n_c, n_w, L, K = _params(n_c, n_w, L, K)
+    s = t * np.exp(_log_eta(n_c, n_w, L, K))
+    lat = LatentSum(n_c, L, K)
+    return _out(lat.G(s) + lam * t)
+
+
+def H_prime(t, n_c, n_w, L, K, lam):
+    """H′(t) = λ − ηL·E1(s)E2(s), s = ηt (see :mod:`fctheory._latent`)."""
+    t = float_array("t", t, lo=0)
+    lam = float_array("lam", lam, lo=0)
+    n_c, n_w, L, K = _params(n_c, n_w, L, K)
+    e = np.exp(_log_eta(n_c, n_w, L, K))
+    lat = LatentSum(n_c, L, K)
+    return _out(lam + e * lat.G_prime(t * e))
+
+
+def H_second(t, n_c, n_w, L, K, lam=0.0):
+    """H″(t) = η²·G″(ηt) > 0: H is strictly convex (λ does not enter)."""
+    t = float_array("t", t, lo=0)
+    n_c, n_w, L, K = _params(n_c, n_w, L, K)
+    e = np.exp(_log_eta(n_c, n_w, L, K))
+    lat = LatentSum(n_c, L, K)
+    return _out(e * e * lat.G_second(t * e) + 0 * np.asarray(lam))
+
+
+def _solve_s(lat: LatentSum, log_ratio):
+    """Solve D(s) = log_ratio > 0 for s > 0, as log D(e^σ) = log(log_ratio) in σ = log s.
+
+    D is increasing with D(0) = 0, D′ ≤ 1 + L and D(s) ≥ max(s − log n_c, log(1 + s/n_c)), so
+    σ ∈ [log(r/(1+L)), log(min(r + log n_c, n_c·expm1(r)))] brackets the root; in σ the
+    equation is nearly linear (slope sD′/D ∈ (0, 1]) at both ends.
+    """
+    r = log_ratio
+    lo = np.log(r / (1.0 + lat.L))
+    hi = np.log(np.minimum(r + lat.log_nc, lat.n_c * np.expm1(np.minimum(r, 700.0))))
+    target = np.log(r)
+
+    def fun(x, idx):
+        sub = lat.take(idx)
+        s = np.exp(x)
+        D = sub.delta_log_rhs(s)
+        return np.log(D) - target[idx], s * sub.delta_log_rhs_prime(s) / D
+
+    sigma, _ = solve_monotone(fun, lo, hi, increasing=True, rtol=0, atol=1e-13, n_bisect=6)
+    return np.exp(sigma)
+
+
+def tau(n_c, n_w, L, K, lam, precision: str = "float", dps: int = 50, backend: str = "numba"):
+    """τ = argmin_{t ≥ 0} H(t), Theorem 1.
+
+    The type-I configuration with c = √(τ/n_w), c′ = √(τ/(KL)) is then a global minimiser of
+    the true risk (5) (under Assumption 1). All arguments broadcast, so a sweep is one call.
+
+    Parameters
+    ----------
+    n_c, n_w, L, K : int or array_like
+        As in :func:`H`. Domain exercised by the tests: n_c ∈ [2, 100], L ∈ [1, 5000],
+        K ∈ [1, n_c^L] (up to 1e300), n_w up to 1e9.
+    lam : float or array_like, λ > 0
+    precision : {"float", "mp"}
+        "float": float64 result, relative error ≲ 1e-13 except within a relative 1e-6 of the
+        threshold λ₀ (:func:`lambda_trivial`), where the problem itself is ill-conditioned.
+        "mp": mpmath reference with ``dps`` digits, solving H′(t) = 0 from the formula as printed
+        (returns ``mpf`` or an object array).
+    dps : int
+        Decimal digits for ``precision="mp"``.
+    backend : {"numba", "numpy"}
+        Float-path solver: compiled scalar Newton per element (default, fast) or the vectorised
+        NumPy reference.
+
+    Returns
+    -------
+    float or ndarray
+        τ ≥ 0; exactly 0 when λ ≥ λ₀.
+
+    Examples
+    --------
+    >>> round(tau(3, 1200, 15, 1000, 1e-3), 4)   # the setting of figure 3
+    2426.9804
+    """
+    check_choice("precision", precision, ("float", "mp"))
+    check_choice("backend", backend, ("numba", "numpy"))
+    lam = float_array("lam", lam, lo=0, lo_open=True)
+    n_c, n_w, L, K = _params(n_c, n_w, L, K)
+    if precision == "mp":
+        with mp_context(dps):
+            return vectorize_mp(_tau_mp, n_c, n_w, L, K, lam)
+    shape = np.broadcast(n_c, n_w, L, K, lam).shape
+    n_c, n_w, L, K, lam = (np.broadcast_to(a, shape).ravel() for a in (n_c, n_w, L, K, lam))
+    lat = LatentSum(n_c, L, K)
+    log_ratio = _log_lambda0(lat, n_w) - np.log(lam)
+    s = np.zeros(lam.shape)
+    pos = log_ratio > 0
+    if pos.any():
+        idx = np.nonzero(pos)[0]
+        sub = lat.take(idx)
+        # r = log(λ₀/λ) is a difference of logs of size up to ~700: form it in long double so
+        # it keeps its relative accuracy when λ is close to λ₀ (r → 0). The rest of the solve
+        # is relative-accurate in float64 (D is built from log1p/expm1), so no further polish.
+        ld = np.longdouble
+        Kl, Ll, nwl = (a[idx].astype(ld) for a in (K, L, n_w))
+        log_l0 = 0.5 * (np.log(Ll) - np.log(Kl) - np.log(nwl)) - np.log1p(sub.om / sub.K).astype(ld)
+        r = (log_l0 - np.log(lam[idx].astype(ld))).astype(np.float64)
+        ok = r > 0
+        if backend == "numba":
+            from ._kernels import tau_sigma
+
+            s_pos = np.exp(tau_sigma(np.where(ok, r, 1.0), sub.n_c, sub.L, sub.log_nc, sub.c1, sub.logq, sub.log1mq))
+        else:
+            s_pos = _solve_s(sub, np.where(ok, r, 1.0))
+        s[idx] = np.where(ok, s_pos * np.exp(-_log_eta(n_c[idx], n_w[idx], L[idx], K[idx])), 0.0)
+    return _out(s.reshape(shape))
+
+
+def _tau_mp(n_c, n_w, L, K, lam):
+    """Reference: root of H′(t) = λ + d/dt log(1 − p + p(1+u)^L), u = (n_c−1)e^{−ηt}, as printed."""
+    mpf = mpmath.mpf
+    n_c, n_w, L, K, lam = (mpf(float(v)) for v in (n_c, n_w, L, K, lam))
+    p = K / n_c**L
+    et = n_c / (n_c - 1) / mpmath.sqrt(n_w * K * L)
+
+    def Hp(s):  # H′ as a function of s = ηt
+        u = (n_c - 1) * mpmath.exp(-s)
+        return lam + p * L * (1 + u) ** (L - 1) * (-et * u) / (1 - p + p * (1 + u) ** L)
+
+    if Hp(mpf(0)) >= 0:
+        return mpf(0)
+    hi = mpf(1)
+    while Hp(hi) < 0:
+        hi *= 2
+    return mp_root(Hp, 0, hi) / et

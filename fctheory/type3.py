@@ -1,0 +1,335 @@
+"""Theorem 2 (directional collapse of h): the type-III system (7)–(8) and condition (9).
+
+With K = n_c^L and {z_k} = 𝒵, a type-III configuration w_(α,β) = r_β f_α, u_{k,ℓ} = c f_{z_kℓ}
+is critical for (5) iff
+
+    (7)  (λ/L)(r_β/c)(n_c − 1 + exp(κ c r_β)) = μ_β   for every β,
+    (8)  Σ_β (r_β/c)² = L n_c^{L−1},
+
+which has a unique solution with c > 0 iff (9) λ² < (L/n_c^{L+1}) Σ_β μ_β² (Proposition D).
+
+Solver (Proposition D in log space). With s = c², m_β = Lμ_β/λ and x_β = κ s ρ_β = κ c r_β,
+(7) reads x(n_c − 1 + e^x) = κ s m_β, solved for y = log x by Newton (convex, slope ≥ 1).
+Since ρ_β(s)/ρ_β(0) = n_c/(n_c − 1 + e^{x_β}), (8) becomes
+
+    D(s) := −log Σ_β w_β (1 + (e^{x_β} − 1)/n_c)^{−2} = 2 log(λ_max/λ),   w_β = μ_β²/Σμ²,
+
+with D increasing from D(0) = 0: one monotone equation, solved in σ = log s as
+log D(e^σ) = log(2 log(λ_max/λ)), accurate even as λ ↑ λ_max (then c → 0⁺). A long-double
+Newton polish follows.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import mpmath
+import numpy as np
+
+from ._logmath import expit, log1p_aexpm1, solve_monotone
+from ._mp import mp_context, mp_root
+from ._validate import check_choice, check_mu, fail, float_array, int_array
+
+__all__ = ["lambda_max_type3", "solve_type3", "Type3Solution"]
+
+
+def _params(mu, n_c, L):
+    mu = check_mu(mu)
+    n_c = int_array("n_c", n_c, min=2)
+    L = int_array("L", L, min=1)
+    return mu, n_c, L
+
+
+def _log_lambda_max(mu, n_c, L):
+    """log λ_max with λ_max² = (L/n_c^{L+1}) Σ μ² (condition (9)); dtype follows the inputs."""
+    return 0.5 * (np.log(L) - (L + 1) * np.log(n_c) + np.log(np.sum(mu * mu, axis=-1)))
+
+
+def lambda_max_type3(mu, n_c, L):
+    """λ_max of condition (9): (7)–(8) has a (unique) solution with c > 0 iff λ < λ_max.
+
+    Parameters
+    ----------
+    mu : array_like, shape (..., s_c), or "uniform"/"zipf" is not accepted here (s_c unknown)
+        Word frequencies (positive, summing to 1 along the last axis).
+    n_c, L : int or array_like, broadcasting against ``mu.shape[:-1]``.
+
+    Returns
+    -------
+    float or ndarray
+        √((L/n_c^{L+1}) Σ_β μ_β²), computed in logs (n_c^{L+1} may overflow).
+    """
+    mu, n_c, L = _params(mu, n_c, L)
+    out = np.exp(_log_lambda_max(mu, n_c, L))
+    return float(out) if np.ndim(out) == 0 else out
+
+
+@dataclass(frozen=True)
+class Type3Solution:
+    """Solution of (7)–(8).
+
+    Attributes
+    ----------
+    c : float or ndarray
+        ‖u_{k,ℓ}‖ (shape = broadcast batch shape).
+    r : ndarray
+        Word-embedding norms r_β, shape batch + (s_c,), in the order of ``mu``.
+    lam_max : float or ndarray
+        The bound of (9).
+    residual_7 : float or ndarray
+        max_β |LHS/μ_β − 1| of (7) evaluated (in long double) at the returned float64 (c, r).
+    residual_8 : float or ndarray
+        |Σ(r/c)²/(L n_c^{L−1}) − 1| of (8), likewise.
+    mu, n_c, L, lam : the inputs (broadcast).
+    """
+
+    c: np.ndarray
+    r: np.ndarray
+    lam_max: np.ndarray
+    residual_7: np.ndarray
+    residual_8: np.ndarray
+    mu: np.ndarray
+    n_c: np.ndarray
+    L: np.ndarray
+    lam: np.ndarray
+
+    @property
+    def K(self):
+        """K = n_c^L (Theorem 2 needs the full latent set)."""
+        return np.power(np.asarray(self.n_c, dtype=float), self.L)
+
+
+class _System:
+    """Constants of (7)–(8) for a flat batch (B items × s_c words) in one dtype."""
+
+    def __init__(self, mu, n_c, L, lam, dtype):
+        dt = np.dtype(dtype).type
+        self.mu = np.asarray(mu, dtype=dt)  # (B, s_c)
+        self.n_c = np.asarray(n_c, dtype=dt)[:, None]
+        self.L = np.asarray(L, dtype=dt)[:, None]
+        self.lam = np.asarray(lam, dtype=dt)[:, None]
+        self.log_nc = np.log(self.n_c)
+        self.c1 = np.log(self.n_c - 1)
+        self.log1m_inv_nc = self.c1 - self.log_nc
+        self.log_kappa = self.log_nc - self.c1
+        self.log_m = np.log(self.L) + np.log(self.mu) - np.log(self.lam)  # m_β = Lμ_β/λ
+        mu2 = self.mu * self.mu
+        self.w = mu2 / mu2.sum(axis=1, keepdims=True)
+        self.log_w = np.log(self.w)
+        self.delta = (2 * (_log_lambda_max(self.mu, self.n_c[:, 0], self.L[:, 0]) - np.log(self.lam[:, 0])))
+
+    def take(self, idx):
+        out = object.__new__(_System)
+        for k, v in self.__dict__.items():
+            out.__dict__[k] = v[idx]
+        return out
+
+    def ell(self, x):
+        """log(1 + (e^x − 1)/n_c) = log(n_c − 1 + e^x) − log n_c."""
+        return log1p_aexpm1(-self.log_nc, self.log1m_inv_nc, x)
+
+    def x_of(self, sigma, y0=None, iters: int = 60):
+        """x_β(s): solve log x + log(n_c − 1 + e^x) = log(κ s m_β) =: Y for y = log x."""
+        Y = self.log_kappa + sigma[:, None] + self.log_m
+        if y0 is None:
+            big = Y > self.log_nc + 1
+            Yc = np.where(big, Y, 2.0)
+            y = np.where(big, np.log(Yc - np.log(Yc)), Y - self.log_nc)
+        else:
+            y = y0
+        for _ in range(iters):
+            x = np.exp(y)
+            f = y + self.log_nc + self.ell(x) - Y
+            fp = 1 + x * expit(x - self.c1)
+            step = f / fp
+            y = y - step
+            if np.all(np.abs(step) <= 4 * np.finfo(y.dtype).eps * np.maximum(1, np.abs(y))):
+                break
+        return np.exp(y)
+
+    def D(self, sigma, x=None):
+        """D(s) of the module docstring and dD/dσ."""
+        if x is None:
+            x = self.x_of(sigma)
+        ell = self.ell(x)
+        S = np.sum(self.w * -np.expm1(-2 * ell), axis=1)
+        lse_terms = self.log_w - 2 * ell
+        m = lse_terms.max(axis=1, keepdims=True)
+        log_sum = (m[:, 0] + np.log(np.sum(np.exp(lse_terms - m), axis=1)))
+        D = np.where(S < 0.5, -np.log1p(-np.minimum(S, 0.5)), -log_sum)
+        omega = np.exp(lse_terms - log_sum[:, None])
+        dx = x / (1 + x * expit(x - self.c1))
+        Dp = np.sum(omega * 2 * expit(x - self.c1) * dx, axis=1)
+        return D, Dp, x
+
+
+def _solve_sigma(sys: _System):
+    """σ = log c² solving log D(e^σ) = log δ, δ = 2 log(λ_max/λ) > 0."""
+    # linearisation at s = 0: x_β ≈ κ s m_β/n_c, D ≈ (2κ/n_c²)Σ w_β m_β · s
+    log_Dp0 = np.log(2.0) + sys.log_kappa[:, 0] - 2 * sys.log_nc[:, 0] + np.log(
+        np.sum(sys.w * np.exp(sys.log_m - sys.log_m.max(axis=1, keepdims=True)), axis=1)
+    ) + sys.log_m.max(axis=1)
+    target = np.log(sys.delta)
+    x0 = target - log_Dp0
+
+    def phi(sig, sub):
+        D, Dp, _ = sub.D(sig)
+        return np.log(D) - sub.target, Dp / D
+
+    sys.target = target
+    # expand a bracket around the linearised guess
+    lo, hi = x0 - 1.0, x0 + 1.0
+    for _ in range(200):
+        f_lo, _ = phi(lo, sys)
+        f_hi, _ = phi(hi, sys)
+        bad_lo, bad_hi = f_lo > 0, f_hi < 0
+        if not (bad_lo.any() or bad_hi.any()):
+            break
+        lo = np.where(bad_lo, lo - 2 * (hi - lo), lo)
+        hi = np.where(bad_hi, hi + 2 * (hi - lo), hi)
+
+    def fun(x, idx):
+        return phi(x, sys.take(idx))
+
+    sigma, _ = solve_monotone(fun, lo, hi, np.clip(x0, lo, hi), increasing=True, rtol=0, atol=1e-14)
+    return sigma
+
+
+def solve_type3(mu, n_c, L, lam, precision: str = "float", dps: int = 50) -> Type3Solution:
+    """Unique solution (c, r_1, …, r_{s_c}) of (7)–(8), Theorem 2 / Proposition D.
+
+    Parameters
+    ----------
+    mu : array_like, shape (s_c,) or (..., s_c)
+        Word frequencies μ_β > 0 summing to 1 (last axis = words).
+    n_c, L : int or array_like
+        Concepts and sentence length (K = n_c^L is implied).
+    lam : float or array_like
+        Weight decay λ > 0; must satisfy (9), λ < :func:`lambda_max_type3`.
+    precision : {"float", "mp"}
+        "float": float64, relative error ≲ 1e-13 (c and r) except within a relative 1e-6 of λ_max;
+        "mp": mpmath reference (nested bracketed root-finding on (7)–(8) as printed, ``dps`` digits;
+        c and r are then ``mpf`` objects).
+
+    Returns
+    -------
+    Type3Solution
+
+    Raises
+    ------
+    FCTheoryError
+        If λ ≥ λ_max (then (W, U) = (0, 0) is the only type-III critical point), with λ_max in
+        the message; or on invalid input.
+
+    Examples
+    --------
+    >>> sol = solve_type3(np.array([6, 3, 2]) / 11, 3, 2, 0.02)
+    >>> round(sol.c, 10)
+    1.1870394734
+    """
+    check_choice("precision", precision, ("float", "mp"))
+    mu, n_c, L = _params(mu, n_c, L)
+    lam = float_array("lam", lam, lo=0, lo_open=True)
+    batch = np.broadcast_shapes(mu.shape[:-1], n_c.shape, L.shape, lam.shape)
+    s_c = mu.shape[-1]
+    mu_b = np.broadcast_to(mu, batch + (s_c,)).reshape(-1, s_c)
+    n_c_b, L_b, lam_b = (np.broadcast_to(a, batch).ravel() for a in (n_c, L, lam))
+    log_lmax = _log_lambda_max(mu_b, n_c_b, L_b)
+    bad = np.log(lam_b) >= log_lmax
+    if bad.any():
+        i = int(np.argmax(bad))
+        fail(
+            "lam",
+            float(lam_b[i]),
+            f"condition (9) requires lam < lambda_max = {np.exp(log_lmax[i]):.10g} "
+            f"(n_c={n_c_b[i]:g}, L={L_b[i]:g}); for larger lam the only type-III critical point is (W, U) = (0, 0)",
+        )
+    if precision == "mp":
+        with mp_context(dps):
+            cs, rs = [], []
+            for i in range(mu_b.shape[0]):
+                c, r = _solve_type3_mp(mu_b[i], n_c_b[i], L_b[i], lam_b[i])
+                cs.append(c)
+                rs.append(r)
+        c = np.empty(len(cs), dtype=object)
+        c[:] = cs
+        r = np.empty((len(rs), s_c), dtype=object)
+        for i, ri in enumerate(rs):
+            r[i, :] = ri
+        res7 = res8 = np.zeros(len(cs))
+    else:
+        sys = _System(mu_b, n_c_b, L_b, lam_b, np.float64)
+        sigma = _solve_sigma(sys)
+        # long-double polish: two Newton steps on log D(e^σ) = log δ
+        ld = _System(mu_b, n_c_b, L_b, lam_b, np.longdouble)
+        sig = sigma.astype(np.longdouble)
+        x = None
+        for _ in range(2):
+            x = ld.x_of(sig, None if x is None else np.log(x))
+            D, Dp, _ = ld.D(sig, x)
+            sig = sig - (np.log(D) - np.log(ld.delta)) / (Dp / D)
+        x = ld.x_of(sig, np.log(x))
+        c_ld = np.exp(sig / 2)
+        r_ld = x / (np.exp(ld.log_kappa) * c_ld[:, None])
+        c, r = c_ld.astype(np.float64), r_ld.astype(np.float64)
+        res7, res8 = _residuals(mu_b, n_c_b, L_b, lam_b, c, r)
+    shape_r = batch + (s_c,)
+    c = c.reshape(batch)
+    r = r.reshape(shape_r)
+    if not batch:
+        c = c[()]
+    return Type3Solution(
+        c=c,
+        r=r,
+        lam_max=np.exp(log_lmax).reshape(batch)[()] if not batch else np.exp(log_lmax).reshape(batch),
+        residual_7=np.asarray(res7).reshape(batch)[()] if not batch else np.asarray(res7).reshape(batch),
+        residual_8=np.asarray(res8).reshape(batch)[()] if not batch else np.asarray(res8).reshape(batch),
+        mu=mu_b.reshape(shape_r),
+        n_c=n_c_b.reshape(batch),
+        L=L_b.reshape(batch),
+        lam=lam_b.reshape(batch),
+    )
+
+
+def _residuals(mu, n_c, L, lam, c, r):
+    """Relative residuals of (7) (max over β) and (8), in long double, without overflow."""
+    ld = np.longdouble
+    mu, c, r = mu.astype(ld), c.astype(ld)[:, None], r.astype(ld)
+    n_c, L, lam = (a.astype(ld)[:, None] for a in (n_c, L, lam))
+    log_nc = np.log(n_c)
+    kappa = n_c / (n_c - 1)
+    x = kappa * c * r
+    log_lhs7 = np.log(lam / L) + np.log(r / c) + log_nc + log1p_aexpm1(-log_nc, np.log1p(-1 / n_c), x)
+    res7 = np.max(np.abs(np.expm1(log_lhs7 - np.log(mu))), axis=1)
+    lr = 2 * np.log(r / c)
+    m = lr.max(axis=1, keepdims=True)
+    log_lhs8 = m[:, 0] + np.log(np.sum(np.exp(lr - m), axis=1))
+    res8 = np.abs(np.expm1(log_lhs8 - np.log(L[:, 0]) - (L[:, 0] - 1) * log_nc[:, 0]))
+    return res7.astype(np.float64), res8.astype(np.float64)
+
+
+def _solve_type3_mp(mu, n_c, L, lam):
+    """Reference: Proposition D as printed — ρ_β(s) from (153) by bracketed root-finding,
+    then F(s) = Σρ_β(s)² = L n_c^{L−1} (158) for s = c², all in mpmath."""
+    mpf = mpmath.mpf
+    mu = [mpf(float(m)) for m in mu]
+    n_c, L, lam = mpf(float(n_c)), mpf(float(L)), mpf(float(lam))
+    kappa = n_c / (n_c - 1)
+    target = L * n_c ** (L - 1)
+
+    def rho(s, m):
+        psi = lambda p: (lam / L) * p * (n_c - 1 + mpmath.exp(kappa * s * p)) - m  # noqa: E731
+        return mp_root(psi, 0, 2 * L * m / (lam * n_c))  # ρ_β(s) ≤ ρ_β(0) = Lμ_β/(λ n_c)
+
+    def F(s):
+        return sum(rho(s, m) ** 2 for m in mu) - target
+
+    hi = mpf(1)
+    while F(hi) > 0:
+        hi *= 2
+    s = mp_root(F, 0, hi, rel=mpf(10) ** (-mpmath.mp.dps + 8))
+    # polish with Newton on the full system is unnecessary: the bracket is ~1e-(dps−8) wide;
+    # refine s once more on a tight bracket for full precision
+    eps = s * mpf(10) ** (-mpmath.mp.dps + 10)
+    s = mp_root(F, s - eps, s + eps)
+    c = mpmath.sqrt(s)
+    return c, [c * rho(s, m) for m in mu]
