@@ -23,6 +23,19 @@ from ._logmath import expit, log1p_aexpm1, log1p_aexpm1_prime
 __all__ = ["LatentSum"]
 
 
+def one_minus_p(n_c, L, K, dtype=np.float64):
+    """1 − K/n_c^L in ``dtype``: exact where n_c^L is an exact number of that dtype, else −expm1(log p)."""
+    dt = np.dtype(dtype).type
+    n_c, L, K = (np.asarray(a, dtype=dt) for a in (n_c, L, K))
+    bits = np.finfo(dt).nmant + 1
+    exact = L * np.log2(np.asarray(n_c, dtype=np.float64)) <= bits
+    with np.errstate(over="ignore"):
+        N = np.power(n_c, np.where(exact, L, 0))
+        om_exact = (N - K) / N
+    om = np.where(exact, om_exact, -np.expm1(np.minimum(np.log(K) - L * np.log(n_c), 0)))
+    return np.maximum(om, 0)
+
+
 class LatentSum:
     """Precomputed constants of G for broadcast arrays (n_c, L, K) in a given float dtype."""
 
@@ -34,16 +47,8 @@ class LatentSum:
         self.log_nc = np.log(n_c)
         self.c1 = np.log(n_c - 1)  # log(n_c − 1)
         self.logK = np.log(K)
-        logN = L * self.log_nc
-        self.logp = np.minimum(self.logK - logN, 0)
-        # 1 − p: exact where n_c**L is an exact float of this dtype, else −expm1(log p)
-        bits = np.finfo(dt).nmant + 1
-        exact = L * np.log2(np.asarray(n_c, dtype=np.float64)) <= bits
-        with np.errstate(over="ignore"):
-            N = np.power(n_c, np.where(exact, L, 0))
-            om_exact = (N - K) / N
-        om = np.where(exact, om_exact, -np.expm1(self.logp))
-        self.om = np.maximum(om, 0)
+        self.logp = np.minimum(self.logK - L * self.log_nc, 0)
+        self.om = one_minus_p(n_c, L, K, dt)
         with np.errstate(divide="ignore"):
             self.log_om = np.log(self.om)
         self.log_Kom = self.logK + np.log1p(self.om / K)  # log(K + 1 − p)

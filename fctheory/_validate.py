@@ -183,3 +183,12 @@ def check_latent_size(n_c: np.ndarray, L: np.ndarray, K: np.ndarray, *, name: st
         ncb = np.broadcast_to(n_c, b.shape)[idx]
         Lb = np.broadcast_to(L, b.shape)[idx]
         fail(name, Kb, f"must be <= n_c**L = {int(ncb)}**{int(Lb)} (the number of latent variables)")
+
+
+def broadcast_shape(**arrays) -> tuple:
+    """The common broadcast shape of the named arrays, or the project error naming them."""
+    try:
+        return np.broadcast_shapes(*(np.shape(a) for a in arrays.values()))
+    except ValueError:
+        desc = ", ".join(f"{k}{np.shape(v)}" for k, v in arrays.items())
+        fail("shape", desc, "array arguments must broadcast to a common shape")

@@ -17,10 +17,10 @@ from __future__ import annotations
 import mpmath
 import numpy as np
 
-from ._latent import LatentSum
+from ._latent import LatentSum, one_minus_p
 from ._logmath import solve_monotone
 from ._mp import mp_context, mp_root, vectorize_mp
-from ._validate import check_choice, check_latent_size, fail, float_array, int_array
+from ._validate import broadcast_shape, check_choice, check_latent_size, fail, float_array, int_array
 
 __all__ = ["H", "H_prime", "H_second", "tau", "lambda_trivial", "eta"]
 
@@ -30,6 +30,7 @@ def _params(n_c, n_w, L, K):
     n_w = int_array("n_w", n_w, min=1)
     L = int_array("L", L, min=1)
     K = int_array("K", K, min=1)
+    broadcast_shape(n_c=n_c, n_w=n_w, L=L, K=K)
     bad = np.broadcast_to(np.mod(n_w, n_c) != 0, np.broadcast(n_w, n_c).shape)
     if bad.any():
         i = tuple(np.argwhere(bad)[0])
@@ -88,6 +89,7 @@ def H(t, n_c, n_w, L, K, lam):
     t = float_array("t", t, lo=0)
     lam = float_array("lam", lam, lo=0)
     n_c, n_w, L, K = _params(n_c, n_w, L, K)
+    broadcast_shape(t=t, n_c=n_c, n_w=n_w, L=L, K=K, lam=lam)
     s = t * np.exp(_log_eta(n_c, n_w, L, K))
     lat = LatentSum(n_c, L, K)
     return _out(lat.G(s) + lam * t)
@@ -98,6 +100,7 @@ def H_prime(t, n_c, n_w, L, K, lam):
     t = float_array("t", t, lo=0)
     lam = float_array("lam", lam, lo=0)
     n_c, n_w, L, K = _params(n_c, n_w, L, K)
+    broadcast_shape(t=t, n_c=n_c, n_w=n_w, L=L, K=K, lam=lam)
     e = np.exp(_log_eta(n_c, n_w, L, K))
     lat = LatentSum(n_c, L, K)
     return _out(lam + e * lat.G_prime(t * e))
@@ -171,6 +174,7 @@ def tau(n_c, n_w, L, K, lam, precision: str = "float", dps: int = 50, backend: s
     check_choice("backend", backend, ("numba", "numpy"))
     lam = float_array("lam", lam, lo=0, lo_open=True)
     n_c, n_w, L, K = _params(n_c, n_w, L, K)
+    broadcast_shape(n_c=n_c, n_w=n_w, L=L, K=K, lam=lam)
     if precision == "mp":
         with mp_context(dps):
             return vectorize_mp(_tau_mp, n_c, n_w, L, K, lam)
@@ -183,13 +187,19 @@ def tau(n_c, n_w, L, K, lam, precision: str = "float", dps: int = 50, backend: s
     if pos.any():
         idx = np.nonzero(pos)[0]
         sub = lat.take(idx)
-        # r = log(λ₀/λ) is a difference of logs of size up to ~700: form it in long double so
-        # it keeps its relative accuracy when λ is close to λ₀ (r → 0). The rest of the solve
-        # is relative-accurate in float64 (D is built from log1p/expm1), so no further polish.
-        ld = np.longdouble
-        Kl, Ll, nwl = (a[idx].astype(ld) for a in (K, L, n_w))
-        log_l0 = 0.5 * (np.log(Ll) - np.log(Kl) - np.log(nwl)) - np.log1p(sub.om / sub.K).astype(ld)
-        r = (log_l0 - np.log(lam[idx].astype(ld))).astype(np.float64)
+        # r = log(λ₀/λ) is a difference of logs of size up to ~65 in the domain: where it is small
+        # (λ near λ₀) form it again in long double so it keeps its relative accuracy as r → 0.
+        # The rest of the solve is relative-accurate in float64 (D is built from log1p/expm1).
+        r = log_ratio[idx]
+        near = np.nonzero(r < 0.01)[0]
+        if near.size:
+            ld = np.longdouble
+            j = idx[near]
+            Kl, Ll, nwl = (a[j].astype(ld) for a in (K, L, n_w))
+            om_ld = one_minus_p(n_c[j], Ll, Kl, ld)
+            log_l0 = 0.5 * (np.log(Ll) - np.log(Kl) - np.log(nwl)) - np.log1p(om_ld / Kl)
+            r = r.copy()
+            r[near] = (log_l0 - np.log(lam[j].astype(ld))).astype(np.float64)
         ok = r > 0
         if backend == "numba":
             from ._kernels import tau_sigma

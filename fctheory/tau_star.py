@@ -19,7 +19,7 @@ import numpy as np
 from ._latent import LatentSum
 from ._logmath import solve_monotone
 from ._mp import mp_context, mp_root, vectorize_mp
-from ._validate import check_choice, check_latent_size, float_array, int_array
+from ._validate import broadcast_shape, check_choice, check_latent_size, float_array, int_array
 
 __all__ = ["H_star", "H_star_prime", "tau_star", "eta_star"]
 
@@ -29,6 +29,7 @@ def _params(n_c, L, K, d):
     L = int_array("L", L, min=1)
     K = int_array("K", K, min=1)
     d = int_array("d", d, min=1)
+    broadcast_shape(n_c=n_c, L=L, K=K, d=d)
     check_latent_size(n_c, L, K)
     return n_c, L, K, d
 
@@ -61,6 +62,7 @@ def H_star(t, n_c, L, K, d, lam):
     t = float_array("t", t, lo=0)
     lam = float_array("lam", lam, lo=0)
     n_c, L, K, d = _params(n_c, L, K, d)
+    broadcast_shape(t=t, n_c=n_c, L=L, K=K, d=d, lam=lam)
     s = t * np.exp(_log_eta_star(n_c, L, K, d))
     return _out(LatentSum(n_c, L, K).G(s) + 0.5 * lam * t * t)
 
@@ -70,6 +72,7 @@ def H_star_prime(t, n_c, L, K, d, lam):
     t = float_array("t", t, lo=0)
     lam = float_array("lam", lam, lo=0)
     n_c, L, K, d = _params(n_c, L, K, d)
+    broadcast_shape(t=t, n_c=n_c, L=L, K=K, d=d, lam=lam)
     e = np.exp(_log_eta_star(n_c, L, K, d))
     return _out(lam * t + e * LatentSum(n_c, L, K).G_prime(t * e))
 
@@ -79,6 +82,7 @@ def H_star_second(t, n_c, L, K, d, lam):
     t = float_array("t", t, lo=0)
     lam = float_array("lam", lam, lo=0)
     n_c, L, K, d = _params(n_c, L, K, d)
+    broadcast_shape(t=t, n_c=n_c, L=L, K=K, d=d, lam=lam)
     e = np.exp(_log_eta_star(n_c, L, K, d))
     return _out(lam + e * e * LatentSum(n_c, L, K).G_second(t * e))
 
@@ -115,6 +119,7 @@ def tau_star(n_c, L, K, d, lam, precision: str = "float", dps: int = 50, backend
     check_choice("backend", backend, ("numba", "numpy"))
     lam = float_array("lam", lam, lo=0, lo_open=True)
     n_c, L, K, d = _params(n_c, L, K, d)
+    broadcast_shape(n_c=n_c, L=L, K=K, d=d, lam=lam)
     if precision == "mp":
         with mp_context(dps):
             return vectorize_mp(_tau_star_mp, n_c, L, K, d, lam)

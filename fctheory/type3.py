@@ -27,7 +27,7 @@ import numpy as np
 
 from ._logmath import expit, log1p_aexpm1, solve_monotone
 from ._mp import mp_context, mp_root
-from ._validate import check_choice, check_mu, fail, float_array, int_array
+from ._validate import broadcast_shape, check_choice, check_mu, fail, float_array, int_array
 
 __all__ = ["lambda_max_type3", "solve_type3", "Type3Solution"]
 
@@ -59,6 +59,7 @@ def lambda_max_type3(mu, n_c, L):
         √((L/n_c^{L+1}) Σ_β μ_β²), computed in logs (n_c^{L+1} may overflow).
     """
     mu, n_c, L = _params(mu, n_c, L)
+    broadcast_shape(mu_batch=np.empty(mu.shape[:-1]), n_c=n_c, L=L)
     out = np.exp(_log_lambda_max(mu, n_c, L))
     return float(out) if np.ndim(out) == 0 else out
 
@@ -229,7 +230,7 @@ def solve_type3(mu, n_c, L, lam, precision: str = "float", dps: int = 50) -> Typ
     check_choice("precision", precision, ("float", "mp"))
     mu, n_c, L = _params(mu, n_c, L)
     lam = float_array("lam", lam, lo=0, lo_open=True)
-    batch = np.broadcast_shapes(mu.shape[:-1], n_c.shape, L.shape, lam.shape)
+    batch = broadcast_shape(mu_batch=np.empty(mu.shape[:-1]), n_c=n_c, L=L, lam=lam)
     s_c = mu.shape[-1]
     mu_b = np.broadcast_to(mu, batch + (s_c,)).reshape(-1, s_c)
     n_c_b, L_b, lam_b = (np.broadcast_to(a, batch).ravel() for a in (n_c, L, lam))
@@ -308,28 +309,44 @@ def _residuals(mu, n_c, L, lam, c, r):
 
 
 def _solve_type3_mp(mu, n_c, L, lam):
-    """Reference: Proposition D as printed — ρ_β(s) from (153) by bracketed root-finding,
-    then F(s) = Σρ_β(s)² = L n_c^{L−1} (158) for s = c², all in mpmath."""
+    """Reference, independent of the float path's reformulation.
+
+    1. Proposition D as printed, at 20 digits (to ~1e-11): ρ_β(s) from (153) by bracketed root-finding, then
+       F(s) = Σ ρ_β(s)² = L n_c^{L−1} (158) for s = c² (unique by monotonicity).
+    2. Newton (mpmath.findroot, numerical Jacobian) on the system (7)–(8) as printed, in the
+       unknowns (c, r_1, …, r_{s_c}), at the working precision, started from step 1.
+    """
     mpf = mpmath.mpf
-    mu = [mpf(float(m)) for m in mu]
-    n_c, L, lam = mpf(float(n_c)), mpf(float(L)), mpf(float(lam))
-    kappa = n_c / (n_c - 1)
-    target = L * n_c ** (L - 1)
+    dps = mpmath.mp.dps
+    with mpmath.workdps(20):
+        mu20 = [mpf(float(m)) for m in mu]
+        n20, L20, lam20 = mpf(float(n_c)), mpf(float(L)), mpf(float(lam))
+        kappa = n20 / (n20 - 1)
+        target = L20 * n20 ** (L20 - 1)
 
-    def rho(s, m):
-        psi = lambda p: (lam / L) * p * (n_c - 1 + mpmath.exp(kappa * s * p)) - m  # noqa: E731
-        return mp_root(psi, 0, 2 * L * m / (lam * n_c))  # ρ_β(s) ≤ ρ_β(0) = Lμ_β/(λ n_c)
+        def rho(s, m):
+            psi = lambda p: (lam20 / L20) * p * (n20 - 1 + mpmath.exp(kappa * s * p)) - m  # noqa: E731
+            return mp_root(psi, 0, 2 * L20 * m / (lam20 * n20), rel=1e-13)  # 0 < ρ_β(s) ≤ Lμ_β/(λ n_c)
 
-    def F(s):
-        return sum(rho(s, m) ** 2 for m in mu) - target
+        def F(s):
+            return sum(rho(s, m) ** 2 for m in mu20) - target
 
-    hi = mpf(1)
-    while F(hi) > 0:
-        hi *= 2
-    s = mp_root(F, 0, hi, rel=mpf(10) ** (-mpmath.mp.dps + 8))
-    # polish with Newton on the full system is unnecessary: the bracket is ~1e-(dps−8) wide;
-    # refine s once more on a tight bracket for full precision
-    eps = s * mpf(10) ** (-mpmath.mp.dps + 10)
-    s = mp_root(F, s - eps, s + eps)
-    c = mpmath.sqrt(s)
-    return c, [c * rho(s, m) for m in mu]
+        hi = mpf(1)
+        while F(hi) > 0:
+            hi *= 2
+        s0 = mp_root(F, 0, hi, rel=1e-11)
+        c0 = mpmath.sqrt(s0)
+        r0 = [c0 * rho(s0, m) for m in mu20]
+    with mpmath.workdps(dps):
+        mu_ = [mpf(float(m)) for m in mu]
+        n_, L_, lam_ = mpf(float(n_c)), mpf(float(L)), mpf(float(lam))
+        kap = n_ / (n_ - 1)
+
+        def eqs(c, *r):
+            out = [(lam_ / L_) * (rb / c) * (n_ - 1 + mpmath.exp(kap * c * rb)) / m - 1 for rb, m in zip(r, mu_)]
+            out.append(sum((rb / c) ** 2 for rb in r) / (L_ * n_ ** (L_ - 1)) - 1)
+            return out
+
+        sol = mpmath.findroot(eqs, [mpf(c0)] + [mpf(x) for x in r0], tol=mpf(10) ** (-2 * dps + 10))
+        c = sol[0]
+        return c, [sol[i] for i in range(1, len(mu_) + 1)]

@@ -1,0 +1,58 @@
+"""`fctheory predict`: the paper's headline numbers and the error contract of the CLI."""
+import json
+import subprocess
+import sys
+
+import pytest
+
+from fctheory.cli import main
+
+
+def run(capsys, *argv):
+    code = main(list(argv))
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def test_predict_paper_reproduces_headline_numbers(capsys):
+    code, out, _ = run(capsys, "predict", "--paper", "--json")
+    assert code == 0
+    rows = {(r["quantity"], r["setting"]): r["ours"] for r in json.loads(out)}
+    assert round(rows[("word norm c = sqrt(tau/n_w) (Thm 1)", "K=1000, uniform")], 5) == 1.42214
+    assert round(rows[("word norm c = sqrt(tau/n_w) (Thm 1)", "K=50, uniform")], 5) == 0.61602
+    assert round(rows[("tau* (Thm 3)", "K=1000, d=100")], 5) == 11.94703
+    assert round(rows[("PCA sigma_1 of W", "fig 3")], 3) == 34.835
+
+
+def test_predict_paper_table_is_readable(capsys):
+    code, out, _ = run(capsys, "predict", "--paper")
+    assert code == 0 and "1.42214" in out and "fctheory" in out
+
+
+def test_predict_type1_json(capsys):
+    code, out, _ = run(capsys, "predict", "type1", "--nc", "3", "--nw", "6", "--L", "2", "--K", "9", "--lam", "0.01", "--json")
+    d = json.loads(out)
+    assert code == 0 and d["kind"] == "type1"
+    assert d["risk"] == pytest.approx(0.3490664343, abs=1e-10)
+
+
+def test_predict_type3_zipf(capsys):
+    code, out, _ = run(capsys, "predict", "type3", "--nc", "3", "--sc", "3", "--L", "2", "--lam", "0.02", "--mu", "zipf", "--json")
+    assert code == 0 and json.loads(out)["c"] == pytest.approx(1.1870394734, abs=1e-10)
+
+
+def test_predict_type2_table(capsys):
+    code, out, _ = run(capsys, "predict", "type2", "--K", "1000", "--d", "100")
+    assert code == 0 and "tau_star" in out and "11.94702852" in out
+
+
+def test_invalid_input_exits_2_with_message(capsys):
+    code, _, err = run(capsys, "predict", "type3", "--lam", "1e-3", "--mu", "zipf")
+    assert code == 2 and "lambda_max" in err and "lam=0.001" in err
+    code, _, err = run(capsys, "predict", "type1", "--nc", "3", "--nw", "7")
+    assert code == 2 and "n_w" in err
+
+
+def test_console_script_entry_point():
+    res = subprocess.run([sys.executable, "-m", "fctheory", "predict", "--paper", "--json"], capture_output=True, text=True)
+    assert res.returncode == 0 and json.loads(res.stdout)

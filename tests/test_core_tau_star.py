@@ -1,0 +1,85 @@
+"""Theorem 3: H*(t) and τ*."""
+import math
+
+import mpmath
+import numpy as np
+import pytest
+from hypothesis import given, strategies as st
+
+import fctheory as fc
+from fctheory.tau_star import H_star_second
+
+
+@st.composite
+def theorem3_params(draw):
+    n_c = draw(st.integers(2, 100))
+    L = draw(st.one_of(st.integers(1, 20), st.integers(1, 5000)))
+    logN = L * math.log(n_c)
+    K = float(max(1, math.floor(math.exp(min(draw(st.floats(0, 1)) * logN, 690.0)))))
+    if logN < 52 * math.log(2):
+        K = float(min(K, n_c**L))
+    d = draw(st.integers(1, 10**6))
+    lam = 10 ** draw(st.floats(-12, 3))
+    return n_c, L, K, d, lam
+
+
+def test_theorem3_reference_value_fig4c():
+    # K=1000, d=100, n_c=3, L=15, λ=1e-3: τ* = 11.94703 (issue 2 acceptance), c = τ*/√(KL) = 0.09755
+    ts = fc.tau_star(3, 15, 1000, 100, 1e-3)
+    assert round(ts, 5) == 11.94703
+    assert round(ts / math.sqrt(15000), 5) == 0.09755
+
+
+def test_theorem3_tiny_reference_H_star_value():
+    # derivation notes B.11(b): (3,3,2,K=9), d=4, λ=0.01 → H*(τ*) = 0.2314714626
+    ts = fc.tau_star(3, 2, 9, 4, 0.01)
+    assert abs(fc.H_star(ts, 3, 2, 9, 4, 0.01) - 0.2314714626) < 1e-10
+
+
+@given(theorem3_params())
+def test_tau_star_float_matches_mpmath_50_digits(p):
+    x = fc.tau_star(*p)
+    with mpmath.workdps(50):
+        ref = fc.tau_star(*p, precision="mp")
+        assert math.isfinite(x) and x > 0
+        assert abs(x - ref) / ref <= 1e-11, (x, ref)
+
+
+@given(theorem3_params())
+def test_tau_star_is_stationary_and_H_star_strictly_convex(p):
+    ts = fc.tau_star(*p)
+    lam = p[-1]
+    # H*′(τ*) = λτ* − η*L E1E2: relative to λτ*, the size of the cancelling terms
+    assert abs(fc.H_star_prime(ts, *p)) <= 1e-10 * lam * ts
+    assert H_star_second(ts, *p) > 0
+
+
+def test_tau_star_minimises_H_star_on_a_grid():
+    args = (3, 4, 30, 5, 0.02)
+    ts = fc.tau_star(*args)
+    grid = ts * (1 + np.linspace(-0.3, 0.3, 601))
+    assert np.all(fc.H_star(grid, *args) >= fc.H_star(ts, *args) - 1e-15)
+
+
+def test_tau_star_never_trivial():
+    # W is not penalised in (10): H*′(0) = −η*L·E1E2(0) < 0, so τ* > 0 for every λ
+    assert fc.H_star_prime(0.0, 3, 15, 1000, 100, 1e3) < 0
+    assert fc.tau_star(3, 15, 1000, 100, 1e3) > 0
+
+
+def test_tau_star_numba_and_numpy_backends_agree():
+    rng = np.random.default_rng(1)
+    n_c = rng.integers(2, 100, 400)
+    L = rng.integers(1, 3000, 400)
+    K = np.maximum(1, np.floor(np.exp(rng.uniform(0, 1, 400) * np.minimum(L * np.log(n_c), 600))))
+    d = rng.integers(1, 1000, 400)
+    lam = 10 ** rng.uniform(-12, 3, 400)
+    np.testing.assert_allclose(
+        fc.tau_star(n_c, L, K, d, lam, backend="numba"), fc.tau_star(n_c, L, K, d, lam, backend="numpy"), rtol=1e-11
+    )
+
+
+def test_tau_star_broadcasts():
+    out = fc.tau_star(3, 15, np.array([10, 100, 1000]), np.array([[10], [100]]), 1e-3)
+    assert out.shape == (2, 3)
+    assert out[1, 2] == pytest.approx(fc.tau_star(3, 15, 1000, 100, 1e-3), rel=1e-14)

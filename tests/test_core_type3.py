@@ -1,0 +1,129 @@
+"""Theorem 2 / Proposition D: the system (7)–(8) and condition (9)."""
+import math
+
+import mpmath
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+import fctheory as fc
+from fctheory._validate import check_mu
+
+ZIPF = lambda s: check_mu("zipf", s)  # noqa: E731
+
+# derivation notes, "Tiny exact reference values" (Theorem 2, Zipf)
+REFERENCE = [
+    ((3, 3, 2, 0.02), 1.1870394734, (1.9364489255, 1.6220141304, 1.4400041624)),
+    ((3, 3, 2, 0.1), 0.6825265798, (1.2931179264, 0.8490016013, 0.6341115849)),
+    ((2, 4, 3, 0.02), 0.9184769490, (1.9127927731, 1.6159602574, 1.4460507032, 1.3274157178)),
+    ((4, 3, 2, 0.01), 1.2762124261, (2.364381178, 2.0251215797, 1.8271095986)),
+    ((3, 4, 3, 0.005), 1.0010764518, (3.0214844265, 2.6392256137, 2.4179731309, 2.2620092053)),
+]
+
+
+@st.composite
+def type3_params(draw, max_sc=6):
+    n_c = draw(st.integers(2, 6))
+    L = draw(st.integers(1, 4))
+    s_c = draw(st.integers(1, max_sc))
+    w = np.array(draw(st.lists(st.floats(0.01, 1.0), min_size=s_c, max_size=s_c)))
+    mu = w / w.sum()
+    lmax = fc.lambda_max_type3(mu, n_c, L)
+    frac = draw(st.one_of(st.floats(1e-12, 0.999999), st.floats(0.5, 1 - 1e-6)))
+    lam = max(lmax * frac, 1e-12)
+    return mu, n_c, L, lam
+
+
+@pytest.mark.parametrize("args,c,r", REFERENCE)
+def test_proposition_D_reference_values(args, c, r):
+    n_c, s_c, L, lam = args
+    sol = fc.solve_type3(ZIPF(s_c), n_c, L, lam)
+    assert sol.c == pytest.approx(c, abs=2e-10)
+    np.testing.assert_allclose(sol.r, r, atol=2e-9)
+
+
+@given(type3_params())
+def test_residuals_of_7_and_8_below_1e_12(p):
+    sol = fc.solve_type3(*p)
+    assert sol.residual_7 <= 1e-12 and sol.residual_8 <= 1e-12
+
+
+@given(type3_params())
+def test_residuals_recomputed_in_mpmath_from_the_printed_system(p):
+    mu, n_c, L, lam = p
+    sol = fc.solve_type3(mu, n_c, L, lam)
+    with mpmath.workdps(40):
+        c = mpmath.mpf(float(sol.c))
+        kap = mpmath.mpf(n_c) / (n_c - 1)
+        for rb, m in zip(sol.r, mu):
+            rb = mpmath.mpf(float(rb))
+            lhs = (mpmath.mpf(lam) / L) * (rb / c) * (n_c - 1 + mpmath.exp(kap * c * rb))
+            assert abs(lhs / mpmath.mpf(m) - 1) < 1e-12
+        lhs8 = sum((mpmath.mpf(float(rb)) / c) ** 2 for rb in sol.r)
+        assert abs(lhs8 / (L * mpmath.mpf(n_c) ** (L - 1)) - 1) < 1e-12
+
+
+@settings(max_examples=8)
+@given(type3_params(max_sc=4))
+def test_solve_type3_float_matches_mpmath_50_digits(p):
+    mu, n_c, L, lam = p
+    sol = fc.solve_type3(mu, n_c, L, lam)
+    lmax = fc.lambda_max_type3(mu, n_c, L)
+    tol = 1e-6 if lam > lmax * (1 - 1e-6) else 1e-11
+    with mpmath.workdps(50):
+        ref = fc.solve_type3(mu, n_c, L, lam, precision="mp")
+        assert abs(sol.c - ref.c) / ref.c <= tol
+        for a, b in zip(sol.r, ref.r):
+            assert abs(a - b) / b <= tol
+
+
+@given(type3_params())
+def test_r_strictly_increasing_in_mu(p):
+    mu, n_c, L, lam = p
+    sol = fc.solve_type3(mu, n_c, L, lam)
+    order = np.argsort(mu, kind="stable")
+    m, r = mu[order], sol.r[order]
+    strict = np.diff(m) > 0
+    assert np.all(np.diff(r)[strict] > 0)
+    assert np.all(sol.r > 0) and sol.c > 0
+
+
+def test_c_tends_to_zero_as_lambda_increases_to_lambda_max():
+    mu = ZIPF(5)
+    lmax = fc.lambda_max_type3(mu, 3, 3)
+    gaps = np.array([1e-1, 1e-2, 1e-3, 1e-4, 1e-5, 1e-6])
+    c = fc.solve_type3(mu, 3, 3, lmax * (1 - gaps)).c
+    assert np.all(np.diff(c) < 0) and c[-1] < 1e-2 * c[0]
+
+
+def test_condition_9_violation_raises_with_lambda_max_in_message():
+    mu = ZIPF(400)
+    lmax = fc.lambda_max_type3(mu, 3, 15)
+    assert lmax == pytest.approx(1.1515e-4, rel=1e-4)  # derivation notes B.12
+    with pytest.raises(fc.FCTheoryError, match=r"lambda_max = 0\.000115148"):
+        fc.solve_type3(mu, 3, 15, 1e-3)
+    with pytest.raises(ValueError):
+        fc.solve_type3(mu, 3, 15, lmax)
+
+
+def test_lambda_max_closed_form():
+    mu = np.array([0.5, 0.3, 0.2])
+    assert fc.lambda_max_type3(mu, 3, 2) == pytest.approx(math.sqrt(2 / 3**3 * (0.25 + 0.09 + 0.04)), rel=1e-15)
+
+
+def test_uniform_mu_reduces_to_type_I():
+    # with μ uniform, r_β are all equal and (c, r) is Theorem 1's (c′, c) at K = n_c^L
+    n_c, s_c, L, lam = 3, 4, 3, 0.01
+    sol = fc.solve_type3(np.full(s_c, 1 / s_c), n_c, L, lam)
+    K = n_c**L
+    t = fc.tau(n_c, n_c * s_c, L, K, lam)
+    np.testing.assert_allclose(sol.r, math.sqrt(t / (n_c * s_c)), rtol=1e-12)
+    assert sol.c == pytest.approx(math.sqrt(t / (K * L)), rel=1e-12)
+
+
+def test_solve_type3_broadcasts_over_lambda():
+    mu = ZIPF(3)
+    lam = np.array([0.01, 0.02, 0.1])
+    sol = fc.solve_type3(mu, 3, 2, lam)
+    assert sol.c.shape == (3,) and sol.r.shape == (3, 3)
+    assert sol.c[1] == pytest.approx(1.1870394734, abs=2e-10)
