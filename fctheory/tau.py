@@ -150,7 +150,7 @@ def tau(n_c, n_w, L, K, lam, precision: str = "float", dps: int = 50, backend: s
         K ∈ [1, n_c^L] (up to 1e300), n_w up to 1e9.
     lam : float or array_like, λ > 0
     precision : {"float", "mp"}
-        "float": float64 result, relative error ≲ 1e-13 except within a relative 1e-6 of the
+        "float": float64 result, relative error ≲ 1e-12 except within a relative 1e-6 of the
         threshold λ₀ (:func:`lambda_trivial`), where the problem itself is ill-conditioned.
         "mp": mpmath reference with ``dps`` digits, solving H′(t) = 0 from the formula as printed
         (returns ``mpf`` or an object array).

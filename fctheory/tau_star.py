@@ -103,7 +103,7 @@ def tau_star(n_c, L, K, d, lam, precision: str = "float", dps: int = 50, backend
     n_c, L, K, d : int or array_like
     lam : float or array_like, λ > 0
     precision : {"float", "mp"}
-        "float": float64 (relative error ≲ 1e-14 over the tested domain); "mp": mpmath
+        "float": float64 (relative error ≲ 1e-12 over the tested domain); "mp": mpmath
         reference solving H*′(t) = 0 from the printed formula with ``dps`` digits.
     dps : int
         Decimal digits for ``precision="mp"``.

@@ -207,7 +207,7 @@ def solve_type3(mu, n_c, L, lam, precision: str = "float", dps: int = 50) -> Typ
     lam : float or array_like
         Weight decay λ > 0; must satisfy (9), λ < :func:`lambda_max_type3`.
     precision : {"float", "mp"}
-        "float": float64, relative error ≲ 1e-13 (c and r) except within a relative 1e-6 of λ_max;
+        "float": float64, relative error ≲ 1e-12 (c and r) except within a relative 1e-6 of λ_max;
         "mp": mpmath reference (nested bracketed root-finding on (7)–(8) as printed, ``dps`` digits;
         c and r are then ``mpf`` objects).
 
@@ -274,16 +274,19 @@ def solve_type3(mu, n_c, L, lam, precision: str = "float", dps: int = 50) -> Typ
         c, r = c_ld.astype(np.float64), r_ld.astype(np.float64)
         res7, res8 = _residuals(mu_b, n_c_b, L_b, lam_b, c, r)
     shape_r = batch + (s_c,)
-    c = c.reshape(batch)
-    r = r.reshape(shape_r)
-    if not batch:
-        c = c[()]
+
+    def shaped(a):
+        a = np.asarray(a).reshape(batch)
+        if batch:
+            return a
+        return a[()] if a.dtype == object else float(a)
+
     return Type3Solution(
-        c=c,
-        r=r,
-        lam_max=np.exp(log_lmax).reshape(batch)[()] if not batch else np.exp(log_lmax).reshape(batch),
-        residual_7=np.asarray(res7).reshape(batch)[()] if not batch else np.asarray(res7).reshape(batch),
-        residual_8=np.asarray(res8).reshape(batch)[()] if not batch else np.asarray(res8).reshape(batch),
+        c=shaped(c),
+        r=r.reshape(shape_r),
+        lam_max=shaped(np.exp(log_lmax)),
+        residual_7=shaped(res7),
+        residual_8=shaped(res8),
         mu=mu_b.reshape(shape_r),
         n_c=n_c_b.reshape(batch),
         L=L_b.reshape(batch),
