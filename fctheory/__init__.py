@@ -31,8 +31,20 @@ from .risk import (
 )
 
 # --- assumption checkers (issue 4) ---
+from .assumptions import (
+    AssumptionAResult,
+    AssumptionBResult,
+    ExistenceResult,
+    LemmaBResult,
+    check_assumption_A,
+    check_assumption_B,
+    lemma_B_properties,
+    search_assumption_A,
+    search_lemma_B,
+)
 
 # --- trainer (issue 5) ---
+from .trainer import TrainRun, train  # fctheory.train is the function; the package is fctheory.trainer
 
 # --- ufm and metrics (issue 6) ---
 from . import metrics, ufm  # noqa: E402  (sub-packages: fctheory.ufm.ce, fctheory.metrics.nc1, ...)

@@ -12,7 +12,7 @@ import sys
 from .._errors import FCTheoryError
 
 # sub-command modules, in the order shown by --help
-COMMANDS = ("predict",)
+COMMANDS = ("predict", "check", "train", "risk")
 
 
 def build_parser() -> argparse.ArgumentParser:

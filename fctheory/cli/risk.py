@@ -1,0 +1,104 @@
+"""``fctheory risk``: exact true risk of given weights, next to the theory's prediction."""
+from __future__ import annotations
+
+import numpy as np
+
+from .._errors import FCTheoryError
+from .._validate import check_mu, fail
+from ._table import dumps, table
+
+
+def register(sub) -> None:
+    p = sub.add_parser(
+        "risk",
+        help="exact true risk R, R0 and gradient norm of weights (W, U) from a file",
+        description="Load W (d x n_w) and U (K x L*d) from an .npz (arrays W, U; optionally Z, mu) or "
+        "a PyTorch state_dict (embedding n_w x d, bias-free linear K x L*d; needs torch), compute "
+        "the exact true risk (5) - or (10) with --layernorm - by enumerating every sentence, and "
+        "print it with the applicable theorem's prediction for the same task.",
+    )
+    p.add_argument("weights", help="path to .npz or PyTorch .pt/.pth state_dict")
+    p.add_argument("--nc", type=int, default=None, help="concepts n_c (default: from Z in the file, else 3)")
+    p.add_argument("--L", type=int, default=None, help="sentence length (default: from Z, else U's width / d)")
+    p.add_argument("--K", type=int, default=None, help="classes (default: rows of U); K < n_c^L draws Z at random")
+    p.add_argument("--task-seed", type=int, default=0, help="seed of the random latent variables (K < n_c^L)")
+    p.add_argument("--mu", default=None, help="word frequencies: uniform, zipf, or comma-separated (default: "
+                   "from the file, else uniform)")
+    p.add_argument("--lam", type=float, default=1e-3, help="weight decay lambda (default 1e-3)")
+    p.add_argument("--layernorm", action="store_true", help="network h* and risk (10) (W not penalized)")
+    p.add_argument("--eps", type=float, default=0.0, help="LayerNorm epsilon (PyTorch: 1e-5; paper: 0)")
+    p.add_argument("--backend", default="numpy", choices=("numpy", "numba", "cupy"))
+    p.add_argument("--max-seconds", type=float, default=600.0, help="refuse runs estimated longer (default 600)")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.set_defaults(func=run)
+
+
+def _task(args, W, U, extra):
+    from ..task import Task
+
+    d, n_w = W.shape
+    if "Z" in extra and args.K is None:
+        Z = np.asarray(extra["Z"])
+        if Z.ndim != 2:
+            fail("Z", Z, "the file's Z must be a K x L array")
+        n_c = args.nc if args.nc is not None else int(Z.max()) + 1
+        L = Z.shape[1]
+    else:
+        Z = None
+        n_c = args.nc if args.nc is not None else 3
+        L = args.L if args.L is not None else (U.shape[1] // d if d else 0)
+    if n_w % n_c:
+        fail("--nc", n_c, f"must divide the vocabulary size n_w = {n_w} (columns of W)")
+    s_c = n_w // n_c
+    if args.mu is not None:
+        if args.mu in ("uniform", "zipf"):
+            mu = args.mu
+        else:
+            try:
+                mu = check_mu(np.array([float(v) for v in args.mu.split(",")]), s_c, name="--mu")
+            except ValueError:
+                fail("--mu", args.mu, "must be uniform, zipf or comma-separated numbers")
+    elif "mu" in extra:
+        mu = np.asarray(extra["mu"], dtype=float)
+    else:
+        mu = "uniform"
+    if Z is not None:
+        return Task(n_c, s_c, L, Z, mu)
+    K = args.K if args.K is not None else U.shape[0]
+    if K == n_c**L:
+        return Task.full(n_c, s_c, L, mu)
+    return Task.random(n_c, s_c, L, K, mu=mu, seed=args.task_seed)
+
+
+def run(args) -> int:
+    from ..predictions import predict
+    from ..risk import evaluate_risk, load_weights
+
+    W, U, extra = load_weights(args.weights)
+    task = _task(args, W, U, extra)
+    res = evaluate_risk(task, W, U, args.lam, args.layernorm, grad=True, eps=args.eps, backend=args.backend,
+                        max_seconds=args.max_seconds)
+    network = "h*" if args.layernorm else "h"
+    try:
+        pred = predict(task, args.lam, network, d=W.shape[0])
+        theorem = {"h*": "Theorem 3 (type II)"}.get(network) or (
+            "Theorem 1 (type I)" if task.is_uniform else "Theorem 2 (type III)")
+        pred_risk = float(pred.risk)
+        pred_ce = float(pred.ce)
+        why = ""
+    except FCTheoryError as exc:
+        theorem, pred_risk, pred_ce, why = "none", float("nan"), float("nan"), str(exc)
+    out = {
+        "task": repr(task), "network": network, "lam": args.lam, "d": int(W.shape[0]),
+        "R": res.R, "R0": res.R0, "penalty": res.penalty, "grad_norm": res.grad_norm,
+        "n_fallback": res.n_fallback, "pairs": res.pairs, "seconds": res.seconds,
+        "theorem": theorem, "predicted_R": pred_risk, "predicted_R0": pred_ce,
+        "R_minus_predicted": res.R - pred_risk,
+    }
+    if why:
+        out["no_prediction_because"] = why
+    if args.json:
+        print(dumps(out))
+    else:
+        print(table([[k, v] for k, v in out.items()], ["quantity", "value"]))
+    return 0

@@ -1,0 +1,663 @@
+"""The exact true risk (5)/(10) by half-split normalizers (the algorithm of docs/risk.md).
+
+For class k every sentence x ∈ 𝒳_k is a pair (a, b) of a partial sentence a over the first
+m = ⌊L/2⌋ positions and b over the other L − m. Scores are additive over positions, so with the
+partial scores Y_A[a, j] = Σ_{ℓ<m} ⟨u_{j,ℓ}, v_{x_ℓ}⟩ and Y_B[b, j] (same for ℓ ≥ m)
+
+    Σ_{j≠k} e^{y_j(x) − y_k(x)} = e^{α_A[a] + α_B[b]} · S'[a, b],
+    S' = B_A[:, j≠k] · B_B[:, j≠k]ᵀ,   B_A = exp(Y_A − M_A) (row shift M_A = max_j Y_A),
+
+with α_A = M_A − Y_A[:, k] ≥ 0. The cross-entropy of x is softplus(t), t = α_A + α_B + log S'.
+Excluding column k from the product (instead of subtracting the target score afterwards) keeps
+every term positive, so the CE is exact to a few ulps even when it is 1e-30. B_A only depends on
+the concepts of the first half, so it is shared by all classes with the same prefix (and B_B
+by the same suffix): the exponentials cost (#prefixes·s^m + #suffixes·s^{L−m})·K, the
+matrix products 2(K−1)s^L per class. The gradient is two more products per class with
+ω = D σ(t)/S' (D = D_{z_k}(x), an outer product of word probabilities), accumulated per prefix
+and per suffix, then scattered into ∂R₀/∂(ÛᵀV) and mapped to W and U by two products.
+Entries whose S' underflows (huge margins, long L) are recomputed in log space.
+"""
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from .._backend import get_namespace, to_numpy
+from .._validate import check_choice, fail, float_array
+from ..network import U_from_hat, U_hat, check_weights, phi, phi_jacobian_vjp
+from ..task import Task
+
+__all__ = [
+    "RiskResult",
+    "CostEstimate",
+    "estimate_cost",
+    "evaluate_risk",
+    "DEFAULT_MAX_SECONDS",
+    "DEFAULT_MAX_BYTES",
+]
+
+#: documented default budget: refuse runs estimated above 10 minutes …
+DEFAULT_MAX_SECONDS = 600.0
+#: … or above 2 GiB of working memory
+DEFAULT_MAX_BYTES = 2 * 1024**3
+
+# S' below this is recomputed in log space: each of the ≤ K terms lost to underflow is
+# < 2.3e-308, so S' ≥ 1e-280 keeps the relative error of S' below K·1e-28.
+_THRESH = 1e-280
+# runs estimated longer than this show a progress bar (progress=None)
+_PROGRESS_AFTER_S = 3.0
+
+# cost model of estimate_cost (seconds per unit), calibrated by benchmarks/exact_risk.py on the
+# reference machine (2 cores) and kept conservative (about 2× the measured times)
+_RATES = {
+    "host": dict(flop=2.5e-11, entry=1.5e-8, base=6e-9, per_class=4e-5, per_class_grad=8e-5),
+    "cupy": dict(flop=2e-13, entry=5e-10, base=1e-10, per_class=1.5e-4, per_class_grad=3e-4),
+}
+
+
+@dataclass(frozen=True)
+class CostEstimate:
+    """Predicted cost of one exact risk evaluation (before anything is allocated).
+
+    Attributes
+    ----------
+    seconds : float
+        Estimated wall time (cost model in ``_RATES``; excludes log-space fallbacks, which only
+        occur for extreme weights).
+    bytes : int
+        Estimated peak working memory of the engine (tiles and blocks), in bytes.
+    pairs : int
+        (sentence, class) pairs K·s_c^L·K the risk accounts for.
+    flops : float
+        Floating-point operations of the matrix products.
+    split : int
+        m, the number of positions in the first half.
+    tiles : tuple of int
+        Number of prefix groups and suffix groups held at once.
+    block : int
+        Classes per block of normalizer matrices.
+    """
+
+    seconds: float
+    bytes: int
+    pairs: int
+    flops: float
+    split: int
+    tiles: tuple
+    block: int
+
+
+@dataclass
+class RiskResult:
+    """Exact true risk and (optionally) its gradient.
+
+    Attributes
+    ----------
+    R : float
+        The true risk (5), or R* (10) when ``layernorm``.
+    R0 : float
+        Unregularized part (45): (1/K) Σ_k E_{x∼D_{z_k}} CE(h(x), k).
+    penalty : float
+        (λ/2)(‖W‖² + ‖U‖²), or (λ/2)‖U‖² for (10).
+    grad_W, grad_U : ndarray or None
+        ∂R/∂W (d×n_w) and ∂R/∂U (K×L·d), on the backend's device; None without ``grad``.
+    n_fallback : int
+        Number of (sentence, class) normalizers recomputed in log space.
+    pairs : int
+        K·s_c^L·K (sentence, class) pairs enumerated.
+    seconds : float
+        Wall time of the evaluation.
+    """
+
+    R: float
+    R0: float
+    penalty: float
+    grad_W: object = None
+    grad_U: object = None
+    n_fallback: int = 0
+    pairs: int = 0
+    seconds: float = 0.0
+
+    @property
+    def grad_norm(self) -> float:
+        """Frobenius norm of (∂R/∂W, ∂R/∂U)."""
+        if self.grad_W is None:
+            return float("nan")
+        gw = to_numpy(self.grad_W)
+        gu = to_numpy(self.grad_U)
+        return float(np.sqrt(np.sum(gw * gw) + np.sum(gu * gu)))
+
+
+# --------------------------------------------------------------------------------- helpers
+def _split(L: int) -> int:
+    # the first half is the larger one: it is grouped (gemm rows), the second is batched
+    return (L + 1) // 2
+
+
+def _groups(Z: np.ndarray, lo: int, hi: int):
+    """Distinct concept sequences of positions lo..hi−1 and each class's group id."""
+    part = Z[:, lo:hi]
+    if part.shape[1] == 0:
+        return np.zeros((1, 0), dtype=np.int64), np.zeros(Z.shape[0], dtype=np.int64)
+    conc, inv = np.unique(part, axis=0, return_inverse=True)
+    return conc, inv.reshape(-1).astype(np.int64)
+
+
+def _word_probs(mu: np.ndarray, h: int) -> np.ndarray:
+    """D over partial sentences of h positions: ⊗^h μ (index Σ β_i s^{h−1−i})."""
+    p = np.ones(1)
+    for _ in range(h):
+        p = np.kron(p, mu)
+    return p
+
+
+def _tile_plan(K, sA, sB, nA, nB, grad, budget, nw):
+    """Tiles of prefix/suffix groups and the class block size that fit in ``budget`` bytes.
+
+    Returns (tA, tB, block, bytes); tA or tB = 0 when even one group per side does not fit.
+    """
+    perA = 8 * K * sA * (4 if grad else 2)  # Y, B (+ accumulator, fallback accumulator)
+    perB = 8 * K * sB * (2 + nw * (3 if grad else 1))  # Y, Bᵀ + per worker: copy (+ acc, fallback)
+    per_class = 9 * sA * sB + 8 * K * sB * (2 if grad else 1) + 8 * (sA + sB) * 3
+    fixed = 8 * K * (sA + sB) * 2
+    block = int(max(1, min(K, (budget // 4) // max(nw * per_class, 1))))
+    while True:
+        room = budget - fixed - nw * block * per_class
+        if nA * perA + nB * perB <= room:
+            tA, tB = nA, nB
+        elif nA * perA <= room / 2:
+            tA, tB = nA, int((room - nA * perA) // perB)
+        else:
+            tA, tB = int((room / 2) // perA), int((room / 2) // perB)
+        tA, tB = max(min(tA, nA), 0), max(min(tB, nB), 0)
+        if (tA >= 1 and tB >= 1) or block == 1:
+            break
+        block = max(1, block // 2)
+    need = fixed + nw * block * per_class + max(tA, 1) * perA + max(tB, 1) * perB
+    return tA, tB, block, need
+
+
+def estimate_cost(task: Task, d: int, *, grad: bool = False, backend: str = "numpy",
+                  max_bytes: int | None = DEFAULT_MAX_BYTES, workers: int | None = None) -> CostEstimate:
+    """Time and memory one exact evaluation will need, computed without allocating.
+
+    Parameters
+    ----------
+    task : Task
+    d : int
+        Embedding dimension.
+    grad : bool
+        Whether the gradient is wanted (three matrix products per class instead of one).
+    backend : {"numpy", "numba", "cupy"}
+    max_bytes : int or None
+        Memory budget the tiles are sized for (None: unlimited).
+    workers : int or None
+        Host worker threads (see :func:`evaluate_risk`).
+
+    Returns
+    -------
+    CostEstimate
+    """
+    if not isinstance(task, Task):
+        fail("task", task, "must be a fctheory.Task")
+    check_choice("backend", backend, ("numpy", "numba", "cupy"))
+    K, L, s = task.K, task.L, task.s_c
+    m = _split(L)
+    sA, sB = s**m, s ** (L - m)
+    nA = len(np.unique(task.Z[:, :m], axis=0)) if m else 1
+    nB = len(np.unique(task.Z[:, m:], axis=0))
+    nw = 1 if backend == "cupy" else (workers or _default_workers())
+    extras = 8 * (2 * K * L * task.n_w + 4 * d * (task.n_w + K * L))  # G, its gradient, W, U, …
+    mb = max_bytes if max_bytes is not None else 1 << 62
+    tA, tB, block, need = _tile_plan(K, sA, sB, nA, nB, grad, mb - extras, nw)
+    pairs = K * s**L * K
+    flops = 2.0 * K * max(K - 1, 0) * s**L * (3 if grad else 1)
+    rate = _RATES["cupy" if backend == "cupy" else "host"]
+    n_tA = -(-nA // max(tA, 1))
+    base = (nA * sA * max(m, 1) + n_tA * nB * sB * max(L - m, 1)) * K * (2 if grad else 1)
+    seconds = (
+        flops * rate["flop"]
+        + K * s**L * rate["entry"] * (1.6 if grad else 1.0)
+        + base * rate["base"]
+        + K * (rate["per_class_grad"] if grad else rate["per_class"])
+        + 8 * K * L * task.n_w * d * 1e-10
+    )
+    mem = need + extras
+    return CostEstimate(seconds=float(seconds), bytes=int(mem), pairs=int(pairs), flops=float(flops),
+                        split=m, tiles=(tA, tB), block=block)
+
+
+def _check_budget(est: CostEstimate, max_seconds, max_bytes):
+    if max_bytes is not None and (est.tiles[0] < 1 or est.tiles[1] < 1 or est.bytes > max_bytes):
+        fail("task", f"estimated working memory {est.bytes / 2**20:.1f} MiB "
+             f"(estimated time {est.seconds:.3g} s, {est.pairs:.3g} sentence-class pairs)",
+             f"exceeds the memory budget max_bytes={max_bytes} "
+             f"({max_bytes / 2**20:.1f} MiB); pass a larger max_bytes (or None) to run anyway")
+    if max_seconds is not None and est.seconds > max_seconds:
+        fail("task", f"estimated time {est.seconds:.3g} s ({est.pairs:.3g} sentence-class pairs, "
+             f"{est.flops:.3g} flops, {est.bytes / 2**20:.1f} MiB)",
+             f"exceeds the time budget max_seconds={max_seconds}; pass a larger max_seconds "
+             "(or None) to run anyway")
+
+
+# --------------------------------------------------------------------------------- building blocks
+def _bases(xp, G3, conc, lo, s, use_numba=False):
+    """Partial scores Y (nG×K×s^h), row maxima M (nG×s^h) and shifted exponentials B."""
+    nG, h = conc.shape
+    K = G3.shape[0]
+    if use_numba:
+        from ._kernels import bases
+
+        Y = np.empty((nG, K, s**h))
+        B = np.empty_like(Y)
+        M = np.empty((nG, s**h))
+        bases(np.ascontiguousarray(G3), np.ascontiguousarray(conc, dtype=np.int64), lo, s, Y, B, M)
+        return Y, B, M
+    Y = xp.zeros((nG, K, 1))
+    ar = np.arange(s)
+    for i in range(h):
+        cols = xp.asarray(conc[:, i][:, None] * s + ar[None, :])  # nG × s word indices
+        T = xp.transpose(G3[:, lo + i, :][:, cols], (1, 0, 2))  # nG × K × s
+        Y = (Y[:, :, :, None] + T[:, :, None, :]).reshape(nG, K, -1)
+    M = Y.max(axis=1)
+    B = xp.exp(Y - M[:, None, :])
+    return Y, B, M
+
+
+def _scatter(xp, gG3, Q, conc, lo, s, n_c):
+    """Add Σ_{a: β_i(a)=β} Q[g, j, a] to ∂R₀/∂G[j, lo+i, conc[g,i]·s+β] for every position i."""
+    nG, K, _ = Q.shape
+    h = conc.shape[1]
+    Qr = Q.reshape((nG, K) + (s,) * h)
+    for i in range(h):
+        axes = tuple(2 + t for t in range(h) if t != i)
+        Gam = Qr.sum(axis=axes) if axes else Qr  # nG × K × s
+        onehot = xp.asarray((conc[:, i][None, :] == np.arange(n_c)[:, None]).astype(np.float64))
+        add = (onehot @ Gam.reshape(nG, K * s)).reshape(n_c, K, s)
+        gG3[:, lo + i, :] += xp.transpose(add, (1, 0, 2)).reshape(K, n_c * s)
+
+
+def _tiles(n, t):
+    return [np.arange(i, min(i + t, n)) for i in range(0, n, t)]
+
+
+# --------------------------------------------------------------------------------- driver
+def evaluate_risk(task: Task, W, U, lam=0.0, layernorm: bool = False, *, grad: bool = False,
+                  eps: float = 0.0, backend: str = "numpy", jit: bool | None = None,
+                  progress: bool | None = None, max_seconds: float | None = DEFAULT_MAX_SECONDS,
+                  max_bytes: int | None = DEFAULT_MAX_BYTES, workers: int | None = None) -> RiskResult:
+    """Exact true risk (5) — or R* (10) with ``layernorm`` — and optionally its gradient.
+
+    Every sentence of every class is accounted for with its probability D_{z_k}(x); nothing is
+    sampled. See the module docstring and docs/risk.md for the algorithm.
+
+    Parameters
+    ----------
+    task : Task
+    W : array_like, shape (d, n_w)
+    U : array_like, shape (K, L·d)
+    lam : float
+        Weight decay λ ≥ 0 of (5) (both W and U) or (10) (U only).
+    layernorm : bool
+        Use h* (φ applied to the word embeddings) and the risk (10).
+    grad : bool
+        Also return ∂R/∂W and ∂R/∂U.
+    eps : float
+        LayerNorm ε (0 is the paper's φ; 1e-5 is PyTorch's default).
+    backend : {"numpy", "numba", "cupy"}
+        "numpy" (default) and "numba" run on the host with NumPy's BLAS and the numba kernels
+        for the fused per-entry work; "cupy" runs the same code path on a GPU.
+    jit : bool or None
+        ``False`` replaces the numba kernels by the array-API code (what CuPy runs).
+    progress : bool or None
+        Show a tqdm bar; None shows it when the estimate exceeds 3 s.
+    max_seconds, max_bytes : float, int or None
+        Budget: raise :class:`~fctheory.FCTheoryError` with the estimate when it is exceeded.
+    workers : int or None
+        Host threads (default: the number of cores, at most 8); each runs single-threaded BLAS
+        on its own blocks of classes.
+
+    Returns
+    -------
+    RiskResult
+    """
+    t_start = time.perf_counter()
+    if not isinstance(task, Task):
+        fail("task", task, "must be a fctheory.Task")
+    check_choice("backend", backend, ("numpy", "numba", "cupy"))
+    lam = float(float_array("lam", lam, lo=0.0))
+    eps = float(float_array("eps", eps, lo=0.0))
+    if max_seconds is not None:
+        max_seconds = float(float_array("max_seconds", max_seconds, lo=0.0, lo_open=True))
+    if max_bytes is not None:
+        max_bytes = int(float_array("max_bytes", max_bytes, lo=0.0, lo_open=True))
+    if workers is not None:
+        from .._validate import check_int
+
+        workers = check_int("workers", workers, min=1)
+    xp = get_namespace(backend)
+    on_host = xp is np
+    use_numba = on_host and jit is not False
+    W = _as_weights(xp, "W", W)
+    U = _as_weights(xp, "U", U)
+    d = check_weights(task, W, U)
+    est = estimate_cost(task, d, grad=grad, backend=backend, max_bytes=max_bytes, workers=workers)
+    _check_budget(est, max_seconds, max_bytes)
+
+    K, L, s, n_c = task.K, task.L, task.s_c, task.n_c
+    V = phi(W, eps) if layernorm else W
+    Uh = U_hat(U, L)
+    G3 = (Uh.T @ V).reshape(K, L, task.n_w)  # G3[j, ℓ, w] = ⟨u_{j,ℓ}, v_w⟩
+    penalty = 0.5 * lam * (float(xp.sum(U * U)) + (0.0 if layernorm else float(xp.sum(W * W))))
+
+    n_fallback = 0
+    if K == 1:  # a single class: the softmax is 1, CE = 0
+        R0 = 0.0
+        gG3 = xp.zeros_like(G3) if grad else None
+    else:
+        R0, gG3, n_fallback = _enumerate(xp, use_numba, task, G3, grad, est, progress, workers)
+
+    res = RiskResult(R=R0 + penalty, R0=R0, penalty=penalty, n_fallback=n_fallback,
+                     pairs=est.pairs)
+    if grad:
+        gG = gG3.reshape(K * L, task.n_w) / K
+        dV = Uh @ gG
+        dUh = V @ gG.T
+        if layernorm:
+            dW = phi_jacobian_vjp(W, dV, eps)
+        else:
+            dW = dV + lam * W
+        res.grad_W = dW
+        res.grad_U = U_from_hat(dUh, L) + lam * U
+    res.seconds = time.perf_counter() - t_start
+    return res
+
+
+def _as_weights(xp, name, A):
+    if isinstance(A, str):
+        fail(name, A, "must be a real 2-D array")
+    if type(A).__module__.startswith("cupy") or xp is not np:
+        A = xp.asarray(A)
+        if A.dtype.kind not in "iuf":
+            fail(name, A, f"must be real numbers, got dtype {A.dtype}")
+        return A.astype(xp.float64)
+    return float_array(name, A)
+
+
+def _post_group_xp(xp, S, alphaA, alphaB, pA, pB, grad):
+    """Array-API version of :func:`._kernels.post_group` (what CuPy runs; jit=False on the host)."""
+    n = alphaA.shape[0]
+    sA, N = S.shape
+    sB = N // n
+    S3 = S.reshape(sA, n, sB)
+    mask3 = ~(S3 >= _THRESH)
+    Ssafe = xp.where(mask3, 1.0, S3)
+    t = alphaA.T[:, :, None] + alphaB[None, :, :] + xp.log(Ssafe)
+    sp = xp.where(mask3, 0.0, xp.logaddexp(0.0, t))
+    D = pA[:, None, None] * pB[None, None, :]
+    ce = (sp * D).sum(axis=(0, 2))
+    rA = rB = None
+    if grad:
+        ds = xp.where(mask3, 0.0, D * xp.exp(t - sp))
+        S3[...] = ds / Ssafe
+        rA = ds.sum(axis=2).T.copy()
+        rB = ds.sum(axis=0)
+    return ce, rA, rB, mask3.reshape(sA, N), mask3.sum(axis=(0, 2))
+
+
+def _fallback_xp(xp, mask, k_of, lb, YAg, YB, pA, pB, grad, ce, rA, rB, fbAg, fbB, sB):
+    """Array-API log-space recomputation of the flagged entries of one group chunk."""
+    aa, cc = xp.nonzero(mask)
+    K, sA = YAg.shape
+    n = ce.shape[0]
+    width = fbB.shape[1] if fbB is not None else 0
+    chunk = max(1, (1 << 22) // K)
+    for c0 in range(0, int(aa.shape[0]), chunk):
+        a = aa[c0:c0 + chunk]
+        c = cc[c0:c0 + chunk]
+        i = c // sB
+        b = c % sB
+        m = int(a.shape[0])
+        rows = xp.arange(m)
+        kk = k_of[i]
+        z = YAg[:, a].T + YB[lb[i], :, b]  # m × K
+        z = z - z[rows, kk][:, None]
+        z[rows, kk] = -xp.inf
+        mx = z.max(axis=1)
+        t = mx + xp.log(xp.exp(z - mx[:, None]).sum(axis=1))
+        sp = xp.logaddexp(0.0, t)
+        D = pA[a] * pB[b]
+        ce += xp.bincount(i, weights=D * sp, minlength=n)
+        if grad:
+            P = (D[:, None] * xp.exp(z - sp[:, None])).reshape(-1)
+            j = xp.tile(xp.arange(K), m)
+            fbAg += xp.bincount(j * sA + xp.repeat(a, K), weights=P, minlength=K * sA).reshape(K, sA)
+            colB = xp.repeat(lb[i] * sB + b, K)
+            fbB += xp.bincount(j * width + colB, weights=P, minlength=K * width).reshape(K, width)
+            ds = D * xp.exp(t - sp)
+            rA += xp.bincount(i * sA + a, weights=ds, minlength=n * sA).reshape(n, sA)
+            rB += xp.bincount(i * sB + b, weights=ds, minlength=n * sB).reshape(n, sB)
+
+
+class _Worker:
+    """Per-thread state: everything several workers would otherwise write concurrently."""
+
+    def __init__(self, xp, grad, K, nTA, sA, widthB):
+        self.xp, self.grad = xp, grad
+        self.K, self.nTA, self.sA, self.widthB = K, nTA, sA, widthB
+        self.accB = xp.zeros((K, widthB)) if grad else None
+        self.fbA = None
+        self.fbB = None
+        self.BBt_priv = None
+        self.rA, self.rB = [], []
+        self.n_fallback = 0
+
+    def fallback_arrays(self):
+        if self.fbA is None:
+            self.fbA = self.xp.zeros((self.nTA, self.K, self.sA))
+            self.fbB = self.xp.zeros((self.K, self.widthB))
+        return self.fbA, self.fbB
+
+
+def _run_group(xp, use_numba, ctx, wk, g, ks_h, lb_h, full):
+    """Normalizers, CE and gradient accumulation for the classes ks_h of prefix group g."""
+    # np.errstate is per thread: set it here, where the work runs
+    with np.errstate(under="ignore", over="ignore", divide="ignore", invalid="ignore"):
+        return _run_group_inner(xp, use_numba, ctx, wk, g, ks_h, lb_h, full)
+
+
+def _run_group_inner(xp, use_numba, ctx, wk, g, ks_h, lb_h, full):
+    YA, BA, MA, YB, MB, BBt, pA, pB, K, grad, accA = ctx
+    sA, sB = BA.shape[2], YB.shape[2]
+    n = ks_h.size
+    ks, lb = xp.asarray(ks_h), xp.asarray(lb_h)
+    BAg, YAg = BA[g], YA[g]
+    alphaA = MA[g][None, :] - YAg[ks, :]  # α_A = M_A − Y_A[:, k] ≥ 0
+    alphaB = MB[lb] - YB[lb, ks, :]
+    colsB = (lb_h[:, None] * sB + np.arange(sB)[None, :]).reshape(-1)  # columns of BBt used
+    rows_k = xp.asarray(np.repeat(ks_h, sB))
+    cols_loc = xp.arange(n * sB)
+    if full:  # all suffixes of the tile: zero the class entries of a private copy in place
+        if wk.BBt_priv is None:
+            wk.BBt_priv = BBt.copy()
+        buf = wk.BBt_priv
+        saved = buf[rows_k, cols_loc].copy()
+        buf[rows_k, cols_loc] = 0.0
+    else:
+        buf = BBt[:, xp.asarray(colsB)]
+        buf[rows_k, cols_loc] = 0.0
+    # S'[a, (i, b)] = Σ_{j ≠ k_i} B_A[j, a] B_B^{(q_i)}[j, b]: the normalizers of all s^L sentences
+    # of every class of the group in one product, each class's own column excluded
+    S = BAg.T @ buf
+    if use_numba:
+        from ._kernels import fallback_class, post_group
+
+        ce = np.empty(n)
+        rA = np.empty((n, sA))
+        rB = np.empty((n, sB))
+        mask = np.empty(S.shape, dtype=np.uint8)
+        nflag = np.empty(n, dtype=np.int64)
+        post_group(S, alphaA, alphaB, pA, pB, grad, _THRESH, ce, rA, rB, mask, nflag)
+    else:
+        ce, rA, rB, mask, nflag = _post_group_xp(xp, S, alphaA, alphaB, pA, pB, grad)
+    nfl = int(nflag.sum())
+    if nfl:
+        wk.n_fallback += nfl
+        fbA, fbB = wk.fallback_arrays() if grad else (None, None)
+        if use_numba:
+            dummy = np.zeros((1, 1))
+            for i in np.nonzero(nflag)[0]:
+                q = int(lb_h[i])
+                ce[i] += fallback_class(int(ks_h[i]), YAg, YB[q], pA, pB, mask[:, i * sB:(i + 1) * sB], grad,
+                                        fbA[g] if grad else dummy,
+                                        fbB[:, q * sB:(q + 1) * sB] if grad else dummy, rA[i], rB[i])
+        else:
+            _fallback_xp(xp, mask, ks, lb, YAg, YB, pA, pB, grad, ce, rA, rB,
+                         fbA[g] if grad else None, fbB, sB)
+    if grad:
+        Om = S  # ω = D σ(t)/S', written over S'
+        accA[g] += buf @ Om.T  # Σ_i B̃_B^{(q_i)} ω_iᵀ: row k_i of block i is zero (j ≠ k)
+        T = BAg @ Om  # K × n·sB; block i of row k_i is class k_i's own (excluded) column
+        T[rows_k, cols_loc] = 0.0
+        if full:
+            wk.accB += T
+        else:
+            wk.accB[:, xp.asarray(colsB)] += T
+        wk.rA.append((g, ks, rA))
+        wk.rB.append((lb, ks, rB))
+    if full:
+        buf[rows_k, cols_loc] = saved
+    return ks_h, to_numpy(ce)
+
+
+def _default_workers():
+    import os
+
+    return max(1, min(os.cpu_count() or 1, 8))
+
+
+def _maybe_blas(on_host):
+    from contextlib import nullcontext
+
+    from ._blas import blas_threads
+
+    return blas_threads(1) if on_host else nullcontext()
+
+
+def _enumerate(xp, use_numba, task, G3, grad, est, progress, workers=None):
+    """Σ_k E_{D_{z_k}}[CE] and ∂/∂G3 by half-split normalizer matrices (module docstring)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    K, L, s, n_c = task.K, task.L, task.s_c, task.n_c
+    Z = task.Z
+    m = est.split
+    sA, sB = s**m, s ** (L - m)
+    concA, gidA = _groups(Z, 0, m)
+    concB, gidB = _groups(Z, m, L)
+    nA, nB = concA.shape[0], concB.shape[0]
+    pA, pB = xp.asarray(_word_probs(task.mu, m)), xp.asarray(_word_probs(task.mu, L - m))
+    tA, tB = max(est.tiles[0], 1), max(est.tiles[1], 1)
+    block = est.block
+    on_host = xp is np
+    nw = (workers or _default_workers()) if on_host else 1
+
+    ce_all = np.zeros(K)
+    gG3 = xp.zeros_like(G3) if grad else None
+    n_fallback = 0
+    show = progress if progress is not None else est.seconds > _PROGRESS_AFTER_S
+    bar = None
+    if show:
+        from tqdm.auto import tqdm
+
+        bar = tqdm(total=K, unit="class", desc="exact risk", leave=False)
+    pool = ThreadPoolExecutor(nw) if nw > 1 else None
+    try:
+        with np.errstate(under="ignore", over="ignore", divide="ignore", invalid="ignore"), _maybe_blas(on_host):
+            for tileA in _tiles(nA, tA):
+                YA, BA, MA = _bases(xp, G3, concA[tileA], 0, s, use_numba)
+                locA = np.full(nA, -1)
+                locA[tileA] = np.arange(tileA.size)
+                inA = locA[gidA] >= 0
+                accA = xp.zeros_like(BA) if grad else None
+                fbA_tot = None
+                rA_all = []
+                for tileB in _tiles(nB, tB):
+                    locB = np.full(nB, -1)
+                    locB[tileB] = np.arange(tileB.size)
+                    sel = np.nonzero(inA & (locB[gidB] >= 0))[0]
+                    if sel.size == 0:
+                        continue
+                    YB, BB, MB = _bases(xp, G3, concB[tileB], m, s, use_numba)
+                    nTB = tileB.size
+                    BBt = xp.ascontiguousarray(xp.transpose(BB, (1, 0, 2)).reshape(K, nTB * sB))
+                    del BB
+                    ctx = (YA, BA, MA, YB, MB, BBt, pA, pB, K, grad, accA)
+                    sel = sel[np.lexsort((gidB[sel], gidA[sel]))]
+                    la_sel = locA[gidA[sel]]
+                    cuts = np.nonzero(np.diff(la_sel))[0] + 1
+                    units = []  # (group, classes, suffix ids, full?) — a group is one worker's
+                    for ks_g in np.split(sel, cuts):
+                        g = int(locA[gidA[ks_g[0]]])
+                        chunks = [ks_g[c0:c0 + block] for c0 in range(0, ks_g.size, block)]
+                        units.append((g, [(c, locB[gidB[c]], c.size == nTB) for c in chunks]))
+                    nwk = min(nw, len(units))
+                    wks = [_Worker(xp, grad, K, tileA.size, sA, nTB * sB) for _ in range(nwk)]
+                    # balance: biggest groups first, each to the least-loaded worker
+                    order = sorted(range(len(units)), key=lambda u: -sum(c[0].size for c in units[u][1]))
+                    load = [0] * nwk
+                    assign = [[] for _ in range(nwk)]
+                    for u in order:
+                        w = int(np.argmin(load))
+                        assign[w].append(units[u])
+                        load[w] += sum(c[0].size for c in units[u][1])
+
+                    def job(w, assign=assign, wks=wks, ctx=ctx):
+                        out = []
+                        for g, chunks in assign[w]:
+                            for ks_h, lb_h, full in chunks:
+                                out.append(_run_group(xp, use_numba, ctx, wks[w], g, ks_h, lb_h, full))
+                                if bar is not None:
+                                    bar.update(ks_h.size)
+                        return out
+
+                    if pool is not None and nwk > 1:
+                        futs = [pool.submit(job, w) for w in range(nwk)]
+                        results = [r for f in futs for r in f.result()]
+                    else:
+                        results = [r for w in range(nwk) for r in job(w)]
+                    for ks_h, ce in results:
+                        ce_all[ks_h] = ce
+                    n_fallback += sum(wk.n_fallback for wk in wks)
+                    if grad:
+                        QBt = wks[0].accB
+                        for wk in wks[1:]:
+                            QBt += wk.accB
+                        QBt *= BBt
+                        for wk in wks:
+                            if wk.fbA is not None:
+                                QBt += wk.fbB
+                                fbA_tot = wk.fbA if fbA_tot is None else fbA_tot + wk.fbA
+                            for lb, ks, rB in wk.rB:
+                                # δ_{jk} term: p_k − 1 = −Σ_{j≠k} p_j
+                                QBt[ks[:, None], lb[:, None] * sB + xp.arange(sB)[None, :]] -= rB
+                            rA_all.extend(wk.rA)
+                        QB = xp.transpose(QBt.reshape(K, nTB, sB), (1, 0, 2))
+                        _scatter(xp, gG3, QB, concB[tileB], m, s, n_c)
+                    del BBt, YB, MB, ctx, wks
+                if grad:
+                    QA = BA * accA
+                    if fbA_tot is not None:
+                        QA += fbA_tot
+                    for g, ks, rA in rA_all:
+                        QA[g, ks, :] -= rA
+                    _scatter(xp, gG3, QA, concA[tileA], 0, s, n_c)
+    finally:
+        if pool is not None:
+            pool.shutdown()
+        if bar is not None:
+            bar.close()
+    R0 = math.fsum(ce_all.tolist()) / K
+    return R0, gG3, n_fallback

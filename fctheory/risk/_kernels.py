@@ -1,0 +1,166 @@
+"""Numba kernels of the exact-risk engine (host backend).
+
+They fuse the per-entry work that NumPy would do in many passes: turning a block of
+normalizer matrices S' into cross-entropies, gradient weights ω and row/column sums in
+one sweep (releasing the GIL, so the engine's worker threads run them in parallel), and the log-space recomputation of flagged entries.
+"""
+from __future__ import annotations
+
+import math
+
+import numba
+import numpy as np
+
+__all__ = ["post_group", "fallback_class", "bases"]
+
+# exp(x) for x < _EXP_SAFE cannot overflow even after multiplying by S' <= K
+_EXP_SAFE = 300.0
+
+
+@numba.njit(inline="always")
+def _softplus(t):
+    # log(1 + e^t) without overflow or loss of relative precision for t << 0
+    if t > 0.0:
+        return t + math.log1p(math.exp(-t))
+    return math.log1p(math.exp(t))
+
+
+@numba.njit(cache=True, nogil=True)
+def post_group(S, alphaA, alphaB, pA, pB, grad, thresh, ce, rA, rB, mask, nflag):
+    """Cross-entropies and gradient weights of the n classes of one prefix group.
+
+    S is sA × (n·sB): columns i·sB … (i+1)·sB − 1 hold S' of class i. For partial sentences
+    (a, b), t = αA[i, a] + αB[i, b] + log S'[a, b] is log Σ_{j≠k} e^{y_j − y_k}; the CE is
+    softplus(t) and the gradient weight ω = D σ(t)/S' is written over S' when ``grad``. Entries
+    with S' < ``thresh`` (underflowed products) are flagged in ``mask`` for :func:`fallback_class`.
+    """
+    sA, N = S.shape
+    n = alphaA.shape[0]
+    sB = N // n
+    eA = np.empty(sA)
+    eB = np.empty(sB)
+    for i in range(n):
+        for a in range(sA):
+            eA[a] = math.exp(alphaA[i, a]) if alphaA[i, a] < _EXP_SAFE else math.inf
+        for b in range(sB):
+            eB[b] = math.exp(alphaB[i, b]) if alphaB[i, b] < _EXP_SAFE else math.inf
+            rB[i, b] = 0.0
+        total = 0.0
+        nf = 0
+        off = i * sB
+        for a in range(sA):
+            row = 0.0
+            ra = 0.0
+            for b in range(sB):
+                s = S[a, off + b]
+                if not (s >= thresh):
+                    mask[a, off + b] = 1
+                    nf += 1
+                    if grad:
+                        S[a, off + b] = 0.0
+                    continue
+                mask[a, off + b] = 0
+                e = eA[a] * eB[b]
+                if not grad:  # risk only: the CE and nothing else
+                    if e < 1e300:
+                        row += pB[b] * math.log1p(s * e)
+                    else:
+                        row += pB[b] * _softplus(alphaA[i, a] + alphaB[i, b] + math.log(s))
+                    continue
+                D = pA[a] * pB[b]
+                if e < 1e300:
+                    u = s * e  # = Σ_{j≠k} e^{y_j − y_k}
+                    c = math.log1p(u)
+                    ds = D * (u / (1.0 + u))
+                    w = D * (e / (1.0 + u))
+                else:
+                    t = alphaA[i, a] + alphaB[i, b] + math.log(s)
+                    c = _softplus(t)
+                    ds = D * math.exp(t - c)
+                    w = ds / s
+                row += pB[b] * c
+                if grad:
+                    S[a, off + b] = w
+                    ra += ds
+                    rB[i, b] += ds
+            total += pA[a] * row
+            rA[i, a] = ra
+        ce[i] = total
+        nflag[i] = nf
+
+
+@numba.njit(cache=True, nogil=True)
+def fallback_class(k, YA, YB, pA, pB, mask, grad, fbA, fbB, rA, rB):
+    """Log-space recomputation of the flagged entries of one class k.
+
+    YA (K×sA) and YB (K×sB) are the partial scores of the class's two halves. Adds the
+    exact CE of the flagged sentences (returned), and for the gradient D·p_j (j ≠ k) to
+    fbA[:, a], fbB[:, b] and D·σ(t) to rA[a], rB[b].
+    """
+    K, sA = YA.shape
+    sB = YB.shape[1]
+    z = np.empty(K)
+    total = 0.0
+    for a in range(sA):
+        for b in range(sB):
+            if mask[a, b] == 0:
+                continue
+            D = pA[a] * pB[b]
+            yk = YA[k, a] + YB[k, b]
+            mx = -math.inf
+            for j in range(K):
+                if j != k:
+                    z[j] = (YA[j, a] + YB[j, b]) - yk
+                    if z[j] > mx:
+                        mx = z[j]
+            ssum = 0.0
+            for j in range(K):
+                if j != k:
+                    ssum += math.exp(z[j] - mx)
+            t = mx + math.log(ssum)
+            sp = _softplus(t)
+            total += D * sp
+            if grad:
+                for j in range(K):
+                    if j != k:
+                        pj = D * math.exp(z[j] - sp)
+                        fbA[j, a] += pj
+                        fbB[j, b] += pj
+                ds = D * math.exp(t - sp)
+                rA[a] += ds
+                rB[b] += ds
+    return total
+
+
+@numba.njit(parallel=True, cache=True)
+def bases(G3, conc, lo, s, Y, B, M):
+    """Partial scores, their row maxima and shifted exponentials of every group, in one pass each.
+
+    Y[g, j, a] = Σ_i G3[j, lo+i, conc[g, i]·s + β_i(a)] (a = Σ_i β_i s^{h−1−i}),
+    M[g, a] = max_j Y[g, j, a] and B = exp(Y − M). Parallel over groups.
+    """
+    nG, h = conc.shape
+    K = G3.shape[0]
+    sh = Y.shape[2]
+    for g in numba.prange(nG):
+        for j in range(K):
+            y = Y[g, j]
+            y[0] = 0.0
+            cur = 1
+            for i in range(h):
+                base = conc[g, i] * s
+                # grow the prefix table in place, from the end (index c·s+β ≥ c)
+                for c in range(cur - 1, -1, -1):
+                    v = y[c]
+                    for beta in range(s):
+                        y[c * s + beta] = v + G3[j, lo + i, base + beta]
+                cur *= s
+        for a in range(sh):
+            M[g, a] = -math.inf
+        for j in range(K):
+            for a in range(sh):
+                if Y[g, j, a] > M[g, a]:
+                    M[g, a] = Y[g, j, a]
+        for j in range(K):
+            for a in range(sh):
+                B[g, j, a] = math.exp(Y[g, j, a] - M[g, a])

@@ -1,0 +1,28 @@
+"""Unconstrained-features-model (UFM) optima: closed forms and the numerical solvers that check them.
+
+Conventions: W ∈ R^{K×m} (row k = classifier of class k), H ∈ R^{m×N} with columns h_{k,i}
+class-major (N = K·n), Y = I_K ⊗ 1_nᵀ; losses are averaged over the N samples. See docs/ufm.md.
+(The metrics in :mod:`fctheory.metrics` take features as samples × features, i.e. Hᵀ.)
+"""
+from ._common import NumericalOptimum, UFMOptimum
+from .regularized import ce, ce_objective, convex_ce, convex_mse, mse, mse_objective, solve_ce, solve_mse
+from .constrained import (
+    max_margin,
+    norm_constrained_ce,
+    output_ball,
+    solve_max_margin,
+    solve_norm_constrained_ce,
+    solve_output_ball,
+)
+from .layernorm import layernorm_ce, layernorm_features, layernorm_mse, solve_layernorm_ce, solve_layernorm_mse
+from . import perturbation
+from .perturbation import (
+    block_spectra,
+    central_path_gradient,
+    central_path_loss,
+    collapsed_minimizer,
+    first_order_response,
+    gradient_flow,
+    optimal_W,
+    solve_anchored,
+)

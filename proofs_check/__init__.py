@@ -1,0 +1,23 @@
+"""proofs_check: the Feature Collapse paper's lemmas run as checks.
+
+Symbolic (sympy) where the statement is algebra, exact or numeric enumeration where it is about the
+true risk of small tasks, Hypothesis where it is about functions, and convex optimisation (cvxpy)
+where it is about global optimality. ``python -m proofs_check`` (or ``fctheory check``) runs the
+table; ``--self-test`` runs every check against a deliberately wrong statement.
+
+Each check is importable, e.g. ``from proofs_check.symbolic import check_lemma_B_i`` and
+``check_lemma_B_i()`` returns a detail string or raises :class:`CheckFailed`.
+"""
+from .registry import REGISTRY, Check, CheckFailed, CheckResult, expect, get_checks, run_checks
+
+__all__ = ["REGISTRY", "Check", "CheckFailed", "CheckResult", "expect", "get_checks", "run_checks"]
+
+_MODULES = ("symbolic", "enumeration", "assumption_checks", "properties", "convex")
+
+
+def _load_all() -> None:
+    """Import every check module (each registers its checks on import), in table order."""
+    import importlib
+
+    for name in _MODULES:
+        importlib.import_module(f"{__name__}.{name}")

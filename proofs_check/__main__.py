@@ -1,0 +1,88 @@
+"""``python -m proofs_check``: run the paper's lemmas as checks and print a table.
+
+Options: ``--only PATTERN`` (comma-separated globs / regexes on check ids), ``--quick`` (the CI subset),
+``--self-test`` (every check against its deliberately wrong statement; passes only if all are caught),
+``--json`` (machine-readable output), ``--list``. Exit status 0 when everything passes, 1 otherwise,
+2 on invalid arguments.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+
+from .registry import get_checks, run_checks
+
+_OK = {"PASS", "CAUGHT"}
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The runner's options (shared by ``python -m proofs_check`` and ``fctheory check``)."""
+    parser.add_argument("--only", metavar="PATTERN", help="run only checks whose id matches (glob or regex; comma-separated)")
+    parser.add_argument("--quick", action="store_true", help="the CI subset (< 2 min on 2 cores)")
+    parser.add_argument("--self-test", action="store_true", help="run every check against its mutant; pass iff all are caught")
+    parser.add_argument("--json", action="store_true", help="print results as JSON")
+    parser.add_argument("--list", action="store_true", help="list the checks (id, statement, method, mutant) and exit")
+
+
+def _table(rows, widths):
+    return "  ".join(str(v)[:w].ljust(w) for v, w in zip(rows, widths))
+
+
+def run_from_args(args) -> int:
+    """Run the table as selected by parsed ``args``; return the exit status."""
+    from fctheory._validate import fail
+
+    checks = get_checks(args.only, args.quick)
+    if not checks:
+        fail("only", args.only, "matches no check id (see --list)")
+    if args.list:
+        if args.json:
+            print(json.dumps([dict(id=c.id, statement=c.statement, method=c.method, mutant=c.mutant, quick=c.quick) for c in checks], indent=1))
+        else:
+            for c in checks:
+                print(f"{c.id}\n    statement: {c.statement}\n    method:    {c.method}\n    mutant:    {c.mutant}\n    quick:     {c.quick}")
+        return 0
+    widths = (26, 60, 19, 6, 8)
+    if not args.json:
+        mode = "self-test (mutants must FAIL)" if args.self_test else ("quick" if args.quick else "full")
+        print(f"proofs_check: {len(checks)} checks, {mode}")
+        print(_table(("id", "statement", "method", "status", "time"), widths))
+        print("-" * (sum(widths) + 8))
+
+    def show(res):
+        if not args.json:
+            print(_table((res.id, res.statement, res.method, res.status, f"{res.seconds:7.2f}s"), widths), flush=True)
+            if res.status not in _OK or args.self_test:
+                print(f"    -> {res.detail}", flush=True)
+
+    t0 = time.perf_counter()
+    results = run_checks(args.only, quick=args.quick, self_test=args.self_test, on_result=show)
+    total = time.perf_counter() - t0
+    bad = [r for r in results if r.status not in _OK]
+    if args.json:
+        print(json.dumps({"mode": "self-test" if args.self_test else ("quick" if args.quick else "full"),
+                          "ok": not bad, "seconds": total, "results": [r.as_dict() for r in results]}, indent=1))
+    else:
+        print("-" * (sum(widths) + 8))
+        word = "mutants caught" if args.self_test else "passed"
+        print(f"{len(results) - len(bad)}/{len(results)} {word} in {total:.1f}s" + (f"; not OK: {', '.join(r.id for r in bad)}" if bad else ""))
+    return 0 if not bad else 1
+
+
+def main(argv=None) -> int:
+    from fctheory._errors import FCTheoryError
+
+    parser = argparse.ArgumentParser(prog="python -m proofs_check", description=__doc__.split("\n")[0])
+    add_arguments(parser)
+    args = parser.parse_args(argv)
+    try:
+        return run_from_args(args)
+    except FCTheoryError as exc:
+        print(f"proofs_check: error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,131 @@
+"""The table of checks and the runner behind ``python -m proofs_check``.
+
+A check is a small function ``func(mutant: bool = False) -> str``: it verifies one statement of the
+paper and returns a one-line detail, or raises :class:`CheckFailed`. With ``mutant=True`` it verifies a
+deliberately wrong variant of the same statement (described by ``Check.mutant``), which must fail:
+``--self-test`` runs every check that way and passes only if every mutant is caught.
+"""
+from __future__ import annotations
+
+import fnmatch
+import time
+import traceback
+from dataclasses import asdict, dataclass
+from typing import Callable
+
+__all__ = ["Check", "CheckFailed", "CheckResult", "REGISTRY", "register", "expect", "get_checks", "run_checks"]
+
+
+class CheckFailed(AssertionError):
+    """Raised by a check whose statement does not hold (the only 'FAIL' outcome)."""
+
+
+def expect(condition, message: str) -> None:
+    """Raise :class:`CheckFailed` with ``message`` unless ``condition`` is true."""
+    if not bool(condition):
+        raise CheckFailed(message)
+
+
+@dataclass(frozen=True)
+class Check:
+    """One entry of the table: what is checked, how, and its deliberately wrong variant.
+
+    Attributes
+    ----------
+    id : str
+        Short unique identifier (``--only`` matches it).
+    statement : str
+        The paper's statement checked, with lemma / equation numbers.
+    method : str
+        "symbolic", "exact enumeration", "numeric enumeration", "Hypothesis" or "SDP/convex".
+    func : callable
+        ``func(mutant=False) -> str`` (detail) raising :class:`CheckFailed` on failure.
+    mutant : str
+        The wrong statement checked by ``func(mutant=True)``.
+    quick : bool
+        Part of ``--quick`` (CI) runs.
+    """
+
+    id: str
+    statement: str
+    method: str
+    func: Callable[..., str]
+    mutant: str
+    quick: bool = True
+
+    def __call__(self, mutant: bool = False, **kwargs) -> str:
+        return self.func(mutant=mutant, **kwargs)
+
+
+REGISTRY: dict[str, Check] = {}
+
+
+def register(id: str, statement: str, method: str, mutant: str, quick: bool = True):
+    """Decorator adding ``func`` to :data:`REGISTRY` under ``id`` (the function itself is returned)."""
+
+    def deco(func):
+        if id in REGISTRY:
+            raise ValueError(f"duplicate check id {id!r}")
+        REGISTRY[id] = Check(id, statement, method, func, mutant, quick)
+        func.check = REGISTRY[id]
+        return func
+
+    return deco
+
+
+@dataclass
+class CheckResult:
+    id: str
+    statement: str
+    method: str
+    status: str  # PASS / FAIL / ERROR, or in self-test CAUGHT / MISSED / ERROR
+    seconds: float
+    detail: str
+
+    def as_dict(self):
+        return asdict(self)
+
+
+def get_checks(only: str | None = None, quick: bool = False) -> list[Check]:
+    """Checks whose id matches ``only`` (comma-separated globs; a pattern without glob characters
+    matches as a substring), in table order."""
+    from . import _load_all
+
+    _load_all()
+    out = []
+    for c in REGISTRY.values():
+        if quick and not c.quick:
+            continue
+        if only:
+            pats = [p.strip() for p in only.split(",") if p.strip()]
+            if not any(fnmatch.fnmatch(c.id, p) if any(ch in p for ch in "*?[") else p in c.id for p in pats):
+                continue
+        out.append(c)
+    return out
+
+
+def run_checks(only=None, *, quick: bool = False, self_test: bool = False, on_result=None) -> list[CheckResult]:
+    """Run the selected checks (or their mutants with ``self_test``) and return the results.
+
+    In a normal run a check PASSes when it returns, FAILs on :class:`CheckFailed` and is an ERROR
+    on any other exception. In a self-test the mutant must raise :class:`CheckFailed` (CAUGHT);
+    returning normally is MISSED and any other exception an ERROR (a crash is not a caught mutant).
+    """
+    results = []
+    for c in get_checks(only, quick):
+        t0 = time.perf_counter()
+        try:
+            detail = c.func(mutant=self_test, quick=quick)
+            status = "MISSED" if self_test else "PASS"
+        except CheckFailed as exc:
+            detail = str(exc)
+            status = "CAUGHT" if self_test else "FAIL"
+        except Exception as exc:  # noqa: BLE001 - reported, never hidden
+            tb = traceback.format_exception_only(type(exc), exc)[-1].strip()
+            detail = f"{tb}"
+            status = "ERROR"
+        res = CheckResult(c.id, c.statement, c.method, status, time.perf_counter() - t0, str(detail))
+        results.append(res)
+        if on_result is not None:
+            on_result(res)
+    return results
