@@ -73,17 +73,21 @@ def _s_upper(r, n_c, L, log_nc, logq):
 
 
 @njit(**_NB)
-def _rtsafe_tau(r, n_c, L, log_nc, c1, logq, log1mq):
-    """σ = log s solving log D(e^σ) = log r (Theorem 1), bracketed Newton."""
-    hi = math.log(_s_upper(r, n_c, L, log_nc, logq))
-    lo = math.log(_s_upper(0.5 * r, n_c, L, log_nc, logq))
-    target = math.log(r)
-    x = hi
+def _residual(kind, x, a, n_c, L, log_nc, c1, logq, log1mq):
+    """(f, f′) in σ = log s. kind 0 (Theorem 1): log D(e^σ) − a, a = log log(λ₀/λ);
+    kind 1 (Theorem 3): σ − a + D(e^σ), a = log(E1E2)(0) − log(λ/(η*²L))."""
+    s = math.exp(x)
+    D, Dp = D_and_Dp(s, n_c, L, log_nc, c1, logq, log1mq)
+    if kind == 0:
+        return math.log(D) - a, s * Dp / D
+    return x - a + D, 1.0 + s * Dp
+
+
+@njit(**_NB)
+def _bracketed_newton(kind, x, lo, hi, a, n_c, L, log_nc, c1, logq, log1mq):
+    """Newton on an increasing residual, falling back to bisection when a step leaves [lo, hi]."""
     for _ in range(200):
-        s = math.exp(x)
-        D, Dp = D_and_Dp(s, n_c, L, log_nc, c1, logq, log1mq)
-        f = math.log(D) - target
-        fp = s * Dp / D
+        f, fp = _residual(kind, x, a, n_c, L, log_nc, c1, logq, log1mq)
         if f == 0.0:
             return x
         if f > 0:
@@ -97,6 +101,14 @@ def _rtsafe_tau(r, n_c, L, log_nc, c1, logq, log1mq):
             return xn
         x = xn
     return x
+
+
+@njit(**_NB)
+def _rtsafe_tau(r, n_c, L, log_nc, c1, logq, log1mq):
+    """σ = log s solving log D(e^σ) = log r (Theorem 1), started at the one-term upper bound."""
+    hi = math.log(_s_upper(r, n_c, L, log_nc, logq))
+    lo = math.log(_s_upper(0.5 * r, n_c, L, log_nc, logq))
+    return _bracketed_newton(0, hi, lo, hi, math.log(r), n_c, L, log_nc, c1, logq, log1mq)
 
 
 @njit(parallel=True, **_NB)
@@ -117,25 +129,7 @@ def _rtsafe_tau_star(logb, log_rhs0, n_c, L, log_nc, c1, logq, log1mq):
     y = math.log(A) if A > 1.0 else A - 1.0
     for _ in range(6):
         y -= (y + math.exp(y) - A) / (1.0 + math.exp(y))
-    x = min(max(y, lo), hi)
-    for _ in range(200):
-        s = math.exp(x)
-        D, Dp = D_and_Dp(s, n_c, L, log_nc, c1, logq, log1mq)
-        f = x - A + D
-        fp = 1.0 + s * Dp
-        if f == 0.0:
-            return x
-        if f > 0:
-            hi = x
-        else:
-            lo = x
-        xn = x - f / fp
-        if not (lo <= xn <= hi):
-            xn = 0.5 * (lo + hi)
-        if abs(xn - x) <= 1e-15 * max(1.0, abs(x)):
-            return xn
-        x = xn
-    return x
+    return _bracketed_newton(1, min(max(y, lo), hi), lo, hi, A, n_c, L, log_nc, c1, logq, log1mq)
 
 
 @njit(parallel=True, **_NB)

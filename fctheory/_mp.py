@@ -58,10 +58,13 @@ def mp_root(f, a, b, *, rel=None, maxiter: int = 5000):
     raise ArithmeticError("mp_root: no convergence")
 
 
-def vectorize_mp(fun, *arrays):
-    """Apply a scalar mp function over broadcast arrays; returns a scalar or an object array."""
+def vectorize_mp(fun, *arrays, shape=None):
+    """Apply a scalar mp function over broadcast arrays; returns a scalar or an object array
+    (of ``shape`` when given, e.g. to restore the shape of flattened inputs)."""
     bc = np.broadcast(*arrays)
     out = np.empty(bc.shape, dtype=object)
     for i, vals in enumerate(bc):
         out.flat[i] = fun(*vals)
+    if shape is not None:
+        out = out.reshape(shape)
     return out[()] if out.ndim == 0 else out

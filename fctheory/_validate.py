@@ -192,3 +192,13 @@ def broadcast_shape(**arrays) -> tuple:
     except ValueError:
         desc = ", ".join(f"{k}{np.shape(v)}" for k, v in arrays.items())
         fail("shape", desc, "array arguments must broadcast to a common shape")
+
+
+def broadcast_flat(**arrays):
+    """Broadcast the named arrays together and flatten them: ``(shape, [flat arrays])``.
+
+    The predictors solve elementwise on 1-D arrays and reshape at the end; a shape mismatch is
+    reported as the project error naming the arguments.
+    """
+    shape = broadcast_shape(**arrays)
+    return shape, [np.broadcast_to(a, shape).ravel() for a in arrays.values()]

@@ -20,7 +20,7 @@ import numpy as np
 from ._latent import LatentSum, one_minus_p
 from ._logmath import solve_monotone
 from ._mp import mp_context, mp_root, vectorize_mp
-from ._validate import broadcast_shape, check_choice, check_latent_size, fail, float_array, int_array
+from ._validate import broadcast_flat, broadcast_shape, check_choice, check_latent_size, fail, float_array, int_array
 
 __all__ = ["H", "H_prime", "H_second", "tau", "lambda_trivial", "eta"]
 
@@ -174,12 +174,10 @@ def tau(n_c, n_w, L, K, lam, precision: str = "float", dps: int = 50, backend: s
     check_choice("backend", backend, ("numba", "numpy"))
     lam = float_array("lam", lam, lo=0, lo_open=True)
     n_c, n_w, L, K = _params(n_c, n_w, L, K)
-    broadcast_shape(n_c=n_c, n_w=n_w, L=L, K=K, lam=lam)
+    shape, (n_c, n_w, L, K, lam) = broadcast_flat(n_c=n_c, n_w=n_w, L=L, K=K, lam=lam)
     if precision == "mp":
         with mp_context(dps):
-            return vectorize_mp(_tau_mp, n_c, n_w, L, K, lam)
-    shape = np.broadcast(n_c, n_w, L, K, lam).shape
-    n_c, n_w, L, K, lam = (np.broadcast_to(a, shape).ravel() for a in (n_c, n_w, L, K, lam))
+            return vectorize_mp(_tau_mp, n_c, n_w, L, K, lam, shape=shape)
     lat = LatentSum(n_c, L, K)
     log_ratio = _log_lambda0(lat, n_w) - np.log(lam)
     s = np.zeros(lam.shape)

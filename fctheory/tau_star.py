@@ -19,7 +19,7 @@ import numpy as np
 from ._latent import LatentSum
 from ._logmath import solve_monotone
 from ._mp import mp_context, mp_root, vectorize_mp
-from ._validate import broadcast_shape, check_choice, check_latent_size, float_array, int_array
+from ._validate import broadcast_flat, broadcast_shape, check_choice, check_latent_size, float_array, int_array
 
 __all__ = ["H_star", "H_star_prime", "tau_star", "eta_star"]
 
@@ -119,12 +119,10 @@ def tau_star(n_c, L, K, d, lam, precision: str = "float", dps: int = 50, backend
     check_choice("backend", backend, ("numba", "numpy"))
     lam = float_array("lam", lam, lo=0, lo_open=True)
     n_c, L, K, d = _params(n_c, L, K, d)
-    broadcast_shape(n_c=n_c, L=L, K=K, d=d, lam=lam)
+    shape, (n_c, L, K, d, lam) = broadcast_flat(n_c=n_c, L=L, K=K, d=d, lam=lam)
     if precision == "mp":
         with mp_context(dps):
-            return vectorize_mp(_tau_star_mp, n_c, L, K, d, lam)
-    shape = np.broadcast(n_c, L, K, d, lam).shape
-    n_c, L, K, d, lam = (np.broadcast_to(a, shape).ravel() for a in (n_c, L, K, d, lam))
+            return vectorize_mp(_tau_star_mp, n_c, L, K, d, lam, shape=shape)
     lat = LatentSum(n_c, L, K)
     log_eta = _log_eta_star(n_c, L, K, d)
     logb = np.log(lam) - 2 * log_eta - np.log(L)
