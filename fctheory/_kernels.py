@@ -85,7 +85,8 @@ def _residual(kind, x, a, n_c, L, log_nc, c1, logq, log1mq):
 
 @njit(**_NB)
 def _bracketed_newton(kind, x, lo, hi, a, n_c, L, log_nc, c1, logq, log1mq):
-    """Newton on an increasing residual, falling back to bisection when a step leaves [lo, hi]."""
+    """Newton on an increasing residual, falling back to bisection when a step leaves [lo, hi]
+    (``lo = -inf``: unknown lower bracket, replaced by unit steps down until f < 0)."""
     for _ in range(200):
         f, fp = _residual(kind, x, a, n_c, L, log_nc, c1, logq, log1mq)
         if f == 0.0:
@@ -96,7 +97,8 @@ def _bracketed_newton(kind, x, lo, hi, a, n_c, L, log_nc, c1, logq, log1mq):
             lo = x
         xn = x - f / fp
         if not (lo <= xn <= hi):
-            xn = 0.5 * (lo + hi)
+            # bisect; with no lower bracket yet, step down by e in s instead
+            xn = 0.5 * (lo + hi) if lo > -np.inf else x - 1.0
         if abs(xn - x) <= 1e-15 * max(1.0, abs(x)):
             return xn
         x = xn
@@ -107,8 +109,8 @@ def _bracketed_newton(kind, x, lo, hi, a, n_c, L, log_nc, c1, logq, log1mq):
 def _rtsafe_tau(r, n_c, L, log_nc, c1, logq, log1mq):
     """σ = log s solving log D(e^σ) = log r (Theorem 1), started at the one-term upper bound."""
     hi = math.log(_s_upper(r, n_c, L, log_nc, logq))
-    lo = math.log(_s_upper(0.5 * r, n_c, L, log_nc, logq))
-    return _bracketed_newton(0, hi, lo, hi, math.log(r), n_c, L, log_nc, c1, logq, log1mq)
+    # the lower bracket (the one-term roots for r/2) is found by the downward steps if needed
+    return _bracketed_newton(0, hi, -np.inf, hi, math.log(r), n_c, L, log_nc, c1, logq, log1mq)
 
 
 @njit(parallel=True, **_NB)
