@@ -8,7 +8,7 @@ from fctheory import FCTheoryError, ufm
 from fctheory.ufm._common import softmax_ce
 
 
-@settings(max_examples=8)
+@settings(max_examples=6)
 @given(st.integers(2, 4), st.integers(1, 3), st.integers(0, 2))
 def test_eq15_max_margin_value_matches_slsqp(K, n, extra):
     m = K - 1 + extra
@@ -42,7 +42,7 @@ def test_eq15_closed_form_configuration_is_feasible_and_tight(K, n):
     assert margins.min() == pytest.approx(bound, rel=1e-12)
 
 
-@settings(max_examples=15)
+@settings(max_examples=10)
 @given(st.integers(2, 5), st.floats(0.1, 3), st.floats(0.1, 3))
 def test_eq34_norm_constrained_ce_matches_lbfgs(K, Ow, Oh):
     closed = ufm.norm_constrained_ce(K, Ow, Oh)
@@ -53,7 +53,7 @@ def test_eq34_norm_constrained_ce_matches_lbfgs(K, Ow, Oh):
     assert np.mean(np.sum(num.H**2, axis=0)) <= Oh * (1 + 1e-12)
 
 
-@settings(max_examples=20)
+@settings(max_examples=15)
 @given(st.integers(2, 8), st.floats(0.01, 20))
 def test_eq12_output_ball_matches_lbfgs_and_etf(K, R):
     closed = ufm.output_ball(K, R)

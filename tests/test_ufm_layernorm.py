@@ -18,7 +18,7 @@ def K_d(draw, extra_min):
     return K, max(d, 2)
 
 
-@settings(max_examples=12)
+@settings(max_examples=8)
 @given(K_d(0), lams)
 def test_lemma42_ce_scalar_root_matches_lbfgs(Kd, lam):
     K, d = Kd
@@ -32,7 +32,7 @@ def test_lemma42_ce_scalar_root_matches_lbfgs(Kd, lam):
     assert np.sqrt(d) / (np.exp(a * rho) + K - 1) == pytest.approx(lam * rho, rel=1e-13)
 
 
-@settings(max_examples=8)
+@settings(max_examples=6)
 @given(K_d(1), lams)
 def test_lemma42_mse_without_bias_matches_lbfgs(Kd, lam):
     K, d = Kd
@@ -43,7 +43,7 @@ def test_lemma42_mse_without_bias_matches_lbfgs(Kd, lam):
     assert nc2(num.W, "identity", center=False) < 1e-4  # orthogonal rows (NC2B = 0)
 
 
-@settings(max_examples=12)
+@settings(max_examples=8)
 @given(K_d(0), lams)
 def test_mse_with_unregularised_bias_matches_lbfgs(Kd, lam):
     K, d = Kd

@@ -20,7 +20,7 @@ def etf_rows(K, m, rng):
     return V / np.linalg.norm(V, axis=1, keepdims=True)
 
 
-@settings(max_examples=15)
+@settings(max_examples=10)
 @given(st.integers(2, 4), st.integers(1, 3), solver_lams, solver_lams, st.booleans())
 def test_eq21_ce_closed_form_equals_lbfgs_optimum(K, n, lam_W, lam_H, bias):
     Kq = K * np.sqrt(n * lam_W * lam_H)
@@ -35,7 +35,7 @@ def test_eq21_ce_closed_form_equals_lbfgs_optimum(K, n, lam_W, lam_H, bias):
         assert np.sum(num.W**2) == pytest.approx(closed.W_norm_sq, rel=1e-4)
 
 
-@settings(max_examples=15)
+@settings(max_examples=10)
 @given(st.integers(2, 4), st.integers(1, 3), solver_lams, solver_lams, st.booleans())
 def test_eq28_mse_closed_form_equals_lbfgs_optimum(K, n, lam_W, lam_H, bias):
     Kq = K * np.sqrt(n * lam_W * lam_H)

@@ -248,15 +248,28 @@ def _fit(blocks, n_c, d, mean_zero, max_iter, tol):
     S = _simplex_coords(n_c)
     B = _complement_basis(d) if mean_zero else None
     total = sum(b.total for b in blocks)
-    # starts: all blocks at magnitude-matched scales, then each block alone
-    starts = [None] + ([i for i in range(len(blocks))] if len(blocks) > 1 else [])
+    # starts: all blocks at magnitude-matched scales; the blocks' Procrustes matrices normalised to
+    # unit norm (well conditioned when one block is tiny next to another: its orientation is then
+    # below the objective's rounding but still fixes the frame exactly); each block alone
+    starts = ["matched", "normalised"] + (list(range(len(blocks))) if len(blocks) > 1 else [])
     best = None
+
+    def consider(F, it, converged):
+        nonlocal best
+        # the exact residual (no cancellation) decides between candidates and gives the distance
+        exact = sum(b.residual(F) for b in blocks)
+        if best is None or exact <= best[0]:
+            best = (exact, F, [b.scales.copy() for b in blocks], it, converged)
+
     for start in starts:
         for i, b in enumerate(blocks):
             b.init_scales()
-            if start is not None and i != start and b.fixed is None:
+            if isinstance(start, int) and i != start and b.fixed is None:
                 b.scales = np.zeros(b.ng)
-        M = sum(b.cross(S) for b in blocks)
+        parts = [b.cross(S) for b in blocks]
+        if start == "normalised":
+            parts = [P / np.linalg.norm(P) for P in parts if np.linalg.norm(P) > 0] or parts
+        M = sum(parts)
         prev = np.inf
         converged = False
         it = 0
@@ -265,16 +278,15 @@ def _fit(blocks, n_c, d, mean_zero, max_iter, tol):
             F = Q @ S
             for b in blocks:
                 b.fit_scales(F)
+            if it == 1:
+                consider(F, it, False)
             obj = sum(b.objective(F) for b in blocks)
             if prev - obj <= tol * max(total, np.finfo(float).tiny):
                 converged = True
                 break
             prev = obj
             M = sum(b.cross(S) for b in blocks)
-        # the exact residual (no cancellation) decides between starts and gives the distance
-        exact = sum(b.residual(F) for b in blocks)
-        if best is None or exact < best[0]:
-            best = (exact, F, [b.scales.copy() for b in blocks], it, converged)
+        consider(F, it, converged)
     return best, total
 
 
