@@ -173,7 +173,6 @@ def check_assumption_A(Z, n_c=None, *, expected=None) -> AssumptionAResult:
     same = _onehot(Z, n_c).astype(bool)  # same[k, ℓ, α] = (z_{k,ℓ} == α)
     violations = []
     integral = True
-    N = n_c**L
     for r in range(1, L + 1):
         e_same, e_diff = rhs(K, n_c, L, r, True), rhs(K, n_c, L, r, False)
         integral &= Fraction(e_same).denominator == 1 and Fraction(e_diff).denominator == 1
@@ -187,7 +186,6 @@ def check_assumption_A(Z, n_c=None, *, expected=None) -> AssumptionAResult:
             for k, ell, alpha in np.argwhere(bad):
                 violations.append(AssumptionAViolation(int(k), r, int(ell), int(alpha), int(C[k, ell, alpha]), e))
     violations.sort(key=lambda v: (v.k, v.r, v.ell, v.alpha))
-    del N
     return AssumptionAResult(not violations, violations, K * L * L * n_c, bool(integral), counts)
 
 
@@ -381,32 +379,54 @@ def _sym_index(n):
     return [(a, b) for a in range(n) for b in range(a, n)]
 
 
-def _gamma_vectors(Z, n_c):
-    """v(Γ^{(j,k)}) in the symmetric basis, so that ⟨A, Γ⟩ = v(Γ)·a for A = Σ a_(αβ) E^sym_(αβ)."""
-    O = _onehot(Z, n_c).astype(np.int64)
-    G = np.einsum("jla,jlb->jab", O, O)[:, None] - np.einsum("jla,klb->jkab", O, O)  # Z_j Z_jᵀ − Z_j Z_kᵀ
-    idx = _sym_index(n_c)
+def _gamma_vectors(O, rows, n_c):
+    """v(Γ^{(j,k)}) for j in ``rows`` and all k, in the symmetric basis: ⟨A, Γ⟩ = v(Γ)·a for
+    A = Σ a_(αβ) E^sym_(αβ). ``O`` is the K×L×n_c one-hot array."""
+    Oj = O[rows]
+    G = np.einsum("jla,jlb->jab", Oj, Oj)[:, None] - np.einsum("jla,klb->jkab", Oj, O)  # Z_j Z_jᵀ − Z_j Z_kᵀ
     cols = []
-    for a, b in idx:
+    for a, b in _sym_index(n_c):
         cols.append(G[..., a, b] if a == b else G[..., a, b] + G[..., b, a])
-    return np.stack(cols, axis=-1)  # K×K×m
+    return np.stack(cols, axis=-1)  # |rows|×K×m
 
 
-def _assumption_B_gram(Z, n_c):
-    """Integer Gram matrix Σ (v_p − v_ref)(v_p − v_ref)ᵀ over all pairs in each distance class."""
-    K = Z.shape[0]
+def _assumption_B_gram(Z, n_c, block: int = 256):
+    """Integer Gram matrix Σ (v_p − v_ref)(v_p − v_ref)ᵀ over all ordered pairs p of each distance class.
+
+    Accumulated in blocks of rows j (memory O(block·K·n_c²)) from the per-class sums Σ v vᵀ, Σ v and counts:
+    Σ (v − v₀)(v − v₀)ᵀ = Σ vvᵀ − s v₀ᵀ − v₀ sᵀ + N v₀v₀ᵀ, with v₀ the class's first pair.
+    """
+    K, L = Z.shape
     D = _hamming(Z)
-    V = _gamma_vectors(Z, n_c)
-    m = V.shape[-1]
+    O = _onehot(Z, n_c)
+    m = n_c * (n_c + 1) // 2
+    VV = np.zeros((L + 1, m, m), dtype=np.int64)
+    Sv = np.zeros((L + 1, m), dtype=np.int64)
+    N = np.zeros(L + 1, dtype=np.int64)
+    v0 = [None] * (L + 1)
+    for start in range(0, K, block):
+        rows = np.arange(start, min(K, start + block))
+        V = _gamma_vectors(O, rows, n_c)
+        Dr = D[rows]
+        for r in range(1, L + 1):
+            mask = Dr == r
+            if not mask.any():
+                continue
+            Vr = V[mask]
+            if v0[r] is None:
+                v0[r] = Vr[0].copy()
+            VV[r] += Vr.T @ Vr
+            Sv[r] += Vr.sum(0)
+            N[r] += len(Vr)
     Gm = np.zeros((m, m), dtype=object)
     n_eq = 0
-    for r in range(1, Z.shape[1] + 1):
-        pairs = np.argwhere(D == r)
-        if len(pairs) < 2:
+    for r in range(1, L + 1):
+        if N[r] < 2:
             continue
-        Vr = V[pairs[:, 0], pairs[:, 1]] - V[pairs[0, 0], pairs[0, 1]]
-        n_eq += len(pairs) - 1
-        Gm = Gm + (Vr.T.astype(object) @ Vr.astype(object))
+        a = v0[r].astype(object)
+        G = VV[r].astype(object) - np.outer(Sv[r].astype(object), a) - np.outer(a, Sv[r].astype(object))
+        Gm = Gm + G + int(N[r]) * np.outer(a, a)
+        n_eq += int(N[r]) - 1
     return Gm, n_eq, m
 
 

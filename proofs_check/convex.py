@@ -199,7 +199,6 @@ def make_task(n_c, s_c, L, mu_label):
     "sentence weights D(x) replaced by the uniform 1/s_c^L (wrong for Zipf mu)",
 )
 def check_cvx_f(mutant: bool = False, quick: bool = False) -> str:
-    import fctheory
     from fctheory import Task
 
     rng = np.random.default_rng(11)
@@ -222,7 +221,6 @@ def check_cvx_f(mutant: bool = False, quick: bool = False) -> str:
             err = abs(a - b) / abs(b)
             worst = max(worst, err)
             expect(err <= 1e-12, f"{what}: {a!r} != {b!r} (rel {err:.1e}) on {task}")
-    del fctheory
     return f"max rel. difference {worst:.1e}"
 
 

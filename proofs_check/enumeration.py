@@ -132,7 +132,7 @@ def check_lemma_R(mutant: bool = False, quick: bool = False) -> str:
     return f"max rel. error {worst:.1e}"
 
 
-def _type3_closed_grad(task, c, r, F, lam):
+def _type3_closed_grad(task, c, r, lam):
     """Prop. C: ∂R/∂u_{k,ℓ} and ∂R/∂w_{(α,β)} at a type-III point, from (148)–(149) before equating."""
     n_c, K, L = task.n_c, task.K, task.L
     kap = _kappa(n_c)
@@ -177,7 +177,7 @@ def check_prop_C(mutant: bool = False, quick: bool = False) -> str:
             gu = -(kap / task.K) * np.sum(task.mu * r * one_minus_sig) + lam * c
             gw = -(kap * L / n_c) * c * task.mu * one_minus_sig + lam * r
         else:
-            gu, gw = _type3_closed_grad(task, c, r, F, lam)
+            gu, gw = _type3_closed_grad(task, c, r, lam)
         Wexp = F[:, task.word_concept] * gw[task.word_rank][None, :]
         Uh_exp = gu * F @ task.Z_onehot
         Uexp = fctheory.U_from_hat(Uh_exp, L)

@@ -1,17 +1,26 @@
 """Property-based checks (Hypothesis) of statements about functions: Theorem G's inequality, Theorem D's
 lower bound, and the bilinear bounds of Lemmas F and M. Hypothesis runs derandomised, without an
-example database, so a run is reproducible and leaves no files behind."""
+example database, so a run is reproducible and leaves no files behind. Hypothesis is a test dependency
+(``pip install fctheory[test]``); without it these checks report ERROR and the others still run."""
 from __future__ import annotations
 
 import numpy as np
-from hypothesis import HealthCheck, Phase, Verbosity, given, settings
-from hypothesis import strategies as st
 
 from . import _risk
 from .registry import CheckFailed, expect, register
 
 
+def _hyp():
+    """(hypothesis.given, hypothesis.strategies), imported lazily."""
+    from hypothesis import given
+    from hypothesis import strategies as st
+
+    return given, st
+
+
 def _settings(quick: bool, n: int = 120):
+    from hypothesis import HealthCheck, Phase, Verbosity, settings
+
     return settings(
         max_examples=max(10, n // 3) if quick else n,
         deadline=None,
@@ -34,8 +43,12 @@ def _run(test):
         raise CheckFailed(str(exc)) from exc
 
 
-_dims = st.tuples(st.integers(1, 6), st.integers(1, 6), st.integers(1, 6))
-_seeds = st.integers(0, 2**32 - 1)
+def _dims(st):
+    return st.tuples(st.integers(1, 6), st.integers(1, 6), st.integers(1, 6))
+
+
+def _seeds(st):
+    return st.integers(0, 2**32 - 1)
 
 
 @register(
@@ -46,8 +59,10 @@ _seeds = st.integers(0, 2**32 - 1)
     "claims equality ||AB||_* = (||A||^2+||B||^2)/2 for all A, B",
 )
 def check_nuclear_inequality(mutant: bool = False, quick: bool = False) -> str:
+    given, st = _hyp()
+
     @_settings(quick, 150)
-    @given(_dims, _seeds, st.floats(0.2, 5.0))
+    @given(_dims(st), _seeds(st), st.floats(0.2, 5.0))
     def prop(dims, seed, t):
         m, d, n = dims
         rng = np.random.default_rng(seed)
@@ -59,6 +74,10 @@ def check_nuclear_inequality(mutant: bool = False, quick: bool = False) -> str:
         if mutant:
             expect(abs(nuc - half) <= tol, f"||AB||_* = {nuc} != {half} for A {A.shape}, B {B.shape}")
         expect(nuc <= half + tol, f"||AB||_* = {nuc} > {half}")
+        # "only if": a clearly unbalanced pair gives a strict inequality (the gap grows like the imbalance²)
+        imbalance = np.linalg.norm(A.T @ A - B @ B.T)
+        if imbalance > 1e-3 * max(1.0, half):
+            expect(half - nuc > 1e-12 * max(1.0, half), f"equality without A^T A = B B^T (imbalance {imbalance:.2e})")
         # balanced factorisation of X = AB: A' = U√S R, B' = Rᵀ√S Vᵀ (R orthogonal) has A'ᵀA' = B'B'ᵀ
         X = A @ B
         Uu, s, Vt = np.linalg.svd(X, full_matrices=False)
@@ -103,8 +122,10 @@ def check_theorem_D(mutant: bool = False, quick: bool = False) -> str:
         t = Task.full(key[0], key[1], key[2], mu=key[3])
         tasks[key] = (t, _risk.enumerate_sentences(t))
 
+    given, st = _hyp()
+
     @_settings(quick, 60)
-    @given(st.sampled_from(sorted(tasks)), st.integers(1, 4), _seeds, st.floats(0.05, 3.0))
+    @given(st.sampled_from(sorted(tasks)), st.integers(1, 4), _seeds(st), st.floats(0.05, 3.0))
     def prop(key, d, seed, scale):
         task, S = tasks[key]
         rng = np.random.default_rng(seed)
@@ -147,9 +168,11 @@ def check_bilinear_bounds(mutant: bool = False, quick: bool = False) -> str:
 
     fac = 0.5 if mutant else 1.0
 
+    given, st = _hyp()
+
     @_settings(quick, 80)
     @given(st.sampled_from([(3, 2, 2), (2, 3, 3), (4, 1, 2)]), st.sampled_from(["uniform", "zipf"]), st.integers(0, 3),
-           _seeds, st.floats(0.1, 3.0))
+           _seeds(st), st.floats(0.1, 3.0))
     def prop(shape, mu, dd, seed, c):
         n_c, s_c, L = shape
         task = Task.full(n_c, s_c, L, mu=mu)

@@ -89,11 +89,16 @@ class CheckResult:
 def get_checks(only: str | None = None, quick: bool = False) -> list[Check]:
     """Checks whose id matches ``only`` (comma-separated globs; a pattern without glob characters
     matches as a substring), in table order."""
-    from . import _load_all
+    from . import _MODULES, _load_all
 
     _load_all()
     out = []
-    for c in REGISTRY.values():
+
+    def table_position(c):  # the table's order is the modules' order, whatever order they were imported in
+        mod = c.func.__module__.rsplit(".", 1)[-1]
+        return _MODULES.index(mod) if mod in _MODULES else len(_MODULES)
+
+    for c in sorted(REGISTRY.values(), key=table_position):  # sorted() is stable: definition order within a module
         if quick and not c.quick:
             continue
         if only:

@@ -176,8 +176,6 @@ def check_tau_threshold(mutant: bool = False, quick: bool = False) -> str:
     Hs0 = sp.simplify(sp.diff(Hs, t).subs(t, 0))
     expect(sp.simplify(Hs0 + etas * K * L * (n - 1) * n ** (L - 1) / n**L / (1 - K / n**L + K)) == 0, "H*'(0)")
     # numeric: the lead's τ and λ_trivial
-    import fctheory
-
     from ._deps import lead
 
     details = []
@@ -197,8 +195,9 @@ def check_tau_threshold(mutant: bool = False, quick: bool = False) -> str:
 
 @register(
     "lemmaF-claimA-value",
-    "Lemma F / Claim A: on B_c^I, <U_hat, W P^T Z> = c^2 s_c sqrt(K L n_w) (optimal value of (65)-(66), P for Q)",
-    "symbolic",
+    "Lemma F / Claim A: on B_c^I, <U_hat, W P^T Z> = c^2 s_c sqrt(K L n_w) (optimal value of (65)-(66), P for Q) "
+    "= c^2 n_w sigma_max(P^T Z)",
+    "symbolic + numeric",
     "value c^2 n_c sqrt(K L n_w)",
 )
 def check_claim_A(mutant: bool = False, quick: bool = False) -> str:
@@ -211,7 +210,18 @@ def check_claim_A(mutant: bool = False, quick: bool = False) -> str:
     # the budget: ½(‖W‖² + ‖Û‖²) = ½(c² s_c n_c + c² n_w/(KL)·KL) = c² n_w when n_w = n_c s_c
     budget = sp.Rational(1, 2) * (c**2 * s_c * n + c**2 * nw / (K * L) * K * L)
     expect(sp.simplify(budget.subs(nw, n * s_c) - c**2 * n * s_c) == 0, "norm budget")
-    return "c c' s_c ||FZ||^2 = c^2 s_c sqrt(K L n_w) for symbolic c, s_c, K, L, n_w"
+    # numeric: max ⟨Û, W M⟩ over ½(‖W‖² + ‖Û‖²) = c² n_w is c² n_w σ_max(M), M = PᵀZ (full latent sets)
+    import numpy as np
+
+    from fctheory import Task
+
+    for ncv, scv, Lv in [(2, 2, 2), (3, 2, 2), (3, 3, 3), (4, 1, 2)]:
+        task = Task.full(ncv, scv, Lv)
+        smax = float(np.linalg.norm(task.P.T @ task.Z_onehot, 2))
+        got = task.n_w * smax  # at c = 1
+        want = float(claim.subs({c: 1, s_c: scv, n: ncv, K: task.K, L: Lv, nw: task.n_w}))
+        expect(abs(got - want) <= 1e-12 * want, f"n_w sigma_max(P^T Z) = {got} != {want} on {task}")
+    return "c c' s_c ||FZ||^2 = c^2 s_c sqrt(K L n_w) (symbolic) = c^2 n_w sigma_max(P^T Z) (numeric, 1e-12)"
 
 
 @register(

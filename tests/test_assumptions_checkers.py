@@ -240,3 +240,14 @@ def test_search_validates_input():
     with pytest.raises(FCTheoryError, match="K"):
         search_assumption_A(2, 2, K=5)
     assert search_assumption_A(3, 5, method="integrality").sizes() == []
+
+
+@pytest.mark.parametrize("n_c,L", [(2, 3), (2, 4), (4, 2)])
+def test_lemma_B_search_with_origin_counts_total_times_K_over_N(n_c, L):
+    """Lemma B is invariant under per-position concept relabellings (transitive on C^L): double counting."""
+    full = search_lemma_B(n_c, L)
+    orig = search_lemma_B(n_c, L, with_origin=True)
+    for K, v in full.counts.items():
+        assert orig.counts[K] * n_c**L == v * K
+    with pytest.raises(FCTheoryError, match="27"):
+        search_lemma_B(2, 5, with_origin=True)

@@ -21,7 +21,7 @@ def test_registry_entries_are_complete_and_unique():
 
 def test_only_selects_by_glob_and_substring():
     ids = [c.id for c in get_checks("lemmaB-i*,convexity")]
-    assert ids == ["lemmaB-i-pascal", "lemmaB-ii-sums", "lemmaB-iii-theta", "H-strict-convexity"]
+    assert ids == ["lemmaB-i-pascal", "lemmaB-ii-sums", "lemmaB-iii-theta", "H-strict-convexity", "lemmaB-iii-forced"]
 
 
 def test_quick_is_a_subset():
