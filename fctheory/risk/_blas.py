@@ -30,8 +30,8 @@ def _find():
     found = []
     try:
         with open("/proc/self/maps") as fh:
-            paths = sorted({ln.split()[-1] for ln in fh if "openblas" in ln.lower() and ln.strip().endswith(".so")
-                            or ("openblas" in ln.lower() and ".so" in ln.split()[-1])})
+            paths = sorted({ln.split()[-1] for ln in fh
+                            if "openblas" in ln.split()[-1].lower() and ".so" in ln.split()[-1]})
     except OSError:
         paths = []
     for p in paths:

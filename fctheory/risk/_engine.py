@@ -1,7 +1,7 @@
 """The exact true risk (5)/(10) by half-split normalizers (the algorithm of docs/risk.md).
 
 For class k every sentence x ∈ 𝒳_k is a pair (a, b) of a partial sentence a over the first
-m = ⌊L/2⌋ positions and b over the other L − m. Scores are additive over positions, so with the
+m = ⌈L/2⌉ positions and b over the other L − m. Scores are additive over positions, so with the
 partial scores Y_A[a, j] = Σ_{ℓ<m} ⟨u_{j,ℓ}, v_{x_ℓ}⟩ and Y_B[b, j] (same for ℓ ≥ m)
 
     Σ_{j≠k} e^{y_j(x) − y_k(x)} = e^{α_A[a] + α_B[b]} · S'[a, b],
@@ -50,10 +50,11 @@ _THRESH = 1e-280
 # runs estimated longer than this show a progress bar (progress=None)
 _PROGRESS_AFTER_S = 3.0
 
-# cost model of estimate_cost (seconds per unit), calibrated by benchmarks/exact_risk.py on the
-# reference machine (2 cores) and kept conservative (about 2× the measured times)
+# cost model of estimate_cost (seconds per unit), fitted to benchmarks/exact_risk.py on the
+# reference machine (2 cores shared with other jobs: ~16 GFLOP/s reached in the products); the
+# CuPy figures are rough guesses for a data-centre GPU
 _RATES = {
-    "host": dict(flop=2.5e-11, entry=1.5e-8, base=6e-9, per_class=4e-5, per_class_grad=8e-5),
+    "host": dict(flop=6e-11, entry=3e-8, base=1e-8, per_class=4e-5, per_class_grad=8e-5),
     "cupy": dict(flop=2e-13, entry=5e-10, base=1e-10, per_class=1.5e-4, per_class_grad=3e-4),
 }
 
@@ -159,8 +160,8 @@ def _tile_plan(K, sA, sB, nA, nB, grad, budget, nw):
 
     Returns (tA, tB, block, bytes); tA or tB = 0 when even one group per side does not fit.
     """
-    perA = 8 * K * sA * (4 if grad else 2)  # Y, B (+ accumulator, fallback accumulator)
-    perB = 8 * K * sB * (2 + nw * (3 if grad else 1))  # Y, Bᵀ + per worker: copy (+ acc, fallback)
+    perA = 8 * K * sA * (3 if grad else 1)  # B (+ accumulator, fallback accumulator)
+    perB = 8 * K * sB * (2 + nw * (3 if grad else 1))  # B, Bᵀ + per worker: copy (+ acc, fallback)
     per_class = 9 * sA * sB + 8 * K * sB * (2 if grad else 1) + 8 * (sA + sB) * 3
     fixed = 8 * K * (sA + sB) * 2
     block = int(max(1, min(K, (budget // 4) // max(nw * per_class, 1))))
@@ -244,27 +245,48 @@ def _check_budget(est: CostEstimate, max_seconds, max_bytes):
 
 
 # --------------------------------------------------------------------------------- building blocks
-def _bases(xp, G3, conc, lo, s, use_numba=False):
-    """Partial scores Y (nG×K×s^h), row maxima M (nG×s^h) and shifted exponentials B."""
+def _partial_scores(xp, G3, conc, lo, s):
+    """Partial scores Y[g, j, a] (nG×K×s^h) of the groups with concepts ``conc`` (nG×h)."""
     nG, h = conc.shape
     K = G3.shape[0]
-    if use_numba:
-        from ._kernels import bases
-
-        Y = np.empty((nG, K, s**h))
-        B = np.empty_like(Y)
-        M = np.empty((nG, s**h))
-        bases(np.ascontiguousarray(G3), np.ascontiguousarray(conc, dtype=np.int64), lo, s, Y, B, M)
-        return Y, B, M
     Y = xp.zeros((nG, K, 1))
     ar = np.arange(s)
     for i in range(h):
         cols = xp.asarray(conc[:, i][:, None] * s + ar[None, :])  # nG × s word indices
         T = xp.transpose(G3[:, lo + i, :][:, cols], (1, 0, 2))  # nG × K × s
         Y = (Y[:, :, :, None] + T[:, :, None, :]).reshape(nG, K, -1)
+    return xp.ascontiguousarray(Y)  # broadcasting keeps the transposed layout of T
+
+
+def _bases(xp, G3, conc, lo, s, use_numba=False):
+    """Row maxima M (nG×s^h) and shifted exponentials B = exp(Y − M) (nG×K×s^h) of the groups."""
+    nG, h = conc.shape
+    K = G3.shape[0]
+    if use_numba:
+        from ._kernels import bases
+
+        B = np.empty((nG, K, s**h))
+        M = np.empty((nG, s**h))
+        bases(np.ascontiguousarray(G3), np.ascontiguousarray(conc, dtype=np.int64), lo, s, B, M)
+        B -= M[:, None, :]
+        return np.exp(B, out=B), M
+    Y = _partial_scores(xp, G3, conc, lo, s)
     M = Y.max(axis=1)
-    B = xp.exp(Y - M[:, None, :])
-    return Y, B, M
+    Y -= M[:, None, :]
+    return xp.exp(Y, out=Y), M
+
+
+def _own_scores(xp, G3, Z, lo, hi, s):
+    """Y_own[k, a]: class k's own partial scores on its half-sentences (K×s^h)."""
+    K = G3.shape[0]
+    Y = xp.zeros((K, 1))
+    ar = np.arange(s)
+    rows = xp.arange(K)[:, None]
+    for ell in range(lo, hi):
+        cols = xp.asarray(Z[:, ell][:, None] * s + ar[None, :])  # K × s
+        T = G3[:, ell, :][rows, cols]
+        Y = (Y[:, :, None] + T[:, None, :]).reshape(K, -1)
+    return Y
 
 
 def _scatter(xp, gG3, Q, conc, lo, s, n_c):
@@ -317,8 +339,8 @@ def evaluate_risk(task: Task, W, U, lam=0.0, layernorm: bool = False, *, grad: b
     max_seconds, max_bytes : float, int or None
         Budget: raise :class:`~fctheory.FCTheoryError` with the estimate when it is exceeded.
     workers : int or None
-        Host threads (default: the number of cores, at most 8); each runs single-threaded BLAS
-        on its own blocks of classes.
+        Host threads (default: the number of cores, at most 8); each takes whole prefix groups
+        and runs single-threaded BLAS on them.
 
     Returns
     -------
@@ -442,6 +464,29 @@ def _fallback_xp(xp, mask, k_of, lb, YAg, YB, pA, pB, grad, ce, rA, rB, fbAg, fb
             rB += xp.bincount(i * sB + b, weights=ds, minlength=n * sB).reshape(n, sB)
 
 
+class _LazyY:
+    """Partial scores of a tile's groups, computed on first use (only the log-space path needs them)."""
+
+    def __init__(self, xp, G3, concA, concB, m, s):
+        import threading
+
+        self.args = (xp, G3, concA, concB, m, s)
+        self.A = {}
+        self.B = None
+        self.lock = threading.Lock()
+
+    def __call__(self, side, g=None):
+        xp, G3, concA, concB, m, s = self.args
+        with self.lock:
+            if side == "A":
+                if g not in self.A:
+                    self.A[g] = _partial_scores(xp, G3, concA[g:g + 1], 0, s)[0]
+                return self.A[g]
+            if self.B is None:
+                self.B = _partial_scores(xp, G3, concB, m, s)
+            return self.B
+
+
 class _Worker:
     """Per-thread state: everything several workers would otherwise write concurrently."""
 
@@ -470,13 +515,13 @@ def _run_group(xp, use_numba, ctx, wk, g, ks_h, lb_h, full):
 
 
 def _run_group_inner(xp, use_numba, ctx, wk, g, ks_h, lb_h, full):
-    YA, BA, MA, YB, MB, BBt, pA, pB, K, grad, accA = ctx
-    sA, sB = BA.shape[2], YB.shape[2]
+    ownA, ownB, BA, MA, MB, BBt, pA, pB, K, grad, accA, lazyY = ctx
+    sA, sB = BA.shape[2], MB.shape[1]
     n = ks_h.size
     ks, lb = xp.asarray(ks_h), xp.asarray(lb_h)
-    BAg, YAg = BA[g], YA[g]
-    alphaA = MA[g][None, :] - YAg[ks, :]  # α_A = M_A − Y_A[:, k] ≥ 0
-    alphaB = MB[lb] - YB[lb, ks, :]
+    BAg = BA[g]
+    alphaA = MA[g][None, :] - ownA[ks]  # α_A = M_A − Y_A[k, ·] ≥ 0
+    alphaB = MB[lb] - ownB[ks]
     colsB = (lb_h[:, None] * sB + np.arange(sB)[None, :]).reshape(-1)  # columns of BBt used
     rows_k = xp.asarray(np.repeat(ks_h, sB))
     cols_loc = xp.arange(n * sB)
@@ -507,6 +552,7 @@ def _run_group_inner(xp, use_numba, ctx, wk, g, ks_h, lb_h, full):
     if nfl:
         wk.n_fallback += nfl
         fbA, fbB = wk.fallback_arrays() if grad else (None, None)
+        YAg, YB = lazyY("A", g), lazyY("B")  # partial scores, recomputed only when needed
         if use_numba:
             dummy = np.zeros((1, 1))
             for i in np.nonzero(nflag)[0]:
@@ -519,13 +565,30 @@ def _run_group_inner(xp, use_numba, ctx, wk, g, ks_h, lb_h, full):
                          fbA[g] if grad else None, fbB, sB)
     if grad:
         Om = S  # ω = D σ(t)/S', written over S'
-        accA[g] += buf @ Om.T  # Σ_i B̃_B^{(q_i)} ω_iᵀ: row k_i of block i is zero (j ≠ k)
-        T = BAg @ Om  # K × n·sB; block i of row k_i is class k_i's own (excluded) column
-        T[rows_k, cols_loc] = 0.0
-        if full:
-            wk.accB += T
+        r0, r1 = int(ks_h.min()), int(ks_h.max()) + 1
+        if xp is np and full and r1 - r0 == n and accA.flags.c_contiguous and wk.accB.flags.c_contiguous:
+            # host, classes = a contiguous row range (full tasks): let BLAS accumulate in place
+            from scipy.linalg.blas import dgemm
+
+            # accA[g] += buf Ωᵀ  (Σ_i B̃_B^{(q_i)} ω_iᵀ; row k_i of block i is zero, so j ≠ k)
+            dgemm(1.0, Om.T, buf.T, beta=1.0, c=accA[g].T, trans_a=1, overwrite_c=True)
+            # accB += B_A Ω, except the group's own rows, where block i of row k_i is class k_i's
+            # own (excluded) column and must be dropped, not subtracted
+            if r0 > 0:
+                dgemm(1.0, Om.T, BAg[:r0].T, beta=1.0, c=wk.accB[:r0].T, overwrite_c=True)
+            if r1 < K:
+                dgemm(1.0, Om.T, BAg[r1:].T, beta=1.0, c=wk.accB[r1:].T, overwrite_c=True)
+            T = BAg[r0:r1] @ Om
+            T[np.repeat(ks_h - r0, sB), np.arange(n * sB)] = 0.0
+            wk.accB[r0:r1] += T
         else:
-            wk.accB[:, xp.asarray(colsB)] += T
+            accA[g] += buf @ Om.T  # Σ_i B̃_B^{(q_i)} ω_iᵀ: row k_i of block i is zero (j ≠ k)
+            T = BAg @ Om  # K × n·sB; block i of row k_i is class k_i's own (excluded) column
+            T[rows_k, cols_loc] = 0.0
+            if full:
+                wk.accB += T
+            else:
+                wk.accB[:, xp.asarray(colsB)] += T
         wk.rA.append((g, ks, rA))
         wk.rB.append((lb, ks, rB))
     if full:
@@ -564,6 +627,8 @@ def _enumerate(xp, use_numba, task, G3, grad, est, progress, workers=None):
     on_host = xp is np
     nw = (workers or _default_workers()) if on_host else 1
 
+    ownA = _own_scores(xp, G3, Z, 0, m, s)
+    ownB = _own_scores(xp, G3, Z, m, L, s)
     ce_all = np.zeros(K)
     gG3 = xp.zeros_like(G3) if grad else None
     n_fallback = 0
@@ -577,11 +642,11 @@ def _enumerate(xp, use_numba, task, G3, grad, est, progress, workers=None):
     try:
         with np.errstate(under="ignore", over="ignore", divide="ignore", invalid="ignore"), _maybe_blas(on_host):
             for tileA in _tiles(nA, tA):
-                YA, BA, MA = _bases(xp, G3, concA[tileA], 0, s, use_numba)
+                BA, MA = _bases(xp, G3, concA[tileA], 0, s, use_numba)
                 locA = np.full(nA, -1)
                 locA[tileA] = np.arange(tileA.size)
                 inA = locA[gidA] >= 0
-                accA = xp.zeros_like(BA) if grad else None
+                accA = xp.zeros(BA.shape) if grad else None  # C order: BLAS accumulates into it
                 fbA_tot = None
                 rA_all = []
                 for tileB in _tiles(nB, tB):
@@ -590,11 +655,12 @@ def _enumerate(xp, use_numba, task, G3, grad, est, progress, workers=None):
                     sel = np.nonzero(inA & (locB[gidB] >= 0))[0]
                     if sel.size == 0:
                         continue
-                    YB, BB, MB = _bases(xp, G3, concB[tileB], m, s, use_numba)
+                    BB, MB = _bases(xp, G3, concB[tileB], m, s, use_numba)
                     nTB = tileB.size
                     BBt = xp.ascontiguousarray(xp.transpose(BB, (1, 0, 2)).reshape(K, nTB * sB))
                     del BB
-                    ctx = (YA, BA, MA, YB, MB, BBt, pA, pB, K, grad, accA)
+                    ctx = (ownA, ownB, BA, MA, MB, BBt, pA, pB, K, grad, accA,
+                           _LazyY(xp, G3, concA[tileA], concB[tileB], m, s))
                     sel = sel[np.lexsort((gidB[sel], gidA[sel]))]
                     la_sel = locA[gidA[sel]]
                     cuts = np.nonzero(np.diff(la_sel))[0] + 1
@@ -646,7 +712,7 @@ def _enumerate(xp, use_numba, task, G3, grad, est, progress, workers=None):
                             rA_all.extend(wk.rA)
                         QB = xp.transpose(QBt.reshape(K, nTB, sB), (1, 0, 2))
                         _scatter(xp, gG3, QB, concB[tileB], m, s, n_c)
-                    del BBt, YB, MB, ctx, wks
+                    del BBt, MB, ctx, wks
                 if grad:
                     QA = BA * accA
                     if fbA_tot is not None:

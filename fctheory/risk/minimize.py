@@ -240,8 +240,6 @@ def minimize_true_risk(task: Task, d: int, lam, layernorm: bool = False, *, seed
     f, g, f0 = fg(x)
     gn = float(np.linalg.norm(g))
     Wf, Uf = x[:nW].reshape(d, n_w).copy(), x[nW:].reshape(K, L * d).copy()
-    res = MinimizeResult(W=Wf, U=Uf, R=f, R0=f0, grad_norm=gn, success=gn <= gtol,
-                         message=message if gn <= gtol or message != "gradient norm below gtol"
-                         else message, nit=it, nfev=nfev, seconds=time.perf_counter() - t0,
-                         history=history)
+    res = MinimizeResult(W=Wf, U=Uf, R=f, R0=f0, grad_norm=gn, success=gn <= gtol, message=message,
+                         nit=it, nfev=nfev, seconds=time.perf_counter() - t0, history=history)
     return Wf, Uf, res
