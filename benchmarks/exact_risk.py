@@ -31,7 +31,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
 from fctheory import Task  # noqa: E402
 from fctheory.risk import evaluate_risk, true_risk_bruteforce  # noqa: E402
-from fctheory.risk._blas import blas_threads  # noqa: E402
+from fctheory._threads import blas_threads  # noqa: E402
 
 
 def best_time(f, repeat):

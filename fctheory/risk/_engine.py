@@ -605,7 +605,7 @@ def _default_workers():
 def _maybe_blas(on_host):
     from contextlib import nullcontext
 
-    from ._blas import blas_threads
+    from .._threads import blas_threads
 
     return blas_threads(1) if on_host else nullcontext()
 

@@ -12,18 +12,14 @@ __all__ = ["UFMOptimum", "NumericalOptimum", "softmax_ce", "lbfgs_multistart", "
 
 
 def single_thread_blas():
-    """Context limiting BLAS to one thread (if threadpoolctl is installed, else a no-op).
+    """Context limiting BLAS to one thread (see :func:`fctheory._threads.blas_threads`).
 
     The UFM problems are tiny; a threaded OpenBLAS spends more time waking threads than computing
     (25x slower L-BFGS-B iterations were measured on a loaded 2-core machine).
     """
-    try:
-        from threadpoolctl import threadpool_limits  # noqa: PLC0415 - optional
-    except ImportError:  # pragma: no cover
-        from contextlib import nullcontext
+    from .._threads import blas_threads  # noqa: PLC0415
 
-        return nullcontext()
-    return threadpool_limits(1, user_api="blas")
+    return blas_threads(1)
 
 
 @dataclass(frozen=True)
