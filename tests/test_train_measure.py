@@ -71,3 +71,14 @@ def test_distance_to_type1_is_zero_on_a_type1_configuration():
     W, U = _type1(task, 4, 1.3, 0.8)
     m = measure(task, W, U, predict=False)
     assert m.distances["I"] < 1e-8
+
+
+def test_measure_every_records_snapshots_during_training():
+    from fctheory import train
+
+    task = Task.random(3, 3, 2, 6, seed=4)
+    run = train(task, 4, 4, epochs=6, batch=5, lr=0.5, init_scale=0.3, measure_every=3, measure=False)
+    assert [e for e, _ in run.snapshots] == [3, 6]
+    m6 = run.snapshots[-1][1]
+    assert m6.W_norm_mean == pytest.approx(np.linalg.norm(run.W.astype(float), axis=0).mean(), rel=1e-12)
+    assert m6.distances == {}

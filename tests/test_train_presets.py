@@ -49,6 +49,24 @@ def test_reproduce_quick_writes_the_report(tmp_path, capsys):
     assert (tmp_path / "fig4c-quick_norm_by_rank.png").exists()
 
 
+def test_reproduce_no_train_reports_existing_checkpoints_only(tmp_path, capsys):
+    from fctheory import Task, train
+
+    p = get_preset("fig4c", quick=True)
+    kw = p.train_kwargs()
+    kw["epochs"] = 3  # a partial run of the quick preset
+    train(p.task(), p.n_spl, p.d, **kw, checkpoint=tmp_path / "fig4c-quick.ckpt.npz", measure=False)
+    kw["epochs"] = p.epochs
+    assert main(["reproduce", "--quick", "--no-train", "--json", "--out", str(tmp_path), "--presets",
+                 "fig3,fig4c"]) == 0
+    res = json.loads(capsys.readouterr().out)
+    assert list(res["acceptance"]) == ["fig4c"]
+    assert res["acceptance"]["fig4c"]["training completed all epochs"] is False
+    text = (tmp_path / "report.md").read_text()
+    assert "Not run (no checkpoint" in text and "3/100 epochs" in text
+    assert not (tmp_path / "fig3-quick.ckpt.npz").exists()  # nothing was trained
+
+
 def test_cli_errors_exit_2(capsys):
     assert main(["reproduce", "--quick", "--presets", "fig9"]) == 2
     assert "--presets" in capsys.readouterr().err

@@ -40,3 +40,14 @@ def test_task_must_be_a_task():
 def test_divergence_is_reported():
     with pytest.raises(FCTheoryError, match="diverged"):
         train(TASK, 5, 4, lr=1e30, init_scale=1.0, epochs=10, measure=False, backend="numpy", dtype="float64")
+
+
+def test_cupy_backend_without_cupy_is_a_named_error():
+    try:
+        import cupy  # noqa: F401
+
+        pytest.skip("CuPy is installed here")
+    except ImportError:
+        pass
+    with pytest.raises(FCTheoryError, match="backend"):
+        train(TASK, 2, 3, backend="cupy", epochs=1, measure=False)

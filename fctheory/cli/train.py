@@ -39,6 +39,8 @@ def register(sub) -> None:
     r.add_argument("--dtype", default="float32", choices=("float32", "float64"))
     r.add_argument("--out", default="fctheory-reproduction", help="output folder (default ./fctheory-reproduction)")
     r.add_argument("--presets", default="fig3,fig4a,fig4b,fig4c,k50", help="comma-separated subset")
+    r.add_argument("--no-train", action="store_true",
+                   help="train nothing: build the report from the checkpoints already in OUT (partial ones included)")
     r.add_argument("--no-progress", action="store_true", help="no tqdm progress bar")
     r.add_argument("--json", action="store_true", help="print the acceptance results as JSON")
     r.set_defaults(func=run_reproduce)
@@ -67,7 +69,7 @@ def run_train(args) -> int:
         print(f"interrupted: checkpoint saved to {exc.checkpoint}; run the same command to resume",
               file=sys.stderr)
         return 130
-    acc = quick_acceptance(run) if args.quick else acceptance(args.preset, run)
+    acc = quick_acceptance(run, args.preset) if args.quick else acceptance(args.preset, run)
     if args.json:
         s = run.summary()
         s["acceptance"] = acc
@@ -98,7 +100,7 @@ def run_reproduce(args) -> int:
             fail("--presets", args.presets, f"unknown preset {n!r}; choose from {list(PRESETS)}")
     try:
         res = reproduce(args.out, quick=args.quick, backend=args.backend, dtype=args.dtype, presets=names,
-                        progress=not args.no_progress and not args.json)
+                        progress=not args.no_progress and not args.json, train_missing=not args.no_train)
     except TrainingInterrupted as exc:
         print(f"interrupted: checkpoint saved to {exc.checkpoint}; run the same command to resume",
               file=sys.stderr)

@@ -165,6 +165,8 @@ class TrainRun:
         the epoch), ``test_acc`` and ``test_loss`` (NaN where not evaluated), ``time`` (seconds since start).
     measurements : Measurements or None
         See :func:`fctheory.trainer.measure`; includes the theory's predictions.
+    snapshots : list of (int, Measurements)
+        Measurements during training (``measure_every``).
     epochs_done : int
     wall_time : float
         Seconds spent training (accumulated over resumes).
@@ -179,6 +181,7 @@ class TrainRun:
     wall_time: float
     measurements: object = None
     data: TrainData | None = field(default=None, repr=False)
+    snapshots: list = field(default_factory=list, repr=False)
 
     @property
     def final_test_acc(self) -> float:
@@ -303,6 +306,7 @@ def train(
     progress: bool = False,
     callback=None,
     measure: bool = True,
+    measure_every: int | None = None,
     keep_data: bool = False,
 ) -> TrainRun:
     """Train h (``layernorm=False``) or h* (``layernorm=True``) with minibatch SGD.
@@ -347,6 +351,9 @@ def train(
         ``callback(epoch, run_so_far_info: dict)`` after every epoch.
     measure : bool
         Compute :class:`~fctheory.trainer.measure.Measurements` (with the theory's predictions) at the end.
+    measure_every : int, optional
+        Also measure during training, every this many epochs (without the collapse distances), into
+        ``run.snapshots`` as (epoch, Measurements) pairs.
     keep_data : bool
         Keep the training/test sentences in ``run.data``.
 
@@ -372,6 +379,9 @@ def train(
             fail("checkpoint_every", checkpoint_every, "needs checkpoint= (a file path)")
     if callback is not None and not callable(callback):
         fail("callback", callback, "must be callable")
+    if measure_every is not None:
+        measure_every = check_int("measure_every", measure_every, min=1)
+    snapshots = []
 
     history = {k: [] for k in _HIST_KEYS}
     start_epoch = 0
@@ -450,6 +460,12 @@ def train(
                         post["test"] = bar.last_test
                     bar.set_postfix(post, refresh=False)
                     bar.update(1)
+                if measure_every and e1 % measure_every == 0:
+                    from .measure import measure as _measure  # noqa: PLC0415
+
+                    E, U = engine.weights()
+                    snapshots.append((e1, _measure(task, E.T, U, layernorm=cfg.layernorm, eps=cfg.eps, data=data,
+                                                   lam_W=cfg.lam_W, lam_U=cfg.lam_U, distances=False)))
                 if callback is not None:
                     callback(e1, {"loss": loss, "train_acc": correct / N, "test_acc": test_acc})
                 elapsed = wall0 + time.perf_counter() - t0
@@ -469,6 +485,7 @@ def train(
 
     elapsed = wall0 + time.perf_counter() - t0
     run = snapshot(cfg.epochs, elapsed)
+    run.snapshots = snapshots
     if checkpoint is not None:
         E, U = engine.weights()
         save_checkpoint(checkpoint, task, cfg, E, U, history, cfg.epochs, elapsed)
