@@ -140,3 +140,45 @@ def tau_star_sigma(logb, log_rhs0, n_c, L, log_nc, c1, logq, log1mq):
     for i in prange(logb.shape[0]):
         out[i] = _rtsafe_tau_star(logb[i], log_rhs0[i], n_c[i], L[i], log_nc[i], c1[i], logq[i], log1mq[i])
     return out
+
+
+@njit(**_NB)
+def _theorem1_constants(n_c, n_w, L, K, lam):
+    """Per-element constants of Theorem 1 (same formulas as fctheory._latent.LatentSum):
+    r = log(λ₀/λ), log n_c, log(n_c−1), log q, log(1−q), log η."""
+    log_nc = math.log(n_c)
+    logK = math.log(K)
+    if L * math.log2(n_c) <= 53.0:  # n_c^L is an exact double: 1 − p exactly
+        N = n_c**L
+        om = (N - K) / N
+    else:
+        om = -math.expm1(min(logK - L * log_nc, 0.0))
+    om = max(om, 0.0)
+    log_Kom = logK + math.log1p(om / K)
+    logq = math.log(om) - log_Kom if om > 0.0 else -np.inf
+    log1mq = logK - log_Kom
+    log_n_w = math.log(n_w)
+    logL = math.log(L)
+    r = 0.5 * (logL + logK - log_n_w) - log_Kom - math.log(lam)
+    log_eta = math.log(n_c / (n_c - 1.0)) - 0.5 * (log_n_w + logK + logL)
+    return r, log_nc, math.log(n_c - 1.0), logq, log1mq, log_eta
+
+
+@njit(parallel=True, **_NB)
+def tau_direct(n_c, n_w, L, K, lam, r_near):
+    """τ for flat arrays, constants computed in the kernel. Elements with 0 < r < r_near are
+    returned as NaN (with their r) for the caller's long-double treatment."""
+    n = n_c.shape[0]
+    out = np.empty(n)
+    r_out = np.empty(n)
+    for i in prange(n):
+        r, log_nc, c1, logq, log1mq, log_eta = _theorem1_constants(n_c[i], n_w[i], L[i], K[i], lam[i])
+        r_out[i] = r
+        if r <= 0.0:
+            out[i] = 0.0
+        elif r < r_near:
+            out[i] = np.nan
+        else:
+            sigma = _rtsafe_tau(r, n_c[i], L[i], log_nc, c1, logq, log1mq)
+            out[i] = math.exp(sigma - log_eta)
+    return out, r_out

@@ -10,7 +10,8 @@ Writing s = ηt, H′(t) = λ − ηL·E1(s)E2(s) and H′(0) = λ − λ₀ wit
 
 so τ = 0 (the trivial solution (W, U) = (0, 0) wins) exactly when λ ≥ λ₀ (:func:`lambda_trivial`).
 For λ < λ₀ the float path solves log(λ₀/λ) = D(s) (see :mod:`fctheory._latent`) by safeguarded
-Newton in float64 (log(λ₀/λ) itself is formed in long double, see :func:`tau`).
+Newton in float64 (log(λ₀/λ) itself is formed in long double when it is small, see
+:func:`_tau_near_threshold`).
 """
 from __future__ import annotations
 
@@ -178,35 +179,53 @@ def tau(n_c, n_w, L, K, lam, precision: str = "float", dps: int = 50, backend: s
     if precision == "mp":
         with mp_context(dps):
             return vectorize_mp(_tau_mp, n_c, n_w, L, K, lam, shape=shape)
+    if backend == "numba":
+        from ._kernels import tau_direct
+
+        t, r = tau_direct(n_c, n_w, L, K, lam, _R_NEAR)
+        near = np.nonzero(np.isnan(t))[0]
+        if near.size:
+            t[near] = _tau_near_threshold(n_c[near], n_w[near], L[near], K[near], lam[near], backend)
+        return _out(t.reshape(shape))
     lat = LatentSum(n_c, L, K)
     log_ratio = _log_lambda0(lat, n_w) - np.log(lam)
-    s = np.zeros(lam.shape)
-    pos = log_ratio > 0
-    if pos.any():
-        idx = np.nonzero(pos)[0]
-        sub = lat.take(idx)
-        # r = log(λ₀/λ) is a difference of logs of size up to ~65 in the domain: where it is small
-        # (λ near λ₀) form it again in long double so it keeps its relative accuracy as r → 0.
-        # The rest of the solve is relative-accurate in float64 (D is built from log1p/expm1).
-        r = log_ratio[idx]
-        near = np.nonzero(r < 0.01)[0]
-        if near.size:
-            ld = np.longdouble
-            j = idx[near]
-            Kl, Ll, nwl = (a[j].astype(ld) for a in (K, L, n_w))
-            om_ld = one_minus_p(n_c[j], Ll, Kl, ld)
-            log_l0 = 0.5 * (np.log(Ll) - np.log(Kl) - np.log(nwl)) - np.log1p(om_ld / Kl)
-            r = r.copy()
-            r[near] = (log_l0 - np.log(lam[j].astype(ld))).astype(np.float64)
-        ok = r > 0
-        if backend == "numba":
-            from ._kernels import tau_sigma
+    t = np.zeros(lam.shape)
+    far = np.nonzero(log_ratio >= _R_NEAR)[0]
+    if far.size:
+        sub = lat.take(far)
+        s_far = _solve_s(sub, log_ratio[far])
+        t[far] = s_far * np.exp(-_log_eta(n_c[far], n_w[far], L[far], K[far]))
+    near = np.nonzero((log_ratio > 0) & (log_ratio < _R_NEAR))[0]
+    if near.size:
+        t[near] = _tau_near_threshold(n_c[near], n_w[near], L[near], K[near], lam[near], backend)
+    return _out(t.reshape(shape))
 
-            s_pos = np.exp(tau_sigma(np.where(ok, r, 1.0), sub.n_c, sub.L, sub.log_nc, sub.c1, sub.logq, sub.log1mq))
-        else:
-            s_pos = _solve_s(sub, np.where(ok, r, 1.0))
-        s[idx] = np.where(ok, s_pos * np.exp(-_log_eta(n_c[idx], n_w[idx], L[idx], K[idx])), 0.0)
-    return _out(s.reshape(shape))
+
+# below this r = log(λ₀/λ), r is re-formed in long double (see _tau_near_threshold)
+_R_NEAR = 0.01
+
+
+def _tau_near_threshold(n_c, n_w, L, K, lam, backend):
+    """τ where λ is just below λ₀ (or above: then 0).
+
+    r = log(λ₀/λ) is a difference of logs of size up to ~65 in the domain; as r → 0 it must keep its
+    relative accuracy, so it is formed in long double here. The rest of the solve is relative-accurate
+    in float64 (D is built from log1p/expm1), so no further polish is needed.
+    """
+    ld = np.longdouble
+    Kl, Ll, nwl = (a.astype(ld) for a in (K, L, n_w))
+    om_ld = one_minus_p(n_c, Ll, Kl, ld)
+    r = (0.5 * (np.log(Ll) - np.log(Kl) - np.log(nwl)) - np.log1p(om_ld / Kl) - np.log(lam.astype(ld))).astype(np.float64)
+    ok = r > 0
+    lat = LatentSum(n_c, L, K)
+    r1 = np.where(ok, r, 1.0)
+    if backend == "numba":
+        from ._kernels import tau_sigma
+
+        s = np.exp(tau_sigma(r1, lat.n_c, lat.L, lat.log_nc, lat.c1, lat.logq, lat.log1mq))
+    else:
+        s = _solve_s(lat, r1)
+    return np.where(ok, s * np.exp(-_log_eta(n_c, n_w, L, K)), 0.0)
 
 
 def _tau_mp(n_c, n_w, L, K, lam):
