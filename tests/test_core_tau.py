@@ -54,27 +54,26 @@ def test_theorem1_tiny_reference_H_value():
     assert abs(fc.H(t, 3, 6, 2, 9, 0.01) - 0.3490664343) < 1e-10
 
 
-@given(theorem1_params())
-def test_tau_float_matches_mpmath_50_digits(p):
+def _assert_tau_matches_mp(p):
+    """Float path vs 50-digit mpmath: 1e-11 relative, 1e-6 within a relative 1e-6 of λ₀ (issue 2, item 5)."""
     n_c, n_w, L, K, lam = p
     x = fc.tau(n_c, n_w, L, K, lam)
+    assert math.isfinite(x)
     with mpmath.workdps(50):
         ref = fc.tau(n_c, n_w, L, K, lam, precision="mp")
         lam0 = fc.lambda_trivial(n_c, n_w, L, K)
         tol = 1e-6 if abs(lam / lam0 - 1) < 1e-6 else 1e-11
-        assert math.isfinite(x)
         assert _rel(x, ref) <= tol, (x, ref)
+
+
+@given(theorem1_params())
+def test_tau_float_matches_mpmath_50_digits(p):
+    _assert_tau_matches_mp(p)
 
 
 @given(theorem1_params(near_threshold=True))
 def test_tau_float_matches_mpmath_near_threshold(p):
-    n_c, n_w, L, K, lam = p
-    x = fc.tau(n_c, n_w, L, K, lam)
-    with mpmath.workdps(50):
-        ref = fc.tau(n_c, n_w, L, K, lam, precision="mp")
-        lam0 = fc.lambda_trivial(n_c, n_w, L, K)
-        tol = 1e-6 if abs(lam / lam0 - 1) < 1e-6 else 1e-11
-        assert _rel(x, ref) <= tol, (x, ref)
+    _assert_tau_matches_mp(p)
 
 
 @given(theorem1_params())

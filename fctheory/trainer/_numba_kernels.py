@@ -52,6 +52,20 @@ def _gather(V, X, rows, b0, b, F):
 
 
 @nb.njit(cache=True)
+def _scatter_add(dF, X, rows, b0, b, dV):
+    """dV[X[rows[b0+i], ℓ]] += dF[i, ℓd:(ℓ+1)d]: the adjoint of :func:`_gather`."""
+    L = X.shape[1]
+    d = dV.shape[1]
+    for i in range(b):
+        r = rows[b0 + i]
+        for ell in range(L):
+            w = X[r, ell]
+            off = ell * d
+            for j in range(d):
+                dV[w, j] += dF[i, off + j]
+
+
+@nb.njit(cache=True)
 def _softmax_xent(S, y, rows, b0, b, grad):
     """Summed cross-entropy and correct count of the scores S[:b].
 
@@ -131,13 +145,7 @@ def train_epoch(E, U, X, y, perm, bsz, params, layernorm):
         gemm(False, False, one, Sb, U, 0 * one, dFb)  # ∂F = G U, before U moves
         gemm(True, False, -lr, Sb, Fb, beta_U, U)  # U ← (1 − lr λ_U) U − lr GᵀF
         dV[:, :] = 0
-        for i in range(b):
-            r = perm[b0 + i]
-            for ell in range(L):
-                w = X[r, ell]
-                off = ell * d
-                for j in range(d):
-                    dV[w, j] += dFb[i, off + j]
+        _scatter_add(dFb, X, perm, b0, b, dV)
         if layernorm:
             # VJP of φ (Lemma S): (g − mean(g) − φ·(φ·g)/d)/σ, row by row
             for w in range(n_w):
