@@ -63,10 +63,6 @@ class LatentSum:
             out.__dict__[k] = v[idx] if isinstance(v, np.ndarray) else v
         return out
 
-    def cast(self, dtype):
-        """The same constants recomputed in another dtype (e.g. long double)."""
-        return LatentSum(self.n_c, self.L, self.K, dtype)
-
     # ---- t(s) and the two ℓ-terms
     def t_of_s(self, s):
         return -self.L * np.log1p(np.expm1(-s) * (1 - 1 / self.n_c))

@@ -9,12 +9,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.special import expit
 
-__all__ = ["expit", "log_expit", "log1p_aexpm1", "log1p_aexpm1_prime", "solve_monotone"]
-
-
-def log_expit(x):
-    """log(1/(1+e^{−x})) without overflow."""
-    return -np.logaddexp(np.zeros_like(x), -x)
+__all__ = ["expit", "log1p_aexpm1", "log1p_aexpm1_prime", "solve_monotone"]
 
 
 def log1p_aexpm1(logA, log1mA, t):
