@@ -5,6 +5,7 @@ risk (5)/(10), property-based theorem checks, and the neural-collapse UFM optima
 See ``docs/`` for the theory as implemented and the conventions.
 """
 from ._errors import FCTheoryError
+from ._budget import Budget, budget, get_budget, set_budget
 from .frames import equiangular_frame, equiangular_gram, is_equiangular
 from .network import U_from_hat, U_hat, phi, scores
 from .task import Task

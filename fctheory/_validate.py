@@ -22,6 +22,9 @@ __all__ = [
 ]
 
 
+_FLOAT_MAX_INT = int(np.finfo(np.float64).max)
+
+
 def _show(value) -> str:
     if isinstance(value, np.ndarray):
         if value.size > 6:
@@ -52,9 +55,13 @@ def check_int(name: str, value, *, min: int | None = None, max: int | None = Non
     if isinstance(value, numbers.Integral):
         out = int(value)
     elif isinstance(value, numbers.Real):
-        if not np.isfinite(value) or float(value) != int(value):
+        try:
+            f = float(value)
+        except (OverflowError, TypeError, ValueError):
             fail(name, value, "must be an integer")
-        out = int(value)
+        if not np.isfinite(f) or not f.is_integer():
+            fail(name, value, "must be an integer")
+        out = int(f)
     else:
         fail(name, value, f"must be an integer, got {type(value).__name__}")
     if min is not None and out < min:
@@ -65,16 +72,29 @@ def check_int(name: str, value, *, min: int | None = None, max: int | None = Non
 
 
 def _as_real_array(name: str, value) -> np.ndarray:
-    if isinstance(value, str):
+    if isinstance(value, (str, bytes)):
         fail(name, value, "must be a number or an array of numbers, not a string")
+    if isinstance(value, (bool, np.bool_)):
+        fail(name, value, "must be a number, not a boolean")
+    if isinstance(value, int) and abs(value) > _FLOAT_MAX_INT:
+        # 10**400 would overflow in the float conversion below: refuse it by exact integer comparison
+        fail(name, value, "is beyond the float64 range (|value| <= 1.8e308)")
+    if isinstance(value, complex) or isinstance(value, np.complexfloating):
+        fail(name, value, "must be real, not complex")
     try:
         arr = np.asarray(value)
     except Exception:  # ragged input and the like
         fail(name, value, "must be a number or a rectangular array of numbers")
     if arr.dtype == object:
+        flat = arr.ravel()
+        for v in flat:
+            if isinstance(v, (bool, np.bool_, str, bytes)) or not isinstance(v, numbers.Real):
+                fail(name, value, "must be a number or an array of numbers")
+            if isinstance(v, int) and abs(v) > _FLOAT_MAX_INT:
+                fail(name, value, "has an entry beyond the float64 range (|value| <= 1.8e308)")
         try:
             arr = arr.astype(np.float64)
-        except (TypeError, ValueError):
+        except (TypeError, ValueError, OverflowError):
             fail(name, value, "must be a number or an array of numbers")
     if arr.dtype.kind == "b" or arr.dtype.kind not in "iuf":
         fail(name, value, f"must be real numbers, got dtype {arr.dtype}")
@@ -202,3 +222,353 @@ def broadcast_flat(**arrays):
     """
     shape = broadcast_shape(**arrays)
     return shape, [np.broadcast_to(a, shape).ravel() for a in arrays.values()]
+
+
+# =====================================================================================================
+# Declarative parameter kinds and the @public decorator
+#
+# Every public entry point (function, class constructor, method, CLI command body) is wrapped by
+# ``@public(name=Kind, ...)``, which declares the kind of *every* parameter and checks the arguments
+# before the body runs.  The declaration is kept on the wrapper as ``__fc_params__`` so the fuzz suite
+# (tests/test_fuzz.py) can (a) refuse any public callable without one and (b) draw bad values per kind.
+# Kinds check and convert cheap things (types, finiteness, ranges, overflow-safe integer bounds);
+# cross-parameter rules (shapes tied to a Task, sizes against the budget) stay in the function body,
+# written with the helpers above and in :mod:`fctheory._budget`.
+# =====================================================================================================
+import functools as _functools
+import inspect as _inspect
+import os as _os
+
+
+class Kind:
+    """A parameter kind: ``kind(name, value)`` returns the checked (possibly converted) value."""
+
+    optional: bool = False
+
+    def __call__(self, name: str, value):  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def or_none(self) -> "Kind":
+        """The same kind, with ``None`` also accepted (and passed through)."""
+        return Optional(self)
+
+    def __repr__(self):
+        fields = ", ".join(f"{k}={v!r}" for k, v in vars(self).items() if v is not None and k != "optional")
+        return f"{type(self).__name__}({fields})"
+
+
+class Optional(Kind):
+    optional = True
+
+    def __init__(self, inner: Kind):
+        self.inner = inner
+
+    def __call__(self, name, value):
+        return None if value is None else self.inner(name, value)
+
+
+class Int(Kind):
+    """A Python integer (integral floats accepted), ``min <= value <= max``; compared exactly, never overflows.
+
+    With ``array=True`` an int or array of ints is accepted and returned as float64 (broadcasting
+    predictors: K up to 1e300 fits); Python ints beyond the float range are refused.
+    """
+
+    def __init__(self, min=None, max=None, *, array: bool = False):
+        self.min, self.max, self.array = min, max, array
+
+    def __call__(self, name, value):
+        if self.array:
+            arr = int_array(name, value, min=self.min)
+            if self.max is not None and np.any(arr > self.max):
+                v, i = _first_bad(arr, arr > self.max)
+                fail(name, v, f"must be <= {self.max} (entry {i})")
+            return value if np.ndim(value) == 0 and isinstance(value, numbers.Integral) else arr if arr.ndim else float(arr)
+        return check_int(name, value, min=self.min, max=self.max)
+
+
+class Real(Kind):
+    """A finite real number (or array with ``array=True``) in [lo, hi] (open ends by flag).
+
+    ``inf_ok=True`` also accepts ±inf where the function documents its meaning.
+    """
+
+    def __init__(self, lo=None, hi=None, *, lo_open=False, hi_open=False, array: bool = False, inf_ok: bool = False):
+        self.lo, self.hi, self.lo_open, self.hi_open, self.array, self.inf_ok = lo, hi, lo_open, hi_open, array, inf_ok
+
+    def __call__(self, name, value):
+        if self.inf_ok and isinstance(value, (float, np.floating)) and np.isinf(value):
+            arr = np.asarray(value, dtype=np.float64)
+            if (self.lo is not None and value < self.lo) or (self.hi is not None and value > self.hi):
+                fail(name, value, f"must lie in [{self.lo}, {self.hi}]")
+            return float(value)
+        arr = float_array(name, value, lo=self.lo, hi=self.hi, lo_open=self.lo_open, hi_open=self.hi_open)
+        if self.array:
+            return arr if arr.ndim else float(arr)
+        if arr.ndim != 0:
+            fail(name, value, "must be a single number, not an array")
+        return float(arr)
+
+
+class Bool(Kind):
+    """``True``/``False`` (or numpy booleans); strings such as ``"False"`` and integers are refused."""
+
+    def __call__(self, name, value):
+        if isinstance(value, (bool, np.bool_)):
+            return bool(value)
+        fail(name, value, f"must be True or False, got {type(value).__name__}")
+
+
+class Choice(Kind):
+    """One of a fixed set of values (strings compared exactly)."""
+
+    def __init__(self, *choices):
+        self.choices = tuple(choices)
+
+    def __call__(self, name, value):
+        try:
+            ok = any(value is c or (type(value) is type(c) and value == c) for c in self.choices)
+        except Exception:  # arrays and the like
+            ok = False
+        if not ok:
+            fail(name, value, f"must be one of {list(self.choices)!r}")
+        return value
+
+
+class Seed(Kind):
+    """A random seed: ``None``, an integer in [0, 2**63 − 1], or a ``numpy.random.Generator``."""
+
+    optional = True
+
+    def __call__(self, name, value):
+        if value is None or isinstance(value, np.random.Generator):
+            return value
+        if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
+            fail(name, value, "must be None, a non-negative integer or a numpy.random.Generator")
+        return check_int(name, value, min=0, max=2**63 - 1)
+
+
+class Prob(Kind):
+    """A probability vector: positive finite entries summing to 1 within 1e-12 (see :func:`check_mu`).
+
+    ``named=True`` also accepts ``"uniform"``/``"zipf"`` (then the function builds it, given s_c).
+    """
+
+    def __init__(self, *, named: bool = True):
+        self.named = named
+
+    def __call__(self, name, value):
+        if isinstance(value, str):
+            if self.named and value in ("uniform", "zipf"):
+                return value
+            fail(name, value, "must be 'uniform', 'zipf' or an array of positive frequencies summing to 1")
+        return check_mu(value, None, name=name)
+
+
+class Array(Kind):
+    """A real numeric array (lists accepted), finite unless ``finite=False``, with optional ``ndim``.
+
+    Returns a float64 ndarray (a copy when the input was not already one, so callers never mutate
+    the user's data). ``ndim`` may be an int or a tuple of allowed values; ``min_size`` checks size.
+    ``integer=True`` demands integral entries (returned as int64) with ``min``/``max`` bounds.
+    """
+
+    def __init__(self, ndim=None, *, finite: bool = True, integer: bool = False, min=None, max=None, min_size: int = 1):
+        self.ndim, self.finite, self.integer, self.min, self.max, self.min_size = ndim, finite, integer, min, max, min_size
+
+    def __call__(self, name, value):
+        if hasattr(value, "__cuda_array_interface__") or type(value).__module__.startswith("cupy"):
+            return value  # device arrays are checked by the backend code
+        if isinstance(value, (str, bytes, bool, np.bool_)) or value is None:
+            fail(name, value, "must be an array of real numbers")
+        try:
+            arr = np.asarray(value)
+        except Exception:
+            fail(name, value, "must be a rectangular array of real numbers")
+        if arr.dtype == object:
+            try:
+                arr = _as_real_array(name, arr)
+            except FCTheoryError:
+                raise
+        if arr.dtype.kind == "b" or arr.dtype.kind not in "iuf":
+            fail(name, value, f"must be real numbers, got dtype {arr.dtype}")
+        if self.ndim is not None:
+            allowed = self.ndim if isinstance(self.ndim, tuple) else (self.ndim,)
+            if arr.ndim not in allowed:
+                fail(name, value, f"must have {' or '.join(map(str, allowed))} dimension(s), got shape {arr.shape}")
+        if arr.size < self.min_size:
+            fail(name, value, f"must have at least {self.min_size} entries, got shape {arr.shape}")
+        if self.integer:
+            if arr.dtype.kind == "f":
+                bad = ~np.isfinite(arr) | (arr != np.round(arr))
+                if bad.any():
+                    v, i = _first_bad(arr, bad)
+                    fail(name, v, f"must be integers (entry {i})")
+            if self.min is not None and arr.size and arr.min() < self.min:
+                v, i = _first_bad(arr, arr < self.min)
+                fail(name, v, f"must be >= {self.min} (entry {i})")
+            if self.max is not None and arr.size and arr.max() > self.max:
+                v, i = _first_bad(arr, arr > self.max)
+                fail(name, v, f"must be <= {self.max} (entry {i})")
+            return np.array(arr, dtype=np.int64)
+        out = np.array(arr, dtype=np.float64)  # a copy: inputs are never mutated
+        if self.finite:
+            bad = ~np.isfinite(out)
+            if bad.any():
+                v, i = _first_bad(out, bad)
+                fail(name, v, f"must be finite (entry {i})")
+        return out
+
+
+class Instance(Kind):
+    """An instance of the given class(es) (e.g. :class:`~fctheory.Task`)."""
+
+    def __init__(self, *classes, label: str | None = None):
+        self.classes, self.label = classes, label
+
+    def __call__(self, name, value):
+        if not isinstance(value, self.classes):
+            want = self.label or " or ".join(c.__name__ for c in self.classes)
+            fail(name, value, f"must be a {want}, got {type(value).__name__}")
+        return value
+
+
+class PathIn(Kind):
+    """An existing file (``dir=False``) or folder path (str or os.PathLike)."""
+
+    def __init__(self, *, dir: bool = False):
+        self.dir = dir
+
+    def __call__(self, name, value):
+        path = _as_path(name, value)
+        if self.dir and not _os.path.isdir(path):
+            fail(name, value, "must be an existing folder")
+        if not self.dir and not _os.path.isfile(path):
+            fail(name, value, "must be an existing file" if not _os.path.isdir(path) else "must be a file, not a folder")
+        return path
+
+
+class PathOut(Kind):
+    """A path to be written: its parent folder must exist (or be creatable) and be writable.
+
+    Checked *before* any work starts, so a long run never fails at the end on a bad path.
+    """
+
+    def __init__(self, *, dir: bool = False):
+        self.dir = dir
+
+    def __call__(self, name, value):
+        path = _as_path(name, value)
+        check_output_path(name, path, dir=self.dir)
+        return path
+
+
+class Anything(Kind):
+    """Explicitly unchecked (callbacks, opaque user objects); documents that nothing is checked."""
+
+    def __init__(self, why: str = ""):
+        self.why = why
+
+    def __call__(self, name, value):
+        return value
+
+
+def _as_path(name, value) -> str:
+    if isinstance(value, (bytes, bool)) or not isinstance(value, (str, _os.PathLike)):
+        fail(name, value, "must be a path (str or os.PathLike)")
+    path = _os.fspath(value)
+    if not isinstance(path, str) or path == "" or "\x00" in path:
+        fail(name, value, "must be a non-empty path without NUL characters")
+    return path
+
+
+def check_output_path(name: str, path, *, dir: bool = False) -> str:
+    """Refuse an output path that cannot be written, before any work is done.
+
+    ``dir=True``: the path is a folder to create or reuse; otherwise a file whose parent folder must
+    exist (or be creatable) and which must not be an existing folder.
+    """
+    path = _as_path(name, path)
+    if dir:
+        if _os.path.exists(path) and not _os.path.isdir(path):
+            fail(name, path, "must be a folder, but a file of that name exists")
+        probe = path if _os.path.isdir(path) else _nearest_existing(path)
+    else:
+        if _os.path.isdir(path):
+            fail(name, path, "must be a file path, but it is an existing folder")
+        probe = _nearest_existing(_os.path.dirname(_os.path.abspath(path)))
+    if not _os.path.isdir(probe):
+        fail(name, path, f"cannot be created: {probe!r} is not a folder")
+    if not _os.access(probe, _os.W_OK | _os.X_OK):
+        fail(name, path, f"is not writable (no write permission in {probe!r})")
+    return path
+
+
+def _nearest_existing(path: str) -> str:
+    path = _os.path.abspath(path)
+    while not _os.path.exists(path):
+        parent = _os.path.dirname(path)
+        if parent == path:
+            break
+        path = parent
+    return path
+
+
+def public(**kinds):
+    """Declare and check the kind of every parameter of a public entry point.
+
+    Every parameter of the wrapped callable (``self``/``cls`` aside) must be named in ``kinds``;
+    forgetting one is an error at import time, so a new function cannot skip validation. Arguments
+    are checked (and converted: ints to int, reals to float, arrays to fresh float64 arrays) before
+    the body runs; defaults are trusted. A call with wrong or missing arguments raises
+    :class:`~fctheory.FCTheoryError` naming the function, instead of a bare ``TypeError``.
+    """
+
+    def deco(fn):
+        sig = _inspect.signature(fn)
+        params = [p for p in sig.parameters.values() if p.name not in ("self", "cls")
+                  and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
+        missing = [p.name for p in params if p.name not in kinds]
+        extra = [k for k in kinds if k not in sig.parameters]
+        if missing or extra:
+            raise TypeError(f"@public on {fn.__qualname__}: undeclared parameters {missing}, unknown names {extra}")
+
+        @_functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            try:
+                bound = sig.bind(*args, **kwargs)
+            except TypeError as exc:
+                raise FCTheoryError(f"{fn.__qualname__}(): {exc}") from None
+            arguments = bound.arguments
+            for name, value in arguments.items():
+                kind = kinds.get(name)
+                if kind is not None:
+                    arguments[name] = kind(name, value)
+            return fn(*bound.args, **bound.kwargs)
+
+        wrapper.__fc_params__ = dict(kinds)
+        return wrapper
+
+    return deco
+
+
+def public_class(cls):
+    """Mark a class whose constructor is checked by ``@public`` on ``__init__`` (or validated in
+    ``__post_init__``/``__new__``) — lets the fuzz suite find the declaration on the class."""
+    init = cls.__dict__.get("__init__")
+    spec = getattr(init, "__fc_params__", None) or getattr(cls, "__fc_params__", None)
+    if spec is None:
+        raise TypeError(f"public_class {cls.__qualname__}: declare its constructor with @public or __fc_params__")
+    cls.__fc_params__ = spec
+    return cls
+
+
+def result_type(cls):
+    """Mark a result object (returned by the library, not built by users): the fuzz suite skips it."""
+    cls.__fc_result__ = True
+    return cls
+
+
+__all__ += ["Kind", "Optional", "Int", "Real", "Bool", "Choice", "Seed", "Prob", "Array", "Instance", "PathIn",
+            "PathOut", "Anything", "public", "public_class", "result_type", "check_output_path", "broadcast_shape",
+            "broadcast_flat"]

@@ -1,0 +1,133 @@
+"""The work and memory budget: every request is sized *before* anything is allocated or enumerated.
+
+Defaults (documented in docs/api.md, "Domains and errors"): 2 GiB of working memory, 600 s of
+estimated compute, 10**8 enumerated items. Change them for a process with :func:`set_budget`, for a
+block with ``with budget(max_bytes=...)``, or from the environment (``FCTHEORY_MAX_BYTES``,
+``FCTHEORY_MAX_SECONDS``, ``FCTHEORY_MAX_ITEMS``). Functions with their own ``max_bytes``/``max_seconds``
+arguments use those when given and the budget otherwise.
+"""
+from __future__ import annotations
+
+import contextlib
+import math
+import os
+import threading
+from dataclasses import dataclass, replace
+
+from ._errors import FCTheoryError
+
+__all__ = ["Budget", "get_budget", "set_budget", "budget", "check_work", "log_size"]
+
+
+@dataclass(frozen=True)
+class Budget:
+    """Limits on one request: working memory (bytes), estimated time (s) and enumerated items."""
+
+    max_bytes: float = 2 * 2**30
+    max_seconds: float = 600.0
+    max_items: float = 1e8
+
+
+def _from_env() -> Budget:
+    b = Budget()
+    for field, env in (("max_bytes", "FCTHEORY_MAX_BYTES"), ("max_seconds", "FCTHEORY_MAX_SECONDS"),
+                       ("max_items", "FCTHEORY_MAX_ITEMS")):
+        raw = os.environ.get(env)
+        if raw:
+            try:
+                v = float(raw)
+            except ValueError:
+                raise FCTheoryError(f"{env}={raw!r} is invalid: must be a positive number") from None
+            if not (v > 0):
+                raise FCTheoryError(f"{env}={raw!r} is invalid: must be a positive number")
+            b = replace(b, **{field: v})
+    return b
+
+
+_state = threading.local()
+_global: list[Budget] = []
+
+
+def get_budget() -> Budget:
+    """The budget in force (innermost ``with budget(...)`` block, else :func:`set_budget`, else env/defaults)."""
+    stack = getattr(_state, "stack", None)
+    if stack:
+        return stack[-1]
+    if not _global:
+        _global.append(_from_env())
+    return _global[0]
+
+
+def _checked(**limits) -> dict:
+    out = {}
+    for k, v in limits.items():
+        if v is None:
+            continue
+        if k not in ("max_bytes", "max_seconds", "max_items"):
+            raise FCTheoryError(f"{k} is invalid: budget fields are max_bytes, max_seconds, max_items")
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not (v > 0) or math.isnan(v):
+            raise FCTheoryError(f"{k}={v!r} is invalid: must be a positive number (inf for no limit)")
+        out[k] = float(v)
+    return out
+
+
+def set_budget(*, max_bytes=None, max_seconds=None, max_items=None) -> Budget:
+    """Set the process-wide budget (fields left None keep their value); returns the new budget."""
+    new = replace(get_budget() if not _global else _global[0], **_checked(
+        max_bytes=max_bytes, max_seconds=max_seconds, max_items=max_items))
+    _global[:] = [new]
+    return new
+
+
+@contextlib.contextmanager
+def budget(*, max_bytes=None, max_seconds=None, max_items=None):
+    """``with budget(max_bytes=8 * 2**30): ...`` — a temporary budget for this thread."""
+    new = replace(get_budget(), **_checked(max_bytes=max_bytes, max_seconds=max_seconds, max_items=max_items))
+    stack = getattr(_state, "stack", None)
+    if stack is None:
+        stack = _state.stack = []
+    stack.append(new)
+    try:
+        yield new
+    finally:
+        stack.pop()
+
+
+def log_size(*factors) -> float:
+    """log of a product of positive sizes (ints of any size, floats), without forming the product."""
+    total = 0.0
+    for f in factors:
+        f = int(f) if isinstance(f, bool) is False and float(f).is_integer() else float(f)
+        if f <= 0:
+            return -math.inf
+        total += math.log(f)
+    return total
+
+
+def check_work(name: str, value, *, items=None, bytes=None, seconds=None, what: str = "this request") -> None:
+    """Refuse a request whose estimated items/bytes/seconds exceed the budget in force.
+
+    Sizes may be given as exact ints (any size), floats, or ``("log", x)`` for a size known only by its
+    log. The message names the parameter, the estimate, the limit and how to raise it.
+    """
+    b = get_budget()
+
+    def over(est, limit):
+        if est is None:
+            return False
+        if isinstance(est, tuple):
+            return est[1] > math.log(limit) if math.isfinite(limit) else False
+        return est > limit
+
+    def show(est):
+        if isinstance(est, tuple):
+            return f"e^{est[1]:.4g}" if est[1] > 700 else f"{math.exp(est[1]):.3g}"
+        return f"{float(est):.3g}" if est < 1e308 else "> 1e308"
+
+    for est, limit, unit, field in ((items, b.max_items, "items", "max_items"),
+                                   (bytes, b.max_bytes, "bytes", "max_bytes"),
+                                   (seconds, b.max_seconds, "s", "max_seconds")):
+        if over(est, limit):
+            from ._validate import fail
+            fail(name, value, f"{what} needs about {show(est)} {unit}, over the budget {field}={limit:.3g} "
+                              f"(raise it with fctheory.set_budget({field}=...) or FCTHEORY_{field.upper()})")
