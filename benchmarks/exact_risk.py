@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import sys
 import time
@@ -73,7 +74,7 @@ def engine_time(task, W, U, grad, repeat, backend="numpy", jit=None):
 
     def run():
         r = evaluate_risk(task, W, U, 0.01, grad=grad, backend=backend, jit=jit, progress=False,
-                          max_seconds=None, max_bytes=None if backend == "cupy" else 8 * 1024**3)
+                          max_seconds=math.inf, max_bytes=math.inf if backend == "cupy" else 8 * 1024**3)
         if backend == "cupy":
             xp.cuda.Device().synchronize()
         return r

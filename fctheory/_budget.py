@@ -15,10 +15,14 @@ import threading
 from dataclasses import dataclass, replace
 
 from ._errors import FCTheoryError
+from ._validate import Real, public, result_type
+
+_LIMIT = Real(lo=0, lo_open=True, inf_ok=True).or_none()
 
 __all__ = ["Budget", "get_budget", "set_budget", "budget", "check_work", "log_size"]
 
 
+@result_type
 @dataclass(frozen=True)
 class Budget:
     """Limits on one request: working memory (bytes), estimated time (s) and enumerated items."""
@@ -48,6 +52,7 @@ _state = threading.local()
 _global: list[Budget] = []
 
 
+@public()
 def get_budget() -> Budget:
     """The budget in force (innermost ``with budget(...)`` block, else :func:`set_budget`, else env/defaults)."""
     stack = getattr(_state, "stack", None)
@@ -71,6 +76,7 @@ def _checked(**limits) -> dict:
     return out
 
 
+@public(max_bytes=_LIMIT, max_seconds=_LIMIT, max_items=_LIMIT)
 def set_budget(*, max_bytes=None, max_seconds=None, max_items=None) -> Budget:
     """Set the process-wide budget (fields left None keep their value); returns the new budget."""
     new = replace(get_budget() if not _global else _global[0], **_checked(
@@ -79,6 +85,7 @@ def set_budget(*, max_bytes=None, max_seconds=None, max_items=None) -> Budget:
     return new
 
 
+@public(max_bytes=_LIMIT, max_seconds=_LIMIT, max_items=_LIMIT)
 @contextlib.contextmanager
 def budget(*, max_bytes=None, max_seconds=None, max_items=None):
     """``with budget(max_bytes=8 * 2**30): ...`` — a temporary budget for this thread."""

@@ -31,6 +31,10 @@ def atomic_path(path: str, *, name: str = "path"):
     os.makedirs(folder, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", suffix=".tmp", dir=folder)
     os.close(fd)
+    # mkstemp creates 0600; give the final file the permissions an ordinary open() would (0666 & ~umask)
+    umask = os.umask(0)
+    os.umask(umask)
+    os.chmod(tmp, 0o666 & ~umask)
     try:
         yield tmp
         with open(tmp, "rb+") as f:

@@ -10,13 +10,30 @@ import numpy as np
 
 from ._validate import fail
 
-__all__ = ["mp_root", "mp_context", "vectorize_mp"]
+__all__ = ["mp_root", "mp_context", "mp_guard", "vectorize_mp"]
+
+import contextlib
+
+from ._errors import FCTheoryError
 
 
 def mp_context(dps: int):
-    if not isinstance(dps, int) or dps < 20:
-        fail("dps", dps, "must be an integer >= 20")
+    if isinstance(dps, bool) or not isinstance(dps, int) or not 20 <= dps <= 1000:
+        fail("dps", dps, "must be an integer in [20, 1000]")
     return mpmath.workdps(dps)
+
+
+@contextlib.contextmanager
+def mp_guard(dps: int):
+    """Turn a failure of the mpmath reference (no convergence, singular Jacobian, ...) into the project
+    error: the float path stays available, and a reference that cannot be computed is said so."""
+    try:
+        yield
+    except FCTheoryError:
+        raise
+    except (ArithmeticError, ValueError) as exc:
+        fail("precision", "mp", f"the mpmath reference failed at dps={dps} for these inputs "
+                                f"({type(exc).__name__}: {exc}); use precision='float'")
 
 
 def mp_root(f, a, b, *, rel=None, maxiter: int = 5000):

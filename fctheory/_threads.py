@@ -15,6 +15,7 @@ __all__ = ["blas_threads"]
 _lock = threading.Lock()
 _depth = 0
 _limiter = None
+_controller = None  # threadpoolctl's library scan costs ~20 ms: do it once per process
 
 
 @contextmanager
@@ -24,12 +25,18 @@ def blas_threads(n: int = 1):
     Reentrant and thread-safe: the first entrant sets the limit, the last one restores the
     original thread counts.
     """
-    global _depth, _limiter
-    from threadpoolctl import threadpool_limits  # noqa: PLC0415 - loaded on first use
+    global _depth, _limiter, _controller
+    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+        from ._validate import fail  # noqa: PLC0415
+
+        fail("n", n, "must be an integer >= 1 (BLAS threads)")
+    from threadpoolctl import ThreadpoolController  # noqa: PLC0415 - loaded on first use
 
     with _lock:
         if _depth == 0:
-            _limiter = threadpool_limits(limits=n, user_api="blas")
+            if _controller is None:
+                _controller = ThreadpoolController()
+            _limiter = _controller.limit(limits=n, user_api="blas")
         _depth += 1
     try:
         yield

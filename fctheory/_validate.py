@@ -35,12 +35,20 @@ def _show(value) -> str:
         if isinstance(value, float) and value.is_integer() and abs(value) < 2**53:
             value = int(value)
     text = repr(value)
-    return text if len(text) <= 80 else text[:77] + "..."
+    if len(text) <= 80:
+        return text
+    if isinstance(value, str) and ("/" in value or "\\" in value):
+        return text[:24] + "..." + text[-53:]  # a path: its file name is the informative end
+    return text[:77] + "..."
 
 
 def fail(name: str, value, rule: str):
     """Raise the project error for parameter ``name`` with ``value`` breaking ``rule``."""
     raise FCTheoryError(f"{name}={_show(value)} is invalid: {rule}")
+
+
+def _entry(i) -> str:
+    return f" (entry {i})" if i else ""
 
 
 def _first_bad(arr: np.ndarray, bad: np.ndarray):
@@ -109,16 +117,16 @@ def int_array(name: str, value, *, min: float | None = None) -> np.ndarray:
     bad = ~np.isfinite(arr)
     if bad.any():
         v, i = _first_bad(arr, bad)
-        fail(name, v, f"must be finite (entry {i})")
+        fail(name, v, f"must be finite{_entry(i)}")
     bad = arr != np.floor(arr)
     if bad.any():
         v, i = _first_bad(arr, bad)
-        fail(name, v, f"must be an integer (entry {i})")
+        fail(name, v, f"must be an integer{_entry(i)}")
     if min is not None:
         bad = arr < min
         if bad.any():
             v, i = _first_bad(arr, bad)
-            fail(name, v, f"must be >= {min} (entry {i})")
+            fail(name, v, f"must be >= {min}{_entry(i)}")
     return arr
 
 
@@ -136,17 +144,17 @@ def float_array(
     bad = ~np.isfinite(arr)
     if bad.any():
         v, i = _first_bad(arr, bad)
-        fail(name, v, f"must be finite (entry {i})")
+        fail(name, v, f"must be finite{_entry(i)}")
     if lo is not None:
         bad = arr <= lo if lo_open else arr < lo
         if bad.any():
             v, i = _first_bad(arr, bad)
-            fail(name, v, f"must be {'>' if lo_open else '>='} {lo} (entry {i})")
+            fail(name, v, f"must be {'>' if lo_open else '>='} {lo}{_entry(i)}")
     if hi is not None:
         bad = arr >= hi if hi_open else arr > hi
         if bad.any():
             v, i = _first_bad(arr, bad)
-            fail(name, v, f"must be {'<' if hi_open else '<='} {hi} (entry {i})")
+            fail(name, v, f"must be {'<' if hi_open else '<='} {hi}{_entry(i)}")
     return arr
 
 
@@ -184,7 +192,7 @@ def check_mu(mu, s_c: int | None = None, *, name: str = "mu", rtol: float = 1e-1
     total = arr.sum(axis=-1)
     bad = np.abs(total - 1.0) > rtol * max(1, arr.shape[-1]) ** 0.5 + 4 * np.finfo(float).eps * arr.shape[-1]
     if np.any(bad):
-        fail(name, mu, f"frequencies must sum to 1 (sum is {np.atleast_1d(total)[np.argmax(np.atleast_1d(bad))]!r})")
+        fail(name, mu, f"frequencies must sum to 1 (sum is {float(np.atleast_1d(total)[np.argmax(np.atleast_1d(bad))])!r})")
     return arr
 
 
@@ -282,7 +290,7 @@ class Int(Kind):
             arr = int_array(name, value, min=self.min)
             if self.max is not None and np.any(arr > self.max):
                 v, i = _first_bad(arr, arr > self.max)
-                fail(name, v, f"must be <= {self.max} (entry {i})")
+                fail(name, v, f"must be <= {self.max}{_entry(i)}")
             return value if np.ndim(value) == 0 and isinstance(value, numbers.Integral) else arr if arr.ndim else float(arr)
         return check_int(name, value, min=self.min, max=self.max)
 
@@ -403,20 +411,29 @@ class Array(Kind):
                 bad = ~np.isfinite(arr) | (arr != np.round(arr))
                 if bad.any():
                     v, i = _first_bad(arr, bad)
-                    fail(name, v, f"must be integers (entry {i})")
+                    fail(name, v, f"must be integers{_entry(i)}")
+            # int64 range first: an integral float such as 1e300 would wrap in the cast below
+            lo64, hi64 = -(2**63), 2**63 - 1
+            if arr.dtype.kind == "f" and arr.size and (arr.min() < lo64 or arr.max() >= 2.0**63):
+                bad = (arr < lo64) | (arr >= 2.0**63)
+                v, i = _first_bad(arr, bad)
+                fail(name, v, f"must fit a 64-bit integer{_entry(i)}")
+            if arr.dtype.kind == "u" and arr.size and arr.max() > hi64:
+                v, i = _first_bad(arr, arr > hi64)
+                fail(name, v, f"must fit a 64-bit integer{_entry(i)}")
             if self.min is not None and arr.size and arr.min() < self.min:
                 v, i = _first_bad(arr, arr < self.min)
-                fail(name, v, f"must be >= {self.min} (entry {i})")
+                fail(name, v, f"must be >= {self.min}{_entry(i)}")
             if self.max is not None and arr.size and arr.max() > self.max:
                 v, i = _first_bad(arr, arr > self.max)
-                fail(name, v, f"must be <= {self.max} (entry {i})")
+                fail(name, v, f"must be <= {self.max}{_entry(i)}")
             return np.array(arr, dtype=np.int64)
         out = np.array(arr, dtype=np.float64)  # a copy: inputs are never mutated
         if self.finite:
             bad = ~np.isfinite(out)
             if bad.any():
                 v, i = _first_bad(out, bad)
-                fail(name, v, f"must be finite (entry {i})")
+                fail(name, v, f"must be finite{_entry(i)}")
         return out
 
 

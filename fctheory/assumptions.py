@@ -15,14 +15,49 @@ Every function accepts a :class:`~fctheory.Task` or a K×L integer array of late
 from __future__ import annotations
 
 import itertools
+import math
 from dataclasses import dataclass, field
 from fractions import Fraction
 from math import comb
 
 import numpy as np
 
-from ._validate import check_int, fail
+from ._budget import check_work
+from ._validate import Anything, Array, Bool, Choice, Int, Kind, fail, public, result_type
 from .task import Task
+
+
+class _LatentKind(Kind):
+    """A :class:`~fctheory.Task` or a K×L integer array of latent variables (0-based concepts)."""
+
+    _array = Array(ndim=2, integer=True, min=0, max=2**62)
+
+    def __call__(self, name, value):
+        if isinstance(value, Task):
+            return value
+        return self._array(name, value)
+
+
+class _SolverKind(Kind):
+    """None (cvxpy's default) or the name of an installed cvxpy solver."""
+
+    optional = True
+
+    def __call__(self, name, value):
+        if value is None:
+            return None
+        if not isinstance(value, str):
+            fail(name, value, f"must be None or a cvxpy solver name, got {type(value).__name__}")
+        import cvxpy as cp
+
+        names = cp.installed_solvers()
+        if value.upper() not in names:
+            fail(name, value, f"must be one of the installed cvxpy solvers {names}")
+        return value.upper()
+
+
+_Z = _LatentKind()
+_NC = Int(min=2).or_none()
 
 __all__ = [
     "AssumptionAViolation",
@@ -43,22 +78,25 @@ __all__ = [
 def _latent(Z, n_c=None):
     """(Z, n_c, L) from a Task or a K×L integer array; validated (distinct rows not required)."""
     if isinstance(Z, Task):
-        if n_c is not None and check_int("n_c", n_c, min=2) != Z.n_c:
+        if n_c is not None and n_c != Z.n_c:
             fail("n_c", n_c, f"must match the task's n_c = {Z.n_c}")
         return np.asarray(Z.Z, dtype=np.int64), Z.n_c, Z.L
     if n_c is None:
         fail("n_c", n_c, "is required when Z is an array (pass a Task or give n_c)")
-    n_c = check_int("n_c", n_c, min=2)
-    arr = np.asarray(Z)
-    if arr.dtype.kind == "f" and arr.size and np.all(arr == np.round(arr)):
-        arr = arr.astype(np.int64)
-    if arr.dtype.kind not in "iu":
-        fail("Z", Z, "must be an integer array of concept indices")
+    arr = _Z("Z", Z)
     if arr.ndim != 2 or arr.shape[0] < 1 or arr.shape[1] < 1:
         fail("Z", Z, f"must have shape (K, L) with K, L >= 1, got {arr.shape}")
-    if arr.min() < 0 or arr.max() >= n_c:
+    if arr.max() >= n_c:
         fail("Z", Z, f"entries must be concept indices in [0, n_c-1] = [0, {n_c - 1}]")
     return arr.astype(np.int64), n_c, int(arr.shape[1])
+
+
+def _pair_budget(Z, n_c, L, *, what: str, per_pair_flops: float, per_pair_bytes: float = 0.0) -> None:
+    """Refuse a K×K pairwise computation over the budget (K² (L + ...) bytes, K²·flops seconds)."""
+    K = Z.shape[0]
+    check_work("Z", f"{K}×{L} latent variables", items=K * K,
+               bytes=K * K * (L + 24 + per_pair_bytes) + 8 * K * L * n_c * 4,
+               seconds=K * K * per_pair_flops // (2 * 10**8), what=what)
 
 
 def _hamming(Z):
@@ -72,6 +110,7 @@ def _onehot(Z, n_c):
     return O
 
 
+@public(Z=_Z, n_c=_NC)
 def assumption_A_counts(Z, n_c=None) -> np.ndarray:
     """Counts N[k, r, ℓ, α] = |{j : dist(z_j, z_k) = r and z_{j,ℓ} = α}| for r = 0..L (exact int64).
 
@@ -80,6 +119,8 @@ def assumption_A_counts(Z, n_c=None) -> np.ndarray:
     """
     Z, n_c, L = _latent(Z, n_c)
     K = Z.shape[0]
+    _pair_budget(Z, n_c, L, what="the counts of (35)", per_pair_flops=(L + 1) * (L * n_c + 1))
+    check_work("Z", f"{K}×{L} latent variables", bytes=16 * K * (L + 1) * L * n_c, what="the counts of (35)")
     D = _hamming(Z)
     O = _onehot(Z, n_c).reshape(K, L * n_c)
     out = np.empty((K, L + 1, L * n_c), dtype=np.int64)
@@ -89,6 +130,7 @@ def assumption_A_counts(Z, n_c=None) -> np.ndarray:
 
 
 # ----------------------------------------------------------------------------------------- Assumption A
+@result_type
 @dataclass(frozen=True)
 class AssumptionAViolation:
     """One violated identity of (35): the count at (k, r, ℓ, α) and the value (35) requires."""
@@ -104,6 +146,7 @@ class AssumptionAViolation:
         return f"(k={self.k}, r={self.r}, ell={self.ell}, alpha={self.alpha}): count {self.count} != {self.expected}"
 
 
+@result_type
 @dataclass
 class AssumptionAResult:
     """Result of :func:`check_assumption_A`.
@@ -141,6 +184,7 @@ def _expected_35(K: int, n_c: int, L: int, r: int, same: bool) -> Fraction:
     return Fraction(K * comb(L - 1, r - 1) * (n_c - 1) ** (r - 1), N)
 
 
+@public(Z=_Z, n_c=_NC, expected=Anything("callable (K, n_c, L, r, same) -> Fraction; proofs_check self-test hook").or_none())
 def check_assumption_A(Z, n_c=None, *, expected=None) -> AssumptionAResult:
     """Check Assumption A (35) exactly, reporting every violated (k, r, ℓ, α).
 
@@ -168,6 +212,10 @@ def check_assumption_A(Z, n_c=None, *, expected=None) -> AssumptionAResult:
     """
     Z, n_c, L = _latent(Z, n_c)
     K = Z.shape[0]
+    if expected is not None and not callable(expected):
+        fail("expected", expected, "must be a callable (K, n_c, L, r, same) -> Fraction")
+    # the violations list may hold one Python object (~300 bytes) per identity
+    check_work("Z", f"{K}×{L} latent variables", bytes=300 * K * L * L * n_c, what="check_assumption_A (the violations list)")
     rhs = expected if expected is not None else _expected_35
     counts = assumption_A_counts(Z, n_c)
     same = _onehot(Z, n_c).astype(bool)  # same[k, ℓ, α] = (z_{k,ℓ} == α)
@@ -190,6 +238,7 @@ def check_assumption_A(Z, n_c=None, *, expected=None) -> AssumptionAResult:
 
 
 # ----------------------------------------------------------------------------------------- Lemma B
+@result_type
 @dataclass
 class LemmaBResult:
     """Result of :func:`lemma_B_properties` (Lemma B (i)–(iii), all in exact arithmetic).
@@ -231,6 +280,7 @@ class LemmaBResult:
         return self.holds
 
 
+@public(Z=_Z, n_c=_NC)
 def lemma_B_properties(Z, n_c=None) -> LemmaBResult:
     """Check the three properties of Lemma B exactly and recover θ_r, A_r.
 
@@ -254,6 +304,8 @@ def lemma_B_properties(Z, n_c=None) -> LemmaBResult:
     """
     Z, n_c, L = _latent(Z, n_c)
     K = Z.shape[0]
+    _pair_budget(Z, n_c, L, what="lemma_B_properties", per_pair_flops=L * (L * n_c + 2), per_pair_bytes=8)
+    check_work("n_c", n_c, bytes=8 * n_c * n_c * 3 + 8 * K * L * n_c * 4, what="lemma_B_properties (ZZᵀ, n_c×n_c)")
     D = _hamming(Z)
     S = np.stack([(D == r).sum(1) for r in range(L + 1)], axis=1)
     msgs = []
@@ -332,6 +384,7 @@ def _affine_fit(M: np.ndarray, O: np.ndarray):
 
 
 # ----------------------------------------------------------------------------------------- Assumption B
+@result_type
 @dataclass
 class AssumptionBResult:
     """Result of :func:`check_assumption_B`.
@@ -351,8 +404,8 @@ class AssumptionBResult:
     certificate : ndarray or None
         When ``holds`` is False: a PSD solution of (44) outside 𝒜, found by the SDP
         (``sdp_status`` says how), verified by its eigenvalues, its residual and its distance to 𝒜.
-    certificate_min_eig, certificate_residual, certificate_distance : float
-        Checks of the certificate (NaN when there is none).
+    certificate_min_eig, certificate_residual, certificate_distance : float or None
+        Checks of the certificate (None when there is none).
     analytic_certificate : ndarray or None
         I + B/(2‖B‖₂) for B ∈ (solution space) ⊥ 𝒜: positive definite by construction. Its existence
         shows that Assumption B fails exactly when ``dim`` > 2 (I is interior to the PSD cone).
@@ -365,9 +418,9 @@ class AssumptionBResult:
     basis: list
     n_equations: int
     certificate: np.ndarray | None
-    certificate_min_eig: float
-    certificate_residual: float
-    certificate_distance: float
+    certificate_min_eig: float | None
+    certificate_residual: float | None
+    certificate_distance: float | None
     analytic_certificate: np.ndarray | None
     sdp_status: str
 
@@ -430,6 +483,7 @@ def _assumption_B_gram(Z, n_c, block: int = 256):
     return Gm, n_eq, m
 
 
+@public(Z=_Z, n_c=_NC, sdp=Bool(), solver=_SolverKind(), A_space=Anything("list of n_c×n_c arrays; proofs_check self-test hook").or_none())
 def check_assumption_B(Z, n_c=None, *, sdp: bool = True, solver: str | None = None, A_space=None) -> AssumptionBResult:
     """Check Assumption B: solve (44) exactly; if its solutions exceed 𝒜, certify with an SDP.
 
@@ -462,6 +516,20 @@ def check_assumption_B(Z, n_c=None, *, sdp: bool = True, solver: str | None = No
     import sympy as sp
 
     Z, n_c, L = _latent(Z, n_c)
+    K = Z.shape[0]
+    m = n_c * (n_c + 1) // 2
+    # the Gram accumulation: blocks of 256 rows × K × n_c² int64, K²·m² flops
+    check_work("Z", f"{K}×{L} latent variables", bytes=8 * min(K, 256) * K * (n_c * n_c + 2 * m) * 2 + 8 * (L + 1) * m * m,
+               seconds=K * K * (m * m + L * n_c * n_c) // (2 * 10**8), what="check_assumption_B (the equations (44))")
+    # sympy's exact null space of the m×m Gram matrix costs ~m³ big-rational operations
+    check_work("n_c", n_c, seconds=m**3 // 50_000 + (m // 20 if sdp else 0), what=f"check_assumption_B (exact null space, {m}×{m})")
+    if A_space is not None:
+        try:
+            A_space = [np.asarray(a, dtype=np.float64) for a in A_space]
+        except (TypeError, ValueError):
+            fail("A_space", A_space, "must be a list of n_c×n_c real arrays")
+        if not A_space or any(a.shape != (n_c, n_c) or not np.all(np.isfinite(a)) for a in A_space):
+            fail("A_space", A_space, f"must be a non-empty list of finite {n_c}×{n_c} arrays")
     Gm, n_eq, m = _assumption_B_gram(Z, n_c)
     idx = _sym_index(n_c)
     null = sp.Matrix(Gm.tolist()).nullspace()
@@ -487,8 +555,7 @@ def check_assumption_B(Z, n_c=None, *, sdp: bool = True, solver: str | None = No
     basis = list(calA) + [0.5 * (e + e.T) for e in extra]
     eq_matrix = _equation_rows(Gm, idx, n_c)
     if not extra:
-        nan = float("nan")
-        return AssumptionBResult(True, dim, basis_null, n_eq, None, nan, nan, nan, None, "not needed")
+        return AssumptionBResult(True, dim, basis_null, n_eq, None, None, None, None, None, "not needed")
     Bx = 0.5 * (extra[0] + extra[0].T)
     analytic = np.eye(n_c) + Bx / (2 * np.linalg.norm(Bx, 2))
     cert, status = None, "skipped"
@@ -539,6 +606,7 @@ def _sdp_certificate(basis_null, extra, n_c, solver):
 
 
 # ----------------------------------------------------------------------------------------- existence
+@result_type
 @dataclass
 class ExistenceResult:
     """Result of :func:`search_assumption_A` / :func:`search_lemma_B` for one (n_c, L).
@@ -566,6 +634,7 @@ class ExistenceResult:
     examples: dict
     n_sets: int
 
+    @public()
     def sizes(self):
         """The K < n_c^L for which a latent set with the property exists."""
         return sorted(k for k, v in self.counts.items() if v and k < self.n_c**self.L)
@@ -578,7 +647,7 @@ def _all_latent(n_c, L):
     return np.array(list(itertools.product(range(n_c), repeat=L)), dtype=np.int64)
 
 
-def _subsets_balanced(n_c, L, K, with_origin: bool = False):
+def _subsets_balanced(n_c, L, K, with_origin: bool = False, deadline=None):
     """Subsets of 𝒵 of size K, as index tuples, pruned by (37) (needed by A and by Lemma B(ii)).
 
     With ``with_origin`` only the subsets containing z = (0, …, 0) (index 0) are generated.
@@ -597,6 +666,8 @@ def _subsets_balanced(n_c, L, K, with_origin: bool = False):
         cnt[pos, allz[0]] += 1
 
     def rec(start):
+        if deadline is not None:
+            deadline()
         if len(chosen) == K:
             yield tuple(chosen)
             return
@@ -613,12 +684,35 @@ def _subsets_balanced(n_c, L, K, with_origin: bool = False):
     yield from rec(1 if with_origin else 0)
 
 
-def _search(n_c, L, prop, test, Ks, with_origin=False):
+class _Deadline:
+    """The time budget of an exhaustive search, checked as it runs (its size is only bounded loosely
+    up front): past ``max_seconds`` the search stops with the project error and the reason."""
+
+    def __init__(self, name, value, what):
+        import time
+
+        from ._budget import get_budget
+
+        self._clock = time.perf_counter
+        self.t0 = self._clock()
+        self.limit = get_budget().max_seconds
+        self.name, self.value, self.what = name, value, what
+        self.n = 0
+
+    def tick(self, n_sets):
+        self.n += 1
+        if self.n % 64 == 0 and self._clock() - self.t0 > self.limit:
+            fail(self.name, self.value, f"{self.what} stopped after {self._clock() - self.t0:.3g} s with {n_sets} sets examined: "
+                                        f"over the budget max_seconds={self.limit:.3g} (give one K, or raise it with "
+                                        "fctheory.set_budget(max_seconds=...))")
+
+
+def _search(n_c, L, prop, test, Ks, with_origin=False, deadline=None):
     allz = _all_latent(n_c, L)
     counts, examples, n_sets = {}, {}, 0
     for K in Ks:
         c = 0
-        for sub in _subsets_balanced(n_c, L, K, with_origin):
+        for sub in _subsets_balanced(n_c, L, K, with_origin, deadline=lambda: deadline.tick(n_sets)):
             n_sets += 1
             Zs = allz[list(sub)]
             if test(Zs):
@@ -629,17 +723,17 @@ def _search(n_c, L, prop, test, Ks, with_origin=False):
                            counts, examples, n_sets)
 
 
-def _check_search_args(n_c, L, K):
-    n_c = check_int("n_c", n_c, min=2)
-    L = check_int("L", L, min=1)
+def _check_search_args(n_c, L, K, limit):
+    """Sizes checked in logs before n_c**L is formed (L may be huge)."""
+    if L > 62 or L * math.log2(n_c) > 62:
+        fail("L", L, f"n_c**L = {n_c}**{L} is far too many latent variables (limit n_c**L <= {limit})")
     N = n_c**L
-    if K is None:
-        Ks = list(range(1, N + 1))
-    else:
-        Ks = [check_int("K", K, min=1, max=N)]
-    return n_c, L, N, Ks
+    if K is not None and K > N:
+        fail("K", K, f"must be <= n_c**L = {N}")
+    return N, (list(range(1, N + 1)) if K is None else [K])
 
 
+@public(n_c=Int(min=2), L=Int(min=1), K=Int(min=1).or_none(), method=Choice("exhaustive", "integrality"))
 def search_assumption_A(n_c: int, L: int, K: int | None = None, *, method: str = "exhaustive") -> ExistenceResult:
     """For which K ≤ n_c^L do latent sets of K distinct z ∈ 𝒵 satisfy Assumption A exactly?
 
@@ -651,26 +745,39 @@ def search_assumption_A(n_c: int, L: int, K: int | None = None, *, method: str =
     method : {"exhaustive", "integrality"}
         "exhaustive" runs :func:`check_assumption_A` on every subset of 𝒵 of size K that satisfies
         (37) (a consequence of A; n_c^L ≤ 16 only); "integrality" applies the divisibility
-        argument (any size): (35) at r = 1, z_{k,ℓ} ≠ α demands the integer K/n_c^L, so only
+        argument: (35) at r = 1, z_{k,ℓ} ≠ α demands the integer K/n_c^L, so only
         K = n_c^L can work, and there 𝒵 itself is the only subset (it satisfies A by Lemma C's
-        counting).
+        counting). With K omitted it reports every K = 1..n_c^L, so n_c^L is limited by the
+        budget's ``max_items`` (and the example 𝒵 by ``max_bytes``).
 
     Returns
     -------
     ExistenceResult
+
+    Raises
+    ------
+    FCTheoryError
+        On invalid input, n_c^L > 16 for the exhaustive method, or a request over the budget
+        (the exhaustive search also stops when it runs past ``max_seconds``).
     """
-    n_c, L, N, Ks = _check_search_args(n_c, L, K)
     if method == "integrality":
+        N, _ = _check_search_args(n_c, L, K, "2**62")
+        if K is None:
+            check_work("L", L, items=N, bytes=200 * N, what=f"search_assumption_A(method='integrality') over all K <= n_c**L = {N}")
+        if K is None or K == N:
+            check_work("L", L, bytes=8 * N * (L + 1) * 4, what="the example latent set 𝒵 (n_c**L × L)")
+        Ks = list(range(1, N + 1)) if K is None else [K]
         counts = {k: int(k % N == 0) for k in Ks}
         ex = {N: _all_latent(n_c, L)} if N in Ks else {}
         return ExistenceResult(n_c, L, "assumption A", "integrality", counts, ex, 0)
-    if method != "exhaustive":
-        fail("method", method, "must be 'exhaustive' or 'integrality'")
+    N, Ks = _check_search_args(n_c, L, K, 16)
     if N > 16:
-        fail("n_c**L", N, "exhaustive search is limited to n_c**L <= 16 (use method='integrality')")
-    return _search(n_c, L, "assumption A", lambda Zs: check_assumption_A(Zs, n_c).holds, Ks)
+        fail("L", L, f"exhaustive search is limited to n_c**L <= 16, got {N} (use method='integrality')")
+    return _search(n_c, L, "assumption A", lambda Zs: check_assumption_A(Zs, n_c).holds, Ks,
+                   deadline=_Deadline("K" if K is not None else "L", K if K is not None else L, "search_assumption_A"))
 
 
+@public(n_c=Int(min=2), L=Int(min=1), K=Int(min=1).or_none(), with_origin=Bool())
 def search_lemma_B(n_c: int, L: int, K: int | None = None, *, with_origin: bool = False) -> ExistenceResult:
     """Exhaustively find the latent sets (subsets of 𝒵) satisfying Lemma B (i)–(iii).
 
@@ -687,13 +794,22 @@ def search_lemma_B(n_c: int, L: int, K: int | None = None, *, with_origin: bool 
         of each position separately, and these relabellings move any z to 0^L, so a Lemma-B set of size K
         exists iff one containing 0^L does (the count of such sets is the total times K/n_c^L). Allows
         n_c^L ≤ 27 (otherwise ≤ 16).
+
+    Raises
+    ------
+    FCTheoryError
+        On invalid input, n_c^L over the limit, or when the search runs past the budget's
+        ``max_seconds`` (e.g. every K for n_c = 3, L = 3: give one K).
     """
-    n_c, L, N, Ks = _check_search_args(n_c, L, K)
     limit = 27 if with_origin else 16
+    N, Ks = _check_search_args(n_c, L, K, limit)
     if N > limit:
-        fail("n_c**L", N, f"exhaustive search is limited to n_c**L <= {limit}" + ("" if with_origin else " (27 with with_origin=True)"))
+        fail("L", L, f"exhaustive search is limited to n_c**L <= {limit}, got {N}" + ("" if with_origin else " (27 with with_origin=True)"))
+
     def test(Zs):
         D = _hamming(Zs)
         S = np.stack([(D == r).sum(1) for r in range(1, L + 1)], 1)
         return bool(np.all(S == S[0])) and lemma_B_properties(Zs, n_c).holds  # (i) first: cheap filter
-    return _search(n_c, L, "lemma B", test, Ks, with_origin)
+
+    return _search(n_c, L, "lemma B", test, Ks, with_origin,
+                   deadline=_Deadline("K" if K is not None else "L", K if K is not None else L, "search_lemma_B"))

@@ -11,22 +11,26 @@ import numpy as np
 from .frames import equiangular_frame, is_equiangular
 from .network import U_from_hat
 from .task import Task
-from ._validate import check_int, fail, float_array
+from ._budget import check_work
+from ._validate import Array, Instance, Int, Real, Seed, fail, public
+
+_LAM = Real(lo=0, lo_open=True).or_none()
+_C = Real(lo=0).or_none()
 
 __all__ = ["type1_configuration", "type2_configuration", "type3_configuration"]
 
 
-def _task(task):
-    if not isinstance(task, Task):
-        fail("task", task, "must be a fctheory.Task")
+def _task(task, d):
+    """Budget of the (W, U) pair: W is d×n_w and U is K×(L·d) (plus the frame and a copy)."""
+    check_work("d", d, bytes=8 * d * (2 * task.n_w + 2 * task.K * task.L + 3 * task.n_c),
+               what=f"a configuration for {task!r} with d={d}")
     return task
 
 
 def _frame(task: Task, d: int, frame, seed, mean_zero: bool):
-    d = check_int("d", d, min=1)
     if frame is None:
         return equiangular_frame(task.n_c, d, mean_zero=mean_zero, seed=seed)
-    F = np.asarray(frame, dtype=float)
+    F = frame
     if F.shape != (d, task.n_c):
         fail("frame", frame, f"must have shape (d, n_c) = ({d}, {task.n_c}), got {F.shape}")
     if not is_equiangular(F, mean_zero=mean_zero, atol=1e-10):
@@ -35,11 +39,10 @@ def _frame(task: Task, d: int, frame, seed, mean_zero: bool):
     return F
 
 
-def _scalar(name, v):
-    a = float_array(name, v, lo=0)
-    if a.ndim != 0:
-        fail(name, v, "must be a scalar")
-    return float(a)
+def _finite(name, value, W):
+    if not np.all(np.isfinite(W)):
+        fail(name, value, "the configuration's entries overflow the float64 range")
+    return W
 
 
 def _U(task: Task, F, c):
@@ -47,6 +50,7 @@ def _U(task: Task, F, c):
     return U_from_hat(c * F[:, task.Z.ravel()], task.L)
 
 
+@public(task=Instance(Task), d=Int(min=1), lam=_LAM, c=_C, c_prime=_C, frame=Array(ndim=2).or_none(), seed=Seed())
 def type1_configuration(task, d, lam=None, *, c=None, c_prime=None, frame=None, seed=None):
     """(W, U) in a type-I collapse configuration (Definition 1).
 
@@ -68,23 +72,28 @@ def type1_configuration(task, d, lam=None, *, c=None, c_prime=None, frame=None, 
     W : ndarray (d, n_w)
     U : ndarray (K, L·d)
     """
-    task = _task(task)
+    task = _task(task, d)
     if c is None:
         if lam is None:
             fail("c", c, "give either lam (Theorem 1's constants) or c")
         from .tau import tau
 
         t = tau(task.n_c, task.n_w, task.L, task.K, lam)
-        c = np.sqrt(t / task.n_w)
+        c = float(np.sqrt(t / task.n_w))
         if c_prime is None:
-            c_prime = np.sqrt(t / (task.K * task.L))
-    c = _scalar("c", c)
-    c_prime = c * np.sqrt(task.n_w / (task.K * task.L)) if c_prime is None else _scalar("c_prime", c_prime)
+            c_prime = float(np.sqrt(t / (task.K * task.L)))
+    if c_prime is None:
+        with np.errstate(over="ignore"):
+            c_prime = c * np.sqrt(task.n_w / (task.K * task.L))
+        if not np.isfinite(c_prime):
+            fail("c", c, f"the balanced c_prime = c*sqrt(n_w/(K L)) overflows the float64 range")
     F = _frame(task, d, frame, seed, mean_zero=False)
     W = c * F[:, task.word_concept]
     return W, _U(task, F, c_prime)
 
 
+@public(task=Instance(Task), d=Int(min=1), lam=_LAM, c=_C, frame=Array(ndim=2).or_none(), seed=Seed(),
+        scale=Real(lo=0, lo_open=True, array=True).or_none(), shift=Real(array=True).or_none())
 def type2_configuration(task, d, lam=None, *, c=None, frame=None, seed=None, scale=None, shift=None):
     """(W, U) in a type-II collapse configuration (Definition 2) for the network h*.
 
@@ -95,32 +104,39 @@ def type2_configuration(task, d, lam=None, *, c=None, frame=None, seed=None, sca
     + shift·1ᵀ is type II for any positive ``scale`` (length n_w) and any ``shift`` (length n_w);
     by default scale = 1, shift = 0 (so W = φ(W)).
     """
-    task = _task(task)
+    task = _task(task, d)
+    for name, v in (("scale", scale), ("shift", shift)):
+        if v is not None and np.ndim(v) != 0 and np.shape(v) != (task.n_w,):
+            fail(name, v, f"must be a number or a vector of n_w = {task.n_w} entries (one per word)")
+    F = _frame(task, d, frame, seed, mean_zero=True)
     if c is None:
         if lam is None:
             fail("c", c, "give either lam (Theorem 3's constant) or c")
         from .tau_star import tau_star
 
-        c = tau_star(task.n_c, task.L, task.K, d, lam) / np.sqrt(task.K * task.L)
-    c = _scalar("c", c)
-    F = _frame(task, d, frame, seed, mean_zero=True)
+        c = float(tau_star(task.n_c, task.L, task.K, d, lam) / np.sqrt(task.K * task.L))
     W = np.sqrt(F.shape[0]) * F[:, task.word_concept]
-    if scale is not None:
-        sc = float_array("scale", scale, lo=0, lo_open=True)
-        W = W * np.broadcast_to(sc, (task.n_w,))
-    if shift is not None:
-        W = W + np.broadcast_to(float_array("shift", shift), (task.n_w,))
+    with np.errstate(over="ignore", invalid="ignore"):
+        if scale is not None:
+            W = _finite("scale", scale, W * scale)
+        if shift is not None:
+            W = _finite("shift", shift, W + shift)
     return W, _U(task, F, c)
 
 
+@public(task=Instance(Task), d=Int(min=1), lam=_LAM, c=_C, r=Real(lo=0, array=True).or_none(),
+        frame=Array(ndim=2).or_none(), seed=Seed())
 def type3_configuration(task, d, lam=None, *, c=None, r=None, frame=None, seed=None):
     """(W, U) in a type-III collapse configuration (Definition 3).
 
     w_(α,β) = r_β f_α, u_{k,ℓ} = c f_{z_kℓ}. With ``lam`` (and no ``c``/``r``) the constants solve
     (7)–(8) (:func:`solve_type3`), which needs the full latent set K = n_c^L (Theorem 2).
     """
-    task = _task(task)
-    if c is None or r is None:
+    task = _task(task, d)
+    if (c is None) != (r is None):
+        name = "r" if r is None else "c"
+        fail(name, None, "give both c and r (explicit constants), or neither (then lam gives Theorem 2's constants)")
+    if c is None:
         if lam is None:
             fail("c", c, "give either lam (Theorem 2's constants, K = n_c^L) or both c and r")
         if not task.is_full:
@@ -128,9 +144,8 @@ def type3_configuration(task, d, lam=None, *, c=None, r=None, frame=None, seed=N
         from .type3 import solve_type3
 
         sol = solve_type3(task.mu, task.n_c, task.L, lam)
-        c, r = sol.c, sol.r
-    c = _scalar("c", c)
-    r = float_array("r", r, lo=0)
+        c, r = float(sol.c), sol.r
+    r = np.asarray(r, dtype=np.float64)
     if r.shape != (task.s_c,):
         fail("r", r, f"must have s_c = {task.s_c} entries")
     F = _frame(task, d, frame, seed, mean_zero=False)

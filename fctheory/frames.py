@@ -3,14 +3,16 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._validate import check_int, fail
+from ._budget import check_work
+from ._validate import Array, Bool, Int, Real, Seed, fail, public
 
 __all__ = ["equiangular_frame", "equiangular_gram", "is_equiangular"]
 
 
+@public(n_c=Int(min=2))
 def equiangular_gram(n_c: int) -> np.ndarray:
-    """The Gram matrix κI − 11ᵀ/(n_c−1) of n_c equiangular unit vectors (κ = n_c/(n_c−1))."""
-    n_c = check_int("n_c", n_c, min=2)
+    """The Gram matrix κI − 11ᵀ/(n_c−1) of n_c equiangular unit vectors (κ = n_c/(n_c−1)), equation (4)."""
+    check_work("n_c", n_c, bytes=24 * n_c * n_c, what="equiangular_gram (an n_c×n_c matrix)")
     return (n_c * np.eye(n_c) - np.ones((n_c, n_c))) / (n_c - 1)
 
 
@@ -48,6 +50,7 @@ def _orthonormal_columns(d: int, m: int, *, mean_zero: bool, rng) -> np.ndarray:
     return Q * np.sign(np.diag(R))  # Haar-distributed
 
 
+@public(n_c=Int(min=2), d=Int(min=1), mean_zero=Bool(), seed=Seed())
 def equiangular_frame(n_c: int, d: int, mean_zero: bool = False, seed=None) -> np.ndarray:
     """n_c equiangular unit vectors in R^d, as the columns of a d×n_c matrix F.
 
@@ -65,12 +68,14 @@ def equiangular_frame(n_c: int, d: int, mean_zero: bool = False, seed=None) -> n
     seed : None, int or numpy Generator
         ``None`` gives a fixed deterministic frame; otherwise a Haar-random rotation of it.
     """
-    n_c = check_int("n_c", n_c, min=2)
-    d = check_int("d", d, min=1)
     need = n_c if mean_zero else n_c - 1
     if d < need:
         rule = "mean-zero equiangular frames need d >= n_c" if mean_zero else "equiangular frames need d >= n_c - 1"
         fail("d", d, f"{rule} = {need}")
+    # S is (n_c−1)×n_c, Q is d×(n_c−1) (a random one: a QR of a d×(n_c−1) Gaussian), F is d×n_c
+    check_work("d", d, bytes=8 * (3 * n_c * n_c + 4 * d * n_c), what=f"equiangular_frame(n_c={n_c}, d={d})")
+    check_work("n_c", n_c, seconds=(n_c * n_c + (d * n_c * n_c if seed is not None else 0)) // 10**9,
+               what=f"equiangular_frame(n_c={n_c}, d={d})")
     rng = None if seed is None else (seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed))
     S = _simplex_coords(n_c)
     Q = _orthonormal_columns(d, n_c - 1, mean_zero=mean_zero, rng=rng)
@@ -78,12 +83,21 @@ def equiangular_frame(n_c: int, d: int, mean_zero: bool = False, seed=None) -> n
     return F
 
 
+@public(F=Array(finite=False), mean_zero=Bool(), atol=Real(lo=0))
 def is_equiangular(F, *, mean_zero: bool = False, atol: float = 1e-12) -> bool:
-    """True when the columns of F satisfy (4) (and 1ᵀF = 0 if ``mean_zero``) within ``atol``."""
-    F = np.asarray(F, dtype=float)
-    if F.ndim != 2 or F.shape[1] < 2:
+    """True when the columns of F satisfy (4) (and 1ᵀF = 0 if ``mean_zero``) within ``atol``.
+
+    Anything else (not 2-D, fewer than two columns, non-finite entries) is simply not equiangular.
+    """
+    if F.ndim != 2 or F.shape[1] < 2 or not np.all(np.isfinite(F)):
         return False
     n_c = F.shape[1]
+    with np.errstate(over="ignore", invalid="ignore"):  # huge entries: F.T @ F overflows, then not equiangular
+        return _is_equiangular(F, n_c, mean_zero, atol)
+
+
+def _is_equiangular(F, n_c, mean_zero, atol):
+    check_work("F", F, bytes=24 * n_c * n_c, seconds=F.shape[0] * n_c * n_c / 1e9, what="is_equiangular (the n_c×n_c Gram matrix)")
     ok = np.allclose(F.T @ F, equiangular_gram(n_c), rtol=0, atol=atol) and np.allclose(F.sum(1), 0, atol=atol)
     if mean_zero:
         ok = ok and np.allclose(F.sum(0), 0, atol=atol)

@@ -11,25 +11,43 @@ from __future__ import annotations
 import numpy as np
 
 from ._backend import array_namespace_of
-from ._validate import fail
+from ._budget import check_work
+from ._validate import Array, Bool, Int, Real, fail, public
 
 __all__ = ["phi", "phi_jacobian_vjp", "U_hat", "U_from_hat", "scores", "check_weights"]
 
 
+@public(W=Array(ndim=(1, 2)), eps=Real(lo=0))
 def phi(W, eps: float = 0.0):
     """Column-wise LayerNorm without affine parameters: (v − mean(v)1)/σ(v).
 
     σ is the *biased* standard deviation, σ² = mean((v − mean v)²); with ``eps`` > 0 it is
     √(σ² + eps) as in ``torch.nn.LayerNorm`` (eps = 1e-5 there); ``eps=0`` is the paper's φ.
-    Works on NumPy or CuPy arrays.
+    Works on NumPy or CuPy arrays. Each column is first scaled by a power of two (exact), so
+    entries near the float limits (1e300 or 1e-300) neither overflow nor underflow: with eps = 0,
+    φ(aW) = φ(W) for every a > 0.
     """
     xp = array_namespace_of(W)
-    mean = W.mean(axis=0, keepdims=True)
-    C = W - mean
+    # power-of-two column scale 2^e ≥ max|w|: dividing by it is exact, and φ(W) = (C/2^e)/√(σ²/4^e + eps/4^e)
+    amax = xp.max(xp.abs(W), axis=0, keepdims=True)
+    _, e = xp.frexp(amax)
+    e = xp.where(amax > 0, e, 0)
+    Ws = xp.ldexp(W, -e)
+    C = Ws - Ws.mean(axis=0, keepdims=True)
     var = (C * C).mean(axis=0, keepdims=True)
     if eps == 0.0 and bool(xp.any(var == 0)):
         fail("W", "a column with zero variance", "φ (LayerNorm with eps=0) is undefined for constant columns")
-    return C / xp.sqrt(var + eps)
+    if eps == 0.0:
+        return C / xp.sqrt(var)
+    with np.errstate(over="ignore"):
+        eps_s = xp.ldexp(xp.full(e.shape, float(eps)), -2 * e)
+    den = xp.sqrt(var + eps_s)
+    # a constant column of huge entries: σ² = 0 and eps/4^e underflows, but C = 0 there and φ = 0
+    out = C / xp.where(den > 0, den, 1.0)
+    big = ~xp.isfinite(eps_s)  # tiny columns: σ² is negligible next to eps, φ ≈ (w − mean)/√eps
+    if bool(xp.any(big)):
+        out = xp.where(big, xp.ldexp(C, e) / np.sqrt(eps), out)
+    return out
 
 
 def phi_jacobian_vjp(W, G, eps: float = 0.0):
@@ -45,16 +63,22 @@ def phi_jacobian_vjp(W, G, eps: float = 0.0):
     return (G - G.mean(axis=0, keepdims=True) - Y * (Y * G).sum(axis=0, keepdims=True) / d) / sig
 
 
+@public(U=Array(ndim=2), L=Int(min=1))
 def U_hat(U, L: int):
     """Û ∈ R^{d×KL} from U ∈ R^{K×Ld} (column k·L+ℓ is u_{k,ℓ})."""
     K, Ld = U.shape
+    if Ld % L:
+        fail("U", U, f"must have L*d columns (a multiple of L = {L}), got {Ld}")
     d = Ld // L
     return U.reshape(K * L, d).T
 
 
+@public(Uh=Array(ndim=2), L=Int(min=1))
 def U_from_hat(Uh, L: int):
-    """Inverse of :func:`U_hat`."""
+    """Inverse of :func:`U_hat`: U ∈ R^{K×Ld} from Û ∈ R^{d×KL}."""
     d, KL = Uh.shape
+    if KL % L:
+        fail("Uh", Uh, f"must have K*L columns (a multiple of L = {L}), got {KL}")
     return Uh.T.reshape(KL // L, L * d)
 
 
@@ -73,15 +97,34 @@ def check_weights(task, W, U, *, name_W: str = "W", name_U: str = "U"):
     return d
 
 
+@public(W=Array(ndim=2), U=Array(ndim=2), X=Array(ndim=2, integer=True, min=0, max=2**62), layernorm=Bool(), eps=Real(lo=0))
 def scores(W, U, X, layernorm: bool = False, eps: float = 0.0):
-    """Class scores h(x) (or h*(x)) for word-index sentences X (n×L) → n×K."""
+    """Class scores h(x) (or h*(x)) for word-index sentences X (n×L) → n×K.
+
+    Parameters
+    ----------
+    W : array (d, n_w)
+    U : array (K, L·d)
+    X : int array (n, L)
+        Word indices in [0, n_w − 1] (negative indices are refused, never wrapped).
+    layernorm : bool
+        Score with h* (φ applied to the word embeddings) instead of h.
+    eps : float
+        LayerNorm's eps (see :func:`phi`).
+    """
     xp = array_namespace_of(W)
-    X = xp.asarray(X)
-    if X.ndim != 2:
-        fail("X", X, "must be a 2-D array of word indices (sentences × positions)")
-    V = phi(W, eps) if layernorm else W
+    d, n_w = W.shape
     n, L = X.shape
+    if U.shape[1] != L * d:
+        fail("U", U, f"must have L*d = {L}*{d} = {L * d} columns (X has L = {L} positions, W has d = {d} rows), got {U.shape[1]}")
+    if int(X.max()) >= n_w:
+        fail("X", int(X.max()), f"word indices must be < n_w = {n_w} (the columns of W)")
+    check_work("X", X, bytes=8 * n * (L * d + 2 * U.shape[0]), what=f"scores ({n} sentences)")
+    V = phi(W, eps) if layernorm else W
+    X = xp.asarray(X)
     feats = V.T[X].reshape(n, L * V.shape[0])  # concat(w_{x_1}, …, w_{x_L}), position-major
-    return feats @ U.T
-
-
+    with np.errstate(over="ignore", invalid="ignore"):
+        out = feats @ U.T
+    if not bool(xp.all(xp.isfinite(out))):
+        fail("U", "the scores", "h(x) overflows the float64 range for these weights (entries too large)")
+    return out

@@ -12,13 +12,15 @@ from dataclasses import asdict, dataclass, fields
 import numpy as np
 
 from ._latent import LatentSum
-from ._validate import check_choice, fail, float_array
+from ._validate import Choice, Int, Instance, fail, float_array, public, result_type
 from .task import Task
 from .tau import H as _H
+from .tau import KK, LAM, LEN, N_C, N_W
 from .tau import _log_eta, _params as _params1, lambda_trivial, tau
+from .tau_star import D_EMB
 from .tau_star import H_star as _H_star
 from .tau_star import _log_eta_star, _params as _params3, tau_star
-from .type3 import solve_type3
+from .type3 import MU, solve_type3
 
 __all__ = [
     "TypeIPrediction",
@@ -37,6 +39,7 @@ def _s(x):
 
 
 class _Pred:
+    @public()
     def to_dict(self) -> dict:
         """Plain-Python dict (lists for arrays), suitable for ``json.dumps``."""
         out = {}
@@ -50,6 +53,7 @@ class _Pred:
         return out
 
 
+@result_type
 @dataclass(frozen=True)
 class TypeIPrediction(_Pred):
     """Theorem 1: the global minimiser of (5) is type-I with c = √(τ/n_w), c′ = √(τ/(KL)).
@@ -85,13 +89,20 @@ class TypeIPrediction(_Pred):
     pca_sigma: object
     margin_per_position: object
 
+    @public()
     def pca_W(self):
         """Full vector of PCA singular values of W (scalar inputs only): n_c − 1 copies."""
+        if np.ndim(self.n_c) or np.ndim(self.pca_sigma):
+            fail("self", self, "pca_W needs a prediction made from scalar inputs (use pca_sigma for arrays)")
+        from ._budget import check_work
+
+        check_work("n_c", self.n_c, bytes=8 * self.n_c, what="pca_W (n_c - 1 singular values)")
         return np.full(int(self.n_c) - 1, self.pca_sigma)
 
     pca_U = pca_W
 
 
+@result_type
 @dataclass(frozen=True)
 class TypeIIPrediction(_Pred):
     """Theorem 3: the global minimiser of (10) is type-II with c = τ*/√(KL).
@@ -102,7 +113,7 @@ class TypeIIPrediction(_Pred):
     risk : R* at the optimum = H*(τ*) (Lemma R).   ce : H*(τ*) − λτ*²/2.   H0 : H*(0).
     norm_U : ‖U‖_F = τ*.   phi_norm : ‖φ(w)‖ = √d for every word.
     pca_sigma_U : τ*/√(n_c−1) (n_c − 1 copies).
-    pca_sigma_phiW : √(n_w d/(n_c−1)) (needs n_w; NaN when not given).
+    pca_sigma_phiW : √(n_w d/(n_c−1)) (needs n_w; None when n_w is not given, like ``n_w``).
     margin_per_position : c√d·κ = η*τ*.
     """
 
@@ -125,6 +136,7 @@ class TypeIIPrediction(_Pred):
     margin_per_position: object
 
 
+@result_type
 @dataclass(frozen=True)
 class TypeIIIPrediction(_Pred):
     """Theorem 2: the type-III critical point of (5) (K = n_c^L), constants from (7)–(8).
@@ -160,10 +172,12 @@ class TypeIIIPrediction(_Pred):
     margins_per_position: object
 
 
+@public(n_c=N_C, n_w=N_W, L=LEN, K=KK, lam=LAM)
 def predict_type1(n_c, n_w, L, K, lam) -> TypeIPrediction:
     """Predictions of Theorem 1 (uniform word frequencies, network h, risk (5)).
 
-    All arguments broadcast (see :func:`fctheory.tau`).
+    All arguments broadcast (see :func:`fctheory.tau`); every field is finite for valid input
+    (λ down to 5e-324, K up to 1e300, L up to 10**4).
 
     Examples
     --------
@@ -174,14 +188,21 @@ def predict_type1(n_c, n_w, L, K, lam) -> TypeIPrediction:
     lam_a = float_array("lam", lam, lo=0, lo_open=True)
     n_c_a, n_w_a, L_a, K_a = _params1(n_c, n_w, L, K)
     t = np.asarray(tau(n_c_a, n_w_a, L_a, K_a, lam_a))
-    eta = np.exp(_log_eta(n_c_a, n_w_a, L_a, K_a))
+    log_eta = _log_eta(n_c_a, n_w_a, L_a, K_a)
+    eta = np.exp(log_eta)
     risk = np.asarray(_H(t, n_c_a, n_w_a, L_a, K_a, lam_a))
     H0 = np.asarray(LatentSum(n_c_a, L_a, K_a).log_Kom)
+    # ratios in logs: K·L and n_w may be near 1e300 (their product overflows)
+    log_t = np.log(np.where(t > 0, t, 1.0))
+
+    def root(log_den):  # √(τ/den), 0 where τ = 0
+        return np.where(t > 0, np.exp(0.5 * (log_t - log_den)), 0.0)
+
     return TypeIPrediction(
         n_c=_s(n_c_a), n_w=_s(n_w_a), L=_s(L_a), K=_s(K_a), lam=_s(lam_a),
         tau=_s(t),
-        c=_s(np.sqrt(t / n_w_a)),
-        c_prime=_s(np.sqrt(t / (K_a * L_a))),
+        c=_s(root(np.log(n_w_a))),
+        c_prime=_s(root(np.log(K_a) + np.log(L_a))),
         eta=_s(eta),
         lambda_trivial=_s(lambda_trivial(n_c_a, n_w_a, L_a, K_a)),
         trivial=(t == 0).item() if t.ndim == 0 else (t == 0),
@@ -191,12 +212,17 @@ def predict_type1(n_c, n_w, L, K, lam) -> TypeIPrediction:
         norm_W=_s(np.sqrt(t)),
         norm_U=_s(np.sqrt(t)),
         pca_sigma=_s(np.sqrt(t / (n_c_a - 1))),
-        margin_per_position=_s(eta * t),
+        margin_per_position=_s(np.where(t > 0, np.exp(log_eta + log_t), 0.0)),
     )
 
 
+@public(n_c=N_C, L=LEN, K=KK, d=D_EMB, lam=LAM, n_w=N_W.or_none())
 def predict_type2(n_c, L, K, d, lam, n_w=None) -> TypeIIPrediction:
     """Predictions of Theorem 3 (network h* with LayerNorm, risk (10), any μ > 0).
+
+    The type-II configuration needs a mean-zero equiangular frame, hence d ≥ n_c (as
+    :func:`fctheory.type2_configuration`); smaller d is refused. Without ``n_w`` the fields
+    ``n_w`` and ``pca_sigma_phiW`` are None.
 
     Examples
     --------
@@ -206,33 +232,40 @@ def predict_type2(n_c, L, K, d, lam, n_w=None) -> TypeIIPrediction:
     """
     lam_a = float_array("lam", lam, lo=0, lo_open=True)
     n_c_a, L_a, K_a, d_a = _params3(n_c, L, K, d)
-    if n_w is None:
-        n_w_a = np.nan
-    else:
-        n_w_a = _params1(n_c_a, n_w, L_a, K_a)[1]
+    bad = np.broadcast_to(d_a < n_c_a, np.broadcast(d_a, n_c_a).shape)
+    if bad.any():
+        i = tuple(np.argwhere(bad)[0])
+        fail("d", np.broadcast_to(d_a, bad.shape)[i],
+             f"the type-II configuration needs a mean-zero equiangular frame, so d >= n_c = {np.broadcast_to(n_c_a, bad.shape)[i]:g}")
+    n_w_a = None if n_w is None else _params1(n_c_a, n_w, L_a, K_a)[1]
     ts = np.asarray(tau_star(n_c_a, L_a, K_a, d_a, lam_a))
-    eta = np.exp(_log_eta_star(n_c_a, L_a, K_a, d_a))
+    log_eta = _log_eta_star(n_c_a, L_a, K_a, d_a)
     risk = np.asarray(_H_star(ts, n_c_a, L_a, K_a, d_a, lam_a))
+    phi_w = None if n_w_a is None else _s(np.exp(0.5 * (np.log(n_w_a) + np.log(d_a) - np.log(n_c_a - 1))) + 0 * ts)
     return TypeIIPrediction(
-        n_c=_s(n_c_a), L=_s(L_a), K=_s(K_a), d=_s(d_a), lam=_s(lam_a), n_w=_s(n_w_a),
+        n_c=_s(n_c_a), L=_s(L_a), K=_s(K_a), d=_s(d_a), lam=_s(lam_a), n_w=None if n_w_a is None else _s(n_w_a),
         tau_star=_s(ts),
-        c=_s(ts / np.sqrt(K_a * L_a)),
-        eta_star=_s(eta),
+        c=_s(np.exp(np.log(ts) - 0.5 * (np.log(K_a) + np.log(L_a)))),
+        eta_star=_s(np.exp(log_eta)),
         risk=_s(risk),
         ce=_s(risk - 0.5 * lam_a * ts * ts),
         H0=_s(LatentSum(n_c_a, L_a, K_a).log_Kom),
         norm_U=_s(ts),
         phi_norm=_s(np.sqrt(d_a) + 0 * ts),
         pca_sigma_U=_s(ts / np.sqrt(n_c_a - 1)),
-        pca_sigma_phiW=_s(np.sqrt(n_w_a * d_a / (n_c_a - 1)) + 0 * ts),
-        margin_per_position=_s(eta * ts),
+        pca_sigma_phiW=phi_w,
+        margin_per_position=_s(np.exp(log_eta + np.log(ts))),
     )
 
 
+@public(mu=MU, n_c=N_C, L=LEN, lam=LAM)
 def predict_type3(mu, n_c, L, lam) -> TypeIIIPrediction:
     """Predictions of Theorem 2 (network h, K = n_c^L, non-uniform μ allowed).
 
-    Raises the project error when λ violates (9) (see :func:`solve_type3`).
+    Raises the project error when λ violates (9) (see :func:`solve_type3`). Norms are formed in
+    logs, so they stay finite when n_c^L overflows; the field ``K`` = n_c^L itself is inf where it
+    exceeds the float64 range (n_c^L > 1.8e308, e.g. n_c = 3, L ≥ 647, reachable only for λ below
+    λ_max ≈ 1e-300).
     """
     sol = solve_type3(mu, n_c, L, lam)
     n_c_a = np.asarray(sol.n_c, dtype=float)
@@ -241,42 +274,55 @@ def predict_type3(mu, n_c, L, lam) -> TypeIIIPrediction:
     c = np.asarray(sol.c, dtype=float)
     r = np.asarray(sol.r, dtype=float)
     mu = np.asarray(sol.mu, dtype=float)
-    kappa = n_c_a / (n_c_a - 1)
-    K = np.power(n_c_a, L_a)
-    x = kappa[..., None] * c[..., None] * r
+    log_nc = np.log(n_c_a)
+    log_kappa = log_nc - np.log(n_c_a - 1)
+    logK = L_a * log_nc
+    with np.errstate(over="ignore"):
+        K = np.exp(logK)  # inf beyond the float range (documented)
+    log_c = np.log(c)
+    log_r = np.log(r)
+    x = np.exp(log_kappa[..., None] + log_c[..., None] + log_r)
     ce = L_a * np.sum(mu * np.log1p((n_c_a[..., None] - 1) * np.exp(-x)), axis=-1)
-    sum_r2 = np.sum(r * r, axis=-1)
-    reg = 0.5 * lam_a * (n_c_a * sum_r2 + K * L_a * c * c)
+    # log Σ r² (r² alone overflows for L ≳ 1290); by (8), n_c Σ r² = K L c², so ‖W‖ = ‖U‖
+    m = log_r.max(axis=-1)
+    log_sum_r2 = 2 * m + np.log(np.sum(np.exp(2 * (log_r - m[..., None])), axis=-1))
+    log_norm_W2 = log_nc + log_sum_r2
+    log_norm_U2 = 2 * log_c + logK + np.log(L_a)
+    reg = 0.5 * (np.exp(np.log(lam_a) + log_norm_W2) + np.exp(np.log(lam_a) + log_norm_U2))
+    log_nc1 = np.log(n_c_a - 1)
     return TypeIIIPrediction(
         mu=mu, n_c=_s(n_c_a), L=_s(L_a), K=_s(K), lam=_s(lam_a),
         c=_s(c), r=r, lam_max=_s(sol.lam_max), residual_7=_s(sol.residual_7), residual_8=_s(sol.residual_8),
         ce=_s(ce),
         risk=_s(ce + reg),
-        H0=_s(L_a * np.log(n_c_a)),
-        norm_W=_s(np.sqrt(n_c_a * sum_r2)),
-        norm_U=_s(c * np.sqrt(K * L_a)),
-        pca_sigma_W=_s(np.sqrt(n_c_a * sum_r2 / (n_c_a - 1))),
-        pca_sigma_U=_s(c * np.sqrt(K * L_a / (n_c_a - 1))),
+        H0=_s(L_a * log_nc),
+        norm_W=_s(np.exp(0.5 * log_norm_W2)),
+        norm_U=_s(np.exp(0.5 * log_norm_U2)),
+        pca_sigma_W=_s(np.exp(0.5 * (log_norm_W2 - log_nc1))),
+        pca_sigma_U=_s(np.exp(0.5 * (log_norm_U2 - log_nc1))),
         margins_per_position=x,
     )
 
 
+@public(task=Instance(Task), lam=LAM, network=Choice("h", "h*"), d=Int(min=1).or_none())
 def predict(task, lam, network: str = "h", d=None):
     """The applicable theorem's prediction for ``task``.
 
-    * network "h*" (LayerNorm): Theorem 3 (needs ``d``);
+    * network "h*" (LayerNorm): Theorem 3 (needs ``d`` ≥ n_c);
     * network "h", uniform μ: Theorem 1;
     * network "h", non-uniform μ, K = n_c^L: Theorem 2 (type III).
 
+    With network "h", ``d`` is optional (the predictions do not depend on it); when given it must
+    admit the predicted configuration's equiangular frame, d ≥ n_c − 1.
+
     Raises the project error when no theorem covers the case (h, non-uniform μ, K < n_c^L).
     """
-    if not isinstance(task, Task):
-        fail("task", task, "must be a fctheory.Task")
-    check_choice("network", network, ("h", "h*"))
     if network == "h*":
         if d is None:
             fail("d", d, "Theorem 3's prediction depends on the embedding dimension d")
         return predict_type2(task.n_c, task.L, task.K, d, lam, n_w=task.n_w)
+    if d is not None and d < task.n_c - 1:
+        fail("d", d, f"type-I/III configurations need an equiangular frame, so d >= n_c - 1 = {task.n_c - 1}")
     if task.is_uniform:
         return predict_type1(task.n_c, task.n_w, task.L, task.K, lam)
     if task.is_full:

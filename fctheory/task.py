@@ -9,12 +9,15 @@ Conventions (used everywhere in fctheory):
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from math import comb
 
 import numpy as np
 
-from ._validate import check_int, check_mu, fail
+from ._budget import check_work
+from ._validate import Array, Int, Prob, Seed, check_mu, fail, public
+
 
 __all__ = ["Task"]
 
@@ -58,28 +61,27 @@ class Task:
     mu: np.ndarray = field(default="uniform")
 
     def __post_init__(self):
-        n_c = check_int("n_c", self.n_c, min=2)
-        s_c = check_int("s_c", self.s_c, min=1)
-        L = check_int("L", self.L, min=1)
-        Z = np.asarray(self.Z)
-        if Z.dtype.kind not in "iu":
-            if Z.dtype.kind == "f" and Z.size and np.all(Z == np.round(Z)):
-                Z = Z.astype(np.int64)
-            else:
-                fail("Z", self.Z, "must be an integer array of concept indices")
-        if Z.ndim != 2 or Z.shape[1] != L:
+        # the declared kinds (Task.__fc_params__), applied in order; Z's bounds depend on n_c
+        n_c = _KINDS["n_c"]("n_c", self.n_c)
+        s_c = _KINDS["s_c"]("s_c", self.s_c)
+        L = _KINDS["L"]("L", self.L)
+        _check_vocabulary(n_c, s_c)
+        Z = Array(ndim=2, integer=True, min=0, max=n_c - 1)("Z", self.Z)
+        if Z.shape[1] != L:
             fail("Z", self.Z, f"must have shape (K, L) = (K, {L}), got {Z.shape}")
-        if Z.shape[0] < 1:
-            fail("Z", self.Z, "must contain at least one latent variable (K >= 1)")
-        if Z.min() < 0 or Z.max() >= n_c:
-            fail("Z", self.Z, f"entries must be concept indices in [0, n_c-1] = [0, {n_c - 1}]")
-        Z = np.ascontiguousarray(Z, dtype=np.int64)
-        uniq = np.unique(Z, axis=0)
-        if uniq.shape[0] != Z.shape[0]:
-            fail("Z", self.Z, "latent variables (rows) must be mutually distinct")
-        mu = check_mu(self.mu, s_c)
+        check_work("Z", self.Z, bytes=_unique_bytes(Z.shape), what="Task (checking that the latent variables are distinct)")
+        dup = _first_duplicate(Z)
+        if dup is not None:
+            fail("Z", self.Z, f"latent variables (rows) must be mutually distinct (rows {dup[0]} and {dup[1]} are equal)")
+        self._freeze(n_c, s_c, L, Z, _KINDS["mu"]("mu", self.mu))
+
+    def _freeze(self, n_c, s_c, L, Z, mu):
+        """Store the checked fields (read-only arrays); ``mu`` is resolved against s_c here."""
+        check_work("s_c", s_c, bytes=16 * s_c, what="Task (word frequencies mu)")
+        mu = check_mu(mu, s_c)
         if mu.ndim != 1:
-            fail("mu", self.mu, "must be one frequency vector of length s_c")
+            fail("mu", mu, "must be one frequency vector of length s_c")
+        Z = np.ascontiguousarray(Z, dtype=np.int64)
         Z.setflags(write=False)
         mu = mu.copy()
         mu.setflags(write=False)
@@ -89,38 +91,59 @@ class Task:
         object.__setattr__(self, "Z", Z)
         object.__setattr__(self, "mu", mu)
 
+    @classmethod
+    def _trusted(cls, n_c, s_c, L, Z, mu) -> "Task":
+        """A Task from rows known to be distinct and in range (Task.full/Task.random): no O(K L) re-check."""
+        self = object.__new__(cls)
+        _check_vocabulary(n_c, s_c)
+        self._freeze(n_c, s_c, L, Z, mu)
+        return self
+
     # ----------------------------------------------------------------- constructors
     @classmethod
+    @public(n_c=Int(min=2), s_c=Int(min=1), L=Int(min=1), mu=Prob())
     def full(cls, n_c: int, s_c: int, L: int, mu="uniform") -> "Task":
-        """All n_c**L latent variables, in lexicographic order (z_0 = (0,…,0))."""
-        n_c = check_int("n_c", n_c, min=2)
-        L = check_int("L", L, min=1)
+        """All n_c**L latent variables, in lexicographic order (z_0 = (0,…,0)).
+
+        Limited to n_c**L <= 10**7 latent variables and to the memory budget
+        (:func:`fctheory.set_budget`): the size is checked in logs *before* n_c**L is formed.
+        """
+        # compare in logs first: n_c**L itself may be astronomically large (n_c=3, L=2**70)
+        if L > 24 or L * math.log(n_c) > math.log(10**7) + 1e-9:
+            fail("L", L, f"Task.full would hold n_c**L = {_show_power(n_c, L)} latent variables (limit 10**7)")
         N = n_c**L
         if N > 10**7:
             fail("L", L, f"Task.full would hold n_c**L = {N} latent variables (limit 10**7)")
-        return cls(n_c, s_c, L, _digits(np.arange(N, dtype=np.int64), n_c, L), mu)
+        # measured peak ≈ 8·N·(L + 4) bytes (the N×L output, idx and rem); 1.5× for safety
+        check_work("L", L, bytes=12 * N * (L + 4), what=f"Task.full(n_c={n_c}, s_c={s_c}, L={L})")
+        check_work("s_c", s_c, bytes=16 * s_c, what="Task (word frequencies mu)")
+        return cls._trusted(n_c, s_c, L, _digits(np.arange(N, dtype=np.int64), n_c, L), mu)
 
     @classmethod
+    @public(n_c=Int(min=2), s_c=Int(min=1), L=Int(min=1), K=Int(min=1, max=10**7), mu=Prob(), seed=Seed())
     def random(cls, n_c: int, s_c: int, L: int, K: int, mu="uniform", seed=None) -> "Task":
-        """K mutually distinct latent variables drawn uniformly at random from C^L."""
-        n_c = check_int("n_c", n_c, min=2)
-        L = check_int("L", L, min=1)
-        N = n_c**L
-        K = check_int("K", K, min=1)
-        if K > N:
-            fail("K", K, f"must be <= n_c**L = {N} (the number of distinct latent variables)")
-        if K > 10**7:
-            fail("K", K, "must be <= 10**7 for an explicit task")
+        """K mutually distinct latent variables drawn uniformly at random from C^L.
+
+        K is limited to 10**7 and to the memory budget (:func:`fctheory.set_budget`).
+        """
+        if L < 64 and (math.log(K) > L * math.log(n_c) + 1e-9 or (L * math.log2(n_c) < 64 and K > n_c**L)):
+            fail("K", K, f"must be <= n_c**L = {_show_power(n_c, L)} (the number of distinct latent variables)")
+        small = L < 62 and L * math.log2(n_c) < 62
+        N = n_c**L if small else None
+        dense = small and (N <= 4 * K or N <= 10**6)
+        # measured peaks: the dense path holds a permutation of N and the K×L digits; the rejection path
+        # keeps up to 3K+8 candidate rows, which np.unique(axis=0) copies a few times
+        need = 12 * K * (L + 4) + 8 * N if dense else 8 * (3 * K + 8) * (4 * L + 2)
+        check_work("K", K, bytes=need, what=f"Task.random(n_c={n_c}, s_c={s_c}, L={L}, K={K})")
+        check_work("s_c", s_c, bytes=16 * s_c, what="Task (word frequencies mu)")
+        _check_vocabulary(n_c, s_c)
         rng = _as_rng(seed)
-        if N <= 2**62:
-            if N <= 4 * K or N <= 10**6:
-                idx = rng.choice(N, size=K, replace=False)
-                Z = _digits(idx.astype(np.int64), n_c, L)
-            else:  # sparse: rejection sampling of whole rows
-                Z = _distinct_rows(rng, n_c, L, K)
-        else:
+        if dense:
+            idx = rng.choice(N, size=K, replace=False)
+            Z = _digits(idx.astype(np.int64), n_c, L)
+        else:  # sparse (N > 4K): rejection sampling of whole rows
             Z = _distinct_rows(rng, n_c, L, K)
-        return cls(n_c, s_c, L, Z, mu)
+        return cls._trusted(n_c, s_c, L, Z, mu)
 
     # ----------------------------------------------------------------- properties
     @property
@@ -135,68 +158,124 @@ class Task:
 
     @property
     def n_latent(self) -> int:
-        """|𝒵| = n_c**L, the number of possible latent variables."""
+        """|𝒵| = n_c**L, the number of possible latent variables (an exact int).
+
+        Refused (FCTheoryError) when n_c**L has more than 2**22 bits (over a million digits):
+        use ``L * log(n_c)`` instead.
+        """
+        bits = self.L * math.log2(self.n_c)
+        if bits > 2**22:
+            fail("L", self.L, f"n_latent = n_c**L = {_show_power(self.n_c, self.L)} has about {bits:.3g} bits; "
+                              "use L*log(n_c) instead of the exact integer")
         return self.n_c**self.L
 
     @property
     def is_full(self) -> bool:
         """True when {z_1, …, z_K} = 𝒵 (K = n_c**L)."""
-        return self.K == self.n_latent
+        # K rows are in memory, so a latent space of more than 2**63 elements is never full
+        return self.L * math.log2(self.n_c) < 63 and self.K == self.n_c**self.L
 
     @property
     def is_uniform(self) -> bool:
+        """True when every word of a concept has the same frequency μ_β = 1/s_c."""
         return bool(np.all(self.mu == self.mu[0]))
 
+    @public(alpha=Array(integer=True, min=0, max=2**62), beta=Array(integer=True, min=0, max=2**62))
     def word_index(self, alpha, beta):
-        """Vocabulary index of word (α, β): α·s_c + β."""
-        return np.asarray(alpha) * self.s_c + np.asarray(beta)
+        """Vocabulary index of word (α, β): α·s_c + β (arrays broadcast).
+
+        α must lie in [0, n_c − 1] and β in [0, s_c − 1]: negative indices are refused, never wrapped.
+        """
+        for name, v, hi in (("alpha", alpha, self.n_c), ("beta", beta, self.s_c)):
+            if v.size and int(v.max()) >= hi:
+                fail(name, int(v.max()), f"must be < {'n_c' if name == 'alpha' else 's_c'} = {hi}")
+        try:
+            shape = np.broadcast_shapes(alpha.shape, beta.shape)
+        except ValueError:
+            fail("beta", beta, f"must broadcast against alpha (shapes {alpha.shape} and {beta.shape})")
+        check_work("alpha", alpha, bytes=16 * math.prod(shape), what="word_index")
+        out = alpha * self.s_c + beta  # < n_w <= 2**62: no int64 overflow
+        return out[()] if out.ndim == 0 else out
+
+    def _n_w_array(self, what: str, per_word: int = 8) -> None:
+        check_work("s_c", self.s_c, bytes=per_word * self.n_w, what=f"Task.{what} (n_w = {self.n_w} words)")
 
     @property
     def word_concept(self) -> np.ndarray:
         """Concept α of each vocabulary word (length n_w)."""
+        self._n_w_array("word_concept")
         return np.repeat(np.arange(self.n_c), self.s_c)
 
     @property
     def word_rank(self) -> np.ndarray:
         """Index β of each vocabulary word inside its concept (length n_w)."""
+        self._n_w_array("word_rank")
         return np.tile(np.arange(self.s_c), self.n_c)
 
     @property
     def word_freq(self) -> np.ndarray:
         """μ_β of each vocabulary word (length n_w)."""
+        self._n_w_array("word_freq")
         return np.tile(self.mu, self.n_c)
 
     # ----------------------------------------------------------------- matrices of appendix B
     @property
     def P(self) -> np.ndarray:
         """P ∈ R^{n_c×n_w}: P ζ(α,β) = e_α."""
+        self._n_w_array("P", 16 * self.n_c)
         return np.kron(np.eye(self.n_c), np.ones((1, self.s_c)))
 
     @property
     def Q(self) -> np.ndarray:
         """Q ∈ R^{n_c×n_w}: Q ζ(α,β) = μ_β e_α (so PQᵀ = I)."""
+        self._n_w_array("Q", 16 * self.n_c)
         return np.kron(np.eye(self.n_c), self.mu[None, :])
 
     @property
     def Z_onehot(self) -> np.ndarray:
         """The paper's Z = [Z_1 … Z_K] ∈ R^{n_c×KL}; column k·L+ℓ is e_{z_{k,ℓ}}."""
+        check_work("n_c", self.n_c, bytes=8 * self.n_c * self.K * self.L, what="Task.Z_onehot")
         out = np.zeros((self.n_c, self.K * self.L))
         out[self.Z.ravel(), np.arange(self.K * self.L)] = 1.0
         return out
 
+    @public()
     def hamming(self) -> np.ndarray:
         """K×K matrix of Hamming distances dist(z_k, z_j)."""
+        K, L = self.K, self.L
+        check_work("K", K, bytes=K * K * (L + 16), seconds=K * K * L // 10**9, what="Task.hamming (K×K×L comparisons)")
         return (self.Z[:, None, :] != self.Z[None, :, :]).sum(-1)
 
+    @public()
     def S_r_counts(self) -> np.ndarray:
-        """|S_r| predicted by Lemma B(i) for r = 0..L: (K/n_c^L)·C(L,r)(n_c−1)^r."""
-        return np.array(
-            [self.K * comb(self.L, r) * (self.n_c - 1) ** r / self.n_latent for r in range(self.L + 1)]
-        )
+        """|S_r| predicted by Lemma B(i) for r = 0..L: (K/n_c^L)·C(L,r)(n_c−1)^r.
+
+        Exact rational arithmetic (correctly rounded floats) while the integers stay small; for large
+        L·log n_c the same numbers from log-gamma (relative error ~1e-13).
+        """
+        K, L, n_c = self.K, self.L, self.n_c
+        check_work("L", L, bytes=8 * (L + 1), what="Task.S_r_counts")
+        if L * L * math.log2(n_c) <= 1e8:
+            N = n_c**L
+            return np.array([K * comb(L, r) * (n_c - 1) ** r / N for r in range(L + 1)])
+        r = np.arange(L + 1, dtype=np.float64)
+        from scipy.special import gammaln
+
+        logs = (math.log(K) + gammaln(L + 1.0) - gammaln(r + 1) - gammaln(L - r + 1)
+                + r * math.log(n_c - 1) - L * math.log(n_c))
+        return np.exp(logs)
 
     # ----------------------------------------------------------------- sampling
+    @public(n_spl=Int(min=1), rng=Seed())
     def sample(self, n_spl: int, rng=None):
         """Draw ``n_spl`` sentences per class, class-major as in the authors' notebooks.
+
+        Parameters
+        ----------
+        n_spl : int
+            Sentences per class (the K·n_spl×L result must fit the memory budget).
+        rng : None, int or numpy Generator
+            Seed or generator.
 
         Returns
         -------
@@ -205,16 +284,71 @@ class Task:
         y : ndarray of int64, shape (K·n_spl,)
             Class labels k (row block k·n_spl … (k+1)·n_spl−1 has label k).
         """
-        n_spl = check_int("n_spl", n_spl, min=1)
+        n = self.K * n_spl
+        check_work("n_spl", n_spl, bytes=8 * n * (3 * self.L + 2) + 8 * self.s_c, what=f"Task.sample ({n} sentences)")
         rng = _as_rng(rng)
         y = np.repeat(np.arange(self.K, dtype=np.int64), n_spl)
-        beta = rng.choice(self.s_c, size=(self.K * n_spl, self.L), p=self.mu)
+        beta = rng.choice(self.s_c, size=(n, self.L), p=self.mu)
         X = self.Z[y] * self.s_c + beta
         return X.astype(np.int64), y
 
     def __repr__(self) -> str:
         law = "uniform" if self.is_uniform else f"mu=[{self.mu[0]:.4g}, …, {self.mu[-1]:.4g}]"
         return f"Task(n_c={self.n_c}, s_c={self.s_c}, L={self.L}, K={self.K}, {law})"
+
+
+# the constructor's parameter kinds (checked in __post_init__; read by the fuzz suite)
+_KINDS = dict(n_c=Int(min=2), s_c=Int(min=1), L=Int(min=1), Z=Array(ndim=2, integer=True, min=0), mu=Prob())
+Task.__fc_params__ = _KINDS
+
+
+def _check_vocabulary(n_c: int, s_c: int) -> None:
+    """Word indices α·s_c + β are int64: n_w = n_c·s_c must stay below 2**62."""
+    if n_c * s_c > 2**62:
+        fail("s_c", s_c, f"n_w = n_c*s_c = {n_c}*{s_c} must be <= 2**62 (word indices are int64)")
+
+
+def _unique_bytes(shape) -> int:
+    """Working memory of the distinct-rows check on a K×L int64 array (a copy and the row hashes)."""
+    K, L = (int(v) for v in shape)
+    return 8 * K * L * 2 + 32 * K
+
+
+def _first_duplicate(Z: np.ndarray):
+    """(i, j) with rows i < j of Z equal, or None; O(K·L) time and O(K) extra memory.
+
+    Rows are hashed by a random linear map mod 2**64 (np.unique(axis=0) is pathologically slow for
+    wide rows); rows with equal hashes are then compared exactly, so the answer is exact.
+    """
+    K = Z.shape[0]
+    if K < 2:
+        return None
+    w = np.random.default_rng(0x5EED).integers(1, 2**63, size=Z.shape[1], dtype=np.uint64)
+    with np.errstate(over="ignore"):
+        h = np.ascontiguousarray(Z).view(np.uint64) @ w  # wraps mod 2**64
+    order = np.argsort(h, kind="stable")
+    hs = h[order]
+    starts = np.nonzero(hs[1:] == hs[:-1])[0]
+    for i in starts:  # each equal-hash run: compare its rows exactly (a true collision is ~K²/2**64 likely)
+        j = i + 1
+        while j + 1 < K and hs[j + 1] == hs[i]:
+            j += 1
+        seen = {}
+        for k in sorted(order[i:j + 1].tolist()):
+            key = Z[k].tobytes()
+            if key in seen:
+                return seen[key], k
+            seen[key] = k
+    return None
+
+
+def _show_power(n_c: int, L: int) -> str:
+    """n_c**L for a message, exact when short, else as a power of ten (never formed in full)."""
+    if L < 100 and L * math.log10(n_c) < 30:
+        return str(n_c**L)
+    if L > 10**300:
+        return f"{n_c}**{L}"
+    return f"{n_c}**{L} ≈ 10^{L * math.log10(n_c):.6g}"
 
 
 def _digits(idx: np.ndarray, n_c: int, L: int) -> np.ndarray:

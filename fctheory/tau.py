@@ -20,8 +20,39 @@ import numpy as np
 
 from ._latent import LatentSum, one_minus_p
 from ._logmath import solve_monotone
-from ._mp import mp_context, mp_root, vectorize_mp
-from ._validate import broadcast_flat, broadcast_shape, check_choice, check_latent_size, fail, float_array, int_array
+from ._mp import mp_context, mp_guard, mp_root, vectorize_mp
+from ._budget import check_work
+from ._validate import (Choice, Int, Real, broadcast_flat, broadcast_shape, check_latent_size, fail, float_array,
+                        int_array, public)
+
+# parameter kinds shared by the Theorem 1 and 3 predictors (arrays broadcast; K may be a float up to 1e300)
+N_C = Int(min=2, array=True)
+N_W = Int(min=1, array=True)
+LEN = Int(min=1, array=True)
+KK = Int(min=1, array=True)
+LAM = Real(lo=0, lo_open=True, array=True)
+LAM0 = Real(lo=0, array=True)
+T = Real(lo=0, array=True)
+PRECISION = Choice("float", "mp")
+DPS = Int(min=20, max=1000)
+
+# float path: ~20 float64 temporaries per element (the numpy backend's vectorised Newton)
+_BYTES_PER_ITEM = 8 * 24
+
+
+def check_batch(shape, *, what: str, precision: str = "float", dps: int = 50, mp_seconds: float = 0.05) -> None:
+    """Refuse a broadcast request too large for the budget, before anything is allocated.
+
+    ``shape`` is the broadcast shape of the arguments (arrays that broadcast against each other can
+    describe far more elements than any of them holds). The mp reference costs ``mp_seconds`` per
+    element at 50 digits, growing like dps^1.5.
+    """
+    n = 1
+    for k in shape:
+        n *= int(k)
+    check_work("shape", shape, items=n, bytes=n * _BYTES_PER_ITEM, what=what)
+    if precision == "mp":
+        check_work("shape", shape, seconds=n * mp_seconds * (dps / 50) ** 1.5, what=f"{what} with precision='mp', dps={dps}")
 
 __all__ = ["H", "H_prime", "H_second", "tau", "lambda_trivial", "eta"]
 
@@ -31,7 +62,7 @@ def _params(n_c, n_w, L, K):
     n_w = int_array("n_w", n_w, min=1)
     L = int_array("L", L, min=1)
     K = int_array("K", K, min=1)
-    broadcast_shape(n_c=n_c, n_w=n_w, L=L, K=K)
+    check_batch(broadcast_shape(n_c=n_c, n_w=n_w, L=L, K=K), what="the broadcast (n_c, n_w, L, K)")
     bad = np.broadcast_to(np.mod(n_w, n_c) != 0, np.broadcast(n_w, n_c).shape)
     if bad.any():
         i = tuple(np.argwhere(bad)[0])
@@ -44,9 +75,11 @@ def _log_eta(n_c, n_w, L, K):
     return np.log(n_c / (n_c - 1)) - 0.5 * (np.log(n_w) + np.log(K) + np.log(L))
 
 
+@public(n_c=N_C, n_w=N_W, L=LEN, K=KK)
 def eta(n_c, n_w, L, K):
     """η = (n_c/(n_c−1))/√(n_w K L) of Theorem 1 (computed in logs: n_w K L may overflow)."""
     n_c, n_w, L, K = _params(n_c, n_w, L, K)
+    check_batch(broadcast_shape(n_c=n_c, n_w=n_w, L=L, K=K), what="eta")
     return _out(np.exp(_log_eta(n_c, n_w, L, K)))
 
 
@@ -54,6 +87,7 @@ def _log_lambda0(lat: LatentSum, n_w):
     return 0.5 * (np.log(lat.L) + lat.logK - np.log(n_w)) - lat.log_Kom
 
 
+@public(n_c=N_C, n_w=N_W, L=LEN, K=KK)
 def lambda_trivial(n_c, n_w, L, K):
     """The threshold λ₀ = √(LK/n_w)/(K + 1 − K/n_c^L) of Theorem 1.
 
@@ -61,6 +95,7 @@ def lambda_trivial(n_c, n_w, L, K):
     trivial solution (W, U) = (0, 0) is the global minimiser of (5) (under Assumption A).
     """
     n_c, n_w, L, K = _params(n_c, n_w, L, K)
+    check_batch(broadcast_shape(n_c=n_c, n_w=n_w, L=L, K=K), what="lambda_trivial")
     lat = LatentSum(n_c, L, K)
     return _out(np.exp(_log_lambda0(lat, n_w)))
 
@@ -70,6 +105,7 @@ def _out(x):
     return float(x) if x.ndim == 0 else x
 
 
+@public(t=T, n_c=N_C, n_w=N_W, L=LEN, K=KK, lam=LAM0)
 def H(t, n_c, n_w, L, K, lam):
     """H(t) of Theorem 1 (the risk (5) of a type-I configuration with n_w c² = t, Lemma K).
 
@@ -85,35 +121,42 @@ def H(t, n_c, n_w, L, K, lam):
     Returns
     -------
     float or ndarray
-        H(t), computed without overflow for any parameters.
+        H(t), computed without overflow for any parameters; inf only where the true value exceeds
+        the float64 range (λt > 1.8e308).
     """
     t = float_array("t", t, lo=0)
     lam = float_array("lam", lam, lo=0)
     n_c, n_w, L, K = _params(n_c, n_w, L, K)
-    broadcast_shape(t=t, n_c=n_c, n_w=n_w, L=L, K=K, lam=lam)
-    s = t * np.exp(_log_eta(n_c, n_w, L, K))
+    check_batch(broadcast_shape(t=t, n_c=n_c, n_w=n_w, L=L, K=K, lam=lam), what="H")
     lat = LatentSum(n_c, L, K)
-    return _out(lat.G(s) + lam * t)
+    with np.errstate(over="ignore"):  # documented: inf where λt exceeds the float range
+        s = t * np.exp(_log_eta(n_c, n_w, L, K))
+        return _out(lat.G(s) + lam * t)
 
 
+@public(t=T, n_c=N_C, n_w=N_W, L=LEN, K=KK, lam=LAM0)
 def H_prime(t, n_c, n_w, L, K, lam):
     """H′(t) = λ − ηL·E1(s)E2(s), s = ηt (see :mod:`fctheory._latent`)."""
     t = float_array("t", t, lo=0)
     lam = float_array("lam", lam, lo=0)
     n_c, n_w, L, K = _params(n_c, n_w, L, K)
-    broadcast_shape(t=t, n_c=n_c, n_w=n_w, L=L, K=K, lam=lam)
+    check_batch(broadcast_shape(t=t, n_c=n_c, n_w=n_w, L=L, K=K, lam=lam), what="H_prime")
     e = np.exp(_log_eta(n_c, n_w, L, K))
     lat = LatentSum(n_c, L, K)
-    return _out(lam + e * lat.G_prime(t * e))
+    with np.errstate(over="ignore"):  # ηt = inf is harmless: G′(∞) = 0
+        return _out(lam + e * lat.G_prime(t * e))
 
 
+@public(t=T, n_c=N_C, n_w=N_W, L=LEN, K=KK, lam=LAM0)
 def H_second(t, n_c, n_w, L, K, lam=0.0):
     """H″(t) = η²·G″(ηt) > 0: H is strictly convex (λ does not enter)."""
     t = float_array("t", t, lo=0)
     n_c, n_w, L, K = _params(n_c, n_w, L, K)
+    check_batch(broadcast_shape(t=t, n_c=n_c, n_w=n_w, L=L, K=K, lam=lam), what="H_second")
     e = np.exp(_log_eta(n_c, n_w, L, K))
     lat = LatentSum(n_c, L, K)
-    return _out(e * e * lat.G_second(t * e) + 0 * np.asarray(lam))
+    with np.errstate(over="ignore"):
+        return _out(e * e * lat.G_second(t * e) + 0 * np.asarray(lam))
 
 
 def _solve_s(lat: LatentSum, log_ratio):
@@ -138,6 +181,7 @@ def _solve_s(lat: LatentSum, log_ratio):
     return np.exp(sigma)
 
 
+@public(n_c=N_C, n_w=N_W, L=LEN, K=KK, lam=LAM, precision=PRECISION, dps=DPS, backend=Choice("numba", "numpy"))
 def tau(n_c, n_w, L, K, lam, precision: str = "float", dps: int = 50, backend: str = "numba"):
     """τ = argmin_{t ≥ 0} H(t), Theorem 1.
 
@@ -156,7 +200,7 @@ def tau(n_c, n_w, L, K, lam, precision: str = "float", dps: int = 50, backend: s
         "mp": mpmath reference with ``dps`` digits, solving H′(t) = 0 from the formula as printed
         (returns ``mpf`` or an object array).
     dps : int
-        Decimal digits for ``precision="mp"``.
+        Decimal digits for ``precision="mp"``, in [20, 1000].
     backend : {"numba", "numpy"}
         Float-path solver: compiled scalar Newton per element (default, fast) or the vectorised
         NumPy reference.
@@ -164,20 +208,26 @@ def tau(n_c, n_w, L, K, lam, precision: str = "float", dps: int = 50, backend: s
     Returns
     -------
     float or ndarray
-        τ ≥ 0; exactly 0 when λ ≥ λ₀.
+        τ ≥ 0; exactly 0 when λ ≥ λ₀. Finite for every valid input (λ down to 5e-324, K up to
+        1e300, L up to 10**4 and beyond): τ grows only like log(1/λ).
+
+    Raises
+    ------
+    FCTheoryError
+        Invalid input, or a broadcast request over the budget (:func:`fctheory.set_budget`; the mp
+        path is budgeted in estimated seconds).
 
     Examples
     --------
     >>> round(tau(3, 1200, 15, 1000, 1e-3), 4)   # the setting of figure 3
     2426.9804
     """
-    check_choice("precision", precision, ("float", "mp"))
-    check_choice("backend", backend, ("numba", "numpy"))
     lam = float_array("lam", lam, lo=0, lo_open=True)
     n_c, n_w, L, K = _params(n_c, n_w, L, K)
+    check_batch(broadcast_shape(n_c=n_c, n_w=n_w, L=L, K=K, lam=lam), what="tau", precision=precision, dps=dps)
     shape, (n_c, n_w, L, K, lam) = broadcast_flat(n_c=n_c, n_w=n_w, L=L, K=K, lam=lam)
     if precision == "mp":
-        with mp_context(dps):
+        with mp_context(dps), mp_guard(dps):
             return vectorize_mp(_tau_mp, n_c, n_w, L, K, lam, shape=shape)
     if backend == "numba":
         from ._kernels import tau_direct

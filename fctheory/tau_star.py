@@ -18,8 +18,11 @@ import numpy as np
 
 from ._latent import LatentSum
 from ._logmath import solve_monotone
-from ._mp import mp_context, mp_root, vectorize_mp
-from ._validate import broadcast_flat, broadcast_shape, check_choice, check_latent_size, float_array, int_array
+from ._mp import mp_context, mp_guard, mp_root, vectorize_mp
+from ._validate import Choice, Int, broadcast_flat, broadcast_shape, check_latent_size, float_array, int_array, public
+from .tau import DPS, KK, LAM, LAM0, LEN, N_C, PRECISION, T, check_batch
+
+D_EMB = Int(min=1, array=True)
 
 __all__ = ["H_star", "H_star_prime", "tau_star", "eta_star"]
 
@@ -29,7 +32,7 @@ def _params(n_c, L, K, d):
     L = int_array("L", L, min=1)
     K = int_array("K", K, min=1)
     d = int_array("d", d, min=1)
-    broadcast_shape(n_c=n_c, L=L, K=K, d=d)
+    check_batch(broadcast_shape(n_c=n_c, L=L, K=K, d=d), what="the broadcast (n_c, L, K, d)")
     check_latent_size(n_c, L, K)
     return n_c, L, K, d
 
@@ -43,12 +46,14 @@ def _out(x):
     return float(x) if x.ndim == 0 else x
 
 
+@public(n_c=N_C, L=LEN, K=KK, d=D_EMB)
 def eta_star(n_c, L, K, d):
     """η* = (n_c/(n_c−1))/√(KL/d) of Theorem 3."""
     n_c, L, K, d = _params(n_c, L, K, d)
     return _out(np.exp(_log_eta_star(n_c, L, K, d)))
 
 
+@public(t=T, n_c=N_C, L=LEN, K=KK, d=D_EMB, lam=LAM0)
 def H_star(t, n_c, L, K, d, lam):
     """H*(t) of Theorem 3 (= R* of a type-II configuration with c = t/√(KL), Lemma R).
 
@@ -58,33 +63,43 @@ def H_star(t, n_c, L, K, d, lam):
     n_c, L, K, d : int or array_like
         Concepts, sentence length, classes (1 ≤ K ≤ n_c^L), embedding dimension.
     lam : float or array_like, λ ≥ 0
+
+    Returns
+    -------
+    float or ndarray
+        H*(t); inf only where the true value exceeds the float64 range (λt²/2 > 1.8e308).
     """
     t = float_array("t", t, lo=0)
     lam = float_array("lam", lam, lo=0)
     n_c, L, K, d = _params(n_c, L, K, d)
-    broadcast_shape(t=t, n_c=n_c, L=L, K=K, d=d, lam=lam)
-    s = t * np.exp(_log_eta_star(n_c, L, K, d))
-    return _out(LatentSum(n_c, L, K).G(s) + 0.5 * lam * t * t)
+    check_batch(broadcast_shape(t=t, n_c=n_c, L=L, K=K, d=d, lam=lam), what="H_star")
+    with np.errstate(over="ignore"):  # documented: inf where λt²/2 exceeds the float range
+        s = t * np.exp(_log_eta_star(n_c, L, K, d))
+        return _out(LatentSum(n_c, L, K).G(s) + 0.5 * lam * t * t)
 
 
+@public(t=T, n_c=N_C, L=LEN, K=KK, d=D_EMB, lam=LAM0)
 def H_star_prime(t, n_c, L, K, d, lam):
     """H*′(t) = λt − η*L·E1(s)E2(s), s = η*t."""
     t = float_array("t", t, lo=0)
     lam = float_array("lam", lam, lo=0)
     n_c, L, K, d = _params(n_c, L, K, d)
-    broadcast_shape(t=t, n_c=n_c, L=L, K=K, d=d, lam=lam)
+    check_batch(broadcast_shape(t=t, n_c=n_c, L=L, K=K, d=d, lam=lam), what="H_star")
     e = np.exp(_log_eta_star(n_c, L, K, d))
-    return _out(lam * t + e * LatentSum(n_c, L, K).G_prime(t * e))
+    with np.errstate(over="ignore"):  # documented: inf where λt exceeds the float range
+        return _out(lam * t + e * LatentSum(n_c, L, K).G_prime(t * e))
 
 
+@public(t=T, n_c=N_C, L=LEN, K=KK, d=D_EMB, lam=LAM0)
 def H_star_second(t, n_c, L, K, d, lam):
     """H*″(t) = λ + η*²G″(η*t) > 0."""
     t = float_array("t", t, lo=0)
     lam = float_array("lam", lam, lo=0)
     n_c, L, K, d = _params(n_c, L, K, d)
-    broadcast_shape(t=t, n_c=n_c, L=L, K=K, d=d, lam=lam)
+    check_batch(broadcast_shape(t=t, n_c=n_c, L=L, K=K, d=d, lam=lam), what="H_star")
     e = np.exp(_log_eta_star(n_c, L, K, d))
-    return _out(lam + e * e * LatentSum(n_c, L, K).G_second(t * e))
+    with np.errstate(over="ignore"):
+        return _out(lam + e * e * LatentSum(n_c, L, K).G_second(t * e))
 
 
 def _residual(lat: LatentSum, logb, sigma):
@@ -93,6 +108,7 @@ def _residual(lat: LatentSum, logb, sigma):
     return g, 1.0 + s * lat.delta_log_rhs_prime(s)
 
 
+@public(n_c=N_C, L=LEN, K=KK, d=D_EMB, lam=LAM, precision=PRECISION, dps=DPS, backend=Choice("numba", "numpy"))
 def tau_star(n_c, L, K, d, lam, precision: str = "float", dps: int = 50, backend: str = "numba"):
     """τ* = argmin_{t ≥ 0} H*(t), Theorem 3.
 
@@ -106,7 +122,7 @@ def tau_star(n_c, L, K, d, lam, precision: str = "float", dps: int = 50, backend
         "float": float64 (relative error ≲ 1e-12 over the tested domain); "mp": mpmath
         reference solving H*′(t) = 0 from the printed formula with ``dps`` digits.
     dps : int
-        Decimal digits for ``precision="mp"``.
+        Decimal digits for ``precision="mp"``, in [20, 1000].
     backend : {"numba", "numpy"}
         Compiled scalar Newton per element (default) or the vectorised NumPy reference.
 
@@ -115,13 +131,13 @@ def tau_star(n_c, L, K, d, lam, precision: str = "float", dps: int = 50, backend
     >>> round(tau_star(3, 15, 1000, 100, 1e-3), 5)   # the setting of figure 4(c)
     11.94703
     """
-    check_choice("precision", precision, ("float", "mp"))
-    check_choice("backend", backend, ("numba", "numpy"))
     lam = float_array("lam", lam, lo=0, lo_open=True)
     n_c, L, K, d = _params(n_c, L, K, d)
+    check_batch(broadcast_shape(n_c=n_c, L=L, K=K, d=d, lam=lam), what="tau_star", precision=precision, dps=dps,
+                mp_seconds=0.4)
     shape, (n_c, L, K, d, lam) = broadcast_flat(n_c=n_c, L=L, K=K, d=d, lam=lam)
     if precision == "mp":
-        with mp_context(dps):
+        with mp_context(dps), mp_guard(dps):
             return vectorize_mp(_tau_star_mp, n_c, L, K, d, lam, shape=shape)
     lat = LatentSum(n_c, L, K)
     log_eta = _log_eta_star(n_c, L, K, d)

@@ -26,8 +26,12 @@ import mpmath
 import numpy as np
 
 from ._logmath import expit, log1p_aexpm1, solve_monotone
-from ._mp import mp_context, mp_root
-from ._validate import broadcast_shape, check_choice, check_mu, fail, float_array, int_array
+from ._mp import mp_context, mp_guard, mp_root
+from ._budget import check_work
+from ._validate import Prob, broadcast_shape, check_mu, fail, float_array, int_array, public, result_type
+from .tau import DPS, LAM, LEN, N_C, PRECISION
+
+MU = Prob(named=False)
 
 __all__ = ["lambda_max_type3", "solve_type3", "Type3Solution"]
 
@@ -44,6 +48,7 @@ def _log_lambda_max(mu, n_c, L):
     return 0.5 * (np.log(L) - (L + 1) * np.log(n_c) + np.log(np.sum(mu * mu, axis=-1)))
 
 
+@public(mu=MU, n_c=N_C, L=LEN)
 def lambda_max_type3(mu, n_c, L):
     """λ_max of condition (9): (7)–(8) has a (unique) solution with c > 0 iff λ < λ_max.
 
@@ -56,14 +61,18 @@ def lambda_max_type3(mu, n_c, L):
     Returns
     -------
     float or ndarray
-        √((L/n_c^{L+1}) Σ_β μ_β²), computed in logs (n_c^{L+1} may overflow).
+        √((L/n_c^{L+1}) Σ_β μ_β²), computed in logs (n_c^{L+1} may overflow). It underflows to 0
+        when the true value is below the smallest float64 (about 5e-324; e.g. n_c = 3, L ≥ 1400):
+        then no float64 λ satisfies (9).
     """
     mu, n_c, L = _params(mu, n_c, L)
-    broadcast_shape(mu_batch=np.empty(mu.shape[:-1]), n_c=n_c, L=L)
+    batch = broadcast_shape(mu_batch=np.empty(mu.shape[:-1]), n_c=n_c, L=L)
+    _check_type3_batch(batch, mu.shape[-1], what="lambda_max_type3")
     out = np.exp(_log_lambda_max(mu, n_c, L))
     return float(out) if np.ndim(out) == 0 else out
 
 
+@result_type
 @dataclass(frozen=True)
 class Type3Solution:
     """Solution of (7)–(8).
@@ -95,8 +104,9 @@ class Type3Solution:
 
     @property
     def K(self):
-        """K = n_c^L (Theorem 2 needs the full latent set)."""
-        return np.power(np.asarray(self.n_c, dtype=float), self.L)
+        """K = n_c^L (Theorem 2 needs the full latent set); inf where n_c^L exceeds the float64 range."""
+        with np.errstate(over="ignore"):
+            return np.power(np.asarray(self.n_c, dtype=float), self.L)
 
 
 class _System:
@@ -113,9 +123,11 @@ class _System:
         self.log1m_inv_nc = self.c1 - self.log_nc
         self.log_kappa = self.log_nc - self.c1
         self.log_m = np.log(self.L) + np.log(self.mu) - np.log(self.lam)  # m_β = Lμ_β/λ
-        mu2 = self.mu * self.mu
-        self.w = mu2 / mu2.sum(axis=1, keepdims=True)
-        self.log_w = np.log(self.w)
+        # w_β = μ_β²/Σμ² in logs: μ_β² underflows for μ_β < 1e-162 (a valid, very skewed law)
+        log_mu2 = 2 * np.log(self.mu)
+        m = log_mu2.max(axis=1, keepdims=True)
+        self.log_w = log_mu2 - (m + np.log(np.sum(np.exp(log_mu2 - m), axis=1, keepdims=True)))
+        self.w = np.exp(self.log_w)
         self.delta = (2 * (_log_lambda_max(self.mu, self.n_c[:, 0], self.L[:, 0]) - np.log(self.lam[:, 0])))
 
     def take(self, idx):
@@ -195,6 +207,7 @@ def _solve_sigma(sys: _System):
     return sigma
 
 
+@public(mu=MU, n_c=N_C, L=LEN, lam=LAM, precision=PRECISION, dps=DPS)
 def solve_type3(mu, n_c, L, lam, precision: str = "float", dps: int = 50) -> Type3Solution:
     """Unique solution (c, r_1, …, r_{s_c}) of (7)–(8), Theorem 2 / Proposition D.
 
@@ -227,11 +240,11 @@ def solve_type3(mu, n_c, L, lam, precision: str = "float", dps: int = 50) -> Typ
     >>> round(sol.c, 10)
     1.1870394734
     """
-    check_choice("precision", precision, ("float", "mp"))
     mu, n_c, L = _params(mu, n_c, L)
     lam = float_array("lam", lam, lo=0, lo_open=True)
     batch = broadcast_shape(mu_batch=np.empty(mu.shape[:-1]), n_c=n_c, L=L, lam=lam)
     s_c = mu.shape[-1]
+    _check_type3_batch(batch, s_c, what="solve_type3", precision=precision, dps=dps)
     mu_b = np.broadcast_to(mu, batch + (s_c,)).reshape(-1, s_c)
     n_c_b, L_b, lam_b = (np.broadcast_to(a, batch).ravel() for a in (n_c, L, lam))
     log_lmax = _log_lambda_max(mu_b, n_c_b, L_b)
@@ -241,14 +254,15 @@ def solve_type3(mu, n_c, L, lam, precision: str = "float", dps: int = 50) -> Typ
         fail(
             "lam",
             float(lam_b[i]),
-            f"condition (9) requires lam < lambda_max = {np.exp(log_lmax[i]):.10g} "
+            f"condition (9) requires lam < lambda_max = {_show_exp(log_lmax[i])} "
             f"(n_c={n_c_b[i]:g}, L={L_b[i]:g}); for larger lam the only type-III critical point is (W, U) = (0, 0)",
         )
     if precision == "mp":
         with mp_context(dps):
             cs, rs = [], []
             for i in range(mu_b.shape[0]):
-                c, r = _solve_type3_mp(mu_b[i], n_c_b[i], L_b[i], lam_b[i])
+                with mp_guard(dps):
+                    c, r = _solve_type3_mp(mu_b[i], n_c_b[i], L_b[i], lam_b[i])
                 cs.append(c)
                 rs.append(r)
         c = np.empty(len(cs), dtype=object)
@@ -294,6 +308,25 @@ def solve_type3(mu, n_c, L, lam, precision: str = "float", dps: int = 50) -> Typ
     )
 
 
+def _show_exp(log_x) -> str:
+    """exp(log_x) for a message, also when it under- or overflows float64."""
+    if -700 < log_x < 700:
+        return f"{np.exp(log_x):.10g}"
+    return f"e^{log_x:.10g} (beyond the float64 range)"
+
+
+def _check_type3_batch(batch, s_c, *, what, precision="float", dps=50):
+    """Budget of a type-III request: B = prod(batch) systems of s_c words (float: ~40 float64/long
+    double temporaries per word; mp: Newton on s_c + 1 unknowns, ~(0.1 + 0.008 s_c²) s per system)."""
+    B = 1
+    for k in batch:
+        B *= int(k)
+    check_work("shape", batch, items=B * s_c, bytes=B * s_c * 8 * 48, what=what)
+    if precision == "mp":
+        check_work("shape", batch, seconds=B * (0.1 + 0.008 * s_c * s_c) * (dps / 50) ** 0.5,
+                   what=f"{what} with precision='mp', dps={dps}")
+
+
 def _residuals(mu, n_c, L, lam, c, r):
     """Relative residuals of (7) (max over β) and (8), in long double, without overflow."""
     ld = np.longdouble
@@ -329,15 +362,32 @@ def _solve_type3_mp(mu, n_c, L, lam):
 
         def rho(s, m):
             psi = lambda p: (lam20 / L20) * p * (n20 - 1 + mpmath.exp(kappa * s * p)) - m  # noqa: E731
-            return mp_root(psi, 0, 2 * L20 * m / (lam20 * n20), rel=1e-13)  # 0 < ρ_β(s) ≤ Lμ_β/(λ n_c)
+            # ψ(0) = −μ_β < 0 ≤ ψ(p_hi) with p_hi = Lμ_β/(λ n_c) ≥ ρ_β(s); the root may lie hundreds of decades
+            # below p_hi, so step down in q = log p (doubling steps) to a bracket, then solve in q
+            g = lambda q: psi(mpmath.exp(q))  # noqa: E731
+            q_hi = mpmath.log(L20 * m / (lam20 * n20)) + 1  # ψ(e·p_hi) ≥ (e − 1)μ_β > 0 even after rounding
+            step = mpf(1)
+            q_lo = q_hi - step
+            while g(q_lo) > 0:
+                q_hi, step = q_lo, 2 * step
+                q_lo = q_hi - step
+            return mpmath.exp(mp_root(g, q_lo, q_hi, rel=1e-14))
 
         def F(s):
             return sum(rho(s, m) ** 2 for m in mu20) - target
 
-        hi = mpf(1)
-        while F(hi) > 0:
-            hi *= 2
-        s0 = mp_root(F, 0, hi, rel=1e-11)
+        # F decreases from F(0) > 0; s = c² spans hundreds of decades at large L, so bracket and solve
+        # in σ = log s (a bisection from [0, 1] would need ~log2(1/s) steps of nested root-finding)
+        def Fl(sig):
+            return F(mpmath.exp(sig))
+
+        hi = mpf(0)
+        while Fl(hi) > 0:
+            hi += 8
+        lo = hi - 8
+        while Fl(lo) < 0:
+            lo = lo - 8 if lo > -64 else 2 * lo  # widen geometrically: ~log2(|log s|) steps
+        s0 = mpmath.exp(mp_root(Fl, lo, hi, rel=1e-13))
         c0 = mpmath.sqrt(s0)
         r0 = [c0 * rho(s0, m) for m in mu20]
     with mpmath.workdps(dps):
@@ -345,11 +395,17 @@ def _solve_type3_mp(mu, n_c, L, lam):
         n_, L_, lam_ = mpf(float(n_c)), mpf(float(L)), mpf(float(lam))
         kap = n_ / (n_ - 1)
 
-        def eqs(c, *r):
-            out = [(lam_ / L_) * (rb / c) * (n_ - 1 + mpmath.exp(kap * c * rb)) / m - 1 for rb, m in zip(r, mu_)]
+        # unknowns log c and log v_β, v_β = r_β/μ_β: r_β ∝ μ_β for rare words and c, r span hundreds of
+        # orders of magnitude at large L, so in these coordinates the Jacobian stays well conditioned
+        def eqs(a, *b):
+            c = mpmath.exp(a)
+            v = [mpmath.exp(bb) for bb in b]
+            r = [vb * m for vb, m in zip(v, mu_)]
+            out = [(lam_ / L_) * (vb / c) * (n_ - 1 + mpmath.exp(kap * c * rb)) - 1 for rb, vb in zip(r, v)]
             out.append(sum((rb / c) ** 2 for rb in r) / (L_ * n_ ** (L_ - 1)) - 1)
             return out
 
-        sol = mpmath.findroot(eqs, [mpf(c0)] + [mpf(x) for x in r0], tol=mpf(10) ** (-2 * dps + 10))
-        c = sol[0]
-        return c, [sol[i] for i in range(1, len(mu_) + 1)]
+        x0 = [mpmath.log(mpf(c0))] + [mpmath.log(mpf(x) / m) for x, m in zip(r0, mu_)]
+        sol = mpmath.findroot(eqs, x0, tol=mpf(10) ** (-2 * dps + 10))
+        c = mpmath.exp(sol[0])
+        return c, [mpmath.exp(sol[i]) * mu_[i - 1] for i in range(1, len(mu_) + 1)]

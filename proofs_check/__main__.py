@@ -21,7 +21,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The runner's options (shared by ``python -m proofs_check`` and ``fctheory check``)."""
     parser.add_argument("--only", metavar="PATTERN", help="run only checks whose id matches (glob or regex; comma-separated)")
     parser.add_argument("--quick", action="store_true", help="the CI subset (< 2 min on 2 cores)")
-    parser.add_argument("--self-test", action="store_true", help="run every check against its mutant; pass iff all are caught")
+    parser.add_argument("--self-test", action="store_true",
+                        help="run every check against its mutant, and the checks against bugs planted in the library "
+                             "(proofs_check.library_mutants); pass iff all are caught (with --quick: without the "
+                             "numba-kernel mutants, which recompile)")
     parser.add_argument("--json", action="store_true", help="print results as JSON")
     parser.add_argument("--list", action="store_true", help="list the checks (id, statement, method, mutant) and exit")
 
@@ -39,12 +42,15 @@ def run_from_args(args) -> int:
         fail("only", args.only, "matches no check id (see --list)")
     if args.list:
         if args.json:
-            print(json.dumps([dict(id=c.id, statement=c.statement, method=c.method, mutant=c.mutant, quick=c.quick) for c in checks], indent=1))
+            print(json.dumps([dict(id=c.id, statement=c.statement, method=c.method, mutant=c.mutant, quick=c.quick,
+                                   tol=dict(c.tol), library=list(c.library), oracle=c.oracle) for c in checks], indent=1))
         else:
             for c in checks:
-                print(f"{c.id}\n    statement: {c.statement}\n    method:    {c.method}\n    mutant:    {c.mutant}\n    quick:     {c.quick}")
+                print(f"{c.id}\n    statement: {c.statement}\n    method:    {c.method}\n    mutant:    {c.mutant}\n"
+                      f"    quick:     {c.quick}\n    library:   {', '.join(c.library) or '-'}\n    oracle:    {c.oracle}\n"
+                      f"    tol:       {dict(c.tol)}")
         return 0
-    widths = (26, 60, 19, 6, 8)
+    widths = (32, 56, 19, 6, 8)
     if not args.json:
         mode = "self-test (mutants must FAIL)" if args.self_test else ("quick" if args.quick else "full")
         print(f"proofs_check: {len(checks)} checks, {mode}")
@@ -59,16 +65,35 @@ def run_from_args(args) -> int:
 
     t0 = time.perf_counter()
     results = run_checks(args.only, quick=args.quick, self_test=args.self_test, on_result=show)
+    lib_results = []
+    if args.self_test:
+        from .library_mutants import run_mutants
+
+        if not args.json:
+            print("-" * (sum(widths) + 8))
+            print("library mutants (bugs planted in fctheory; the covering checks must FAIL)")
+            print(_table(("mutant", "planted bug", "function", "status", "time"), widths))
+            print("-" * (sum(widths) + 8))
+        lib_results = run_mutants(check_ids={c.id for c in checks}, slow=not args.quick, on_result=show)
     total = time.perf_counter() - t0
     bad = [r for r in results if r.status not in _OK]
+    lib_bad = [r for r in lib_results if r.status != "CAUGHT"]
     if args.json:
-        print(json.dumps({"mode": "self-test" if args.self_test else ("quick" if args.quick else "full"),
-                          "ok": not bad, "seconds": total, "results": [r.as_dict() for r in results]}, indent=1))
+        out = {"mode": "self-test" if args.self_test else ("quick" if args.quick else "full"),
+               "ok": not bad and not lib_bad, "seconds": total, "results": [r.as_dict() for r in results]}
+        if args.self_test:
+            out["library_mutants"] = [r.as_dict() for r in lib_results]
+        print(json.dumps(out, indent=1))
     else:
         print("-" * (sum(widths) + 8))
-        word = "mutants caught" if args.self_test else "passed"
-        print(f"{len(results) - len(bad)}/{len(results)} {word} in {total:.1f}s" + (f"; not OK: {', '.join(r.id for r in bad)}" if bad else ""))
-    return 0 if not bad else 1
+        word = "check mutants caught" if args.self_test else "passed"
+        print(f"{len(results) - len(bad)}/{len(results)} {word}" + (f"; not OK: {', '.join(r.id for r in bad)}" if bad else ""))
+        if args.self_test:
+            rate = (len(lib_results) - len(lib_bad)) / max(len(lib_results), 1)
+            print(f"{len(lib_results) - len(lib_bad)}/{len(lib_results)} library mutants caught ({100 * rate:.0f}%)"
+                  + (f"; not caught: {', '.join(f'{r.id} ({r.status})' for r in lib_bad)}" if lib_bad else ""))
+        print(f"total {total:.1f}s")
+    return 0 if not bad and not lib_bad else 1
 
 
 def main(argv=None) -> int:

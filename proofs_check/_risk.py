@@ -13,7 +13,19 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.special import logsumexp
 
-from fctheory.network import U_hat, phi
+from ._oracle import frame as _frame
+from ._oracle import phi
+
+
+def U_hat(U: np.ndarray, L: int) -> np.ndarray:
+    """Û ∈ R^{d×KL} (column k·L+ℓ is u_{k,ℓ} = U[k, ℓd:(ℓ+1)d]), written here, not taken from fctheory."""
+    K, Ld = U.shape
+    return U.reshape(K * L, Ld // L).T
+
+
+def U_from_hat(Uh: np.ndarray, L: int) -> np.ndarray:
+    d, KL = Uh.shape
+    return Uh.T.reshape(KL // L, L * d)
 
 
 @dataclass(frozen=True)
@@ -96,10 +108,7 @@ def risk_grad(task, W, U, lam: float, S: Sentences | None = None):
 
 def type1_point(task, c: float, d: int, F=None):
     """W = cFP, Û = c√(n_w/(KL)) FZ (the set Ω_c^I of (64)/(93)), F equiangular d×n_c."""
-    from fctheory.frames import equiangular_frame
-    from fctheory.network import U_from_hat
-
-    F = equiangular_frame(task.n_c, d) if F is None else F
+    F = _frame(task.n_c, d) if F is None else F
     W = c * F @ task.P
     Uh = c * np.sqrt(task.n_w / (task.K * task.L)) * F @ task.Z_onehot
     return W, U_from_hat(Uh, task.L)
@@ -107,10 +116,7 @@ def type1_point(task, c: float, d: int, F=None):
 
 def type2_point(task, c: float, d: int, F=None, scales=None):
     """φ(W) = √d FP (any positive rescaling/shift of the columns), Û = cFZ, F mean-zero equiangular."""
-    from fctheory.frames import equiangular_frame
-    from fctheory.network import U_from_hat
-
-    F = equiangular_frame(task.n_c, d, mean_zero=True) if F is None else F
+    F = _frame(task.n_c, d, mean_zero=True) if F is None else F
     W = np.sqrt(d) * F @ task.P
     if scales is not None:  # φ is invariant under w ↦ a w + b 1 with a > 0
         W = W * scales[0][None, :] + scales[1][None, :]
@@ -120,10 +126,7 @@ def type2_point(task, c: float, d: int, F=None, scales=None):
 
 def type3_point(task, c: float, r: np.ndarray, d: int, F=None):
     """w_{(α,β)} = r_β f_α, u_{k,ℓ} = c f_{z_{kℓ}} (Theorem 2), F equiangular d×n_c."""
-    from fctheory.frames import equiangular_frame
-    from fctheory.network import U_from_hat
-
-    F = equiangular_frame(task.n_c, d) if F is None else F
+    F = _frame(task.n_c, d) if F is None else F
     W = F[:, task.word_concept] * np.asarray(r)[task.word_rank][None, :]
     Uh = c * F @ task.Z_onehot
     return W, U_from_hat(Uh, task.L)

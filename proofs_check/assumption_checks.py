@@ -7,7 +7,7 @@ from math import comb
 
 import numpy as np
 
-from .registry import expect, register
+from .registry import expect, register, tolerances
 
 _FULL = [(2, 2), (2, 3), (3, 2), (3, 3), (4, 2)]
 
@@ -18,6 +18,8 @@ _FULL = [(2, 2), (2, 3), (3, 2), (3, 3), (4, 2)]
     "exactly A = {aI + b11^T} (exact rational null space)",
     "exact enumeration",
     "A taken as span{I} only (so 11^T would be a solution outside A)",
+    library=("check_assumption_B",),
+    oracle="the dimension of the solution space of (44) is 2 (Lemma C), exact rational arithmetic",
 )
 def check_lemma_C(mutant: bool = False, quick: bool = False) -> str:
     from fctheory import Task
@@ -44,6 +46,8 @@ def _count_direct(Z, k, r, ell, alpha):
     "must equal K/n_c^L); every reported (k, r, l, alpha) is re-counted by a direct loop",
     "exact enumeration",
     "claims random latent sets satisfy Assumption A",
+    library=("check_assumption_A",),
+    oracle="every (k, r, l, alpha) re-counted by a direct Python loop, right-hand sides as Fractions",
 )
 def check_assumption_A_random(mutant: bool = False, quick: bool = False) -> str:
     from fctheory import Task
@@ -90,11 +94,15 @@ def _gamma_direct(Z, n_c, j, k):
     "directly) at distance > 1e-3 from A",
     "SDP/convex",
     "(44) without its distance condition: <A, Gamma^(j,k)> equal for all pairs j != k",
+    tol=dict(min_eig=1e-6, distance=1e-3, residual=1e-10),
+    library=("check_assumption_B",),
+    oracle="the equations (44) rebuilt directly from the one-hot matrices Gamma^(j,k) = Z_j (Z_j - Z_k)^T",
 )
 def check_assumption_B_cert(mutant: bool = False, quick: bool = False) -> str:
     from fctheory import Task
     from fctheory.assumptions import check_assumption_B
 
+    T = tolerances("assumptionB-certificates")
     n_fail = n_hold = 0
     cases = [(3, 3, 3, s) for s in range(3)] + [(3, 2, 3, 0), (4, 2, 4, 0)] + ([] if quick else [(3, 3, 5, s) for s in range(3)] + [(3, 3, 12, 0)])
     for n_c, L, K, seed in cases:
@@ -107,8 +115,8 @@ def check_assumption_B_cert(mutant: bool = False, quick: bool = False) -> str:
         n_fail += 1
         A = res.certificate
         expect(res.dim > 2, "fails with dim 2")
-        expect(res.certificate_min_eig > 1e-6, f"certificate not PSD: min eig {res.certificate_min_eig}")
-        expect(res.certificate_distance > 1e-3, "certificate lies in A")
+        expect(res.certificate_min_eig > T["min_eig"], f"certificate not PSD: min eig {res.certificate_min_eig}")
+        expect(res.certificate_distance > T["distance"], "certificate lies in A")
         D = task.hamming()
         worst = 0.0
         # (44) groups the pairs by distance; the mutant drops that condition (one class for all r ≥ 1)
@@ -118,7 +126,7 @@ def check_assumption_B_cert(mutant: bool = False, quick: bool = False) -> str:
                 continue
             vals = [float(np.sum(A * _gamma_direct(task.Z, n_c, j, k))) for j, k in pairs]
             worst = max(worst, max(vals) - min(vals))
-        expect(worst <= 1e-10, f"certificate violates (44): spread {worst:.2e} on {task}")
+        expect(worst <= T["residual"], f"certificate violates (44): spread {worst:.2e} on {task}")
     return f"{n_fail} sets with verified certificates, {n_hold} satisfying Assumption B"
 
 
@@ -128,6 +136,8 @@ def check_assumption_B_cert(mutant: bool = False, quick: bool = False) -> str:
     "Assumption A exactly; for K = n_c^L only Z = C^L does (exhaustive search, agrees with the integrality argument)",
     "exact enumeration",
     "(35) with C(L-1,r)(n_c-1)^(r+1) in the z_kl = alpha case",
+    library=("search_assumption_A", "check_assumption_A"),
+    oracle="the integrality argument (search_assumption_A(method='integrality')) and the count of full sets",
 )
 def check_existence_A(mutant: bool = False, quick: bool = False) -> str:
     from fctheory import assumptions as asm
@@ -159,6 +169,8 @@ def check_existence_A(mutant: bool = False, quick: bool = False) -> str:
     "{0...0, 1...1}), each violating (35)",
     "exact enumeration",
     "claims every latent set satisfying Lemma B satisfies Assumption A",
+    library=("search_lemma_B", "check_assumption_A"),
+    oracle="exhaustive search over balanced subsets; (35) checked on every set found",
 )
 def check_lemma_B_weaker(mutant: bool = False, quick: bool = False) -> str:
     from fctheory import assumptions as asm
@@ -184,6 +196,8 @@ def check_lemma_B_weaker(mutant: bool = False, quick: bool = False) -> str:
     "|S_r|: checked exactly on every Lemma-B latent set with K < n_c^L found by the exhaustive search",
     "exact enumeration",
     "theta_r claimed as r/L on those sets",
+    library=("lemma_B_properties", "search_lemma_B"),
+    oracle="exact rationals theta_r = n_c r/((n_c-1)L), A_r = -r/((n_c-1)L) 11^T (fractions.Fraction)",
 )
 def check_lemma_B_forced(mutant: bool = False, quick: bool = False) -> str:
     from fctheory import assumptions as asm

@@ -4,10 +4,14 @@ example database, so a run is reproducible and leaves no files behind. Hypothesi
 (``pip install fctheory[test]``); without it these checks report ERROR and the others still run."""
 from __future__ import annotations
 
+import os
+import tempfile
+from contextlib import contextmanager
+
 import numpy as np
 
 from . import _risk
-from .registry import CheckFailed, expect, register
+from .registry import CheckFailed, expect, register, tolerances
 
 
 def _hyp():
@@ -33,10 +37,30 @@ def _settings(quick: bool, n: int = 120):
     )
 
 
+@contextmanager
+def _private_storage():
+    """Point Hypothesis's storage (its cache of source constants) at a temporary directory, unless the user
+    chose one (HYPOTHESIS_STORAGE_DIRECTORY or hypothesis.configuration.set_hypothesis_home_dir): a run of the
+    checks must not leave a ``.hypothesis/`` folder in the working directory."""
+    import hypothesis.configuration as hc
+
+    chosen = vars(hc).get("__hypothesis_home_directory") is not None or os.environ.get("HYPOTHESIS_STORAGE_DIRECTORY")
+    if chosen:
+        yield
+        return
+    with tempfile.TemporaryDirectory(prefix="proofs_check-hypothesis-") as tmp:
+        hc.set_hypothesis_home_dir(tmp)
+        try:
+            yield
+        finally:
+            hc.set_hypothesis_home_dir(None)
+
+
 def _run(test):
     """Run a Hypothesis test; its assertion (a CheckFailed) propagates with the falsifying example."""
     try:
-        test()
+        with _private_storage():
+            test()
     except CheckFailed:
         raise
     except AssertionError as exc:  # pragma: no cover - Hypothesis wraps flaky failures
@@ -57,9 +81,14 @@ def _seeds(st):
     "A^T A = B B^T (rel. tol 1e-10)",
     "Hypothesis",
     "claims equality ||AB||_* = (||A||^2+||B||^2)/2 for all A, B",
+    tol=dict(rel=1e-10, imbalance=1e-3, strict=1e-12, nonzero=1e-6),
+    library=(),
+    oracle="numpy SVD (nuclear norm) and an explicit balanced factorisation; a statement about matrices that no "
+           "fctheory function computes",
 )
 def check_nuclear_inequality(mutant: bool = False, quick: bool = False) -> str:
     given, st = _hyp()
+    T = tolerances("thmG-nuclear-inequality")
 
     @_settings(quick, 150)
     @given(_dims(st), _seeds(st), st.floats(0.2, 5.0))
@@ -70,27 +99,27 @@ def check_nuclear_inequality(mutant: bool = False, quick: bool = False) -> str:
         B = rng.normal(size=(d, n))
         nuc = np.linalg.norm(A @ B, "nuc")
         half = 0.5 * (np.sum(A * A) + np.sum(B * B))
-        tol = 1e-10 * max(1.0, half)
+        tol = T["rel"] * max(1.0, half)
         if mutant:
             expect(abs(nuc - half) <= tol, f"||AB||_* = {nuc} != {half} for A {A.shape}, B {B.shape}")
         expect(nuc <= half + tol, f"||AB||_* = {nuc} > {half}")
         # "only if": a clearly unbalanced pair gives a strict inequality (the gap grows like the imbalance²)
         imbalance = np.linalg.norm(A.T @ A - B @ B.T)
-        if imbalance > 1e-3 * max(1.0, half):
-            expect(half - nuc > 1e-12 * max(1.0, half), f"equality without A^T A = B B^T (imbalance {imbalance:.2e})")
+        if imbalance > T["imbalance"] * max(1.0, half):
+            expect(half - nuc > T["strict"] * max(1.0, half), f"equality without A^T A = B B^T (imbalance {imbalance:.2e})")
         # balanced factorisation of X = AB: A' = U√S R, B' = Rᵀ√S Vᵀ (R orthogonal) has A'ᵀA' = B'B'ᵀ
         X = A @ B
         Uu, s, Vt = np.linalg.svd(X, full_matrices=False)
         R = np.linalg.qr(rng.normal(size=(len(s), len(s))))[0]
         A2 = Uu * np.sqrt(s) @ R
         B2 = R.T @ (np.sqrt(s)[:, None] * Vt)
-        expect(np.allclose(A2.T @ A2, B2 @ B2.T, atol=1e-10 * max(1.0, s.max(initial=0.0))), "balance")
+        expect(np.allclose(A2.T @ A2, B2 @ B2.T, atol=T["rel"] * max(1.0, s.max(initial=0.0))), "balance")
         half2 = 0.5 * (np.sum(A2 * A2) + np.sum(B2 * B2))
         expect(abs(np.linalg.norm(A2 @ B2, "nuc") - half2) <= tol, "equality fails for a balanced pair")
         # unbalancing by t ≠ 1 keeps AB and makes the inequality strict when X ≠ 0
-        if s.max(initial=0.0) > 1e-6 and abs(t - 1) > 1e-3:
+        if s.max(initial=0.0) > T["nonzero"] and abs(t - 1) > T["imbalance"]:
             half3 = 0.5 * (t * t * np.sum(A2 * A2) + np.sum(B2 * B2) / (t * t))
-            expect(half3 > half2 * (1 + 1e-12), "inequality not strict for an unbalanced pair")
+            expect(half3 > half2 * (1 + T["strict"]), "inequality not strict for an unbalanced pair")
 
     _run(prop)
     return "inequality, equality at balanced pairs, strictness off balance (Hypothesis)"
@@ -113,6 +142,9 @@ def _g_theoremD(task, x):
     "g(x) = log(1 + sum_r |S_r| e^(theta_r x/K)); equality at equimargin (type-I) points (rel. tol 1e-12)",
     "Hypothesis",
     "reversed inequality R_0 <= g(-<U_hat, W Q^T Z>)",
+    tol=dict(rel=1e-12),
+    library=("unregularized_risk",),
+    oracle="proofs_check._risk enumeration of R_0; g of (49) from exact sphere sizes",
 )
 def check_theorem_D(mutant: bool = False, quick: bool = False) -> str:
     from fctheory import Task
@@ -123,6 +155,8 @@ def check_theorem_D(mutant: bool = False, quick: bool = False) -> str:
         tasks[key] = (t, _risk.enumerate_sentences(t))
 
     given, st = _hyp()
+    T = tolerances("thmD-lower-bound")
+    import fctheory
 
     @_settings(quick, 60)
     @given(st.sampled_from(sorted(tasks)), st.integers(1, 4), _seeds(st), st.floats(0.05, 3.0))
@@ -136,19 +170,19 @@ def check_theorem_D(mutant: bool = False, quick: bool = False) -> str:
         R0 = _risk.f_value(S, Uh.T @ W)
         x = -float(np.sum(Uh * (W @ task.Q.T @ task.Z_onehot)))
         g = _g_theoremD(task, x)
-        tol = 1e-12 * max(1.0, abs(g))
+        tol = T["rel"] * max(1.0, abs(g))
+        R0_lib = fctheory.unregularized_risk(task, W, _risk.U_from_hat(Uh, task.L))
+        expect(abs(R0_lib - R0) <= tol, f"fctheory.unregularized_risk = {R0_lib!r} != enumerated {R0!r}")
         if mutant:
             expect(R0 <= g + tol, f"R_0 = {R0} > g = {g}")
         expect(R0 >= g - tol, f"R_0 = {R0} < g = {g} at a point of N")
         # equality on N ∩ E: the type-I point of the same scale
-        import fctheory
-
         F = fctheory.equiangular_frame(task.n_c, max(d, task.n_c - 1), seed=seed % 1000)
         W1, U1 = _risk.type1_point(task, scale, F.shape[0], F)
         Uh1 = fctheory.U_hat(U1, task.L)
         R1 = _risk.f_value(S, Uh1.T @ W1)
         g1 = _g_theoremD(task, -float(np.sum(Uh1 * (W1 @ task.Q.T @ task.Z_onehot))))
-        expect(abs(R1 - g1) <= 1e-12 * max(1.0, g1), f"equality fails at a type-I point: {R1} vs {g1}")
+        expect(abs(R1 - g1) <= T["rel"] * max(1.0, g1), f"equality fails at a type-I point: {R1} vs {g1}")
 
     _run(prop)
     return "R_0 >= g on N, equality at type-I points (Hypothesis over tasks, d, scales)"
@@ -161,12 +195,16 @@ def check_theorem_D(mutant: bool = False, quick: bool = False) -> str:
     "both attained on B_c^I, B_c^II (rel. tol 1e-12)",
     "Hypothesis",
     "bounds claimed with a factor 1/2 (c^2 s_c sqrt(KLn_w)/2, c sqrt(d) KL/2)",
+    tol=dict(rel=1e-12),
+    library=("type1_configuration", "type2_configuration"),
+    oracle="random feasible points rescaled onto the constraint sets; the values in numpy",
 )
 def check_bilinear_bounds(mutant: bool = False, quick: bool = False) -> str:
     import fctheory
     from fctheory import Task
 
     fac = 0.5 if mutant else 1.0
+    rel = tolerances("lemmaF-lemmaM-bounds")["rel"]
 
     given, st = _hyp()
 
@@ -185,12 +223,11 @@ def check_bilinear_bounds(mutant: bool = False, quick: bool = False) -> str:
         Uh = rng.normal(size=(d, K * L))
         sc = np.sqrt(2 * c * c * n_w / (np.sum(W * W) + np.sum(Uh * Uh)))
         bound_F = fac * c * c * s_c * np.sqrt(K * L * n_w)
-        expect(np.sum(sc * Uh * (sc * W @ P.T @ Z)) <= bound_F * (1 + 1e-12), "Lemma F bound exceeded")
-        F = fctheory.equiangular_frame(n_c, d, seed=seed % 997)
-        W1, U1 = _risk.type1_point(task, c, d, F)
-        val = np.sum(fctheory.U_hat(U1, L) * (W1 @ P.T @ Z))
-        expect(abs(val - c * c * s_c * np.sqrt(K * L * n_w)) <= 1e-12 * val, "Claim A value not attained")
-        expect(val <= bound_F * (1 + 1e-12), f"Lemma F bound {bound_F} exceeded by the optimum {val}")
+        expect(np.sum(sc * Uh * (sc * W @ P.T @ Z)) <= bound_F * (1 + rel), "Lemma F bound exceeded")
+        W1, U1 = fctheory.type1_configuration(task, d, c=c, seed=seed % 997)
+        val = np.sum(_risk.U_hat(U1, L) * (W1 @ P.T @ Z))
+        expect(abs(val - c * c * s_c * np.sqrt(K * L * n_w)) <= rel * val, "Claim A value not attained")
+        expect(val <= bound_F * (1 + rel), f"Lemma F bound {bound_F} exceeded by the optimum {val}")
         # Lemma M: V columns mean zero, norm √d; ‖Û‖² = c² KL
         V = rng.normal(size=(d, n_w))
         V -= V.mean(axis=0)
@@ -198,11 +235,11 @@ def check_bilinear_bounds(mutant: bool = False, quick: bool = False) -> str:
         Uh = rng.normal(size=(d, K * L))
         Uh *= c * np.sqrt(K * L) / np.linalg.norm(Uh)
         bound_M = fac * c * np.sqrt(d) * K * L
-        expect(np.sum(Uh * (V @ Q.T @ Z)) <= bound_M * (1 + 1e-12), "Lemma M bound exceeded")
-        F0 = fctheory.equiangular_frame(n_c, d, mean_zero=True, seed=seed % 991)
-        val2 = np.sum((c * F0 @ Z) * (np.sqrt(d) * F0 @ P @ Q.T @ Z))
-        expect(abs(val2 - c * np.sqrt(d) * K * L) <= 1e-12 * val2, "Claim D value not attained")
-        expect(val2 <= bound_M * (1 + 1e-12), f"Lemma M bound {bound_M} exceeded by the optimum {val2}")
+        expect(np.sum(Uh * (V @ Q.T @ Z)) <= bound_M * (1 + rel), "Lemma M bound exceeded")
+        W2, U2 = fctheory.type2_configuration(task, d, c=c, seed=seed % 991)
+        val2 = np.sum(_risk.U_hat(U2, L) * (W2 @ Q.T @ Z))  # W2 = φ(W2) = √d FP by default
+        expect(abs(val2 - c * np.sqrt(d) * K * L) <= rel * val2, "Claim D value not attained")
+        expect(val2 <= bound_M * (1 + rel), f"Lemma M bound {bound_M} exceeded by the optimum {val2}")
 
     _run(prop)
     return "bounds hold at random feasible points and are attained on B_c^I, B_c^II"

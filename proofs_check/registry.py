@@ -8,22 +8,53 @@ deliberately wrong variant of the same statement (described by ``Check.mutant``)
 from __future__ import annotations
 
 import fnmatch
+import sys
 import time
 import traceback
-from dataclasses import asdict, dataclass
-from typing import Callable
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass, field
+from types import MappingProxyType, SimpleNamespace
+from typing import Callable, Mapping
 
-__all__ = ["Check", "CheckFailed", "CheckResult", "REGISTRY", "register", "expect", "get_checks", "run_checks"]
+__all__ = ["Check", "CheckFailed", "CheckResult", "REGISTRY", "register", "expect", "tolerances", "count_expects",
+           "get_checks", "run_checks"]
 
 
 class CheckFailed(AssertionError):
     """Raised by a check whose statement does not hold (the only 'FAIL' outcome)."""
 
 
+# expect() calls made so far, and the call sites recorded while count_expects() is active: a check that
+# returns after making none is an ERROR, and tests/test_proofs_checks.py pins how many each check makes and
+# from how many distinct places (a deleted or bypassed assertion changes them)
+_EXPECTS = [0]
+_ACTIVE_SITES: list = []
+
+
 def expect(condition, message: str) -> None:
-    """Raise :class:`CheckFailed` with ``message`` unless ``condition`` is true."""
+    """Raise :class:`CheckFailed` with ``message`` unless ``condition`` is true (and count the assertion)."""
+    _EXPECTS[0] += 1
+    if _ACTIVE_SITES:
+        f = sys._getframe(1)
+        site = (f.f_code.co_filename.rsplit("/", 1)[-1], f.f_code.co_qualname, f.f_lineno - f.f_code.co_firstlineno)
+        for sites in _ACTIVE_SITES:
+            sites.add(site)
     if not bool(condition):
         raise CheckFailed(message)
+
+
+@contextmanager
+def count_expects():
+    """Context manager yielding a namespace whose ``n`` (number of expect() calls) and ``sites`` (their distinct
+    call sites: file, function, line offset in the function) are filled in on exit."""
+    box = SimpleNamespace(n=0, sites=set())
+    start = _EXPECTS[0]
+    _ACTIVE_SITES.append(box.sites)
+    try:
+        yield box
+    finally:
+        _ACTIVE_SITES.remove(box.sites)
+        box.n = _EXPECTS[0] - start
 
 
 @dataclass(frozen=True)
@@ -44,6 +75,14 @@ class Check:
         The wrong statement checked by ``func(mutant=True)``.
     quick : bool
         Part of ``--quick`` (CI) runs.
+    tol : mapping str -> float
+        Every tolerance the check's comparisons use, declared here (and read by the check through
+        :func:`tolerances`) so that tests/test_proofs_library.py can pin them: none can be loosened
+        silently.
+    library : tuple of str
+        The public fctheory functions whose output the check compares (dotted names below ``fctheory``).
+    oracle : str
+        The independent computation they are compared with.
     """
 
     id: str
@@ -52,6 +91,9 @@ class Check:
     func: Callable[..., str]
     mutant: str
     quick: bool = True
+    tol: Mapping[str, float] = field(default_factory=dict)
+    library: tuple = ()
+    oracle: str = ""
 
     def __call__(self, mutant: bool = False, **kwargs) -> str:
         return self.func(mutant=mutant, **kwargs)
@@ -60,17 +102,28 @@ class Check:
 REGISTRY: dict[str, Check] = {}
 
 
-def register(id: str, statement: str, method: str, mutant: str, quick: bool = True):
-    """Decorator adding ``func`` to :data:`REGISTRY` under ``id`` (the function itself is returned)."""
+def register(id: str, statement: str, method: str, mutant: str, quick: bool = True, *, tol=None, library=(),
+             oracle: str = ""):
+    """Decorator adding ``func`` to :data:`REGISTRY` under ``id`` (the function itself is returned).
+
+    ``tol`` declares every tolerance of the check (read back with :func:`tolerances`), ``library`` the
+    public fctheory functions it checks and ``oracle`` the independent computation they are compared with.
+    """
 
     def deco(func):
         if id in REGISTRY:
             raise ValueError(f"duplicate check id {id!r}")
-        REGISTRY[id] = Check(id, statement, method, func, mutant, quick)
+        REGISTRY[id] = Check(id, statement, method, func, mutant, quick, MappingProxyType(dict(tol or {})),
+                             tuple(library), oracle)
         func.check = REGISTRY[id]
         return func
 
     return deco
+
+
+def tolerances(id: str) -> Mapping[str, float]:
+    """The tolerances declared for check ``id`` (the only place a check takes a tolerance from)."""
+    return REGISTRY[id].tol
 
 
 @dataclass
@@ -81,6 +134,7 @@ class CheckResult:
     status: str  # PASS / FAIL / ERROR, or in self-test CAUGHT / MISSED / ERROR
     seconds: float
     detail: str
+    assertions: int = 0  # expect() calls made
 
     def as_dict(self):
         return asdict(self)
@@ -119,9 +173,13 @@ def run_checks(only=None, *, quick: bool = False, self_test: bool = False, on_re
     results = []
     for c in get_checks(only, quick):
         t0 = time.perf_counter()
+        n_assert = SimpleNamespace(n=0)
         try:
-            detail = c.func(mutant=self_test, quick=quick)
+            with count_expects() as n_assert:
+                detail = c.func(mutant=self_test, quick=quick)
             status = "MISSED" if self_test else "PASS"
+            if n_assert.n == 0:  # a check that asserted nothing has not checked anything
+                status, detail = "ERROR", f"no assertion was made ({detail})"
         except CheckFailed as exc:
             detail = str(exc)
             status = "CAUGHT" if self_test else "FAIL"
@@ -129,7 +187,7 @@ def run_checks(only=None, *, quick: bool = False, self_test: bool = False, on_re
             tb = traceback.format_exception_only(type(exc), exc)[-1].strip()
             detail = f"{tb}"
             status = "ERROR"
-        res = CheckResult(c.id, c.statement, c.method, status, time.perf_counter() - t0, str(detail))
+        res = CheckResult(c.id, c.statement, c.method, status, time.perf_counter() - t0, str(detail), n_assert.n)
         results.append(res)
         if on_result is not None:
             on_result(res)

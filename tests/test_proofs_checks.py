@@ -2,9 +2,12 @@
 
 One test per statement of the paper, named after it; the checks themselves live in proofs_check/.
 """
+import contextlib
+import functools
+
 import pytest
 
-from proofs_check import CheckFailed
+from proofs_check import CheckFailed, count_expects
 from proofs_check.assumption_checks import (
     check_assumption_A_random,
     check_assumption_B_cert,
@@ -27,6 +30,7 @@ from proofs_check.enumeration import (
     check_prop_C,
     check_thm2_critical,
 )
+from proofs_check.library import check_lower_bound, check_predictions, check_predictors_mpmath, check_risk_engine
 from proofs_check.properties import check_bilinear_bounds, check_nuclear_inequality, check_theorem_D
 from proofs_check.symbolic import (
     check_148_149,
@@ -43,11 +47,114 @@ from proofs_check.symbolic import (
 )
 
 
+# (expect() calls, distinct expect() call sites) of every check in quick mode: deleting or bypassing one of a
+# check's assertions changes these, so it cannot go unnoticed. Regenerate (after a deliberate change of a
+# check) with: python -c "from tests.test_proofs_checks import print_assertion_counts; print_assertion_counts()"
+ASSERTIONS = {
+    "lemmaB-i-pascal": (17, 3),
+    "lemmaB-ii-sums": (25, 6),
+    "lemmaB-iii-theta": (12, 6),
+    "binomial-identity-H": (25, 6),
+    "H-strict-convexity": (9, 4),
+    "tau-trivial-threshold": (11, 5),
+    "lemmaF-claimA-value": (12, 4),
+    "lemmaM-claimD-value": (15, 3),
+    "lemmaK-lemmaR-constants": (63, 7),
+    "eq148-149-to-7-8": (5, 4),
+    "propD-monotonicity": (8, 6),
+    "lemmaB-enum-full": (38, 5),
+    "lemmaK-eq92": (48, 2),
+    "lemmaR-eq124": (24, 2),
+    "propC-gradient": (4, 2),
+    "thm2-critical-point": (6, 3),
+    "assumptionB-lemmaC": (8, 2),
+    "assumptionA-random": (411, 2),
+    "assumptionB-certificates": (20, 4),
+    "existence-assumptionA": (9, 3),
+    "lemmaB-weaker-than-A": (7, 2),
+    "lemmaB-iii-forced": (48, 3),
+    "thmG-nuclear-inequality": (250, 5),
+    "thmD-lower-bound": (60, 3),
+    "lemmaF-lemmaM-bounds": (156, 6),
+    "convex-f-crosscheck": (4, 1),
+    "thm1-convex-optimum": (4, 4),
+    "thm2-type3-conjecture": (8, 4),
+    "thmG-random-K": (2, 1),
+    "lemmaB-sets-collapse": (15, 2),
+    "predictors-mpmath": (132, 3),
+    "risk-engine": (56, 6),
+    "predictions-configurations": (57, 6),
+    "convex-lower-bound": (20, 3),
+}
+
+
+def print_assertion_counts():
+    from proofs_check import get_checks
+
+    for c in get_checks():
+        with count_expects() as box:
+            c.func(quick=True)
+        print(f"    {c.id!r}: ({box.n}, {len(box.sites)}),")
+
+
 def _holds_and_mutant_fails(check):
-    detail = check(quick=True)
+    """The check passes in quick mode making exactly its pinned number of assertions, every library function it
+    declares is actually called, and its mutant fails."""
+    cid = check.check.id
+    with _calls_recorded(check.check.library) as called, count_expects() as box:
+        detail = check(quick=True)
     assert isinstance(detail, str) and detail
+    assert (box.n, len(box.sites)) == ASSERTIONS[cid], f"{cid}: (assertions, sites) = {(box.n, len(box.sites))}"
+    missing = sorted(name for name in check.check.library if not called[name])
+    assert not missing, f"{cid} declares but never calls {missing}"
     with pytest.raises(CheckFailed):
         check(mutant=True, quick=True)
+
+
+@contextlib.contextmanager
+def _calls_recorded(names):
+    """Count calls of the public fctheory functions ``names`` (as declared in Check.library), wherever a check
+    looks them up: ``fctheory.X``, the home module's ``X``, ``fctheory.mod.X`` or ``fctheory.Class.method``."""
+    import importlib
+
+    import fctheory
+
+    called = {n: 0 for n in names}
+    undo = []
+
+    def wrap(owner, attr, name):
+        orig = owner.__dict__[attr] if isinstance(owner, type) else getattr(owner, attr)
+
+        @functools.wraps(orig)
+        def counting(*a, **k):
+            called[name] += 1
+            return orig(*a, **k)
+
+        setattr(owner, attr, counting)
+        undo.append((owner, attr, orig))
+
+    for name in names:
+        head, _, tail = name.rpartition(".")
+        if head and head[0].isupper():  # Class.method
+            wrap(getattr(fctheory, head), tail, name)
+        elif head:  # module.function
+            wrap(importlib.import_module(f"fctheory.{head}"), tail, name)
+        else:
+            obj = getattr(fctheory, name)
+            home = importlib.import_module(obj.__module__)
+            wrap(fctheory, name, name)
+            if home is not fctheory and getattr(home, name, None) is obj:
+                wrap(home, name, name)
+            for sub in ("tau", "tau_star", "type3", "configurations", "predictions", "assumptions", "risk", "frames",
+                        "network"):
+                mod = importlib.import_module(f"fctheory.{sub}")
+                if mod is not home and getattr(mod, name, None) is obj:
+                    wrap(mod, name, name)
+    try:
+        yield called
+    finally:
+        for owner, attr, orig in reversed(undo):
+            setattr(owner, attr, orig)
 
 
 # --- symbolic (sympy) -------------------------------------------------------------------------
@@ -165,6 +272,23 @@ def test_theorem_1_optimum_H_tau_certified_by_convex_program():
 
 def test_type_III_conjecture_certified_on_a_small_task():
     _holds_and_mutant_fails(check_type3_conjecture)
+
+
+# --- the library against independent oracles -------------------------------------------------------
+def test_library_predictors_match_50_digit_mpmath():
+    _holds_and_mutant_fails(check_predictors_mpmath)
+
+
+def test_library_exact_risk_and_gradient_match_enumeration():
+    _holds_and_mutant_fails(check_risk_engine)
+
+
+def test_library_predictions_and_configurations_match_definitions():
+    _holds_and_mutant_fails(check_predictions)
+
+
+def test_convex_lower_bound_is_below_the_true_minimum_and_tight():
+    _holds_and_mutant_fails(check_lower_bound)
 
 
 @pytest.mark.slow

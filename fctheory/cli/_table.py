@@ -40,3 +40,56 @@ def _default(o):
 
 def dumps(obj) -> str:
     return json.dumps(obj, indent=2, default=_default, allow_nan=True)
+
+
+# ----------------------------------------------------------------------------- option types
+# argparse calls these on the option's text; an ArgumentTypeError becomes one clear line
+# ("fctheory risk: error: argument --nc: must be an integer >= 2, got 'x'") and exit status 2.
+def integer(min: int | None = None, max: int | None = None):
+    """argparse ``type=`` for an integer option in [min, max] (exact: no float rounding)."""
+    import argparse
+
+    def parse(text: str) -> int:
+        rng = " and ".join(s for s in (f">= {min}" if min is not None else "",
+                                       f"<= {max}" if max is not None else "") if s)
+        want = f"must be an integer{' ' + rng if rng else ''}, got {text!r}"
+        try:
+            value = int(text.strip().replace("_", ""), 10)
+        except (ValueError, AttributeError):
+            raise argparse.ArgumentTypeError(want) from None
+        if (min is not None and value < min) or (max is not None and value > max):
+            raise argparse.ArgumentTypeError(want)
+        return value
+
+    parse.__name__ = "integer"
+    return parse
+
+
+def real(lo: float | None = None, hi: float | None = None, *, lo_open: bool = False, inf_ok: bool = False):
+    """argparse ``type=`` for a finite real option in [lo, hi] (``lo_open``: > lo; ``inf_ok``: "inf" allowed)."""
+    import argparse
+    import math
+
+    def parse(text: str) -> float:
+        parts = []
+        if lo is not None:
+            parts.append(f"{'>' if lo_open else '>='} {lo:g}")
+        if hi is not None:
+            parts.append(f"<= {hi:g}")
+        want = f"must be a {'' if inf_ok else 'finite '}number{' ' + ' and '.join(parts) if parts else ''}, got {text!r}"
+        try:
+            value = float(text)
+        except (ValueError, TypeError):
+            raise argparse.ArgumentTypeError(want) from None
+        # only the word "inf" means no limit: 1e400 overflowing to inf is a typo, not a request
+        explicit_inf = text.strip().lower().lstrip("+") in ("inf", "infinity")
+        if math.isnan(value) or (math.isinf(value) and not (inf_ok and explicit_inf)):
+            raise argparse.ArgumentTypeError(want)
+        if lo is not None and (value < lo or (lo_open and value == lo)):
+            raise argparse.ArgumentTypeError(want)
+        if hi is not None and value > hi:
+            raise argparse.ArgumentTypeError(want)
+        return value
+
+    parse.__name__ = "real"
+    return parse

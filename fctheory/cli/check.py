@@ -18,5 +18,15 @@ def register(subparsers):
 
 def _run(args) -> int:
     from proofs_check.__main__ import run_from_args
+    from proofs_check.registry import get_checks
 
+    from .._validate import fail
+
+    # user errors are reported here, naming the option (one line, exit status 2)
+    if args.only:  # "" means no filter
+        pats = [p.strip() for p in args.only.split(",") if p.strip()]
+        if not pats or "\x00" in args.only:
+            fail("--only", args.only, "must be one or more comma-separated id patterns (globs or substrings)")
+        if not get_checks(args.only, args.quick):
+            fail("--only", args.only, "matches no check id" + (" in the --quick subset" if args.quick else "") + " (see --list)")
     return run_from_args(args)

@@ -3,8 +3,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._budget import check_work
+from .._errors import FCTheoryError
 from .._validate import check_mu, fail
-from ._table import dumps, table
+from ._table import dumps, integer, real, table
 
 
 def register(sub) -> None:
@@ -12,34 +14,101 @@ def register(sub) -> None:
         "predict",
         help="predictions of Theorems 1-3 (type I/II/III) or the paper's headline numbers",
         description="Print the theory's predictions for one setting, or with --paper the paper's "
-        "headline settings next to the numbers the paper (and the authors' notebooks) report.",
+        "headline settings next to the numbers the paper (and the authors' notebooks) report. "
+        "An option that does not apply to the chosen kind is refused, never ignored.",
     )
     p.add_argument("kind", nargs="?", choices=("type1", "type2", "type3"), help="which theorem's prediction")
     p.add_argument("--paper", action="store_true", help="reproduce the paper's headline numbers")
-    p.add_argument("--nc", type=int, default=3, help="concepts n_c (default 3)")
-    p.add_argument("--sc", type=int, default=None, help="words per concept s_c (default n_w/n_c, or 400)")
-    p.add_argument("--nw", type=int, default=None, help="vocabulary size n_w = n_c*s_c (default 1200)")
-    p.add_argument("--L", type=int, default=15, help="sentence length L (default 15)")
-    p.add_argument("--K", type=float, default=None, help="classes K (default 1000; type3: n_c^L)")
-    p.add_argument("--d", type=int, default=100, help="embedding dimension d (type2; default 100)")
-    p.add_argument("--lam", type=float, default=1e-3, help="weight decay lambda (default 1e-3)")
-    p.add_argument("--mu", default="uniform", help="type3 word frequencies: uniform, zipf, or comma-separated values")
+    p.add_argument("--nc", type=integer(min=2), default=None, help="concepts n_c (default 3)")
+    p.add_argument("--sc", type=integer(min=1), default=None, help="words per concept s_c (default n_w/n_c, or 400)")
+    p.add_argument("--nw", type=integer(min=1), default=None, help="vocabulary size n_w = n_c*s_c (default 1200)")
+    p.add_argument("--L", type=integer(min=1), default=None, help="sentence length L (default 15)")
+    p.add_argument("--K", type=real(lo=1), default=None,
+                   help="classes K, an integer up to 1e300 (type1/type2; default 1000; type3: must be n_c^L)")
+    p.add_argument("--d", type=integer(min=1), default=None, help="embedding dimension d (type2 only; default 100)")
+    p.add_argument("--lam", type=real(lo=0, lo_open=True), default=None, help="weight decay lambda > 0 (default 1e-3)")
+    p.add_argument("--mu", default=None,
+                   help="word frequencies: uniform, zipf, or comma-separated values (type3; type2 accepts any, "
+                        "type1 needs uniform)")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(func=run)
 
 
-def _sizes(args):
-    if args.nw is not None and args.sc is not None and args.nw != args.nc * args.sc:
-        fail("--nw", args.nw, f"must equal n_c*s_c = {args.nc * args.sc}")
+# library parameter -> the option that set it (errors from the predictors name the option)
+_OPTION = {"n_c": "--nc", "s_c": "--sc", "n_w": "--nw", "L": "--L", "K": "--K", "d": "--d", "lam": "--lam", "mu": "--mu"}
+_SETTING = ("nc", "sc", "nw", "L", "K", "d", "lam", "mu")
+
+
+def _sizes(args, n_c):
+    """n_w from --nw / --sc (default 1200 = 3·400 words), consistent with --nc."""
+    if args.nw is not None and args.sc is not None and args.nw != n_c * args.sc:
+        fail("--nw", args.nw, f"must equal n_c*s_c = {n_c}*{args.sc} = {n_c * args.sc} (--nc times --sc)")
     if args.nw is not None:
+        if args.nw % n_c:
+            fail("--nw", args.nw, f"must be divisible by --nc = {n_c} (n_w = n_c*s_c)")
         return args.nw
-    return args.nc * (args.sc if args.sc is not None else 400)
+    return n_c * (args.sc if args.sc is not None else 400)
+
+
+def _mu(args, s_c_given):
+    """--mu as a frequency vector (named laws need s_c: --sc, --nw/--nc, or 400 words)."""
+    text = args.mu.strip()
+    if text in ("uniform", "zipf"):
+        check_work("--sc", s_c_given, bytes=16 * s_c_given * (48 if args.kind == "type3" else 1),
+                   what=f"--mu {text} with s_c = {s_c_given} words")
+        return check_mu(text, s_c_given, name="--mu")
+    try:
+        mu = np.array([float(v) for v in text.split(",")])
+    except ValueError:
+        fail("--mu", args.mu, "must be uniform, zipf or comma-separated numbers")
+    mu = check_mu(mu, name="--mu")
+    return mu
+
+
+def _refuse(args, kind, options, why):
+    for opt in options:
+        v = getattr(args, opt)
+        if v is not None:
+            fail(f"--{opt}", v, f"does not apply to {kind}: {why}")
+
+
+def _predict(args):
+    from .. import predict_type1, predict_type2, predict_type3
+
+    n_c = 3 if args.nc is None else args.nc
+    L = 15 if args.L is None else args.L
+    lam = 1e-3 if args.lam is None else args.lam
+    if args.kind == "type1":
+        _refuse(args, "type1", ("d",), "Theorem 1 does not depend on the embedding dimension")
+        if args.mu is not None and args.mu.strip() != "uniform":
+            fail("--mu", args.mu, "Theorem 1 (type1) needs uniform word frequencies; use type3 (K = n_c^L) for others")
+        K = 1000 if args.K is None else args.K
+        return predict_type1(n_c, _sizes(args, n_c), L, K, lam)
+    if args.kind == "type2":
+        n_w = _sizes(args, n_c)
+        if args.mu is not None:
+            _mu(args, n_w // n_c)  # Theorem 3 holds for any mu > 0: checked, and the predictions do not depend on it
+        K = 1000 if args.K is None else args.K
+        return predict_type2(n_c, L, K, 100 if args.d is None else args.d, lam, n_w=n_w)
+    _refuse(args, "type3", ("d",), "Theorem 2 does not depend on the embedding dimension")
+    if args.K is not None and not (L * np.log(n_c) < 709 and args.K == float(n_c) ** L):
+        fail("--K", args.K, f"type3 (Theorem 2) needs the full latent set, K = n_c^L = {n_c}^{L}: omit --K")
+    s_c_given = args.sc if args.sc is not None else (_sizes(args, n_c) // n_c if args.nw is not None else None)
+    if args.mu is None:
+        args.mu = "uniform"
+    mu = _mu(args, s_c_given if s_c_given is not None else 400)
+    if s_c_given is not None and mu.shape[-1] != s_c_given:
+        fail("--mu", args.mu, f"has {mu.shape[-1]} frequencies but s_c = {s_c_given} (from --sc/--nw)")
+    return predict_type3(mu, n_c, L, lam)
 
 
 def run(args) -> int:
-    from .. import predict_type1, predict_type2, predict_type3
-
     if args.paper:
+        if args.kind is not None:
+            fail("kind", args.kind, "--paper prints the paper's fixed settings: give no kind")
+        for opt in _SETTING:
+            if getattr(args, opt) is not None:
+                fail(f"--{opt}", getattr(args, opt), "--paper prints the paper's fixed settings: give no setting options")
         rows = paper_rows()
         if args.json:
             print(dumps(rows))
@@ -50,23 +119,15 @@ def run(args) -> int:
         return 0
     if args.kind is None:
         fail("kind", None, "choose type1, type2 or type3 (or pass --paper)")
-    if args.kind == "type1":
-        K = 1000 if args.K is None else args.K
-        pred = predict_type1(args.nc, _sizes(args), args.L, K, args.lam)
-    elif args.kind == "type2":
-        K = 1000 if args.K is None else args.K
-        pred = predict_type2(args.nc, args.L, K, args.d, args.lam, n_w=_sizes(args))
-    else:
-        if args.mu in ("uniform", "zipf"):
-            s_c = args.sc if args.sc is not None else _sizes(args) // args.nc
-            mu = check_mu(args.mu, s_c)
-        else:
-            try:
-                mu = np.array([float(v) for v in args.mu.split(",")])
-            except ValueError:
-                fail("--mu", args.mu, "must be uniform, zipf or comma-separated numbers")
-            mu = check_mu(mu)
-        pred = predict_type3(mu, args.nc, args.L, args.lam)
+    try:
+        pred = _predict(args)
+    except FCTheoryError as exc:
+        # the predictors name their parameter (lam=...): name the option that set it (--lam=...)
+        msg = str(exc)
+        name = msg.split("=", 1)[0]
+        if name in _OPTION:
+            raise FCTheoryError(_OPTION[name] + msg[len(name):]) from None
+        raise
     d = pred.to_dict()
     if args.json:
         print(dumps({"kind": args.kind, **d}))

@@ -4,8 +4,8 @@ from __future__ import annotations
 import numpy as np
 
 from .._errors import FCTheoryError
-from .._validate import check_mu, fail
-from ._table import dumps, table
+from .._validate import Array, check_mu, fail
+from ._table import dumps, integer, real, table
 
 
 def register(sub) -> None:
@@ -18,17 +18,22 @@ def register(sub) -> None:
         "print it with the applicable theorem's prediction for the same task.",
     )
     p.add_argument("weights", help="path to .npz or PyTorch .pt/.pth state_dict")
-    p.add_argument("--nc", type=int, default=None, help="concepts n_c (default: from Z in the file, else 3)")
-    p.add_argument("--L", type=int, default=None, help="sentence length (default: from Z, else U's width / d)")
-    p.add_argument("--K", type=int, default=None, help="classes (default: rows of U); K < n_c^L draws Z at random")
-    p.add_argument("--task-seed", type=int, default=0, help="seed of the random latent variables (K < n_c^L)")
+    p.add_argument("--nc", type=integer(min=2), default=None, help="concepts n_c (default: from Z in the file, else 3)")
+    p.add_argument("--L", type=integer(min=1), default=None, help="sentence length (default: from Z, else U's width / d)")
+    p.add_argument("--K", type=integer(min=1), default=None,
+                   help="classes (default: rows of U); K < n_c^L draws Z at random")
+    p.add_argument("--task-seed", type=integer(min=0, max=2**63 - 1), default=0,
+                   help="seed of the random latent variables (K < n_c^L)")
     p.add_argument("--mu", default=None, help="word frequencies: uniform, zipf, or comma-separated (default: "
                    "from the file, else uniform)")
-    p.add_argument("--lam", type=float, default=1e-3, help="weight decay lambda (default 1e-3)")
+    p.add_argument("--lam", type=real(), default=1e-3, help="weight decay lambda >= 0 (default 1e-3)")
     p.add_argument("--layernorm", action="store_true", help="network h* and risk (10) (W not penalized)")
-    p.add_argument("--eps", type=float, default=0.0, help="LayerNorm epsilon (PyTorch: 1e-5; paper: 0)")
+    p.add_argument("--eps", type=real(), default=0.0, help="LayerNorm epsilon (PyTorch: 1e-5; paper: 0)")
     p.add_argument("--backend", default="numpy", choices=("numpy", "numba", "cupy"))
-    p.add_argument("--max-seconds", type=float, default=600.0, help="refuse runs estimated longer (default 600)")
+    p.add_argument("--max-seconds", type=real(lo=0.0, lo_open=True, inf_ok=True), default=None,
+                   help="refuse runs estimated longer (default: the budget, 600 s unless FCTHEORY_MAX_SECONDS; inf: none)")
+    p.add_argument("--max-bytes", type=real(lo=0.0, lo_open=True, inf_ok=True), default=None,
+                   help="refuse runs needing more working memory (default: the budget, 2 GiB; inf: none)")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(func=run)
 
@@ -38,15 +43,19 @@ def _task(args, W, U, extra):
 
     d, n_w = W.shape
     if "Z" in extra and args.K is None:
-        Z = np.asarray(extra["Z"])
-        if Z.ndim != 2:
-            fail("Z", Z, "the file's Z must be a K x L array")
-        n_c = args.nc if args.nc is not None else int(Z.max()) + 1
+        Z = Array(ndim=2, integer=True, min=0)("Z (in the weights file)", extra["Z"])
+        n_c = args.nc if args.nc is not None else max(int(Z.max()) + 1, 2)
         L = Z.shape[1]
     else:
         Z = None
         n_c = args.nc if args.nc is not None else 3
-        L = args.L if args.L is not None else (U.shape[1] // d if d else 0)
+        if args.L is not None:
+            L = args.L
+        else:
+            if U.shape[1] % d:
+                fail("weights", args.weights, f"U has {U.shape[1]} columns, not a multiple of d = {d} (rows of W); "
+                     "give --L or fix the file")
+            L = U.shape[1] // d
     if n_w % n_c:
         fail("--nc", n_c, f"must divide the vocabulary size n_w = {n_w} (columns of W)")
     s_c = n_w // n_c
@@ -55,11 +64,12 @@ def _task(args, W, U, extra):
             mu = args.mu
         else:
             try:
-                mu = check_mu(np.array([float(v) for v in args.mu.split(",")]), s_c, name="--mu")
+                values = np.array([float(v) for v in args.mu.split(",")])
             except ValueError:
                 fail("--mu", args.mu, "must be uniform, zipf or comma-separated numbers")
+            mu = check_mu(values, s_c, name="--mu")
     elif "mu" in extra:
-        mu = np.asarray(extra["mu"], dtype=float)
+        mu = check_mu(extra["mu"], s_c, name="mu (in the weights file)")
     else:
         mu = "uniform"
     if Z is not None:
@@ -74,10 +84,14 @@ def run(args) -> int:
     from ..predictions import predict
     from ..risk import evaluate_risk, load_weights
 
+    # ranges are checked here (exit status 2 with one line naming the option), parsing by argparse
+    for opt, v in (("--lam", args.lam), ("--eps", args.eps)):
+        if v < 0:
+            fail(opt, v, "must be >= 0")
     W, U, extra = load_weights(args.weights)
     task = _task(args, W, U, extra)
     res = evaluate_risk(task, W, U, args.lam, args.layernorm, grad=True, eps=args.eps, backend=args.backend,
-                        max_seconds=args.max_seconds)
+                        max_seconds=args.max_seconds, max_bytes=args.max_bytes)
     network = "h*" if args.layernorm else "h"
     try:
         pred = predict(task, args.lam, network, d=W.shape[0])

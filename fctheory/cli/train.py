@@ -11,20 +11,37 @@ from .._validate import fail
 def register(sub) -> None:
     p = sub.add_parser(
         "train",
-        help="train h / h* with SGD on a preset of the paper (fig3, fig4a, fig4b, fig4c, k50)",
-        description="Train the network of a preset with the reference trainer, print the measurements next "
-        "to the theory's prediction, and (with --out) write the checkpoint, a JSON summary and the figures. "
-        "A run is resumed from OUT/<preset>.ckpt.npz when that file exists; Ctrl-C saves a checkpoint.",
+        help="train h / h* with SGD: a preset of the paper, or any task and hyper-parameters",
+        description="Train the network with the reference trainer and print the measurements next to the "
+        "theory's prediction. With --preset: one of the paper's experiments (checkpoint, JSON summary and "
+        "figures in --out; resumed from OUT/<preset>.ckpt.npz when present). Without: any task (--task "
+        "TASK.json, or --nc --sc --L [--K] [--Z] [--mu]) and any hyper-parameters; --out DIR writes a run "
+        "directory (weights.npz, task.json, config.json, summary.json, checkpoint.npz) that "
+        "'fctheory diagnose DIR' reads directly. Ctrl-C saves a checkpoint.",
     )
-    p.add_argument("--preset", required=True, choices=("fig3", "fig4a", "fig4b", "fig4c", "k50"))
+    p.add_argument("--preset", default=None, choices=("fig3", "fig4a", "fig4b", "fig4c", "k50"))
     p.add_argument("--quick", action="store_true", help="tiny version of the preset (seconds; for CI)")
     p.add_argument("--backend", default="numba", choices=("numba", "numpy", "cupy"))
     p.add_argument("--dtype", default="float32", choices=("float32", "float64"))
-    p.add_argument("--epochs", type=int, default=None, help="override the preset's number of epochs")
-    p.add_argument("--seed", type=int, default=None, help="override the preset's seed (0)")
-    p.add_argument("--out", default=None, help="folder for checkpoint, summary JSON and figures")
+    p.add_argument("--epochs", type=int, default=None, help="number of epochs (default: the preset's, else 100)")
+    p.add_argument("--seed", type=int, default=None, help="seed of data, initialisation and shuffles (default 0)")
+    p.add_argument("--out", default=None, help="folder for the outputs (preset files, or a run directory)")
     p.add_argument("--no-progress", action="store_true", help="no tqdm progress bar")
     p.add_argument("--json", action="store_true", help="print the JSON summary instead of a table")
+    from .diagnose import add_task_arguments  # noqa: PLC0415
+
+    add_task_arguments(p, random_Z=True)
+    h = p.add_argument_group("hyper-parameters (without --preset; defaults as fctheory.train)")
+    h.add_argument("--d", type=int, default=None, help="embedding dimension (default 100)")
+    h.add_argument("--n-spl", type=int, default=None, help="training sentences per class (default 5)")
+    h.add_argument("--lr", type=float, default=None, help="SGD learning rate (default 0.1)")
+    h.add_argument("--batch", type=int, default=None, help="minibatch size (default 100)")
+    h.add_argument("--lam-W", type=float, default=None, help="weight decay on W (default 1e-3)")
+    h.add_argument("--lam-U", type=float, default=None, help="weight decay on U (default 1e-3)")
+    h.add_argument("--layernorm", action="store_true", default=None, help="network h* (LayerNorm φ)")
+    h.add_argument("--eps", type=float, default=None, help="LayerNorm epsilon (default 1e-5 as PyTorch)")
+    h.add_argument("--init-scale", type=float, default=None, help="initial weights = PyTorch defaults x this (1e-3)")
+    h.add_argument("--n-test", type=int, default=None, help="test sentences per class (default 5)")
     p.set_defaults(func=run_train)
 
     r = sub.add_parser(
@@ -56,12 +73,24 @@ def _table(rows):
     return "\n".join(out)
 
 
+_CUSTOM = ("d", "n_spl", "lr", "batch", "lam_W", "lam_U", "layernorm", "eps", "init_scale", "n_test", "task", "nc",
+           "sc", "L", "K", "Z", "mu", "task_seed")
+
+
 def run_train(args) -> int:
     from ..trainer.core import TrainingInterrupted, _jsonable  # noqa: PLC0415
     from ..trainer.reproduce import acceptance, quick_acceptance, run_preset  # noqa: PLC0415
 
     if args.epochs is not None and args.epochs < 0:
         fail("--epochs", args.epochs, "must be >= 0")
+    if args.preset is None:
+        return run_custom(args)
+    given = [k for k in _CUSTOM if getattr(args, k, None) is not None]
+    if args.normalize_mu:
+        given.append("normalize_mu")
+    if given:
+        fail("--preset", args.preset, f"fixes the task and hyper-parameters; drop --{given[0].replace('_', '-')} "
+             "(or drop --preset to train a task of your own)")
     try:
         run = run_preset(args.preset, quick=args.quick, backend=args.backend, dtype=args.dtype, out=args.out,
                          progress=not args.no_progress and not args.json, epochs=args.epochs, seed=args.seed)
@@ -86,6 +115,79 @@ def run_train(args) -> int:
         print(f"acceptance: {k}: {'met' if v else 'NOT met'}")
     if args.out:
         print(f"outputs in {os.path.abspath(args.out)}")
+    return 0
+
+
+def run_custom(args) -> int:
+    """Train any task with any hyper-parameters; --out writes a run directory that diagnose reads."""
+    from .._validate import Int, PathOut, Real  # noqa: PLC0415
+    from ..diagnosis import save_run, save_task  # noqa: PLC0415
+    from ..trainer.core import TrainingInterrupted, _jsonable, load_checkpoint, train  # noqa: PLC0415
+    from .diagnose import task_from_args  # noqa: PLC0415
+
+    if args.quick:
+        fail("--quick", True, "only applies to --preset")
+    if args.out is not None:
+        PathOut(dir=True)("--out", args.out)
+    task = task_from_args(args, random_Z=True)
+
+    def val(name, flag, kind, default):
+        v = getattr(args, name)
+        return default if v is None else kind(flag, v)
+
+    kw = dict(
+        d=val("d", "--d", Int(min=1, max=10**6), 100), layernorm=bool(args.layernorm),
+        eps=val("eps", "--eps", Real(lo=0), 1e-5), lr=val("lr", "--lr", Real(lo=0, lo_open=True), 0.1),
+        batch=val("batch", "--batch", Int(min=1), 100), epochs=val("epochs", "--epochs", Int(min=0), 100),
+        lam_W=val("lam_W", "--lam-W", Real(lo=0), 1e-3), lam_U=val("lam_U", "--lam-U", Real(lo=0), 1e-3),
+        seed=val("seed", "--seed", Int(min=0), 0), backend=args.backend, dtype=args.dtype,
+        init_scale=val("init_scale", "--init-scale", Real(lo=0, lo_open=True), 1e-3),
+        n_test=val("n_test", "--n-test", Int(min=0), 5),
+    )
+    n_spl = val("n_spl", "--n-spl", Int(min=1), 5)
+    from .._budget import check_work  # noqa: PLC0415
+
+    # the weights and the training set must fit the memory budget before anything is allocated
+    check_work("--d", kw["d"], bytes=8 * (kw["d"] * (task.n_w + task.K * task.L) + task.K * task.L * (n_spl + kw["n_test"])),
+               what="the weights and sentences of this run")
+    ckpt = resume = None
+    if args.out is not None:
+        os.makedirs(args.out, exist_ok=True)
+        ckpt = os.path.join(args.out, "checkpoint.npz")
+        if os.path.exists(ckpt):
+            old = load_checkpoint(ckpt)
+            if old["epochs_done"] > kw["epochs"]:
+                fail("--epochs", kw["epochs"], f"the run in {args.out} already has {old['epochs_done']} epochs")
+            resume = ckpt
+        save_task(task, os.path.join(args.out, "task.json"))
+    try:
+        run = train(task, n_spl, checkpoint=ckpt, checkpoint_every=max(1, kw["epochs"] // 20) if ckpt else None,
+                    resume=resume, progress=not args.no_progress and not args.json, keep_data=False, **kw)
+    except TrainingInterrupted as exc:
+        print(f"interrupted: checkpoint saved to {exc.checkpoint}; run the same command to resume",
+              file=sys.stderr)
+        return 130
+    summary = _jsonable(run.summary())
+    if args.out is not None:
+        from .._files import write_json  # noqa: PLC0415
+
+        save_run(args.out, task, run.W, run.U, run.config.to_dict())
+        write_json(os.path.join(args.out, "summary.json"), summary, name="--out")
+    if args.json:
+        if args.out is not None:
+            summary["run_dir"] = os.path.abspath(args.out)
+        print(json.dumps(summary, allow_nan=False))
+        return 0
+    c = run.config
+    print(f"{run.task!r}, d={c.d}, n_spl={c.n_spl}, {'h*' if c.layernorm else 'h'}, {c.backend}/{c.dtype}, "
+          f"{run.epochs_done} epochs in {run.wall_time:.1f} s")
+    m = run.measurements
+    if m is not None:
+        if m.predicted.get("theorem"):
+            print(f"theory: {m.predicted['theorem']}")
+        print(_table(m.comparison()))
+    if args.out:
+        print(f"run directory: {os.path.abspath(args.out)} (fctheory diagnose {args.out})")
     return 0
 
 

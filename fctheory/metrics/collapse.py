@@ -20,8 +20,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._backend import to_numpy
-from .._validate import fail
+from .._budget import check_work
+from .._validate import Array, Bool, Instance, Int, Real, fail, public, result_type
 from ..frames import _simplex_coords
+from ..task import Task
 
 __all__ = [
     "CollapseDistance",
@@ -36,6 +38,7 @@ __all__ = [
 
 
 # ----------------------------------------------------------------------------- result objects
+@result_type
 @dataclass(frozen=True)
 class CollapseDistance:
     """Distance of (W, U) to the nearest collapse configuration of one type.
@@ -76,6 +79,7 @@ class CollapseDistance:
     converged: bool
 
 
+@result_type
 @dataclass(frozen=True)
 class WithinConceptSpread:
     """Within-concept spread of word vectors v_(α,β) (w or φ(w)).
@@ -100,6 +104,7 @@ class WithinConceptSpread:
     centres: np.ndarray
 
 
+@result_type
 @dataclass(frozen=True)
 class FrameAlignment:
     """Alignment of the concept centres v̄_α with an equiangular frame (4).
@@ -155,32 +160,84 @@ def _check_WU(task, W, U):
     return W, U, d
 
 
+def _exponent(A) -> int:
+    """e with max|A|·2^-e in [0.5, 1) (0 for A = 0): dividing by 2^e is exact and never overflows."""
+    a = float(np.max(np.abs(A))) if A.size else 0.0
+    return int(np.frexp(a)[1]) if a > 0.0 else 0
+
+
+def _scaled(A, e):
+    with np.errstate(under="ignore"):
+        return np.ldexp(A, -e) if e else A
+
+
+def _unscaled(name, value, A, e, what):
+    """A·2^e; refuse (naming the input) when the result is beyond the float64 range."""
+    if e == 0 or A is None:
+        return A
+    with np.errstate(over="ignore", under="ignore"):
+        out = np.ldexp(np.asarray(A, dtype=np.float64), e)
+    if not np.all(np.isfinite(out)):
+        fail(name, value, f"{what} overflows float64 at this scale (entries up to 2^{e})")
+    return float(out) if np.ndim(A) == 0 else out
+
+
+def _unit_columns(A):
+    """Each column divided exactly by a power of two bringing its largest entry into [0.5, 1)."""
+    a = np.max(np.abs(A), axis=0)
+    e = np.where(a > 0, np.frexp(a)[1], 0)
+    with np.errstate(under="ignore"):
+        return np.ldexp(A, -e[None, :])
+
+
 def _phi(W):
     from ..network import phi
 
-    return phi(W)
+    # φ is column-wise scale invariant: bring each column to unit scale first, so columns of any
+    # magnitude (1e300, 1e-300) neither overflow nor underflow in the variance
+    return phi(_unit_columns(W))
 
 
 def _word_vectors(task, W, layernorm):
+    """(V, e): the word vectors (W, or φ(W) when ``layernorm``) divided exactly by 2^e (e = 0 for φ)."""
     W = _check_W(task, W)
-    return _phi(W) if layernorm else W
+    if layernorm:
+        return _phi(W), 0
+    e = _exponent(W)
+    return _scaled(W, e), e
 
 
-def _complement_basis(d: int) -> np.ndarray:
-    """d×(d−1) orthonormal basis of 1_d^⊥: the first d−1 columns of the Householder
-    reflection that maps 1/√d to e_d (exact to rounding, O(d²))."""
+def _householder(d: int) -> np.ndarray:
+    """The unit vector v of the reflection I − 2vvᵀ mapping 1/√d to e_d. Its first d−1 columns are an
+    orthonormal basis B of 1_d^⊥ (exact to rounding); it is applied in O(d) memory, never formed."""
     v = np.full(d, 1.0 / np.sqrt(d))
     v[-1] -= 1.0
-    v /= np.linalg.norm(v)
-    return (np.eye(d) - 2.0 * np.outer(v, v))[:, : d - 1]
+    return v / np.linalg.norm(v)
 
 
-def _polar(M: np.ndarray, B: np.ndarray | None) -> np.ndarray:
-    """argmax_Q tr(QᵀM) over matrices with orthonormal columns (inside range(B) if given)."""
-    if B is not None:
-        Uo, _, Vt = np.linalg.svd(B.T @ M, full_matrices=False)
-        return B @ (Uo @ Vt)
-    Uo, _, Vt = np.linalg.svd(M, full_matrices=False)
+def _svd(A):
+    try:
+        return np.linalg.svd(A, full_matrices=False)
+    except np.linalg.LinAlgError:  # pragma: no cover - LAPACK non-convergence on finite input
+        # the gesdd driver can fail where the slower, more robust gesvd converges
+        import scipy.linalg  # noqa: PLC0415
+
+        try:
+            return scipy.linalg.svd(A, full_matrices=False, lapack_driver="gesvd")
+        except (np.linalg.LinAlgError, ValueError) as exc:
+            fail("W", f"array of shape {A.shape}", f"the SVD of the frame fit did not converge ({exc})")
+
+
+def _polar(M: np.ndarray, v: np.ndarray | None) -> np.ndarray:
+    """argmax_Q tr(QᵀM) over matrices with orthonormal columns (inside 1^⊥ when the Householder
+    vector ``v`` of :func:`_householder` is given: Q = B·polar(BᵀM) with B = (I − 2vvᵀ)[:, :d−1])."""
+    if v is not None:
+        BtM = (M - 2.0 * np.outer(v, v @ M))[:-1]
+        Uo, _, Vt = _svd(BtM)
+        Y = Uo @ Vt
+        Q = np.vstack([Y, np.zeros((1, Y.shape[1]))])
+        return Q - 2.0 * np.outer(v, v @ Q)
+    Uo, _, Vt = _svd(M)
     return Uo @ Vt
 
 
@@ -246,7 +303,7 @@ class _Block:
 def _fit(blocks, n_c, d, mean_zero, max_iter, tol):
     """Alternating Procrustes / closed-form constants; several starts, best kept."""
     S = _simplex_coords(n_c)
-    B = _complement_basis(d) if mean_zero else None
+    B = _householder(d) if mean_zero else None
     total = sum(b.total for b in blocks)
     # starts: all blocks at magnitude-matched scales; the blocks' Procrustes matrices normalised to
     # unit norm (well conditioned when one block is tiny next to another: its orientation is then
@@ -304,6 +361,19 @@ def _check_d(d, n_c, mean_zero, kind):
 
 
 # ----------------------------------------------------------------------------- public API
+_ITER = Int(min=1, max=10**7)
+_TOL = Real(lo=0.0)
+
+
+def _fit_budget(name, value, d, n_c, groups, columns, max_iter, n_blocks):
+    """Size one alternating fit before it runs: each step costs a d×(n_c−1) SVD and O(d·n_c·groups)."""
+    starts = 2 + (n_blocks if n_blocks > 1 else 0)
+    flops = d * n_c * (n_c + groups + 4)
+    check_work(name, value, bytes=8 * (3 * d * (columns + n_c * (groups + 2))),
+               seconds=starts * max_iter * (2e-4 + 4e-9 * flops), what="the equiangular-frame fit")
+
+
+@public(task=Instance(Task), W=Array(ndim=2), layernorm=Bool())
 def within_concept_spread(task, W, layernorm: bool = False) -> WithinConceptSpread:
     """Within-concept spread of the word embeddings (or of φ(W) when ``layernorm``).
 
@@ -319,9 +389,11 @@ def within_concept_spread(task, W, layernorm: bool = False) -> WithinConceptSpre
     -------
     WithinConceptSpread
         ``.spread`` = Σ‖v − v̄_α‖²/Σ‖v‖² is 0 exactly under condition (i) of Definitions 1–2,
-        ``.angular_spread`` is 0 also under Definition 3 (i).
+        ``.angular_spread`` is 0 also under Definition 3 (i). Both are scale invariant: W is rescaled
+        exactly by a power of two first (each column for φ), so W·1e300 and W·1e-300 give the
+        values of W. W = 0 gives 0 for both.
     """
-    V = _word_vectors(task, W, layernorm)
+    V, e = _word_vectors(task, W, layernorm)
     d = V.shape[0]
     Vc = V.reshape(d, task.n_c, task.s_c)  # [:, α, β]; word index α·s_c+β
     centres = Vc.mean(axis=2)
@@ -332,14 +404,19 @@ def within_concept_spread(task, W, layernorm: bool = False) -> WithinConceptSpre
     spread = float(num_a.sum() / total) if total > 0 else 0.0
     with np.errstate(invalid="ignore", divide="ignore"):
         per = np.where(den_a > 0, num_a / np.where(den_a > 0, den_a, 1.0), 0.0)
-    norms = np.sqrt(np.einsum("iab,iab->ab", Vc, Vc))
-    Un = Vc / np.where(norms > 0, norms, 1.0)[None]
+    # unit vectors from per-column unit-scaled copies: a word 1e-200 times smaller than the largest
+    # still has an exact direction (its squared norm would underflow at the common scale)
+    Vu = _unit_columns(V).reshape(d, task.n_c, task.s_c)
+    norms = np.sqrt(np.einsum("iab,iab->ab", Vu, Vu))
+    Un = Vu / np.where(norms > 0, norms, 1.0)[None]
     Uc = Un - Un.mean(axis=2, keepdims=True)
     n_nonzero = float(np.count_nonzero(norms))
     ang = float(np.einsum("iab,iab->", Uc, Uc) / n_nonzero) if n_nonzero else 0.0
-    return WithinConceptSpread(spread=spread, angular_spread=ang, per_concept=per, centres=centres)
+    return WithinConceptSpread(spread=spread, angular_spread=ang, per_concept=per,
+                               centres=_unscaled("W", f"array of shape {np.shape(W)}", centres, e, "the concept centres"))
 
 
+@public(task=Instance(Task), W=Array(ndim=2), layernorm=Bool(), max_iter=_ITER, tol=_TOL)
 def frame_alignment(task, W, layernorm: bool = False, *, max_iter: int = 200, tol: float = 1e-15) -> FrameAlignment:
     """Distance of the concept centres v̄_α to the nearest scaled equiangular frame c·F.
 
@@ -349,28 +426,36 @@ def frame_alignment(task, W, layernorm: bool = False, *, max_iter: int = 200, to
     W : array_like, shape (d, n_w)
     layernorm : bool
         Use φ(W) and mean-zero frames (Definition 2) instead of W and frames (4).
+    max_iter : int
+        Alternating steps per start (≥ 1).
+    tol : float
+        Stop when the objective decreases by less than ``tol`` relative to ‖M‖² (≥ 0).
 
     Returns
     -------
     FrameAlignment
         ``.distance`` = min_{c≥0, F} ‖M − cF‖_F/‖M‖_F with M the centres; 0 exactly when the
-        centres form a scaled (mean-zero) equiangular frame.
+        centres form a scaled (mean-zero) equiangular frame. The distance, frame, cosines and
+        ``norm_cv`` are scale invariant (W is rescaled exactly first); ``c`` scales with W.
     """
-    V = _word_vectors(task, W, layernorm)
+    V, e = _word_vectors(task, W, layernorm)
     d = V.shape[0]
     _check_d(d, task.n_c, layernorm, "II" if layernorm else "I")
+    _fit_budget("max_iter", max_iter, d, task.n_c, 1, task.n_c, max_iter, 1)
     M = V.reshape(d, task.n_c, task.s_c).mean(axis=2)
     blk = _Block(M, np.arange(task.n_c), np.zeros(task.n_c, dtype=np.intp), 1, task.n_c)
     (obj, F, scales, _, _), total = _fit([blk], task.n_c, d, layernorm, max_iter, tol)
-    nrm = np.linalg.norm(M, axis=0)
-    safe = np.where(nrm > 0, nrm, 1.0)
-    cos = (M.T @ M) / np.outer(safe, safe)
+    Mu = _unit_columns(M)  # cosines from unit-scaled columns: no underflow for tiny centres
+    nrm_u = np.linalg.norm(Mu, axis=0)
+    safe = np.where(nrm_u > 0, nrm_u, 1.0)
+    Mn = Mu / safe[None, :]
+    cos = Mn.T @ Mn
     off = ~np.eye(task.n_c, dtype=bool)
     err = float(np.max(np.abs(cos[off] + 1.0 / (task.n_c - 1))))
+    nrm = np.linalg.norm(M, axis=0)
     cv = float(nrm.std() / nrm.mean()) if nrm.mean() > 0 else 0.0
-    return FrameAlignment(
-        distance=_distance(obj, total), c=float(scales[0][0]), frame=F, cosines=cos, max_cosine_error=err, norm_cv=cv
-    )
+    c = _unscaled("W", f"array of shape {np.shape(W)}", float(scales[0][0]), e, "the fitted scale c")
+    return FrameAlignment(distance=_distance(obj, total), c=c, frame=F, cosines=cos, max_cosine_error=err, norm_cv=cv)
 
 
 def _U_blocks(task, U, d):
@@ -386,6 +471,15 @@ def _U_star(task, F, c):
     return U_from_hat(c * (F[:, task.Z.ravel()]), task.L)
 
 
+def _joint_scale(*arrays):
+    """One exact power-of-two scale for several blocks: the distance is invariant under a common scale."""
+    return max(_exponent(A) for A in arrays)
+
+
+_WU_KINDS = dict(task=Instance(Task), W=Array(ndim=2), U=Array(ndim=2), max_iter=_ITER, tol=_TOL)
+
+
+@public(**_WU_KINDS)
 def distance_to_type1(task, W, U, *, max_iter: int = 500, tol: float = 1e-15) -> CollapseDistance:
     """Relative distance from (W, U) to the nearest type-I collapse configuration (Definition 1).
 
@@ -397,57 +491,81 @@ def distance_to_type1(task, W, U, *, max_iter: int = 500, tol: float = 1e-15) ->
     task : Task
     W : array_like, shape (d, n_w)
     U : array_like, shape (K, L·d)
-    max_iter, tol : alternating-minimisation controls (relative objective decrease).
+    max_iter, tol : alternating-minimisation controls (relative objective decrease); max_iter ≥ 1.
 
     Returns
     -------
     CollapseDistance
-        ``.distance``, ``.c``, ``.c_prime``, ``.frame`` and the nearest configuration.
+        ``.distance``, ``.c``, ``.c_prime``, ``.frame`` and the nearest configuration. The distance is
+        invariant under (W, U) → s(W, U) (both are rescaled exactly by a common power of two first).
     """
     W, U, d = _check_WU(task, W, U)
     _check_d(d, task.n_c, False, "I")
+    _fit_budget("max_iter", max_iter, d, task.n_c, 1, task.n_w + task.K * task.L, max_iter, 2)
+    e = _joint_scale(W, U)
+    W, U = _scaled(W, e), _scaled(U, e)
     bw = _Block(W, task.word_concept, np.zeros(task.n_w, dtype=np.intp), 1, task.n_c)
     bu = _U_blocks(task, U, d)
     (obj, F, scales, it, conv), total = _fit([bw, bu], task.n_c, d, False, max_iter, tol)
     c, cp = float(scales[0][0]), float(scales[1][0])
+    show = "(W, U) of this magnitude"
     return CollapseDistance(
-        kind="I", distance=_distance(obj, total), frame=F, c=c, c_prime=cp, r=None,
-        W_star=c * F[:, task.word_concept], U_star=_U_star(task, F, cp), n_iter=it, converged=conv,
+        kind="I", distance=_distance(obj, total), frame=F,
+        c=_unscaled("W", show, c, e, "c"), c_prime=_unscaled("U", show, cp, e, "c'"), r=None,
+        W_star=_unscaled("W", show, c * F[:, task.word_concept], e, "W*"),
+        U_star=_unscaled("U", show, _U_star(task, F, cp), e, "U*"), n_iter=it, converged=conv,
     )
 
 
+@public(**_WU_KINDS)
 def distance_to_type2(task, W, U, *, max_iter: int = 500, tol: float = 1e-15) -> CollapseDistance:
     """Relative distance from (φ(W), U) to the nearest type-II configuration (Definition 2).
 
     min over mean-zero equiangular F and c ≥ 0 of ‖(φ(W), Û) − (√d·F·P, c·F·Z)‖_F / ‖(φ(W), Û)‖_F.
-    Needs d ≥ n_c (mean-zero frames) and no constant column of W (φ undefined).
+    Needs d ≥ n_c (mean-zero frames) and no constant column of W (φ undefined). φ(W) is computed
+    from exactly rescaled columns and the fit from (φ(W), U) rescaled by a common power of two, so no
+    magnitude of W or U overflows.
     """
     W, U, d = _check_WU(task, W, U)
     _check_d(d, task.n_c, True, "II")
-    bw = _Block(_phi(W), task.word_concept, np.zeros(task.n_w, dtype=np.intp), 1, task.n_c, fixed=np.sqrt(d))
-    bu = _U_blocks(task, U, d)
+    _fit_budget("max_iter", max_iter, d, task.n_c, 1, task.n_w + task.K * task.L, max_iter, 2)
+    P = _phi(W)
+    e = _joint_scale(P, U)
+    bw = _Block(_scaled(P, e), task.word_concept, np.zeros(task.n_w, dtype=np.intp), 1, task.n_c,
+                fixed=float(np.ldexp(np.sqrt(d), -e)))
+    bu = _U_blocks(task, _scaled(U, e), d)
     (obj, F, scales, it, conv), total = _fit([bw, bu], task.n_c, d, True, max_iter, tol)
     c = float(scales[1][0])
+    show = "U of this magnitude"
     return CollapseDistance(
-        kind="II", distance=_distance(obj, total), frame=F, c=c, c_prime=None, r=None,
-        W_star=np.sqrt(d) * F[:, task.word_concept], U_star=_U_star(task, F, c), n_iter=it, converged=conv,
+        kind="II", distance=_distance(obj, total), frame=F, c=_unscaled("U", show, c, e, "c"), c_prime=None, r=None,
+        W_star=np.sqrt(d) * F[:, task.word_concept], U_star=_unscaled("U", show, _U_star(task, F, c), e, "U*"),
+        n_iter=it, converged=conv,
     )
 
 
+@public(**_WU_KINDS)
 def distance_to_type3(task, W, U, *, max_iter: int = 500, tol: float = 1e-15) -> CollapseDistance:
     """Relative distance from (W, U) to the nearest type-III configuration (Definition 3).
 
     min over equiangular F, r_β ≥ 0 (one per word rank β) and c ≥ 0 of
     ‖(W, Û) − (F·P·diag(r_{β(j)}), c·F·Z)‖_F / ‖(W, Û)‖_F. Type I is the case r_β ≡ c, so this
     distance never exceeds :func:`distance_to_type1`'s (up to the local-search tolerance).
+    Invariant under (W, U) → s(W, U) (a common exact rescaling is applied first).
     """
     W, U, d = _check_WU(task, W, U)
     _check_d(d, task.n_c, False, "III")
+    _fit_budget("max_iter", max_iter, d, task.n_c, task.s_c, task.n_w + task.K * task.L, max_iter, 2)
+    e = _joint_scale(W, U)
+    W, U = _scaled(W, e), _scaled(U, e)
     bw = _Block(W, task.word_concept, task.word_rank.astype(np.intp), task.s_c, task.n_c)
     bu = _U_blocks(task, U, d)
     (obj, F, scales, it, conv), total = _fit([bw, bu], task.n_c, d, False, max_iter, tol)
     r, c = scales[0], float(scales[1][0])
+    show = "(W, U) of this magnitude"
     return CollapseDistance(
-        kind="III", distance=_distance(obj, total), frame=F, c=c, c_prime=None, r=r,
-        W_star=F[:, task.word_concept] * r[task.word_rank][None, :], U_star=_U_star(task, F, c), n_iter=it, converged=conv,
+        kind="III", distance=_distance(obj, total), frame=F, c=_unscaled("U", show, c, e, "c"), c_prime=None,
+        r=_unscaled("W", show, r, e, "r"),
+        W_star=_unscaled("W", show, F[:, task.word_concept] * r[task.word_rank][None, :], e, "W*"),
+        U_star=_unscaled("U", show, _U_star(task, F, c), e, "U*"), n_iter=it, converged=conv,
     )

@@ -11,10 +11,11 @@ import math
 
 import numpy as np
 
-from .._validate import fail, float_array
+from .._budget import check_work
+from .._validate import Array, Bool, Instance, Int, Real, fail, public
 from ..network import check_weights, phi, phi_jacobian_vjp
 from ..task import Task
-from ._engine import RiskResult
+from ._engine import _SCORE_MAX, RiskResult, _g
 
 __all__ = ["true_risk_bruteforce", "class_sentences"]
 
@@ -22,8 +23,36 @@ __all__ = ["true_risk_bruteforce", "class_sentences"]
 MAX_BRUTE_PAIRS = 5 * 10**9
 
 
+def _check_sentences(task, what):
+    # s_c^L sentences of L word indices (int64), their probabilities, and itertools' tuples (~(56 + 8L) bytes each)
+    n = task.s_c**task.L
+    check_work("task", task, items=n * task.L, bytes=n * (24 * task.L + 64), what=what)
+
+
+@public(task=Instance(Task), k=Int(min=0))
 def class_sentences(task: Task, k: int):
-    """All sentences of class k as word indices (s_c^L × L) and their probabilities D_{z_k}(x)."""
+    """All sentences of class k as word indices (s_c^L × L) and their probabilities D_{z_k}(x).
+
+    Parameters
+    ----------
+    task : Task
+    k : int
+        Class index, 0 ≤ k < K.
+
+    Returns
+    -------
+    X : ndarray of int64, shape (s_c^L, L)
+        Word indices x_ℓ = z_{k,ℓ}·s_c + β_ℓ (the convention of section 2).
+    D : ndarray, shape (s_c^L,)
+        D_{z_k}(x) = Π_ℓ μ_{β_ℓ}.
+    """
+    if k >= task.K:
+        fail("k", k, f"must be a class index < K = {task.K}")
+    _check_sentences(task, "class_sentences (s_c^L sentences)")
+    return _class_sentences(task, k)
+
+
+def _class_sentences(task, k):
     s, L = task.s_c, task.L
     betas = np.array(list(itertools.product(range(s), repeat=L)), dtype=np.int64).reshape(-1, L)
     X = task.Z[k][None, :] * s + betas
@@ -35,6 +64,8 @@ def _softplus(t):
     return np.where(t > 0, t + np.log1p(np.exp(-np.abs(t))), np.log1p(np.exp(np.minimum(t, 0))))
 
 
+@public(task=Instance(Task), W=Array(ndim=2), U=Array(ndim=2), lam=Real(lo=0.0), layernorm=Bool(), grad=Bool(),
+        eps=Real(lo=0.0), max_pairs=Int(min=1).or_none())
 def true_risk_bruteforce(task: Task, W, U, lam=0.0, layernorm: bool = False, *, grad: bool = False,
                          eps: float = 0.0, max_pairs: int | None = MAX_BRUTE_PAIRS) -> RiskResult:
     """True risk (5)/(10) by plain enumeration of every (sentence, class) pair.
@@ -42,28 +73,39 @@ def true_risk_bruteforce(task: Task, W, U, lam=0.0, layernorm: bool = False, *, 
     Same conventions and return type as :func:`fctheory.risk.evaluate_risk`. The CE of a sentence
     of class k is computed as softplus(log Σ_{j≠k} e^{y_j − y_k}), so it keeps full relative
     precision when it is tiny. Cost: K·s_c^L·K·(2L·d + a few exponentials); refused above
-    ``max_pairs`` (sentence, class) pairs (None: no limit).
+    ``max_pairs`` (sentence, class) pairs (None: no limit) and, whatever ``max_pairs``, above the
+    memory and time budget in force (:func:`fctheory.get_budget`).
     """
-    if not isinstance(task, Task):
-        fail("task", task, "must be a fctheory.Task")
-    lam = float(float_array("lam", lam, lo=0.0))
-    eps = float(float_array("eps", eps, lo=0.0))
-    W = float_array("W", W)
-    U = float_array("U", U)
     d = check_weights(task, W, U)
     K, L, s = task.K, task.L, task.s_c
+    if layernorm and eps == 0.0 and d == 1:
+        fail("W", W, "LayerNorm with eps=0 needs d >= 2 rows (φ of a scalar is undefined)")
     pairs = K * s**L * K
     if max_pairs is not None and pairs > max_pairs:
-        fail("task", task, f"brute-force enumeration of {pairs:.3g} sentence-class pairs exceeds "
+        fail("task", task, f"brute-force enumeration of {_g(pairs)} sentence-class pairs exceeds "
              f"max_pairs={max_pairs:.3g}; use fctheory.true_risk")
-    V = phi(W, eps) if layernorm else W
-    penalty = 0.5 * lam * (float(np.sum(U * U)) + (0.0 if layernorm else float(np.sum(W * W))))
+    n = s**L
+    _check_sentences(task, "true_risk_bruteforce (s_c^L sentences per class)")
+    # per class: features n×L·d, scores and softmax terms n×K (a few copies); products ~2·L·d flops a pair
+    check_work("task", task, bytes=8 * n * (L * d + 6 * K + L + 4) + 8 * K * L * d * 4,
+               seconds=pairs * (2 * L * d + 30) * 1e-10 + K * n * L * 2e-7,
+               what="true_risk_bruteforce")
+    with np.errstate(over="ignore", invalid="ignore"):
+        V = phi(W, eps) if layernorm else W
+        wW, wU = float(np.sum(W * W)), float(np.sum(U * U))
+        penalty = 0.5 * lam * (wU + (0.0 if layernorm else wW))
+        gmax = float(np.max(np.abs(U.reshape(K * L, d) @ V)))  # max |<u_(k,l), v_w>|
+    if not (math.isfinite(gmax) and 2.0 * L * gmax <= _SCORE_MAX):
+        fail("W", W, f"the scores overflow float64 (max |<u_(k,l), w>| = {gmax:.3g}); use smaller weights")
+    if not math.isfinite(penalty):
+        big = "W" if not math.isfinite(wW) else "U" if not math.isfinite(wU) else "lam"
+        fail(big, {"W": W, "U": U, "lam": lam}[big], "the penalty (λ/2)(‖W‖² + ‖U‖²) overflows float64")
     ce_k = np.zeros(K)
     dU = np.zeros_like(U) if grad else None
     dV = np.zeros_like(V) if grad else None
     with np.errstate(under="ignore", over="ignore", divide="ignore", invalid="ignore"):
         for k in range(K):
-            X, D = class_sentences(task, k)
+            X, D = _class_sentences(task, k)
             feats = V.T[X].reshape(X.shape[0], L * d)  # concat(v_{x_1}, …, v_{x_L})
             Y = feats @ U.T
             if K == 1:
@@ -87,6 +129,9 @@ def true_risk_bruteforce(task: Task, W, U, lam=0.0, layernorm: bool = False, *, 
     if grad:
         dU /= K
         dV /= K
-        res.grad_W = phi_jacobian_vjp(W, dV, eps) if layernorm else dV + lam * W
-        res.grad_U = dU + lam * U
+        with np.errstate(over="ignore", invalid="ignore"):
+            res.grad_W = phi_jacobian_vjp(W, dV, eps) if layernorm else dV + lam * W
+            res.grad_U = dU + lam * U
+        if not (np.all(np.isfinite(res.grad_W)) and np.all(np.isfinite(res.grad_U))):
+            fail("lam", lam, "the gradient overflows float64 at these weights; use smaller weights or λ")
     return res

@@ -26,7 +26,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._backend import get_namespace, to_numpy
-from .._validate import check_choice, fail, float_array
+from .._budget import get_budget
+from .._validate import Array, Bool, Choice, Instance, Int, Real, fail, public, result_type
 from ..network import U_from_hat, U_hat, check_weights, phi, phi_jacobian_vjp
 from ..task import Task
 
@@ -39,10 +40,18 @@ __all__ = [
     "DEFAULT_MAX_BYTES",
 ]
 
-#: documented default budget: refuse runs estimated above 10 minutes …
+#: the default budget (fctheory.get_budget(): 10 minutes, 2 GiB) — kept for reference; the functions
+#: take ``max_seconds=None``/``max_bytes=None`` to mean "the budget in force" (fctheory.set_budget)
 DEFAULT_MAX_SECONDS = 600.0
-#: … or above 2 GiB of working memory
 DEFAULT_MAX_BYTES = 2 * 1024**3
+
+# kinds shared by every entry point of the engine
+_BACKEND = Choice("numpy", "numba", "cupy")
+#: a positive limit; inf means "no limit"; None means "the budget in force"
+_LIMIT = Real(lo=0.0, lo_open=True, inf_ok=True).or_none()
+_WORKERS = Int(min=1, max=1024).or_none()
+# largest |score| (L·max|⟨u, v⟩|) the engine accepts: differences of scores and their softplus stay finite
+_SCORE_MAX = 1e300
 
 # S' below this is recomputed in log space: each of the ≤ K terms lost to underflow is
 # < 2.3e-308, so S' ≥ 1e-280 keeps the relative error of S' below K·1e-28.
@@ -59,6 +68,7 @@ _RATES = {
 }
 
 
+@result_type
 @dataclass(frozen=True)
 class CostEstimate:
     """Predicted cost of one exact risk evaluation (before anything is allocated).
@@ -91,6 +101,7 @@ class CostEstimate:
     block: int
 
 
+@result_type
 @dataclass
 class RiskResult:
     """Exact true risk and (optionally) its gradient.
@@ -127,12 +138,40 @@ class RiskResult:
         """Frobenius norm of (∂R/∂W, ∂R/∂U)."""
         if self.grad_W is None:
             return float("nan")
-        gw = to_numpy(self.grad_W)
-        gu = to_numpy(self.grad_U)
-        return float(np.sqrt(np.sum(gw * gw) + np.sum(gu * gu)))
+        g = np.concatenate([np.ravel(to_numpy(self.grad_W)), np.ravel(to_numpy(self.grad_U))])
+        m = float(np.max(np.abs(g))) if g.size else 0.0
+        if m == 0.0 or not math.isfinite(m):
+            return m
+        with np.errstate(over="ignore"):  # scaled: entries up to 1e308 do not overflow the squares
+            return float(m * np.linalg.norm(g / m))
 
 
 # --------------------------------------------------------------------------------- helpers
+def _fl(x) -> float:
+    """A size (exact int of any size, or float) as a float, inf when beyond the float range."""
+    try:
+        return float(x)
+    except OverflowError:
+        return math.inf
+
+
+def _g(x) -> str:
+    """``{x:.3g}`` for sizes that may exceed the float range (shown as 10^n then)."""
+    if isinstance(x, int) and x.bit_length() > 1000:
+        return f"~10^{int(x.bit_length() * math.log10(2))}"
+    return f"{_fl(x):.3g}"
+
+
+def resolve_budget(max_seconds, max_bytes):
+    """(seconds, bytes) limits in force: None → the global budget, inf → no limit (None)."""
+    b = get_budget()
+    sec = b.max_seconds if max_seconds is None else max_seconds
+    byt = b.max_bytes if max_bytes is None else max_bytes
+    sec = None if not math.isfinite(sec) else float(sec)
+    byt = None if not math.isfinite(byt) else int(byt)
+    return sec, byt
+
+
 def _split(L: int) -> int:
     # the first half is the larger one: it is grouped (gemm rows), the second is batched
     return (L + 1) // 2
@@ -164,15 +203,17 @@ def _tile_plan(K, sA, sB, nA, nB, grad, budget, nw):
     perB = 8 * K * sB * (2 + nw * (3 if grad else 1))  # B, Bᵀ + per worker: copy (+ acc, fallback)
     per_class = 9 * sA * sB + 8 * K * sB * (2 if grad else 1) + 8 * (sA + sB) * 3
     fixed = 8 * K * (sA + sB) * 2
+    # integer arithmetic throughout: s^m may be far beyond the float range (the plan is then refused)
+    budget = int(budget)
     block = int(max(1, min(K, (budget // 4) // max(nw * per_class, 1))))
     while True:
         room = budget - fixed - nw * block * per_class
         if nA * perA + nB * perB <= room:
             tA, tB = nA, nB
-        elif nA * perA <= room / 2:
+        elif 2 * nA * perA <= room:
             tA, tB = nA, int((room - nA * perA) // perB)
         else:
-            tA, tB = int((room / 2) // perA), int((room / 2) // perB)
+            tA, tB = int((room // 2) // perA), int((room // 2) // perB)
         tA, tB = max(min(tA, nA), 0), max(min(tB, nB), 0)
         if (tA >= 1 and tB >= 1) or block == 1:
             break
@@ -181,20 +222,26 @@ def _tile_plan(K, sA, sB, nA, nB, grad, budget, nw):
     return tA, tB, block, need
 
 
+@public(task=Instance(Task), d=Int(min=1, max=2**40), grad=Bool(), backend=_BACKEND, max_bytes=_LIMIT,
+        workers=_WORKERS)
 def estimate_cost(task: Task, d: int, *, grad: bool = False, backend: str = "numpy",
-                  max_bytes: int | None = DEFAULT_MAX_BYTES, workers: int | None = None) -> CostEstimate:
+                  max_bytes: float | None = None, workers: int | None = None) -> CostEstimate:
     """Time and memory one exact evaluation will need, computed without allocating.
+
+    Sizes are exact integers (s_c^L may be far beyond the float range: such a request gets
+    ``seconds = inf`` and no tiles, and is refused by the budget).
 
     Parameters
     ----------
     task : Task
     d : int
-        Embedding dimension.
+        Embedding dimension (1 ≤ d ≤ 2^40).
     grad : bool
         Whether the gradient is wanted (three matrix products per class instead of one).
     backend : {"numpy", "numba", "cupy"}
-    max_bytes : int or None
-        Memory budget the tiles are sized for (None: unlimited).
+    max_bytes : float or None
+        Memory budget the tiles are sized for: None uses the budget in force
+        (:func:`fctheory.get_budget`), ``inf`` means unlimited.
     workers : int or None
         Host worker threads (see :func:`evaluate_risk`).
 
@@ -202,9 +249,10 @@ def estimate_cost(task: Task, d: int, *, grad: bool = False, backend: str = "num
     -------
     CostEstimate
     """
-    if not isinstance(task, Task):
-        fail("task", task, "must be a fctheory.Task")
-    check_choice("backend", backend, ("numpy", "numba", "cupy"))
+    return _estimate(task, d, grad, backend, resolve_budget(None, max_bytes)[1], workers)
+
+
+def _estimate(task, d, grad, backend, max_bytes, workers) -> CostEstimate:
     K, L, s = task.K, task.L, task.s_c
     m = _split(L)
     sA, sB = s**m, s ** (L - m)
@@ -215,33 +263,35 @@ def estimate_cost(task: Task, d: int, *, grad: bool = False, backend: str = "num
     mb = max_bytes if max_bytes is not None else 1 << 62
     tA, tB, block, need = _tile_plan(K, sA, sB, nA, nB, grad, mb - extras, nw)
     pairs = K * s**L * K
-    flops = 2.0 * K * max(K - 1, 0) * s**L * (3 if grad else 1)
+    flops = 2.0 * _fl(K * max(K - 1, 0) * s**L * (3 if grad else 1))
     rate = _RATES["cupy" if backend == "cupy" else "host"]
     n_tA = -(-nA // max(tA, 1))
     base = (nA * sA * max(m, 1) + n_tA * nB * sB * max(L - m, 1)) * K * (2 if grad else 1)
     seconds = (
         flops * rate["flop"]
-        + K * s**L * rate["entry"] * (1.6 if grad else 1.0)
-        + base * rate["base"]
+        + _fl(K * s**L) * rate["entry"] * (1.6 if grad else 1.0)
+        + _fl(base) * rate["base"]
         + K * (rate["per_class_grad"] if grad else rate["per_class"])
-        + 8 * K * L * task.n_w * d * 1e-10
+        + _fl(8 * K * L * task.n_w * d) * 1e-10
     )
     mem = need + extras
     return CostEstimate(seconds=float(seconds), bytes=int(mem), pairs=int(pairs), flops=float(flops),
                         split=m, tiles=(tA, tB), block=block)
 
 
-def _check_budget(est: CostEstimate, max_seconds, max_bytes):
+def _check_budget(est: CostEstimate, max_seconds, max_bytes, task=None):
+    """Refuse (naming ``task``, with the estimate) a request over the resolved limits (None: no limit)."""
+    mib = _fl(est.bytes) / 2**20
+    mem = f"{mib:.4g} MiB" if math.isfinite(mib) else f"{_g(est.bytes)} bytes"
     if max_bytes is not None and (est.tiles[0] < 1 or est.tiles[1] < 1 or est.bytes > max_bytes):
-        fail("task", f"estimated working memory {est.bytes / 2**20:.1f} MiB "
-             f"(estimated time {est.seconds:.3g} s, {est.pairs:.3g} sentence-class pairs)",
-             f"exceeds the memory budget max_bytes={max_bytes} "
-             f"({max_bytes / 2**20:.1f} MiB); pass a larger max_bytes (or None) to run anyway")
+        fail("task", task, f"estimated working memory {mem} (estimated time {est.seconds:.3g} s, "
+             f"{_g(est.pairs)} sentence-class pairs) exceeds the memory budget max_bytes={max_bytes} "
+             f"({max_bytes / 2**20:.1f} MiB); pass a larger max_bytes (inf: no limit) or raise "
+             "it with fctheory.set_budget(max_bytes=...)")
     if max_seconds is not None and est.seconds > max_seconds:
-        fail("task", f"estimated time {est.seconds:.3g} s ({est.pairs:.3g} sentence-class pairs, "
-             f"{est.flops:.3g} flops, {est.bytes / 2**20:.1f} MiB)",
-             f"exceeds the time budget max_seconds={max_seconds}; pass a larger max_seconds "
-             "(or None) to run anyway")
+        fail("task", task, f"estimated time {est.seconds:.3g} s ({_g(est.pairs)} sentence-class pairs, "
+             f"{est.flops:.3g} flops, {mem}) exceeds the time budget max_seconds={max_seconds}; "
+             "pass a larger max_seconds (inf: no limit) or raise it with fctheory.set_budget(max_seconds=...)")
 
 
 # --------------------------------------------------------------------------------- building blocks
@@ -263,8 +313,10 @@ def _bases(xp, G3, conc, lo, s, use_numba=False):
     nG, h = conc.shape
     K = G3.shape[0]
     if use_numba:
-        from ._kernels import bases
+        from ._kernels import bases, bases_serial
 
+        if nG * K * s**h < 1 << 16:  # tiny: the parallel launch would cost more than the work
+            bases = bases_serial
         B = np.empty((nG, K, s**h))
         M = np.empty((nG, s**h))
         bases(np.ascontiguousarray(G3), np.ascontiguousarray(conc, dtype=np.int64), lo, s, B, M)
@@ -307,10 +359,17 @@ def _tiles(n, t):
 
 
 # --------------------------------------------------------------------------------- driver
+#: the kinds of the risk entry points' parameters (shared by true_risk & co.)
+RISK_KINDS = dict(task=Instance(Task), W=Array(ndim=2), U=Array(ndim=2), lam=Real(lo=0.0), layernorm=Bool(),
+                  grad=Bool(), eps=Real(lo=0.0), backend=_BACKEND, jit=Bool().or_none(), progress=Bool().or_none(),
+                  max_seconds=_LIMIT, max_bytes=_LIMIT, workers=_WORKERS)
+
+
+@public(**RISK_KINDS)
 def evaluate_risk(task: Task, W, U, lam=0.0, layernorm: bool = False, *, grad: bool = False,
                   eps: float = 0.0, backend: str = "numpy", jit: bool | None = None,
-                  progress: bool | None = None, max_seconds: float | None = DEFAULT_MAX_SECONDS,
-                  max_bytes: int | None = DEFAULT_MAX_BYTES, workers: int | None = None) -> RiskResult:
+                  progress: bool | None = None, max_seconds: float | None = None,
+                  max_bytes: float | None = None, workers: int | None = None) -> RiskResult:
     """Exact true risk (5) — or R* (10) with ``layernorm`` — and optionally its gradient.
 
     Every sentence of every class is accounted for with its probability D_{z_k}(x); nothing is
@@ -336,8 +395,11 @@ def evaluate_risk(task: Task, W, U, lam=0.0, layernorm: bool = False, *, grad: b
         ``False`` replaces the numba kernels by the array-API code (what CuPy runs).
     progress : bool or None
         Show a tqdm bar; None shows it when the estimate exceeds 3 s.
-    max_seconds, max_bytes : float, int or None
-        Budget: raise :class:`~fctheory.FCTheoryError` with the estimate when it is exceeded.
+    max_seconds, max_bytes : float or None
+        Budget: raise :class:`~fctheory.FCTheoryError` with the estimate when it is exceeded,
+        before anything is allocated. None (default) uses the budget in force
+        (:func:`fctheory.get_budget`: 600 s and 2 GiB unless changed with
+        :func:`fctheory.set_budget`); ``inf`` means no limit.
     workers : int or None
         Host threads (default: the number of cores, at most 8); each takes whole prefix groups
         and runs single-threaded BLAS on them.
@@ -345,35 +407,59 @@ def evaluate_risk(task: Task, W, U, lam=0.0, layernorm: bool = False, *, grad: b
     Returns
     -------
     RiskResult
+
+    Raises
+    ------
+    FCTheoryError
+        Invalid input (naming the parameter), W/U shapes not those of the task, an estimate over
+        the budget, or weights so large that the scores (or the penalty) overflow float64.
+    """
+    return _evaluate(task, W, U, lam, layernorm, grad=grad, eps=eps, backend=backend, jit=jit, progress=progress,
+                     max_seconds=max_seconds, max_bytes=max_bytes, workers=workers)
+
+
+def _evaluate(task, W, U, lam, layernorm, *, grad=False, eps=0.0, backend="numpy", jit=None, progress=None,
+              max_seconds=None, max_bytes=None, workers=None, overflow="raise") -> RiskResult:
+    """The engine behind :func:`evaluate_risk` on checked arguments.
+
+    ``overflow="inf"`` (the minimizer's line search) returns R = inf with NaN gradients instead
+    of raising when the scores or the penalty overflow.
     """
     t_start = time.perf_counter()
-    if not isinstance(task, Task):
-        fail("task", task, "must be a fctheory.Task")
-    check_choice("backend", backend, ("numpy", "numba", "cupy"))
-    lam = float(float_array("lam", lam, lo=0.0))
-    eps = float(float_array("eps", eps, lo=0.0))
-    if max_seconds is not None:
-        max_seconds = float(float_array("max_seconds", max_seconds, lo=0.0, lo_open=True))
-    if max_bytes is not None:
-        max_bytes = int(float_array("max_bytes", max_bytes, lo=0.0, lo_open=True))
-    if workers is not None:
-        from .._validate import check_int
-
-        workers = check_int("workers", workers, min=1)
+    max_seconds, max_bytes = resolve_budget(max_seconds, max_bytes)
     xp = get_namespace(backend)
     on_host = xp is np
     use_numba = on_host and jit is not False
     W = _as_weights(xp, "W", W)
     U = _as_weights(xp, "U", U)
-    d = check_weights(task, W, U)
-    est = estimate_cost(task, d, grad=grad, backend=backend, max_bytes=max_bytes, workers=workers)
-    _check_budget(est, max_seconds, max_bytes)
+    d = check_weights(task, W, U)  # shapes tied to the task, before any work
+    if layernorm and eps == 0.0 and d == 1:
+        fail("W", W, "LayerNorm with eps=0 needs d >= 2 rows (φ of a scalar is undefined)")
+    est = _estimate(task, d, grad, backend, max_bytes, workers)
+    _check_budget(est, max_seconds, max_bytes, task)
 
     K, L, s, n_c = task.K, task.L, task.s_c, task.n_c
-    V = phi(W, eps) if layernorm else W
-    Uh = U_hat(U, L)
-    G3 = (Uh.T @ V).reshape(K, L, task.n_w)  # G3[j, ℓ, w] = ⟨u_{j,ℓ}, v_w⟩
-    penalty = 0.5 * lam * (float(xp.sum(U * U)) + (0.0 if layernorm else float(xp.sum(W * W))))
+    with np.errstate(over="ignore", invalid="ignore"):
+        V = phi(W, eps) if layernorm else W
+        Uh = U_hat(U, L)
+        G3 = (Uh.T @ V).reshape(K, L, task.n_w)  # G3[j, ℓ, w] = ⟨u_{j,ℓ}, v_w⟩
+        penalty = 0.5 * lam * (float(xp.sum(U * U)) + (0.0 if layernorm else float(xp.sum(W * W))))
+    gmax = float(xp.max(xp.abs(G3))) if G3.size else 0.0
+    bad = None
+    if not (math.isfinite(gmax) and 2.0 * L * gmax <= _SCORE_MAX):
+        bad = ("U" if float(xp.max(xp.abs(U))) > float(xp.max(xp.abs(V))) else "W",
+               f"the scores overflow float64 (max |<u_(k,l), w>| = {gmax:.3g}); use smaller weights")
+    elif not math.isfinite(penalty):
+        with np.errstate(over="ignore"):
+            big = "W" if not math.isfinite(float(xp.sum(W * W))) else "U" if not math.isfinite(
+                float(xp.sum(U * U))) else "lam"
+        bad = (big, "the penalty (λ/2)(‖W‖² + ‖U‖²) overflows float64; use smaller weights or λ")
+    if bad is not None:
+        if overflow == "inf":
+            nan = xp.full(W.shape, xp.nan), xp.full(U.shape, xp.nan)
+            return RiskResult(R=math.inf, R0=math.inf, penalty=penalty, grad_W=nan[0] if grad else None,
+                              grad_U=nan[1] if grad else None, pairs=est.pairs)
+        fail(bad[0], lam if bad[0] == "lam" else (W if bad[0] == "W" else U), bad[1])
 
     n_fallback = 0
     if K == 1:  # a single class: the softmax is 1, CE = 0
@@ -385,15 +471,26 @@ def evaluate_risk(task: Task, W, U, lam=0.0, layernorm: bool = False, *, grad: b
     res = RiskResult(R=R0 + penalty, R0=R0, penalty=penalty, n_fallback=n_fallback,
                      pairs=est.pairs)
     if grad:
-        gG = gG3.reshape(K * L, task.n_w) / K
-        dV = Uh @ gG
-        dUh = V @ gG.T
-        if layernorm:
-            dW = phi_jacobian_vjp(W, dV, eps)
-        else:
-            dW = dV + lam * W
-        res.grad_W = dW
-        res.grad_U = U_from_hat(dUh, L) + lam * U
+        with np.errstate(over="ignore", invalid="ignore"):
+            gG = gG3.reshape(K * L, task.n_w) / K
+            dV = Uh @ gG
+            dUh = V @ gG.T
+            if layernorm:
+                dW = phi_jacobian_vjp(W, dV, eps)
+            else:
+                dW = dV + lam * W
+            res.grad_W = dW
+            res.grad_U = U_from_hat(dUh, L) + lam * U
+        if not (bool(xp.all(xp.isfinite(res.grad_W))) and bool(xp.all(xp.isfinite(res.grad_U)))):
+            if overflow == "inf":
+                res.R = math.inf
+                return res
+            fail("lam", lam, "the gradient λW + ∂R₀/∂W overflows float64 at these weights; use smaller weights or λ")
+    if not math.isfinite(res.R):  # pragma: no cover - guarded above; never hand back a NaN risk
+        if overflow == "inf":
+            res.R = math.inf
+            return res
+        fail("W", W, "the risk is not finite in float64 at these weights")
     res.seconds = time.perf_counter() - t_start
     return res
 
@@ -401,12 +498,16 @@ def evaluate_risk(task: Task, W, U, lam=0.0, layernorm: bool = False, *, grad: b
 def _as_weights(xp, name, A):
     if isinstance(A, str):
         fail(name, A, "must be a real 2-D array")
-    if type(A).__module__.startswith("cupy") or xp is not np:
+    if type(A).__module__.startswith("cupy") and xp is np:
+        A = to_numpy(A)  # a device array on a host backend: bring it over
+    if xp is not np:
         A = xp.asarray(A)
         if A.dtype.kind not in "iuf":
             fail(name, A, f"must be real numbers, got dtype {A.dtype}")
         return A.astype(xp.float64)
-    return float_array(name, A)
+    if isinstance(A, np.ndarray) and A.dtype == np.float64:
+        return A  # already checked by @public (a private copy)
+    return Array(ndim=2)(name, A)
 
 
 def _post_group_xp(xp, S, alphaA, alphaB, pA, pB, grad):
@@ -610,8 +711,13 @@ def _maybe_blas(on_host):
     return blas_threads(1) if on_host else nullcontext()
 
 
-def _enumerate(xp, use_numba, task, G3, grad, est, progress, workers=None):
-    """Σ_k E_{D_{z_k}}[CE] and ∂/∂G3 by half-split normalizer matrices (module docstring)."""
+def _enumerate(xp, use_numba, task, G3, grad, est, progress, workers=None, classes=None):
+    """Σ_k E_{D_{z_k}}[CE] and ∂/∂G3 by half-split normalizer matrices (module docstring).
+
+    ``classes`` (hook of :mod:`fctheory.risk.distributed`): only these target classes are enumerated
+    (the normalizers still use all K scores); then the per-class CEs of ``classes`` are returned in
+    place of R₀, and ∂/∂G3 is that block's share.
+    """
     from concurrent.futures import ThreadPoolExecutor
 
     K, L, s, n_c = task.K, task.L, task.s_c, task.n_c
@@ -642,10 +748,12 @@ def _enumerate(xp, use_numba, task, G3, grad, est, progress, workers=None):
     try:
         with np.errstate(under="ignore", over="ignore", divide="ignore", invalid="ignore"), _maybe_blas(on_host):
             for tileA in _tiles(nA, tA):
+                if classes is not None and not np.isin(gidA[classes], tileA).any():
+                    continue  # no class of the block has its prefix group in this tile
                 BA, MA = _bases(xp, G3, concA[tileA], 0, s, use_numba)
                 locA = np.full(nA, -1)
                 locA[tileA] = np.arange(tileA.size)
-                inA = locA[gidA] >= 0
+                inA = (locA[gidA] >= 0) & (np.isin(np.arange(K), classes) if classes is not None else True)
                 accA = xp.zeros(BA.shape) if grad else None  # C order: BLAS accumulates into it
                 fbA_tot = None
                 rA_all = []
@@ -725,5 +833,7 @@ def _enumerate(xp, use_numba, task, G3, grad, est, progress, workers=None):
             pool.shutdown()
         if bar is not None:
             bar.close()
+    if classes is not None:
+        return ce_all[classes], gG3, n_fallback
     R0 = math.fsum(ce_all.tolist()) / K
     return R0, gG3, n_fallback

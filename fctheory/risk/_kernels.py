@@ -133,8 +133,7 @@ def fallback_class(k, YA, YB, pA, pB, mask, grad, fbA, fbB, rA, rB):
     return total
 
 
-@numba.njit(parallel=True, cache=True)
-def bases(G3, conc, lo, s, B, M):
+def _bases_impl(G3, conc, lo, s, B, M):
     """Partial scores of every group, written into B, and their maxima over classes.
 
     B[g, j, a] = Y[g, j, a] = Σ_i G3[j, lo+i, conc[g, i]·s + β_i(a)] (a = Σ_i β_i s^{h−1−i}) and
@@ -163,3 +162,9 @@ def bases(G3, conc, lo, s, B, M):
             for a in range(sh):  # running max over classes while the row is in cache
                 if y[a] > m[a]:
                     m[a] = y[a]
+
+
+# parallel over groups for real work; a serial twin for tiny calls, where waking numba's thread pool
+# on a loaded machine costs more (~10 ms) than the work itself
+bases = numba.njit(parallel=True, cache=True)(_bases_impl)
+bases_serial = numba.njit(cache=True)(_bases_impl)

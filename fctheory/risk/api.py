@@ -1,13 +1,17 @@
 """Public entry points of the exact true risk (5)/(10)."""
 from __future__ import annotations
 
-from ._engine import DEFAULT_MAX_BYTES, DEFAULT_MAX_SECONDS, evaluate_risk
+from .._validate import public
+from ._engine import RISK_KINDS, _evaluate
 
 __all__ = ["true_risk", "true_risk_grad", "unregularized_risk"]
 
+_KINDS = {k: v for k, v in RISK_KINDS.items() if k not in ("grad", "jit", "workers")}
 
+
+@public(**_KINDS)
 def true_risk(task, W, U, lam, layernorm: bool = False, *, eps: float = 0.0, backend: str = "numpy",
-              progress=None, max_seconds=DEFAULT_MAX_SECONDS, max_bytes=DEFAULT_MAX_BYTES) -> float:
+              progress=None, max_seconds=None, max_bytes=None) -> float:
     """Exact true risk R(W, U) of (5), or R*(W, U) of (10) with ``layernorm=True``.
 
     (5):  R  = (1/K) Σ_k E_{x∼D_{z_k}} CE(h_{W,U}(x), k) + (λ/2)(‖W‖_F² + ‖U‖_F²)
@@ -24,9 +28,9 @@ def true_risk(task, W, U, lam, layernorm: bool = False, *, eps: float = 0.0, bac
     lam : float
         λ ≥ 0.
     layernorm : bool
-        Network h* and risk (10) (W not penalized).
+        Network h* and risk (10) (W not penalized). Must be a real boolean (``"False"`` is refused).
     eps, backend, progress, max_seconds, max_bytes
-        See :func:`fctheory.risk.evaluate_risk`.
+        See :func:`fctheory.risk.evaluate_risk` (None budgets: the budget in force; inf: no limit).
 
     Returns
     -------
@@ -37,18 +41,18 @@ def true_risk(task, W, U, lam, layernorm: bool = False, *, eps: float = 0.0, bac
     FCTheoryError
         Invalid input, or an estimated cost above the budget (the message gives the estimate).
     """
-    return evaluate_risk(task, W, U, lam, layernorm, grad=False, eps=eps, backend=backend,
-                         progress=progress, max_seconds=max_seconds, max_bytes=max_bytes).R
+    return _evaluate(task, W, U, lam, layernorm, grad=False, eps=eps, backend=backend,
+                     progress=progress, max_seconds=max_seconds, max_bytes=max_bytes).R
 
 
+@public(**{k: v for k, v in _KINDS.items()})
 def true_risk_grad(task, W, U, lam, layernorm: bool = False, *, eps: float = 0.0,
-                   backend: str = "numpy", progress=None, max_seconds=DEFAULT_MAX_SECONDS,
-                   max_bytes=DEFAULT_MAX_BYTES):
+                   backend: str = "numpy", progress=None, max_seconds=None, max_bytes=None):
     """Exact (R, ∂R/∂W, ∂R/∂U) of (5), or of (10) with ``layernorm=True``.
 
     The gradient is Lemma S: ∂R₀/∂u_{k,ℓ} = (1/K) Σ_j E_{D_{z_j}}[(p_k − δ_{jk}) v_{x_ℓ}],
     ∂R₀/∂w_{(α,β)} = (1/K) Σ_j E_{D_{z_j}}[Σ_ℓ 1{x_ℓ=(α,β)} Σ_k (p_k − δ_{jk}) u_{k,ℓ}], pulled
-    back through φ for h*; plus λW (h only) and λU.
+    back through φ for h*; plus λW (h only) and λU. Parameters as in :func:`true_risk`.
 
     Returns
     -------
@@ -56,14 +60,17 @@ def true_risk_grad(task, W, U, lam, layernorm: bool = False, *, eps: float = 0.0
     dW : ndarray, shape (d, n_w)
     dU : ndarray, shape (K, L·d)
     """
-    r = evaluate_risk(task, W, U, lam, layernorm, grad=True, eps=eps, backend=backend,
-                      progress=progress, max_seconds=max_seconds, max_bytes=max_bytes)
+    r = _evaluate(task, W, U, lam, layernorm, grad=True, eps=eps, backend=backend,
+                  progress=progress, max_seconds=max_seconds, max_bytes=max_bytes)
     return r.R, r.grad_W, r.grad_U
 
 
+@public(**{k: v for k, v in _KINDS.items() if k != "lam"})
 def unregularized_risk(task, W, U, layernorm: bool = False, *, eps: float = 0.0,
-                       backend: str = "numpy", progress=None, max_seconds=DEFAULT_MAX_SECONDS,
-                       max_bytes=DEFAULT_MAX_BYTES) -> float:
-    """R₀(W, U) of (45): the true risk without weight decay (with φ(W) when ``layernorm``)."""
-    return evaluate_risk(task, W, U, 0.0, layernorm, grad=False, eps=eps, backend=backend,
-                         progress=progress, max_seconds=max_seconds, max_bytes=max_bytes).R0
+                       backend: str = "numpy", progress=None, max_seconds=None, max_bytes=None) -> float:
+    """R₀(W, U) of (45): the true risk without weight decay (with φ(W) when ``layernorm``).
+
+    Parameters as in :func:`true_risk` (no λ).
+    """
+    return _evaluate(task, W, U, 0.0, layernorm, grad=False, eps=eps, backend=backend,
+                     progress=progress, max_seconds=max_seconds, max_bytes=max_bytes).R0

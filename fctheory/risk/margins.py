@@ -5,13 +5,15 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._validate import fail, float_array
+from .._budget import check_work
+from .._validate import Array, Bool, Instance, Real, fail, public, result_type
 from ..network import check_weights, phi
 from ..task import Task
 
 __all__ = ["ExpectedMargins", "expected_margins"]
 
 
+@result_type
 @dataclass(frozen=True)
 class ExpectedMargins:
     """Per-class expected scores and margins.
@@ -38,6 +40,7 @@ class ExpectedMargins:
     alignment: float
 
 
+@public(task=Instance(Task), W=Array(ndim=2), U=Array(ndim=2), layernorm=Bool(), eps=Real(lo=0.0))
 def expected_margins(task: Task, W, U, layernorm: bool = False, *, eps: float = 0.0) -> ExpectedMargins:
     """Expected margins E_{x∼D_{z_k}} 𝔐_{W,U}(x, j) of Definition A, exactly (no enumeration).
 
@@ -57,20 +60,30 @@ def expected_margins(task: Task, W, U, layernorm: bool = False, *, eps: float = 
     Returns
     -------
     ExpectedMargins
+
+    Raises
+    ------
+    FCTheoryError
+        Invalid input, W/U shapes not those of the task, K×K matrices over the memory budget, or
+        scores that overflow float64.
     """
-    if not isinstance(task, Task):
-        fail("task", task, "must be a fctheory.Task")
-    W = float_array("W", W)
-    U = float_array("U", U)
-    eps = float(float_array("eps", eps, lo=0.0))
     d = check_weights(task, W, U)
     K, L = task.K, task.L
+    if layernorm and eps == 0.0 and d == 1:
+        fail("W", W, "LayerNorm with eps=0 needs d >= 2 rows (φ of a scalar is undefined)")
+    # the K×K scores, margins and Hamming distances (and the K×L×n_c table) are held at once
+    check_work("task", task, bytes=8 * (4 * K * K + K * L * (d + task.n_c)), items=K * K,
+               what="expected_margins (K×K matrices)")
     V = phi(W, eps) if layernorm else W
-    Vbar = V @ task.Q.T  # d × n_c: column α is Σ_β μ_β v_{(α,β)}
-    C = np.einsum("jld,dc->jlc", U.reshape(K, L, d), Vbar)  # ⟨u_{j,ℓ}, v̄_c⟩
-    # ȳ[k, j] = Σ_ℓ C[j, ℓ, z_{k,ℓ}]
-    ybar = C[:, np.arange(L)[None, :], task.Z].sum(axis=-1).T
-    M = np.diag(ybar)[:, None] - ybar
+    with np.errstate(over="ignore", invalid="ignore"):
+        Vbar = V @ task.Q.T  # d × n_c: column α is Σ_β μ_β v_{(α,β)}
+        C = np.einsum("jld,dc->jlc", U.reshape(K, L, d), Vbar)  # ⟨u_{j,ℓ}, v̄_c⟩
+        # ȳ[k, j] = Σ_ℓ C[j, ℓ, z_{k,ℓ}]
+        ybar = C[:, np.arange(L)[None, :], task.Z].sum(axis=-1).T
+        M = np.diag(ybar)[:, None] - ybar
+    if not (np.all(np.isfinite(ybar)) and np.all(np.isfinite(M))):
+        big = "U" if np.max(np.abs(U)) > np.max(np.abs(V)) else "W"
+        fail(big, U if big == "U" else W, "the expected scores overflow float64; use smaller weights")
     H = task.hamming()
     counts = np.bincount(H.ravel(), minlength=L + 1)
     sums = np.bincount(H.ravel(), weights=M.ravel(), minlength=L + 1)

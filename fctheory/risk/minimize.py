@@ -6,13 +6,16 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .._validate import check_int, fail, float_array
+from .._budget import check_work
+from .._errors import FCTheoryError
+from .._validate import Anything, Array, Bool, Instance, Int, Real, Seed, fail, public, result_type
 from ..task import Task, _as_rng
-from ._engine import DEFAULT_MAX_BYTES, DEFAULT_MAX_SECONDS, evaluate_risk
+from ._engine import _BACKEND, _LIMIT, _check_budget, _estimate, _evaluate, resolve_budget
 
 __all__ = ["MinimizeResult", "minimize_true_risk"]
 
 
+@result_type
 @dataclass
 class MinimizeResult:
     """Outcome of :func:`minimize_true_risk` (fields in the spirit of scipy.optimize).
@@ -117,11 +120,15 @@ def _line_search(phi, f0, d0, a1, c1=1e-4, c2=0.9, max_eval=40):
     return None
 
 
+@public(task=Instance(Task), d=Int(min=1, max=2**40), lam=Real(lo=0.0, lo_open=True), layernorm=Bool(), seed=Seed(),
+        W0=Array(ndim=2).or_none(), U0=Array(ndim=2).or_none(), init_scale=Real(lo=0.0, lo_open=True, hi=1e6),
+        gtol=Real(lo=0.0, lo_open=True), maxiter=Int(min=1, max=10**9), memory=Int(min=1, max=1000),
+        eps=Real(lo=0.0), backend=_BACKEND, max_seconds=_LIMIT, max_bytes=_LIMIT,
+        callback=Anything("callable(it, R, grad_norm) or None"))
 def minimize_true_risk(task: Task, d: int, lam, layernorm: bool = False, *, seed=None, W0=None,
                        U0=None, init_scale: float = 0.1, gtol: float = 1e-10, maxiter: int = 5000,
                        memory: int = 20, eps: float = 0.0, backend: str = "numpy",
-                       max_seconds=DEFAULT_MAX_SECONDS, max_bytes=DEFAULT_MAX_BYTES,
-                       callback=None):
+                       max_seconds=None, max_bytes=None, callback=None):
     """Minimize the exact true risk (5) — or (10) with ``layernorm`` — by L-BFGS.
 
     Each iteration uses the exact risk and gradient of :func:`fctheory.true_risk_grad`; the line
@@ -147,8 +154,12 @@ def minimize_true_risk(task: Task, d: int, lam, layernorm: bool = False, *, seed
     maxiter : int
     memory : int
         Number of L-BFGS correction pairs.
-    eps, backend, max_seconds, max_bytes
-        Passed to the risk evaluation (the budget applies to each evaluation).
+    eps, backend
+        Passed to the risk evaluation.
+    max_seconds, max_bytes : float or None
+        Budget (None: the budget in force, :func:`fctheory.get_budget`; inf: no limit). Each
+        evaluation is refused before it starts when its estimate exceeds it; the whole
+        minimization stops (``success=False``, message says so) once ``max_seconds`` have passed.
     callback : callable, optional
         ``callback(it, R, grad_norm)`` after each iteration.
 
@@ -158,49 +169,83 @@ def minimize_true_risk(task: Task, d: int, lam, layernorm: bool = False, *, seed
     U : ndarray, shape (K, L·d)
     result : MinimizeResult
     """
-    if not isinstance(task, Task):
-        fail("task", task, "must be a fctheory.Task")
-    d = check_int("d", d, min=1)
-    lam = float(float_array("lam", lam, lo=0.0, lo_open=True))
-    gtol = float(float_array("gtol", gtol, lo=0.0, lo_open=True))
-    init_scale = float(float_array("init_scale", init_scale, lo=0.0, lo_open=True))
-    maxiter = check_int("maxiter", maxiter, min=1)
-    memory = check_int("memory", memory, min=1)
+    if callback is not None and not callable(callback):
+        fail("callback", callback, "must be callable (it, R, grad_norm) or None")
     if layernorm and d < 2:
         fail("d", d, "LayerNorm needs d >= 2 (φ of a scalar is undefined)")
-    rng = _as_rng(seed)
     K, L, n_w = task.K, task.L, task.n_w
-    W = float_array("W0", W0).copy() if W0 is not None else init_scale * rng.standard_normal((d, n_w))
-    U = float_array("U0", U0).copy() if U0 is not None else init_scale * rng.standard_normal((K, L * d))
-    if W.shape != (d, n_w):
-        fail("W0", W0, f"must have shape (d, n_w) = ({d}, {n_w})")
-    if U.shape != (K, L * d):
-        fail("U0", U0, f"must have shape (K, L*d) = ({K}, {L * d})")
+    if W0 is not None and W0.shape != (d, n_w):
+        fail("W0", W0, f"must have shape (d, n_w) = ({d}, {n_w}), got {W0.shape}")
+    if U0 is not None and U0.shape != (K, L * d):
+        fail("U0", U0, f"must have shape (K, L*d) = ({K}, {L * d}), got {U0.shape}")
+    # budget before anything is allocated: one evaluation, and the L-BFGS history (2·memory vectors)
+    sec, byt = resolve_budget(max_seconds, max_bytes)
+    _check_budget(_estimate(task, d, True, backend, byt, None), sec, byt, task)
+    n_x = d * n_w + K * L * d
+    if byt is not None:
+        check_work("memory", memory, bytes=8 * n_x * (2 * memory + 8), what="the L-BFGS history")
+    rng = _as_rng(seed)
+    W = W0 if W0 is not None else init_scale * rng.standard_normal((d, n_w))
+    U = U0 if U0 is not None else init_scale * rng.standard_normal((K, L * d))
     nW = W.size
     t0 = time.perf_counter()
     nfev = 0
 
-    def fg(x):
+    def fg(x, overflow="inf"):
         nonlocal nfev
         nfev += 1
-        r = evaluate_risk(task, x[:nW].reshape(d, n_w), x[nW:].reshape(K, L * d), lam, layernorm,
-                          grad=True, eps=eps, backend=backend, progress=False,
-                          max_seconds=max_seconds, max_bytes=max_bytes)
+        r = _evaluate(task, x[:nW].reshape(d, n_w), x[nW:].reshape(K, L * d), lam, layernorm,
+                      grad=True, eps=eps, backend=backend, progress=False,
+                      max_seconds=max_seconds, max_bytes=max_bytes, overflow=overflow)
         from .._backend import to_numpy
 
         g = np.concatenate([to_numpy(r.grad_W).ravel(), to_numpy(r.grad_U).ravel()])
         return r.R, g, r.R0
 
     x = np.concatenate([W.ravel(), U.ravel()])
-    f, g, f0 = fg(x)
-    S, Yv, rho = [], [], []
+    try:
+        f, g, f0 = fg(x, overflow="raise")  # the start must be finite
+    except FCTheoryError as exc:
+        if "overflow" not in str(exc):
+            raise
+        name = "W0" if W0 is not None else "U0" if U0 is not None else "init_scale"
+        fail(name, {"W0": W0, "U0": U0, "init_scale": init_scale}[name],
+             f"the starting point is too large: {exc}")
     history = [f]
     message = "maximum number of iterations reached"
+    with np.errstate(over="ignore", invalid="ignore"):  # trial steps may overflow: rejected explicitly
+        it, x, f, g, history, message = _iterate(fg, x, f, g, history, message, gtol, maxiter, memory, sec, t0,
+                                                 callback)
+    f, g, f0 = fg(x, overflow="raise")
+    gn = _norm(g)
+    if not (np.isfinite(f) and np.isfinite(gn)):
+        fail("lam", lam, f"the minimization left float64 (R = {f!r}, |grad| = {gn!r}); the problem is badly scaled")
+    Wf, Uf = x[:nW].reshape(d, n_w).copy(), x[nW:].reshape(K, L * d).copy()
+    res = MinimizeResult(W=Wf, U=Uf, R=f, R0=f0, grad_norm=gn, success=gn <= gtol, message=message,
+                         nit=it, nfev=nfev, seconds=time.perf_counter() - t0, history=history)
+    return Wf, Uf, res
+
+
+def _norm(g) -> float:
+    """‖g‖₂ without overflow of the squares (entries up to 1e308)."""
+    m = float(np.max(np.abs(g))) if g.size else 0.0
+    if m == 0.0 or not np.isfinite(m):
+        return m
+    with np.errstate(over="ignore"):
+        return float(m * np.linalg.norm(g / m))
+
+
+def _iterate(fg, x, f, g, history, message, gtol, maxiter, memory, sec, t0, callback):
+    S, Yv, rho = [], [], []
     it = 0
     for it in range(1, maxiter + 1):
-        gn = float(np.linalg.norm(g))
+        gn = _norm(g)
         if gn <= gtol:
             message = "gradient norm below gtol"
+            it -= 1
+            break
+        if sec is not None and time.perf_counter() - t0 > sec:
+            message = f"time budget max_seconds={sec} reached"
             it -= 1
             break
         p = -_two_loop(g, S, Yv, rho)
@@ -236,10 +281,5 @@ def minimize_true_risk(task: Task, d: int, lam, layernorm: bool = False, *, seed
         f, g = f_new, g_new
         history.append(f)
         if callback is not None:
-            callback(it, f, float(np.linalg.norm(g)))
-    f, g, f0 = fg(x)
-    gn = float(np.linalg.norm(g))
-    Wf, Uf = x[:nW].reshape(d, n_w).copy(), x[nW:].reshape(K, L * d).copy()
-    res = MinimizeResult(W=Wf, U=Uf, R=f, R0=f0, grad_norm=gn, success=gn <= gtol, message=message,
-                         nit=it, nfev=nfev, seconds=time.perf_counter() - t0, history=history)
-    return Wf, Uf, res
+            callback(it, f, _norm(g))
+    return it, x, f, g, history, message

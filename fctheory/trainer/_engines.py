@@ -52,7 +52,7 @@ class NumpyEngine(_Engine):
     def epoch(self, perm):
         xp = self.xp
         perm = xp.asarray(perm)
-        bsz = self.cfg.batch
+        bsz = min(self.cfg.batch, perm.shape[0]) or 1  # a batch beyond N is the whole set
         # accumulate on the device: no host synchronisation per step on the CuPy path
         loss = xp.zeros((), dtype=xp.float64)
         correct = xp.zeros((), dtype=xp.int64)
@@ -98,7 +98,9 @@ class NumbaEngine(_Engine):
     def epoch(self, perm):
         X, y = self.sets["train"]
         ls, c = self.nk.train_epoch(
-            self.E, self.U, X, y, np.ascontiguousarray(perm, np.int64), self.cfg.batch, self.params,
+            # a batch beyond N is the whole set: never allocate more rows than there are sentences
+            self.E, self.U, X, y, np.ascontiguousarray(perm, np.int64), max(1, min(self.cfg.batch, perm.shape[0])),
+            self.params,
             self.cfg.layernorm,
         )
         return float(ls), int(c)

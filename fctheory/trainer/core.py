@@ -20,26 +20,55 @@ import os
 import signal
 import threading
 import time
-from dataclasses import asdict, dataclass, field, fields
+import zipfile
+from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
+from .._budget import check_work
 from .._errors import FCTheoryError
-from .._validate import check_choice, check_int, fail, float_array
+from .._files import load_npz, write_npz
+from .._validate import (Anything, Array, Bool, Choice, Instance, Int, PathIn, PathOut, Real, Seed, check_output_path,
+                         fail, public, public_class, result_type)
 from ..task import Task
 
 __all__ = ["TrainConfig", "TrainData", "TrainRun", "TrainingInterrupted", "train", "make_data", "init_weights",
            "epoch_permutation", "load_checkpoint", "resume"]
 
-CHECKPOINT_VERSION = 1
+#: version of the checkpoint layout; 1 = files written before format headers (still read and verified)
+CHECKPOINT_VERSION = 2
+CHECKPOINT_KIND = "fctheory.trainer.checkpoint"
 # configuration entries that determine the trajectory: a resume must agree on all of them
 _STATE_KEYS = ("n_spl", "d", "layernorm", "eps", "lr", "batch", "lam_W", "lam_U", "seed", "dtype", "init_scale",
                "n_test")
 
 
+class _DType(Choice):
+    """"float32" or "float64" (numpy dtypes and scalar types such as ``np.float32`` are accepted too)."""
+
+    def __call__(self, name, value):
+        if isinstance(value, np.dtype) or (isinstance(value, type) and issubclass(value, np.generic)):
+            value = str(np.dtype(value))
+        return super().__call__(name, value)
+
+
+_SEED_INT = Int(min=0, max=2**63 - 1)
+#: kinds of the hyper-parameters (TrainConfig's fields and train()'s arguments of the same name)
+CONFIG_KINDS = dict(
+    n_spl=Int(min=1, max=10**12), d=Int(min=1, max=2**31), layernorm=Bool(), eps=Real(lo=0.0),
+    lr=Real(lo=0.0, lo_open=True), batch=Int(min=1, max=2**40), epochs=Int(min=0, max=10**12), lam_W=Real(lo=0.0),
+    lam_U=Real(lo=0.0), seed=_SEED_INT, backend=Choice("numba", "numpy", "cupy"), dtype=_DType("float32", "float64"),
+    init_scale=Real(lo=0.0, lo_open=True, hi=1e6), n_test=Int(min=0, max=10**12), eval_every=Int(min=1).or_none(),
+)
+
+
 @dataclass(frozen=True)
 class TrainConfig:
-    """Hyper-parameters of a training run (see :func:`train`)."""
+    """Hyper-parameters of a training run (see :func:`train` for their meaning).
+
+    Every field is checked on construction (:class:`~fctheory.FCTheoryError` naming it); ``seed``
+    is a concrete integer in [0, 2**63 − 1] (it is what a checkpoint records).
+    """
 
     n_spl: int
     d: int = 100
@@ -57,55 +86,91 @@ class TrainConfig:
     n_test: int = 5
     eval_every: int | None = None
 
+    def __post_init__(self):
+        if self.layernorm and self.eps == 0.0 and self.d == 1:
+            fail("d", self.d, "LayerNorm with eps=0 needs d >= 2 (φ of a scalar is undefined)")
+
+    @public()
     def to_dict(self) -> dict:
+        """The fields as a JSON-ready dict."""
         return asdict(self)
 
 
-def _real(name, value, **kw) -> float:
-    arr = float_array(name, value, **kw)
-    if arr.ndim != 0:
-        fail(name, value, "must be a scalar")
-    return float(arr)
+TrainConfig.__init__ = public(**CONFIG_KINDS)(TrainConfig.__init__)
+public_class(TrainConfig)
+
+
+def _int_seed(seed) -> int:
+    """A concrete seed in [0, 2**63 − 1]: None draws one from fresh entropy, a Generator draws one from itself."""
+    if seed is None:
+        return int(np.random.SeedSequence().entropy % (2**63 - 1))
+    if isinstance(seed, np.random.Generator):
+        return int(seed.integers(0, 2**63 - 1))
+    return int(seed)
 
 
 def _make_config(**kw) -> TrainConfig:
-    c = dict(kw)
-    c["n_spl"] = check_int("n_spl", c["n_spl"], min=1)
-    c["d"] = check_int("d", c["d"], min=1)
-    if not isinstance(c["layernorm"], (bool, np.bool_)):
-        fail("layernorm", c["layernorm"], "must be True or False")
-    c["layernorm"] = bool(c["layernorm"])
-    c["eps"] = _real("eps", c["eps"], lo=0.0)
-    c["lr"] = _real("lr", c["lr"], lo=0.0, lo_open=True)
-    c["batch"] = check_int("batch", c["batch"], min=1)
-    c["epochs"] = check_int("epochs", c["epochs"], min=0)
-    c["lam_W"] = _real("lam_W", c["lam_W"], lo=0.0)
-    c["lam_U"] = _real("lam_U", c["lam_U"], lo=0.0)
-    c["seed"] = check_int("seed", c["seed"], min=0)
-    check_choice("backend", c["backend"], {"numpy", "numba", "cupy"})
-    c["dtype"] = str(np.dtype(c["dtype"])) if isinstance(c["dtype"], (type, np.dtype)) else c["dtype"]
-    check_choice("dtype", c["dtype"], {"float32", "float64"})
-    c["init_scale"] = _real("init_scale", c["init_scale"], lo=0.0, lo_open=True)
-    c["n_test"] = check_int("n_test", c["n_test"], min=0)
-    if c["eval_every"] is not None:
-        c["eval_every"] = check_int("eval_every", c["eval_every"], min=1)
-    if c["layernorm"] and c["eps"] == 0.0 and c["d"] == 1:
-        fail("d", c["d"], "LayerNorm with eps=0 needs d >= 2 (φ of a scalar is undefined)")
-    return TrainConfig(**c)
+    return TrainConfig(**kw)
 
 
 @dataclass(frozen=True)
 class TrainData:
-    """Training and test sentences (word indices, class-major as in the notebooks)."""
+    """Training and test sentences (word indices, class-major as in the notebooks).
+
+    ``X_train`` (N×L) and ``X_test`` (N_t×L) hold word indices ≥ 0, ``y_train``/``y_test`` class
+    labels ≥ 0 (stored as int64 copies). Against a task they must also satisfy x < n_w, y < K and
+    L columns; :func:`measure` and :func:`train` check that.
+    """
 
     X_train: np.ndarray
     y_train: np.ndarray
     X_test: np.ndarray
     y_test: np.ndarray
 
+    def __post_init__(self):
+        for X, y, nx, ny in ((self.X_train, self.y_train, "X_train", "y_train"),
+                             (self.X_test, self.y_test, "X_test", "y_test")):
+            if X.shape[0] != y.shape[0]:
+                fail(ny, y, f"must have one label per row of {nx} ({X.shape[0]} rows), got {y.shape[0]}")
+        if self.X_test.shape[1] != self.X_train.shape[1]:
+            fail("X_test", self.X_test, f"must have L = {self.X_train.shape[1]} columns like X_train, "
+                 f"got {self.X_test.shape[1]}")
 
-def make_data(task: Task, n_spl: int, seed: int, n_test: int = 5) -> TrainData:
-    """n_spl training and n_test fresh test sentences per class (the same K latent variables)."""
+
+_IDX = dict(integer=True, min=0, max=2**62)
+TrainData.__init__ = public(X_train=Array(ndim=2, **_IDX), y_train=Array(ndim=1, **_IDX),
+                            X_test=Array(ndim=2, min_size=0, **_IDX), y_test=Array(ndim=1, min_size=0, **_IDX),
+                            )(TrainData.__init__)
+public_class(TrainData)
+
+
+def check_data(task: Task, data: TrainData, name: str = "data") -> None:
+    """Refuse sentences that do not belong to ``task``: L columns, words in [0, n_w), labels in [0, K)."""
+    for X, y in ((data.X_train, data.y_train), (data.X_test, data.y_test)):
+        if X.shape[1] != task.L:
+            fail(name, data, f"sentences must have L = {task.L} words, got {X.shape[1]} columns")
+        if X.size and int(X.max()) >= task.n_w:
+            fail(name, data, f"word indices must be < n_w = {task.n_w}, got {int(X.max())}")
+        if y.size and int(y.max()) >= task.K:
+            fail(name, data, f"labels must be < K = {task.K}, got {int(y.max())}")
+
+
+@public(task=Instance(Task), n_spl=Int(min=1, max=10**12), seed=Seed(), n_test=Int(min=0, max=10**12))
+def make_data(task: Task, n_spl: int, seed, n_test: int = 5) -> TrainData:
+    """n_spl training and n_test fresh test sentences per class (the same K latent variables).
+
+    ``seed`` (an int; None or a Generator supply one) fixes both sets: training sentences come
+    from ``default_rng([seed, 1])``, test sentences from ``default_rng([seed, 2])``. The K·(n_spl +
+    n_test)·L word indices must fit the memory budget (checked before drawing).
+    """
+    seed = _int_seed(seed)
+    n = task.K * (n_spl + n_test)
+    check_work("n_spl", n_spl, items=n * task.L, bytes=8 * n * (3 * task.L + 2),
+               what=f"make_data ({n} sentences of {task.L} words)")
+    return _make_data(task, n_spl, seed, n_test)
+
+
+def _make_data(task, n_spl, seed, n_test):
     X, y = task.sample(n_spl, np.random.default_rng([seed, 1]))
     if n_test > 0:
         Xt, yt = task.sample(n_test, np.random.default_rng([seed, 2]))
@@ -114,12 +179,21 @@ def make_data(task: Task, n_spl: int, seed: int, n_test: int = 5) -> TrainData:
     return TrainData(X, y, Xt, yt)
 
 
-def init_weights(task: Task, d: int, seed: int, init_scale: float = 1e-3, dtype="float64"):
+@public(task=Instance(Task), d=Int(min=1, max=2**31), seed=Seed(), init_scale=CONFIG_KINDS["init_scale"],
+        dtype=CONFIG_KINDS["dtype"])
+def init_weights(task: Task, d: int, seed, init_scale: float = 1e-3, dtype="float64"):
     """Initial (E = Wᵀ, U) as in the notebooks: N(0,1)·s and U(−1/√(Ld), 1/√(Ld))·s, s = init_scale.
 
     Drawn in float64 from ``default_rng([seed, 3])`` and then cast, so float32 and float64 runs
-    start from the same point (up to the cast).
+    start from the same point (up to the cast). ``init_scale`` ≤ 1e6.
     """
+    seed = _int_seed(seed)
+    check_work("d", d, items=d * (task.n_w + task.K * task.L), bytes=16 * d * (task.n_w + task.K * task.L),
+               what="init_weights (E and U)")
+    return _init_weights(task, d, seed, init_scale, dtype)
+
+
+def _init_weights(task, d, seed, init_scale=1e-3, dtype="float64"):
     rng = np.random.default_rng([seed, 3])
     E = rng.standard_normal((task.n_w, d)) * init_scale
     bound = 1.0 / math.sqrt(task.L * d)
@@ -127,11 +201,15 @@ def init_weights(task: Task, d: int, seed: int, init_scale: float = 1e-3, dtype=
     return E.astype(dtype), U.astype(dtype)
 
 
-def epoch_permutation(seed: int, epoch: int, n: int) -> np.ndarray:
-    """The shuffle of epoch ``epoch`` (0-based): a function of (seed, epoch) only."""
+@public(seed=Seed(), epoch=Int(min=0, max=2**63 - 1), n=Int(min=0))
+def epoch_permutation(seed, epoch: int, n: int) -> np.ndarray:
+    """The shuffle of epoch ``epoch`` (0-based) of n rows: a function of (seed, epoch) only."""
+    seed = _int_seed(seed)
+    check_work("n", n, items=n, bytes=16 * n, what="epoch_permutation")
     return np.random.default_rng([seed, 4, epoch]).permutation(n)
 
 
+@result_type
 class TrainingInterrupted(KeyboardInterrupt):
     """Raised after Ctrl-C once the current epoch finished and a checkpoint was written.
 
@@ -139,7 +217,8 @@ class TrainingInterrupted(KeyboardInterrupt):
     """
 
     def __init__(self, checkpoint, run):
-        super().__init__(f"training interrupted at epoch {run.epochs_done}; checkpoint saved to {checkpoint}")
+        where = f"checkpoint saved to {checkpoint}" if checkpoint is not None else "no checkpoint could be written"
+        super().__init__(f"training interrupted at epoch {run.epochs_done}; {where}")
         self.checkpoint = checkpoint
         self.run = run
 
@@ -147,6 +226,7 @@ class TrainingInterrupted(KeyboardInterrupt):
 _HIST_KEYS = ("epoch", "loss", "train_acc", "test_acc", "test_loss", "time")
 
 
+@result_type
 @dataclass
 class TrainRun:
     """Result of :func:`train`.
@@ -189,6 +269,7 @@ class TrainRun:
         ok = ~np.isnan(t)
         return float(t[ok][-1]) if ok.any() else float("nan")
 
+    @public()
     def summary(self) -> dict:
         """JSON-ready summary: configuration, last history row, measurements and predictions."""
         out = {"task": _task_dict(self.task), "config": self.config.to_dict(), "epochs_done": self.epochs_done,
@@ -221,40 +302,112 @@ def _task_dict(task: Task) -> dict:
 
 # ----------------------------------------------------------------------------- checkpoints
 def save_checkpoint(path, task, cfg, E, U, history, epochs_done, wall_time):
-    """Write a checkpoint atomically (temporary file in the same folder, then ``os.replace``)."""
-    path = os.fspath(path)
-    folder = os.path.dirname(os.path.abspath(path))
-    os.makedirs(folder, exist_ok=True)
-    tmp = os.path.join(folder, f".{os.path.basename(path)}.{os.getpid()}.tmp")
-    arrays = {f"hist_{k}": np.asarray(v) for k, v in history.items()}
-    with open(tmp, "wb") as fh:
-        np.savez(
-            fh, version=CHECKPOINT_VERSION, E=E, U=U, epochs_done=epochs_done, wall_time=wall_time,
-            config=json.dumps(cfg.to_dict()), Z=task.Z, mu=task.mu, shape=np.array([task.n_c, task.s_c, task.L]),
-            **arrays,
-        )
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
-    return path
+    """Write a checkpoint atomically (temporary file in the same folder, then ``os.replace``).
+
+    Layout (format version 2, with the ``__format__`` header of :func:`fctheory._files.write_npz`):
+    ``version``, ``E`` (n_w×d) and ``U`` (K×L·d) in the run's dtype, ``epochs_done``, ``wall_time``,
+    ``config`` (JSON of :class:`TrainConfig`), the task (``Z``, ``mu``, ``shape`` = [n_c, s_c, L]) and
+    the per-epoch history ``hist_<key>``.
+    """
+    arrays = {f"hist_{k}": np.asarray(v, dtype=np.float64) for k, v in history.items()}
+    return write_npz(os.fspath(path), dict(
+        version=np.array(CHECKPOINT_VERSION), E=E, U=U, epochs_done=np.array(epochs_done),
+        wall_time=np.array(wall_time), config=np.array(json.dumps(cfg.to_dict())), Z=task.Z, mu=task.mu,
+        shape=np.array([task.n_c, task.s_c, task.L]), **arrays), kind=CHECKPOINT_KIND, name="checkpoint")
 
 
-def load_checkpoint(path) -> dict:
-    """Read a checkpoint written by :func:`train`: dict with task, config, E, U, history, epochs_done."""
+def _has_header(path) -> bool:
     try:
-        with np.load(os.fspath(path), allow_pickle=False) as z:
-            if int(z["version"]) != CHECKPOINT_VERSION:
-                fail("resume", path, f"checkpoint format {int(z['version'])} is not {CHECKPOINT_VERSION}")
-            n_c, s_c, L = (int(v) for v in z["shape"])
-            task = Task(n_c, s_c, L, z["Z"], z["mu"])
-            cfg = TrainConfig(**json.loads(str(z["config"])))
-            hist = {k: z[f"hist_{k}"].copy() for k in _HIST_KEYS}
-            return {"task": task, "config": cfg, "E": z["E"].copy(), "U": z["U"].copy(), "history": hist,
-                    "epochs_done": int(z["epochs_done"]), "wall_time": float(z["wall_time"])}
-    except FCTheoryError:
-        raise
-    except (OSError, KeyError, ValueError) as exc:
-        fail("resume", os.fspath(path), f"not a readable fctheory checkpoint ({exc})")
+        with zipfile.ZipFile(path) as zf:
+            return "__format__.npy" in zf.namelist()
+    except Exception:  # noqa: BLE001 - damaged: let load_npz name the problem
+        return True
+
+
+def _scalar(z, key, kind, name, path):
+    a = z[key]
+    if a.shape != () or a.dtype.kind not in kind:
+        fail(name, path, f"is a damaged checkpoint: entry {key!r} must be a scalar, got shape {a.shape} "
+             f"dtype {a.dtype}")
+    return a.item()
+
+
+@public(path=PathIn())
+def load_checkpoint(path) -> dict:
+    """Read and verify a checkpoint written by :func:`train`.
+
+    Returns a dict with ``task``, ``config`` (:class:`TrainConfig`), ``E`` (n_w×d), ``U`` (K×L·d),
+    ``history``, ``epochs_done`` and ``wall_time``.
+
+    Everything is checked against the recorded configuration before it is returned: the task
+    (Z, μ), E and U shapes (n_w×d, K×L·d) and dtype (the configured float32/float64), finite
+    weights, ``0 ≤ epochs_done ≤ epochs``, one history row per finished epoch numbered 1…epochs_done,
+    finite non-negative losses and accuracies in [0, 1]. Damaged, truncated, foreign or newer files
+    raise :class:`~fctheory.FCTheoryError` naming ``path``. Checkpoints of format version 1 (written
+    before files carried a format header) are read and verified the same way.
+    """
+    return _load_checkpoint(path, "path")
+
+
+def _load_checkpoint(path, name) -> dict:
+    path = os.fspath(path)
+    required = ("version", "E", "U", "epochs_done", "wall_time", "config", "Z", "mu", "shape") + tuple(
+        f"hist_{k}" for k in _HIST_KEYS)
+    header = _has_header(path)
+    z = load_npz(path, kind=CHECKPOINT_KIND if header else None, name=name, required=required)
+    version = _scalar(z, "version", "iu", name, path)
+    if version > CHECKPOINT_VERSION:
+        fail(name, path, f"has checkpoint format {version}; this fctheory reads formats 1..{CHECKPOINT_VERSION}")
+    if version < 1 or (version >= 2) != header:
+        fail(name, path, f"is not an fctheory checkpoint (format {version}, header {'present' if header else 'absent'})")
+    shape = z["shape"]
+    if shape.shape != (3,) or shape.dtype.kind not in "iu":
+        fail(name, path, f"is a damaged checkpoint: 'shape' must be [n_c, s_c, L], got {shape!r}")
+    try:
+        task = Task(*(int(v) for v in shape), z["Z"], z["mu"])
+    except FCTheoryError as exc:
+        fail(name, path, f"holds an invalid task ({exc})")
+    try:
+        raw = json.loads(str(z["config"]))
+        if not isinstance(raw, dict):
+            raise ValueError("not a JSON object")
+        cfg = TrainConfig(**raw)
+    except (ValueError, TypeError) as exc:  # FCTheoryError is a ValueError
+        fail(name, path, f"holds an invalid configuration ({exc})")
+    E, U = z["E"], z["U"]
+    want = {"E": (task.n_w, cfg.d), "U": (task.K, task.L * cfg.d)}
+    for key, A in (("E", E), ("U", U)):
+        if A.shape != want[key]:
+            fail(name, path, f"does not match its configuration: {key} has shape {A.shape}, expected {want[key]} "
+                 f"(n_w={task.n_w}, K={task.K}, L={task.L}, d={cfg.d})")
+        if A.dtype != np.dtype(cfg.dtype):
+            fail(name, path, f"does not match its configuration: {key} has dtype {A.dtype}, configured {cfg.dtype}")
+        if not np.all(np.isfinite(A)):
+            fail(name, path, f"is damaged: {key} has non-finite entries")
+    epochs_done = _scalar(z, "epochs_done", "iu", name, path)
+    if not 0 <= epochs_done <= cfg.epochs:
+        fail(name, path, f"is damaged: epochs_done={epochs_done} is outside [0, epochs={cfg.epochs}]")
+    wall = _scalar(z, "wall_time", "fiu", name, path)
+    if not (math.isfinite(wall) and wall >= 0):
+        fail(name, path, f"is damaged: wall_time={wall!r} must be finite and >= 0")
+    hist = {}
+    for k in _HIST_KEYS:
+        h = z[f"hist_{k}"]
+        if h.shape != (epochs_done,) or h.dtype.kind not in "fiu":
+            fail(name, path, f"is damaged: history {k!r} must have one number per epoch ({epochs_done}), "
+                 f"got shape {h.shape} dtype {h.dtype}")
+        hist[k] = h.astype(np.float64)
+    if not np.array_equal(hist["epoch"], np.arange(1, epochs_done + 1)):
+        fail(name, path, "is damaged: the history's epoch numbers are not 1, 2, …, epochs_done")
+    for k, lo, hi, nan_ok in (("loss", 0.0, np.inf, False), ("train_acc", 0.0, 1.0, False),
+                              ("test_acc", 0.0, 1.0, True), ("test_loss", 0.0, np.inf, True),
+                              ("time", 0.0, np.inf, False)):
+        h = hist[k]
+        ok = (h >= lo) & (h <= hi) & np.isfinite(h) | (np.isnan(h) if nan_ok else False)
+        if not np.all(ok):
+            fail(name, path, f"is damaged: history {k!r} has entries outside [{lo}, {hi}]")
+    return {"task": task, "config": cfg, "E": E.copy(), "U": U.copy(), "history": hist,
+            "epochs_done": int(epochs_done), "wall_time": float(wall)}
 
 
 # ----------------------------------------------------------------------------- training
@@ -282,6 +435,48 @@ class _SigintFlag:
         return False
 
 
+class _PathOutAsGiven(PathOut):
+    """PathOut that hands the caller's own object back (a pathlib.Path stays a Path in messages and results)."""
+
+    def __call__(self, name, value):
+        super().__call__(name, value)
+        return value
+
+
+#: kinds of train()'s arguments (the hyper-parameters share TrainConfig's)
+TRAIN_KINDS = dict(
+    task=Instance(Task), **{k: v for k, v in CONFIG_KINDS.items() if k != "seed"}, seed=Seed(),
+    checkpoint=_PathOutAsGiven().or_none(), checkpoint_every=Int(min=1).or_none(), resume=PathIn().or_none(),
+    progress=Bool(), callback=Anything("callable(epoch, info) or None"), measure=Bool(),
+    measure_every=Int(min=1).or_none(), keep_data=Bool(),
+)
+
+# optimistic cost model of one epoch (a lower bound on purpose: the budget refuses only absurd requests)
+_SEC_PER_FLOP = {"numba": 1e-11, "numpy": 1e-11, "cupy": 1e-13}
+_SEC_PER_STEP = {"numba": 3e-7, "numpy": 1e-5, "cupy": 2e-5}
+_SEC_PER_EPOCH = 1e-6
+
+
+def _check_train_budget(task, cfg, start_epoch):
+    """Refuse a run whose data, weights or estimated time exceed the budget, before anything is built."""
+    K, L, d = task.K, task.L, cfg.d
+    N = K * cfg.n_spl
+    n_all = K * (cfg.n_spl + cfg.n_test)
+    b = min(cfg.batch, N)
+    item = 4 if cfg.dtype == "float32" else 8
+    params = d * (task.n_w + K * L)
+    check_work("n_spl", cfg.n_spl, items=n_all * L,
+               bytes=8 * n_all * (3 * L + 2) + 16 * N + 8 * params * 3 + item * (params * 3 + b * (2 * L * d + 2 * K)),
+               what=f"train ({n_all} sentences of {L} words, {params} weights)")
+    steps = -(-N // b)
+    flops = 6 * N * L * d * K + 2 * K * cfg.n_test * L * d * K
+    epochs = cfg.epochs - start_epoch
+    check_work("epochs", cfg.epochs, seconds=epochs * (
+        _SEC_PER_EPOCH + steps * _SEC_PER_STEP[cfg.backend] + flops * _SEC_PER_FLOP[cfg.backend]),
+        what=f"train ({epochs} epochs of {N} sentences; a lower-bound estimate)")
+
+
+@public(**TRAIN_KINDS)
 def train(
     task: Task,
     n_spl: int,
@@ -327,8 +522,9 @@ def train(
         Constant SGD learning rate, minibatch size, number of passes over the shuffled training set.
     lam_W, lam_U : float
         Weight decays: the gradient gets λ·w added, i.e. a λ/2‖·‖² penalty, eq. (2)–(3).
-    seed : int
-        Fixes the training/test sentences, the initialisation and every shuffle, on every backend.
+    seed : int, Generator or None
+        Fixes the training/test sentences, the initialisation and every shuffle, on every backend
+        (an int in [0, 2**63 − 1]; None or a Generator draw one, recorded in ``run.config.seed``).
     backend : {"numba", "numpy", "cupy"}
         numba: compiled epochs with BLAS products (fast CPU); numpy: the readable reference;
         cupy: the reference step on the GPU.
@@ -340,7 +536,8 @@ def train(
     eval_every : int, optional
         Evaluate test accuracy every this many epochs (and at the first and last); default epochs//20.
     checkpoint : path, optional
-        Where checkpoints go (every ``checkpoint_every`` epochs, at the end, and on Ctrl-C).
+        Where checkpoints go (every ``checkpoint_every`` epochs, at the end, and on Ctrl-C); written
+        atomically with a format header. The path is checked writable before training starts.
     checkpoint_every : int, optional
     resume : path, optional
         Continue from this checkpoint; the configuration must match except ``epochs``, ``backend``,
@@ -364,30 +561,29 @@ def train(
     Raises
     ------
     FCTheoryError
-        Invalid parameters or a checkpoint that does not match.
+        Invalid parameters, an unwritable ``checkpoint`` path, a damaged checkpoint or one that does
+        not match, a run over the budget (memory; time estimated from a lower-bound cost model — raise
+        it with :func:`fctheory.set_budget` or ``with fctheory.budget(max_seconds=...)``), or a run that
+        diverges (non-finite loss or weights: the message says at which epoch; use a smaller lr or
+        init_scale). NaN weights are never returned.
     TrainingInterrupted
         On Ctrl-C (after finishing the current epoch and writing a checkpoint).
     """
-    if not isinstance(task, Task):
-        fail("task", task, "must be a fctheory.Task")
+    seed = _int_seed(seed)
     cfg = _make_config(n_spl=n_spl, d=d, layernorm=layernorm, eps=eps, lr=lr, batch=batch, epochs=epochs,
                        lam_W=lam_W, lam_U=lam_U, seed=seed, backend=backend, dtype=dtype, init_scale=init_scale,
                        n_test=n_test, eval_every=eval_every)
-    if checkpoint_every is not None:
-        checkpoint_every = check_int("checkpoint_every", checkpoint_every, min=1)
-        if checkpoint is None:
-            fail("checkpoint_every", checkpoint_every, "needs checkpoint= (a file path)")
+    if checkpoint_every is not None and checkpoint is None:
+        fail("checkpoint_every", checkpoint_every, "needs checkpoint= (a file path)")
     if callback is not None and not callable(callback):
         fail("callback", callback, "must be callable")
-    if measure_every is not None:
-        measure_every = check_int("measure_every", measure_every, min=1)
     snapshots = []
 
     history = {k: [] for k in _HIST_KEYS}
     start_epoch = 0
     wall0 = 0.0
     if resume is not None:
-        ck = load_checkpoint(resume)
+        ck = _load_checkpoint(resume, "resume")
         old = ck["config"].to_dict()
         new = cfg.to_dict()
         for key in _STATE_KEYS:
@@ -402,10 +598,12 @@ def train(
         history = {k: list(v) for k, v in ck["history"].items()}
         start_epoch = ck["epochs_done"]
         wall0 = ck["wall_time"]
+        _check_train_budget(task, cfg, start_epoch)
     else:
-        E0, U0 = init_weights(task, cfg.d, cfg.seed, cfg.init_scale)
+        _check_train_budget(task, cfg, 0)
+        E0, U0 = _init_weights(task, cfg.d, cfg.seed, cfg.init_scale)
 
-    data = make_data(task, cfg.n_spl, cfg.seed, cfg.n_test)
+    data = _make_data(task, cfg.n_spl, cfg.seed, cfg.n_test)
     from ._engines import ENGINES  # noqa: PLC0415
 
     engine = ENGINES[cfg.backend](E0, U0, data, cfg)
@@ -445,7 +643,8 @@ def train(
                     test_acc, test_loss = tc / n_test_total, tl / n_test_total
                 loss = loss_sum / N
                 if not (math.isfinite(loss) and engine.finite()):
-                    fail("lr", cfg.lr, f"training diverged (non-finite loss at epoch {e1}); use a smaller lr")
+                    fail("lr", cfg.lr, f"training diverged (non-finite loss or weights at epoch {e1}); "
+                         f"use a smaller lr (or init_scale={cfg.init_scale:g})")
                 history["epoch"].append(e1)
                 history["loss"].append(loss)
                 history["train_acc"].append(correct / N)
@@ -477,7 +676,10 @@ def train(
                     path = checkpoint if checkpoint is not None else os.path.abspath(
                         f"fctheory-train-seed{cfg.seed}-interrupted.npz")
                     E, U = engine.weights()
-                    save_checkpoint(path, task, cfg, E, U, history, e1, elapsed)
+                    try:
+                        save_checkpoint(path, task, cfg, E, U, history, e1, elapsed)
+                    except (OSError, FCTheoryError):  # nowhere to save: still stop, keep the run in memory
+                        path = None
                     raise TrainingInterrupted(path, run)
     finally:
         if bar is not None:
@@ -497,11 +699,27 @@ def train(
     return run
 
 
+_RESUME_OPTIONS = ("backend", "eval_every", "checkpoint", "checkpoint_every", "progress", "callback", "measure",
+                   "measure_every", "keep_data")
+
+
+@public(path=PathIn(), epochs=Int(min=0, max=10**12).or_none())
 def resume(path, epochs: int | None = None, **kw) -> TrainRun:
-    """Continue the run saved in checkpoint ``path`` (to ``epochs`` total, default: its configured epochs)."""
-    ck = load_checkpoint(path)
+    """Continue the run saved in checkpoint ``path`` (to ``epochs`` total, default: its configured epochs).
+
+    Other keyword arguments (checked by :func:`train`) may be any of ``backend``, ``eval_every``,
+    ``checkpoint``, ``checkpoint_every``, ``progress``, ``callback``, ``measure``, ``measure_every``,
+    ``keep_data``; everything else comes from the checkpoint (which is verified first).
+    """
+    for k in kw:
+        if k not in _RESUME_OPTIONS:
+            fail(k, kw[k], f"is not an option of resume (allowed: {', '.join(_RESUME_OPTIONS)}); the rest of the "
+                 "configuration comes from the checkpoint")
+    ck = _load_checkpoint(path, "path")
     c = ck["config"].to_dict()
     if epochs is not None:
+        if epochs < ck["epochs_done"]:
+            fail("epochs", epochs, f"must be >= the {ck['epochs_done']} epochs already in the checkpoint")
         c["epochs"] = epochs
     for k in ("backend", "eval_every"):
         if k in kw:

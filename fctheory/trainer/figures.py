@@ -14,6 +14,7 @@ import os
 
 import numpy as np
 
+from .._files import atomic_path
 from .._validate import fail
 from ..network import phi
 
@@ -50,9 +51,15 @@ def _scatter(path, pts, labels, n_c, title):
     ax.set_title(title, fontsize=9)
     ax.legend(fontsize=7, markerscale=3)
     fig.subplots_adjust(left=0.12, right=0.97, bottom=0.08, top=0.93)  # tight_layout is slow
-    fig.savefig(path, dpi=110)
+    _save(fig, path)
     plt.close(fig)
     return path
+
+
+def _save(fig, path):
+    """Save a PNG atomically (temporary file beside it, then rename): never half a figure."""
+    with atomic_path(os.fspath(path), name="path") as tmp:
+        fig.savefig(tmp, dpi=110, format="png")
 
 
 def plot_pca_words(run, path, eps=None):
@@ -94,7 +101,7 @@ def plot_norm_by_rank(run, path):
     ax.set_ylabel("‖w‖")
     ax.legend(fontsize=7)
     fig.subplots_adjust(left=0.12, right=0.97, bottom=0.13, top=0.95)
-    fig.savefig(path, dpi=110)
+    _save(fig, path)
     plt.close(fig)
     return path
 

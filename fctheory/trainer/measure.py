@@ -23,25 +23,57 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
-from ..network import phi
+from .._validate import Array, Bool, Instance, Int, Real, fail, public, result_type
+from ..network import check_weights, phi
+from ..task import Task
 
 __all__ = ["Measurements", "measure", "theory_prediction", "pca_singular_values", "concept_cosines"]
 
 
+@public(M=Array(ndim=2), k=Int(min=1))
 def pca_singular_values(M: np.ndarray, k: int = 5) -> np.ndarray:
-    """Top-k singular values of the row-centred data matrix M (samples × features), float64."""
+    """Top-k singular values of the row-centred data matrix M (samples × features), float64.
+
+    Computed on M / max|M| and scaled back (singular values are homogeneous of degree 1), so
+    entries near the float64 limits neither overflow nor underflow.
+    """
+    return _pca(M, k)
+
+
+def _pca(M, k=5):
     M = np.asarray(M, dtype=np.float64)
-    s = np.linalg.svd(M - M.mean(axis=0, keepdims=True), compute_uv=False)
-    return s[:k]
+    scale = float(np.max(np.abs(M))) if M.size else 0.0
+    if scale == 0.0:
+        return np.zeros(min(k, min(M.shape)))
+    C = M / scale
+    s = np.linalg.svd(C - C.mean(axis=0, keepdims=True), compute_uv=False)
+    with np.errstate(over="ignore"):
+        out = s[:k] * scale
+    if not np.all(np.isfinite(out)):
+        fail("M", M, "its singular values overflow float64")
+    return out
 
 
+@public(V=Array(ndim=2), concept=Array(ndim=1, integer=True, min=0), n_c=Int(min=1))
 def concept_cosines(V: np.ndarray, concept: np.ndarray, n_c: int):
     """Mean cosine between distinct vectors (rows of V) of the same concept, and across concepts.
 
     Uses sums of unit vectors per concept: Σ_{i≠j∈α} cos = ‖Σ_{i∈α} v̂_i‖² − n_α, exactly,
-    in O(n·d) rather than O(n²·d).
+    in O(n·d) rather than O(n²·d). ``concept[i]`` ∈ [0, n_c) is the concept of row i. A mean over
+    no pair (a single vector per concept, or a single concept) is NaN.
     """
+    if concept.shape[0] != V.shape[0]:
+        fail("concept", concept, f"must give one concept per row of V ({V.shape[0]}), got {concept.shape[0]}")
+    if int(concept.max()) >= n_c:
+        fail("concept", concept, f"entries must be < n_c = {n_c}")
+    return _cosines(V, concept, n_c)
+
+
+def _cosines(V, concept, n_c):
     V = np.asarray(V, dtype=np.float64)
+    scale = float(np.max(np.abs(V))) if V.size else 0.0
+    if scale > 0:
+        V = V / scale  # cosines are scale-invariant: keep the norms in range
     nrm = np.linalg.norm(V, axis=1, keepdims=True)
     Vh = np.divide(V, nrm, out=np.zeros_like(V), where=nrm > 0)
     sums = np.zeros((n_c, V.shape[1]))
@@ -55,6 +87,7 @@ def concept_cosines(V: np.ndarray, concept: np.ndarray, n_c: int):
     return float(within), float(across)
 
 
+@result_type
 @dataclass
 class Measurements:
     """Observed quantities of a trained (W, U) and the theory's predictions (``predicted``)."""
@@ -79,11 +112,13 @@ class Measurements:
     distances: dict = field(default_factory=dict)
     predicted: dict = field(default_factory=dict)
 
+    @public()
     def to_dict(self) -> dict:
         from .core import _jsonable  # noqa: PLC0415
 
         return _jsonable(asdict(self))
 
+    @public()
     def comparison(self) -> list:
         """Rows (quantity, observed, predicted or None) for the quantities the theory predicts."""
         p = self.predicted
@@ -112,6 +147,7 @@ class Measurements:
         return rows
 
 
+@public(task=Instance(Task), d=Int(min=1), layernorm=Bool(), lam_W=Real(lo=0.0), lam_U=Real(lo=0.0))
 def theory_prediction(task, d: int, *, layernorm: bool, lam_W: float, lam_U: float) -> dict:
     """The prediction of Theorem 1, 2 or 3 for this setting ({} when none applies).
 
@@ -158,24 +194,59 @@ def theory_prediction(task, d: int, *, layernorm: bool, lam_W: float, lam_U: flo
     return {}
 
 
+def _norms(M, axis):
+    """Euclidean norms along ``axis`` of a rescaled copy (no overflow/underflow of the squares)."""
+    scale = float(np.max(np.abs(M))) if M.size else 0.0
+    if scale == 0.0:
+        return np.zeros(M.shape[1 - axis])
+    with np.errstate(over="ignore"):
+        out = np.linalg.norm(M / scale, axis=axis) * scale
+    if not np.all(np.isfinite(out)):
+        fail("W", M, "the embedding norms overflow float64")
+    return out
+
+
+def _std(x, axis=None):
+    """Standard deviation of a rescaled copy (the squares of 1e200 would overflow)."""
+    scale = float(np.max(np.abs(x))) if np.size(x) else 0.0
+    return np.std(x / scale, axis=axis) * scale if scale > 0 else np.std(x, axis=axis)
+
+
 def _rank_norms(task, norms):
     by = norms.reshape(task.n_c, task.s_c)  # word (α, β) has index α·s_c + β
-    return by.mean(axis=0), by.std(axis=0)
+    return by.mean(axis=0), _std(by, axis=0)
 
 
+def _train_data_kind():
+    from .core import TrainData  # noqa: PLC0415 - core imports this module
+
+    return Instance(TrainData).or_none()
+
+
+@public(task=Instance(Task), W=Array(ndim=2), U=Array(ndim=2), layernorm=Bool(), eps=Real(lo=0.0),
+        data=_train_data_kind(), lam_W=Real(lo=0.0), lam_U=Real(lo=0.0), d=Int(min=1).or_none(),
+        n_spl=Int(min=1).or_none(), distances=Bool(), predict=Bool())
 def measure(task, W, U, *, layernorm: bool = False, eps: float = 1e-5, data=None, lam_W: float = 0.0,
             lam_U: float = 0.0, d: int | None = None, n_spl: int | None = None, distances: bool = True,
             predict: bool = True) -> Measurements:
     """Measure a trained (W, U) (host arrays, W d×n_w, U K×Ld); see the module docstring.
 
-    ``data`` (a :class:`~fctheory.trainer.core.TrainData`) gives the accuracies and cross-entropies
-    (NaN without it). The PCA of the embeddings uses φ(W) for h* (``layernorm``), as the notebooks do.
+    ``data`` (a :class:`~fctheory.trainer.core.TrainData` of this task) gives the accuracies and
+    cross-entropies (NaN without it). The PCA of the embeddings uses φ(W) for h* (``layernorm``), as
+    the notebooks do. ``d`` (if given) must equal W's row count; ``n_spl`` is informative only.
+    Norms, PCA and cosines are computed on rescaled copies, so weights near the float64 limits give
+    finite values; scores that overflow float64 are refused (FCTheoryError naming W).
     """
     from ..network import scores  # noqa: PLC0415
+    from .core import check_data  # noqa: PLC0415
 
-    W = np.asarray(W, dtype=np.float64)
-    U = np.asarray(U, dtype=np.float64)
-    d = W.shape[0]
+    if d is not None and d != W.shape[0]:
+        fail("d", d, f"must equal the rows of W ({W.shape[0]})")
+    d = check_weights(task, W, U)
+    if layernorm and eps == 0.0 and d == 1:
+        fail("W", W, "LayerNorm with eps=0 needs d >= 2 rows (φ of a scalar is undefined)")
+    if data is not None:
+        check_data(task, data)
 
     def acc_ce(X, y):
         if X is None or X.shape[0] == 0:
@@ -183,7 +254,10 @@ def measure(task, W, U, *, layernorm: bool = False, eps: float = 1e-5, data=None
         tot_c = 0
         tot_l = 0.0
         for b0 in range(0, X.shape[0], 2000):
-            S = scores(W, U, X[b0 : b0 + 2000], layernorm=layernorm, eps=eps)
+            with np.errstate(over="ignore", invalid="ignore"):
+                S = scores(W, U, X[b0 : b0 + 2000], layernorm=layernorm, eps=eps)
+            if not np.all(np.isfinite(S)):
+                fail("W", W, "the scores overflow float64 at these weights")
             yb = y[b0 : b0 + 2000]
             m = S.max(axis=1)
             lse = m + np.log(np.exp(S - m[:, None]).sum(axis=1))
@@ -194,20 +268,20 @@ def measure(task, W, U, *, layernorm: bool = False, eps: float = 1e-5, data=None
     tr_acc, tr_ce = acc_ce(data.X_train, data.y_train) if data is not None else (float("nan"),) * 2
     te_acc, te_ce = acc_ce(data.X_test, data.y_test) if data is not None else (float("nan"),) * 2
 
-    wn = np.linalg.norm(W, axis=0)
+    wn = _norms(W, axis=0)
     r_mean, r_std = _rank_norms(task, wn)
     Uh = U.reshape(task.K * task.L, d)  # row k·L+ℓ is u_{k,ℓ}
-    un = np.linalg.norm(Uh, axis=1)
+    un = _norms(Uh, axis=1)
     V = phi(W, eps).T if layernorm else W.T
-    cw = concept_cosines(V, task.word_concept, task.n_c)
-    cu = concept_cosines(Uh, task.Z.ravel(), task.n_c)
+    cw = _cosines(V, task.word_concept, task.n_c)
+    cu = _cosines(Uh, task.Z.ravel(), task.n_c)
     m = Measurements(
         train_acc=tr_acc, test_acc=te_acc, train_ce=tr_ce, test_ce=te_ce,
-        W_norm_mean=float(wn.mean()), W_norm_std=float(wn.std()), W_norm_by_rank=r_mean, W_norm_by_rank_std=r_std,
-        U_norm_mean=float(un.mean()), U_norm_std=float(un.std()),
-        pca_W=pca_singular_values(V), pca_U=pca_singular_values(Uh),
+        W_norm_mean=float(wn.mean()), W_norm_std=float(_std(wn)), W_norm_by_rank=r_mean, W_norm_by_rank_std=r_std,
+        U_norm_mean=float(un.mean()), U_norm_std=float(_std(un)),
+        pca_W=_pca(V), pca_U=_pca(Uh),
         cos_W_within=cw[0], cos_W_across=cw[1], cos_U_within=cu[0], cos_U_across=cu[1],
-        phiW_norm_mean=float(np.linalg.norm(V, axis=1).mean()) if layernorm else None,
+        phiW_norm_mean=float(_norms(V, axis=1).mean()) if layernorm else None,
     )
     if distances:
         m.distances = collapse_distances(task, W, U, layernorm)

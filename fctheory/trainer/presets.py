@@ -12,7 +12,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from .._validate import check_choice
+from .._validate import Bool, Choice, Instance, Int, Real, public, public_class
 from ..task import Task
 
 __all__ = ["Preset", "PRESETS", "get_preset"]
@@ -42,16 +42,28 @@ class Preset:
     eps: float = 1e-5
     seed: int = 0
 
+    @public()
     def task(self) -> Task:
         """The K latent variables, drawn uniformly (distinct) from a stream of ``seed``."""
         return Task.random(self.n_c, self.s_c, self.L, self.K, mu=self.mu,
                            seed=np.random.default_rng([self.seed, 0]))
 
+    @public()
     def train_kwargs(self) -> dict:
+        """Keyword arguments of :func:`fctheory.train` for this preset (network, optimiser, seed)."""
         return dict(layernorm=self.layernorm, eps=self.eps, lr=self.lr, batch=self.batch, epochs=self.epochs,
                     lam_W=self.lam_W, lam_U=self.lam_U, seed=self.seed, init_scale=self.init_scale,
                     eval_every=self.eval_every)
 
+
+Preset.__init__ = public(
+    name=Instance(str), description=Instance(str), n_c=Int(min=2, max=10**6), s_c=Int(min=1, max=10**7),
+    L=Int(min=1, max=10**4), K=Int(min=1, max=10**7), mu=Choice("uniform", "zipf"), d=Int(min=1, max=2**31),
+    n_spl=Int(min=1, max=10**12), layernorm=Bool(), lam_W=Real(lo=0.0), lam_U=Real(lo=0.0), lr=Real(lo=0.0, lo_open=True),
+    batch=Int(min=1, max=2**40), epochs=Int(min=0, max=10**12), eval_every=Int(min=1), init_scale=Real(lo=0.0, lo_open=True, hi=1e6),
+    eps=Real(lo=0.0), seed=Int(min=0, max=2**63 - 1),
+)(Preset.__init__)
+public_class(Preset)
 
 _FULL = {
     "fig3": Preset("fig3", "uniform words, network h, n_spl = 5 (paper figure 3)", epochs=1200, eval_every=100),
@@ -78,7 +90,7 @@ _QUICK = {
 PRESETS = tuple(_FULL)
 
 
+@public(name=Choice(*PRESETS), quick=Bool())
 def get_preset(name: str, quick: bool = False) -> Preset:
     """The preset ``name`` ∈ {fig3, fig4a, fig4b, fig4c, k50}; ``quick`` gives the seconds-long version."""
-    check_choice("preset", name, set(_FULL))
     return (_QUICK if quick else _FULL)[name]

@@ -7,7 +7,6 @@ runs made earlier, e.g. in the background, without training again).
 """
 from __future__ import annotations
 
-import json
 import math
 import os
 import platform
@@ -15,7 +14,10 @@ import time
 
 import numpy as np
 
-from .core import TrainRun, _jsonable, load_checkpoint, make_data, train
+from .._budget import budget
+from .._files import atomic_path, write_json
+from .._validate import Anything, Bool, Choice, Instance, Int, PathIn, PathOut, public
+from .core import CONFIG_KINDS, TrainRun, _jsonable, _load_checkpoint, _make_data, train
 from .figures import save_figures
 from .measure import measure
 from .presets import PRESETS, get_preset
@@ -49,12 +51,18 @@ def _ckpt_path(out, name, quick):
     return os.path.join(out, f"{name}{'-quick' if quick else ''}.ckpt.npz")
 
 
+@public(name=Choice(*PRESETS), quick=Bool(), backend=CONFIG_KINDS["backend"], dtype=CONFIG_KINDS["dtype"],
+        out=PathOut(dir=True).or_none(), progress=Bool(), epochs=Int(min=0, max=10**12).or_none(),
+        seed=Int(min=0, max=2**63 - 1).or_none(), figures=Bool())
 def run_preset(name: str, *, quick: bool = False, backend: str = "numba", dtype: str = "float32", out=None,
                progress: bool = False, epochs: int | None = None, seed: int | None = None,
                figures: bool = True) -> TrainRun:
     """Train preset ``name`` (resuming from ``OUT/<name>.ckpt.npz`` if present) and measure it.
 
-    With ``out`` the checkpoint, ``<name>.json`` (summary) and the figures are written there.
+    With ``out`` the checkpoint, ``<name>.json`` (summary) and the figures are written there
+    (atomically; the folder is checked writable before training). The presets are the paper's
+    long, checkpointed runs: the time budget (:func:`fctheory.get_budget`) does not apply to
+    them (the memory budget does).
     """
     p = get_preset(name, quick)
     kw = p.train_kwargs()
@@ -70,9 +78,10 @@ def run_preset(name: str, *, quick: bool = False, backend: str = "numba", dtype:
         ck = _ckpt_path(out, name, quick)
         if os.path.exists(ck):
             resume = ck
-    run = train(task, p.n_spl, p.d, backend=backend, dtype=dtype, checkpoint=ck,
-                checkpoint_every=max(1, kw["epochs"] // 20) if ck else None, resume=resume, progress=progress,
-                keep_data=True, **kw)
+    with budget(max_seconds=math.inf):  # hours-long by design, checkpointed and resumable
+        run = train(task, p.n_spl, p.d, backend=backend, dtype=dtype, checkpoint=ck,
+                    checkpoint_every=max(1, kw["epochs"] // 20) if ck else None, resume=resume, progress=progress,
+                    keep_data=True, **kw)
     if out is not None:
         _write_outputs(run, name, quick, out, figures)
     return run
@@ -84,15 +93,15 @@ def _write_outputs(run, name, quick, out, figures):
     if figures:
         summ["figures"] = {k: os.path.basename(v) for k, v in save_figures(run, out, prefix=f"{tag}_").items()}
     summ["acceptance"] = acceptance(name, run) if not quick else quick_acceptance(run, name)
-    with open(os.path.join(out, f"{tag}.json"), "w") as fh:
-        json.dump(_jsonable(summ), fh, indent=1)
+    write_json(os.path.join(out, f"{tag}.json"), _jsonable(summ), name="out")
 
 
+@public(path=PathIn(), with_measurements=Bool())
 def load_run(path, *, with_measurements: bool = True) -> TrainRun:
-    """Rebuild a :class:`TrainRun` (weights, history, data, measurements) from a checkpoint."""
-    ck = load_checkpoint(path)
+    """Rebuild a :class:`TrainRun` (weights, history, data, measurements) from a checkpoint (verified first)."""
+    ck = _load_checkpoint(path, "path")
     cfg, task = ck["config"], ck["task"]
-    data = make_data(task, cfg.n_spl, cfg.seed, cfg.n_test)
+    data = _make_data(task, cfg.n_spl, cfg.seed, cfg.n_test)
     run = TrainRun(task, cfg, np.ascontiguousarray(ck["E"].T), ck["U"], ck["history"], ck["epochs_done"],
                    ck["wall_time"], None, data)
     if with_measurements:
@@ -101,6 +110,7 @@ def load_run(path, *, with_measurements: bool = True) -> TrainRun:
     return run
 
 
+@public(run=Anything("a TrainRun (or an object with its attributes)"), name=Choice(*PRESETS).or_none())
 def quick_acceptance(run, name: str | None = None) -> dict:
     """The --quick criterion: 100% training accuracy (on the whole training set) at the end."""
     acc = run.measurements.train_acc if run.measurements is not None else run.history["train_acc"][-1]
@@ -111,9 +121,14 @@ def quick_acceptance(run, name: str | None = None) -> dict:
     return out
 
 
+@public(name=Choice(*PRESETS), run=Anything("a TrainRun (or an object with .measurements, .epochs_done)"))
 def acceptance(name: str, run) -> dict:
     """The issue's acceptance criteria for the full preset ``name`` → {criterion: bool}."""
-    m = run.measurements
+    m = getattr(run, "measurements", None)
+    if m is None:
+        from .._validate import fail  # noqa: PLC0415
+
+        fail("run", run, "has no measurements (train with measure=True or use load_run)")
     te = m.test_acc
     out = {}
     if name == "fig3":
@@ -207,16 +222,21 @@ def preset_section(name, run, quick, command, figures=None) -> str:
     return "\n".join(lines) + "\n"
 
 
+@public(path=PathOut(), sections=Anything("list of markdown strings"), quick=Bool(), extra=Instance(str))
 def write_report(path, sections, quick, extra: str = "") -> str:
+    """Write the markdown report (atomically) from the preset sections."""
     head = [f"# Reproduction of the Feature Collapse experiments{' (quick versions)' if quick else ''}", "",
             f"Generated by `fctheory reproduce{' --quick' if quick else ''}` on {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, "
             f"{platform.processor() or platform.machine()}, {os.cpu_count()} CPU cores.", ""]
-    text = "\n".join(head) + extra + "\n" + "\n".join(sections)
-    with open(path, "w") as fh:
-        fh.write(text)
+    text = "\n".join(head) + extra + "\n" + "\n".join(str(x) for x in sections)
+    with atomic_path(path) as tmp:
+        with open(tmp, "w", encoding="utf-8") as fh:
+            fh.write(text)
     return path
 
 
+@public(out=PathOut(dir=True), quick=Bool(), backend=CONFIG_KINDS["backend"], dtype=CONFIG_KINDS["dtype"],
+        presets=Anything("iterable of preset names (checked)"), progress=Bool(), train_missing=Bool())
 def reproduce(out, *, quick: bool = False, backend: str = "numba", dtype: str = "float32", presets=PRESETS,
               progress: bool = False, train_missing: bool = True) -> dict:
     """Run (or reuse the finished checkpoints of) every preset and write ``OUT/report.md``.
@@ -226,6 +246,14 @@ def reproduce(out, *, quick: bool = False, backend: str = "numba", dtype: str = 
 
     Returns {"report": path, "runs": {name: TrainRun}, "acceptance": {name: {criterion: bool}}}.
     """
+    from .._validate import fail  # noqa: PLC0415
+
+    try:
+        presets = list(presets) if not isinstance(presets, str) else None
+    except TypeError:
+        presets = None
+    if not presets or not all(isinstance(n, str) and n in PRESETS for n in presets):
+        fail("presets", presets, f"must be a non-empty list of preset names from {list(PRESETS)}")
     os.makedirs(out, exist_ok=True)
     runs, sections, acc = {}, [], {}
     for name in presets:

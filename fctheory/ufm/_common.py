@@ -1,12 +1,16 @@
 """Shared pieces of the UFM solvers: result objects, softmax cross-entropy, multi-start L-BFGS."""
 from __future__ import annotations
 
+import math as _math
 from dataclasses import dataclass, field
 
 import numpy as np
 from scipy.optimize import minimize
 
-from .._validate import check_int, fail, float_array
+from .._budget import check_work as _check_work
+from .._validate import Int as _Int
+from .._validate import Real as _Real
+from .._validate import check_int, fail, float_array, result_type
 
 __all__ = ["UFMOptimum", "NumericalOptimum", "softmax_ce", "lbfgs_multistart", "check_pos", "labels", "single_thread_blas"]
 
@@ -22,6 +26,7 @@ def single_thread_blas():
     return blas_threads(1)
 
 
+@result_type
 @dataclass(frozen=True)
 class UFMOptimum:
     """Closed-form optimum of an unconstrained-features model.
@@ -71,6 +76,7 @@ class UFMOptimum:
     extras: dict = field(default_factory=dict)
 
 
+@result_type
 @dataclass(frozen=True)
 class NumericalOptimum:
     """Best point found by a numerical UFM solver (multi-start L-BFGS, SLSQP or cvxpy).
@@ -164,3 +170,71 @@ def check_sizes(K, n, m=None, *, m_min=1):
     if m is not None:
         m = check_int("m", m, min=m_min)
     return K, n, m
+
+
+# ----------------------------------------------------------------------------- validation helpers
+#: parameter kinds shared by the UFM entry points
+KIND_K = _Int(min=2)
+KIND_N = _Int(min=1)
+KIND_LAM = _Real(lo=0.0, lo_open=True)
+KIND_LAM0 = _Real(lo=0.0)
+KIND_STARTS = _Int(min=1, max=1000)
+
+_LOG_MAX = _math.log(np.finfo(np.float64).max)
+
+
+def log_of(x) -> float:
+    """log of a positive int (any size) or float."""
+    return _math.log(x)
+
+
+def exp_or_fail(name, value, log_x: float, what: str) -> float:
+    """exp(log_x), or the project error naming ``name`` when the result is beyond float64."""
+    if log_x > _LOG_MAX:
+        fail(name, value, f"{what} = e^{log_x:.6g} is beyond the float64 range (1.8e308)")
+    return _math.exp(log_x)
+
+
+def exp_or_none(log_x: float):
+    """exp(log_x), or None when it is beyond the float64 range (the log is reported alongside)."""
+    return None if log_x > _LOG_MAX else _math.exp(log_x)
+
+
+def gram_budget(name, value, K: int, count: int, what: str) -> None:
+    """Size ``count`` K×K float64 matrices against the memory budget before forming them."""
+    _check_work(name, value, bytes=8 * count * K * K, what=f"{what} ({count} K x K matrices)")
+
+
+def largest(**sizes):
+    """(name, value) of the largest size parameter, the one to blame for an oversized request."""
+    name = max(sizes, key=lambda k: sizes[k])
+    return name, sizes[name]
+
+
+def seconds_of(ns: int):
+    """A time estimate given in (exact, possibly huge) integer nanoseconds, as check_work takes it:
+    seconds as a float, or ``("log", log seconds)`` beyond the float range (never an OverflowError)."""
+    ns = int(ns)
+    if ns < 10**300:
+        return ns / 1e9
+    return ("log", _math.log(ns) - _math.log(1e9))
+
+
+def solver_budget(sizes: dict, *, dim: int, flops: int, n_starts: int, what: str, iters: int = 2000,
+                  extra_bytes: int = 0) -> None:
+    """Size a multi-start L-BFGS run before it starts: ``dim`` unknowns, ``flops`` per evaluation.
+
+    Memory: the L-BFGS history (2·10 vectors) and a few work vectors plus ``extra_bytes``; time:
+    ``iters`` evaluations per start at ~1 GFLOP/s plus a fixed 50 µs per evaluation. Sizes are exact
+    integers (any magnitude), so a request for K = 10**400 is refused, not overflowed.
+    """
+    name, value = largest(**sizes)
+    _check_work(name, value, items=dim, bytes=8 * 30 * dim + extra_bytes,
+                seconds=seconds_of(n_starts * iters * (flops + 50_000)), what=what)
+
+
+def check_finite_result(name, value, *numbers, what="the result"):
+    """Refuse (naming the input) a result that overflowed; never return inf/NaN for finite input."""
+    for x in numbers:
+        if x is not None and not np.all(np.isfinite(x)):
+            fail(name, value, f"{what} overflows float64 for this input")

@@ -7,21 +7,38 @@ Objective, with W ∈ R^{K×m}, H ∈ R^{m×N} (columns class-major, n per class
 
 ``bias=False``: b = 0; ``bias=True``: b is a free, unregularised variable. The control parameter
 is q = √(n λ_W λ_H); the trivial solution (0, 0) is optimal iff K·q ≥ 1.
+
+The closed forms work with log q = (log n + log λ_W + log λ_H)/2, so any λ > 0 (1e-300, 1e300) and
+any n give the right answer without overflow; a norm that is itself beyond the float64 range is
+refused with the reason. The numerical checks (L-BFGS, cvxpy) are sized against the budget and
+need λ_W, λ_H and q within [1e-8, 1e8], where an iterative solver reaches the optimum to ~1e-9.
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
-from .._validate import fail
+from .._budget import check_work
+from .._validate import Array, Bool, Choice, Int, Seed, fail, public
 from ._common import (
+    KIND_K,
+    KIND_LAM,
+    KIND_LAM0,
+    KIND_N,
+    KIND_STARTS,
     NumericalOptimum,
     UFMOptimum,
-    check_pos,
-    check_sizes,
+    check_finite_result,
+    exp_or_fail,
+    exp_or_none,
+    gram_budget,
     labels,
     lbfgs_multistart,
     rng_of,
+    seconds_of,
     softmax_ce,
+    solver_budget,
 )
 
 __all__ = ["ce", "mse", "ce_objective", "mse_objective", "solve_ce", "solve_mse", "convex_ce", "convex_mse"]
@@ -29,14 +46,30 @@ __all__ = ["ce", "mse", "ce_objective", "mse_objective", "solve_ce", "solve_mse"
 _SRC_CE = "Zhu et al. 2021 Thm 3.1 (review §2.4, eq. (21)); closed-form ρ*, value: review notes §2.4"
 _SRC_MSE = "Tirer & Bruna 2022 (review §2.5, eq. (28)); exact minimisers: review notes §2.5"
 
-
-def _params(K, n, lam_W, lam_H):
-    K, n, _ = check_sizes(K, n)
-    lam_W = check_pos("lam_W", lam_W)
-    lam_H = check_pos("lam_H", lam_H)
-    return K, n, lam_W, lam_H
+#: λ range in which the iterative checks (L-BFGS, cvxpy) are run
+SOLVER_LAM_RANGE = (1e-8, 1e8)
 
 
+def _logs(K, n, lam_W, lam_H):
+    """log q and log(K·q), q = √(nλ_Wλ_H), without forming the (possibly over/underflowing) product."""
+    lq = 0.5 * (math.log(n) + math.log(lam_W) + math.log(lam_H))
+    return lq, math.log(K) + lq
+
+
+def _etf(K):
+    E = np.full((K, K), -1.0 / K)
+    E[np.diag_indices(K)] += 1.0
+    return E
+
+
+def _extras_q(lq, lKq):
+    return {"q": exp_or_none(lq), "Kq": exp_or_none(lKq), "log_q": float(lq)}
+
+
+_CLOSED_KINDS = dict(K=KIND_K, n=KIND_N, lam_W=KIND_LAM, lam_H=KIND_LAM, bias=Bool())
+
+
+@public(**_CLOSED_KINDS)
 def ce(K: int, n: int, lam_W: float, lam_H: float, bias: bool = False) -> UFMOptimum:
     """Global optimum of the weight-decay cross-entropy UFM (review eq. (21)).
 
@@ -51,9 +84,10 @@ def ce(K: int, n: int, lam_W: float, lam_H: float, bias: bool = False) -> UFMOpt
     Parameters
     ----------
     K, n : int
-        Classes (≥ 2) and samples per class (≥ 1).
+        Classes (≥ 2) and samples per class (≥ 1); the K×K Gram matrices are sized against the
+        memory budget first.
     lam_W, lam_H : float
-        Weight decay on W and H (> 0).
+        Weight decay on W and H (> 0, any magnitude: the formulas are evaluated through log q).
     bias : bool
         Include an unregularised bias. The optimum is unchanged (b* = 0): the convex
         reformulation (23) is invariant under class permutations, and a symmetric bias b ∝ 1
@@ -61,36 +95,48 @@ def ce(K: int, n: int, lam_W: float, lam_H: float, bias: bool = False) -> UFMOpt
 
     Notes
     -----
-    Holds for feature dimension m ≥ K−1 (Zhu et al.). The reduced problem in ρ is convex.
+    Holds for feature dimension m ≥ K−1 (Zhu et al.). The reduced problem in ρ is convex. The logit
+    gap is evaluated as log(1 + (1 − Kq)/q) with 1 − Kq = −expm1(log Kq), accurate at both ends.
+    ``extras["q"]``/``["Kq"]`` are None when beyond the float64 range (``extras["log_q"]`` is always
+    given); a ρ* or ‖H*‖² beyond the float64 range (λ_H/λ_W > ~1e600) is refused.
     """
-    K, n, lam_W, lam_H = _params(K, n, lam_W, lam_H)
-    q = np.sqrt(n * lam_W * lam_H)
-    trivial = K * q >= 1.0
-    P = np.eye(K) - np.ones((K, K)) / K
+    gram_budget("K", K, K, 3, "ufm.ce")
+    lq, lKq = _logs(K, n, lam_W, lam_H)
+    trivial = lKq >= 0.0
+    P = _etf(K)
+    l_hw = 0.5 * (math.log(lam_W) - math.log(n) - math.log(lam_H))  # log of h/w = √(λ_W/(nλ_H))
     if trivial:
-        value, rho, gap = np.log(K), 0.0, 0.0
+        value, rho, gap, Hn2, mg = math.log(K), 0.0, 0.0, 0.0, 0.0
     else:
-        gap = np.log(1.0 / q - (K - 1))  # logit gap x* at the optimum
-        rho = (K - 1) * np.sqrt(n * lam_H / lam_W) * gap
-        value = -np.log1p(-(K - 1) * q) + (K - 1) * q * gap
-    scale = np.sqrt(lam_W / (n * lam_H))  # h = scale · w
+        t = -math.expm1(lKq)  # 1 − Kq ∈ (0, 1], no cancellation near the threshold
+        lr = math.log(t) - lq  # log((1 − Kq)/q)
+        gap = lr + math.log1p(math.exp(-lr)) if lr > 0 else math.log1p(math.exp(lr))  # log(1/q − (K−1))
+        q = math.exp(lq)  # < 1/K
+        value = -math.log1p(-(K - 1) * q) + (K - 1) * q * gap
+        lg = math.log((K - 1) * gap)
+        rho = exp_or_fail("lam_W", lam_W, lg + 0.5 * (math.log(n) + math.log(lam_H) - math.log(lam_W)), "ρ* = ‖W*‖²")
+        Hn2 = exp_or_fail("lam_H", lam_H, lg + 0.5 * (math.log(n) + math.log(lam_W) - math.log(lam_H)), "‖H*‖²")
+        mg = exp_or_fail("lam_H", lam_H, math.log(gap) + l_hw, "the class-mean Gram scale")  # (h/w)²ρ/(K−1)
+    scale = exp_or_none(l_hw)
     return UFMOptimum(
         model="ce+bias" if bias else "ce",
         value=float(value),
         W_norm_sq=float(rho),
-        H_norm_sq=float(lam_W / lam_H * rho),
+        H_norm_sq=float(Hn2),
         W_gram=rho / (K - 1) * P,
-        means_gram=scale**2 * rho / (K - 1) * P,
+        means_gram=mg * P,
         bias=np.zeros(K) if bias else None,
         threshold=1.0,
         trivial=bool(trivial),
         closed_form=True,
         conditions="m >= K-1; threshold K*sqrt(n*lam_W*lam_H) = 1 (trivial solution at and above it)",
         source=_SRC_CE,
-        extras={"q": float(q), "Kq": float(K * q), "logit_gap": float(gap), "rho": float(rho), "h_over_w": float(scale)},
+        extras={**_extras_q(lq, lKq), "logit_gap": float(gap), "rho": float(rho), "h_over_w": scale,
+                "log_h_over_w": float(l_hw)},
     )
 
 
+@public(**_CLOSED_KINDS)
 def mse(K: int, n: int, lam_W: float, lam_H: float, bias: bool = False) -> UFMOptimum:
     """Global optimum of the weight-decay MSE UFM (review eq. (28)).
 
@@ -102,29 +148,41 @@ def mse(K: int, n: int, lam_W: float, lam_H: float, bias: bool = False) -> UFMOp
       value = ((K−1)/K)(Kq − (Kq)²/2) if Kq < 1 else (K−1)/(2K); needs m ≥ K−1.
 
     In both cases h_{k,i} = √(λ_W/(nλ_H))·w_k and (0, 0) (with b = 1/K) is optimal iff K·q ≥ 1.
+    Evaluated through log q (any λ > 0, any n); norms beyond the float64 range are refused.
     """
-    K, n, lam_W, lam_H = _params(K, n, lam_W, lam_H)
-    q = np.sqrt(n * lam_W * lam_H)
-    s = max(0.0, 1.0 - K * q)
-    T = np.eye(K) - np.ones((K, K)) / K if bias else np.eye(K)
+    gram_budget("K", K, K, 3, "ufm.mse")
+    lq, lKq = _logs(K, n, lam_W, lam_H)
+    trivial = lKq >= 0.0
+    T = _etf(K) if bias else np.eye(K)
     r = K - 1 if bias else K  # rank of the target
-    half = K * q - (K * q) ** 2 / 2 if K * q < 1 else 0.5
+    l_hw = 0.5 * (math.log(lam_W) - math.log(n) - math.log(lam_H))
+    if trivial:
+        s, half, a2, Hn2, mg = 0.0, 0.5, 0.0, 0.0, 0.0
+    else:
+        Kq = math.exp(lKq)
+        s = -math.expm1(lKq)  # 1 − Kq without cancellation
+        half = Kq - Kq * Kq / 2
+        ls = math.log(s)
+        a2 = exp_or_fail("lam_W", lam_W, ls + 0.5 * (math.log(n) + math.log(lam_H) - math.log(lam_W)), "‖w_k‖²")
+        Hn2 = r * exp_or_fail("lam_H", lam_H, ls + 0.5 * (math.log(n) + math.log(lam_W) - math.log(lam_H)), "‖H*‖²/r")
+        mg = exp_or_fail("lam_H", lam_H, ls + l_hw, "the class-mean Gram scale")
     value = (K - 1) / K * half if bias else half
-    a2 = s * np.sqrt(n * lam_H / lam_W)
+    Wn2 = r * a2
+    check_finite_result("lam_W", lam_W, Wn2, Hn2, what="‖W*‖² or ‖H*‖²")
     return UFMOptimum(
         model="mse+bias" if bias else "mse",
         value=float(value),
-        W_norm_sq=float(r * a2),
-        H_norm_sq=float(r * s * np.sqrt(n * lam_W / lam_H)),
+        W_norm_sq=float(Wn2),
+        H_norm_sq=float(Hn2),
         W_gram=a2 * T,
-        means_gram=s * np.sqrt(lam_W / (n * lam_H)) * T,
+        means_gram=mg * T,
         bias=np.full(K, 1.0 / K) if bias else None,
         threshold=1.0,
-        trivial=bool(K * q >= 1.0),
+        trivial=bool(trivial),
         closed_form=True,
         conditions=("m >= K-1" if bias else "m >= K") + "; threshold K*sqrt(n*lam_W*lam_H) = 1",
         source=_SRC_MSE,
-        extras={"q": float(q), "Kq": float(K * q), "s": float(s)},
+        extras={**_extras_q(lq, lKq), "s": float(s)},
     )
 
 
@@ -136,8 +194,23 @@ def _unpack(x, K, m, N, bias):
     return W, H, b
 
 
-def ce_objective(W, H, b, n, lam_W, lam_H):
-    """Value and gradients (dW, dH, db) of the CE UFM objective (21) at (W, H, b); b may be None."""
+def _check_point(W, H, b, n):
+    """Shapes of (W, H, b) for n samples per class: W (K, m), H (m, K·n), b (K,)."""
+    K, m = W.shape
+    if K < 2:
+        fail("W", W, f"must have K >= 2 rows (classes), got shape {W.shape}")
+    if H.shape != (m, K * n):
+        fail("H", H, f"must have shape (m, K*n) = ({m}, {K * n}) for W of shape {W.shape} and n = {n}, got {H.shape}")
+    if b is not None and b.shape != (K,):
+        fail("b", b, f"must have K = {K} entries, got shape {b.shape}")
+    return K
+
+
+_OBJ_KINDS = dict(W=Array(ndim=2), H=Array(ndim=2), b=Array(ndim=1).or_none(), n=KIND_N, lam_W=KIND_LAM0,
+                  lam_H=KIND_LAM0)
+
+
+def _ce_objective(W, H, b, n, lam_W, lam_H):
     K = W.shape[0]
     y = labels(K, n)
     Z = W @ H + (b[:, None] if b is not None else 0.0)
@@ -146,8 +219,7 @@ def ce_objective(W, H, b, n, lam_W, lam_H):
     return val, G @ H.T + lam_W * W, W.T @ G + lam_H * H, (G.sum(axis=1) if b is not None else None)
 
 
-def mse_objective(W, H, b, n, lam_W, lam_H):
-    """Value and gradients (dW, dH, db) of the MSE UFM objective (28); b may be None."""
+def _mse_objective(W, H, b, n, lam_W, lam_H):
     K = W.shape[0]
     N = H.shape[1]
     Y = np.repeat(np.eye(K), n, axis=1)
@@ -157,8 +229,50 @@ def mse_objective(W, H, b, n, lam_W, lam_H):
     return val, G @ H.T + lam_W * W, W.T @ G + lam_H * H, (G.sum(axis=1) if b is not None else None)
 
 
-def _solve(obj, K, n, m, lam_W, lam_H, bias, n_starts, seed, scale):
+def _checked_objective(fn, W, H, b, n, lam_W, lam_H):
+    _check_point(W, H, b, n)
+    with np.errstate(over="ignore", invalid="ignore"):
+        out = fn(W, H, b, n, lam_W, lam_H)
+    check_finite_result("W", f"array of shape {W.shape}", out[0], out[1], out[2], out[3],
+                        what="the objective or its gradient at (W, H) of this magnitude")
+    return out
+
+
+@public(**_OBJ_KINDS)
+def ce_objective(W, H, b, n, lam_W, lam_H):
+    """Value and gradients (dW, dH, db) of the CE UFM objective (21) at (W, H, b); b may be None.
+
+    W is K×m, H is m×(K·n) (class-major columns), b has K entries; λ_W, λ_H ≥ 0. A point so large
+    that the objective overflows float64 is refused.
+    """
+    return _checked_objective(_ce_objective, W, H, b, n, lam_W, lam_H)
+
+
+@public(**_OBJ_KINDS)
+def mse_objective(W, H, b, n, lam_W, lam_H):
+    """Value and gradients (dW, dH, db) of the MSE UFM objective (28); b may be None.
+
+    Shapes as in :func:`ce_objective`.
+    """
+    return _checked_objective(_mse_objective, W, H, b, n, lam_W, lam_H)
+
+
+def _solver_lams(K, n, lam_W, lam_H):
+    lo, hi = SOLVER_LAM_RANGE
+    for name, lam in (("lam_W", lam_W), ("lam_H", lam_H)):
+        if not lo <= lam <= hi:
+            fail(name, lam, f"the numerical solvers need {lo:g} <= lam <= {hi:g} (use the closed form outside)")
+    q = math.exp(_logs(K, n, lam_W, lam_H)[0])
+    if not lo <= q <= hi:
+        fail("n", n, f"the numerical solvers need q = sqrt(n*lam_W*lam_H) in [{lo:g}, {hi:g}], got {q:.3g}")
+
+
+def _solve(obj, K, n, m, lam_W, lam_H, bias, n_starts, seed, scale, what):
+    _solver_lams(K, n, lam_W, lam_H)
     N = K * n
+    dim = K * m + m * N + (K if bias else 0)
+    solver_budget(dict(K=K, n=n, m=m), dim=dim, flops=8 * K * m * N + 30 * K * N, n_starts=n_starts,
+                  extra_bytes=8 * 8 * K * N, what=what)
     rng = rng_of(seed)
 
     def fun(x):
@@ -167,34 +281,49 @@ def _solve(obj, K, n, m, lam_W, lam_H, bias, n_starts, seed, scale):
         g = np.concatenate([gW.ravel(), gH.ravel()] + ([gb] if bias else []))
         return v, g
 
-    dim = K * m + m * N + (K if bias else 0)
     x0s = [scale * rng.standard_normal(dim) for _ in range(n_starts)]
-    x, f, vals, gn = lbfgs_multistart(fun, x0s)
+    with np.errstate(over="ignore", invalid="ignore"):
+        x, f, vals, gn = lbfgs_multistart(fun, x0s)
+    check_finite_result("lam_W", lam_W, f, what="the L-BFGS optimum")
     W, H, b = _unpack(x, K, m, N, bias)
     return NumericalOptimum(float(f), W.copy(), H.copy(), None if b is None else b.copy(), gn, vals, "L-BFGS")
 
 
+_SOLVE_KINDS = dict(K=KIND_K, n=KIND_N, m=Int(min=1), lam_W=KIND_LAM, lam_H=KIND_LAM, bias=Bool(),
+                    n_starts=KIND_STARTS, seed=Seed())
+
+
+@public(**_SOLVE_KINDS)
 def solve_ce(K, n, m, lam_W, lam_H, bias=False, *, n_starts=3, seed=None) -> NumericalOptimum:
-    """Numerical minimiser of the CE UFM (21) by multi-start L-BFGS in dimension m."""
-    K, n, lam_W, lam_H = _params(K, n, lam_W, lam_H)
-    _, _, m = check_sizes(K, n, m)
-    return _solve(ce_objective, K, n, m, lam_W, lam_H, bias, n_starts, seed, 1.0)
+    """Numerical minimiser of the CE UFM (21) by multi-start L-BFGS in dimension m.
+
+    Needs λ_W, λ_H and q = √(nλ_Wλ_H) in [1e-8, 1e8] (:data:`SOLVER_LAM_RANGE`); the problem size
+    is checked against the budget before any work.
+    """
+    return _solve(_ce_objective, K, n, m, lam_W, lam_H, bias, n_starts, seed, 1.0, "ufm.solve_ce (L-BFGS)")
 
 
+@public(**_SOLVE_KINDS)
 def solve_mse(K, n, m, lam_W, lam_H, bias=False, *, n_starts=3, seed=None) -> NumericalOptimum:
-    """Numerical minimiser of the MSE UFM (28) by multi-start L-BFGS in dimension m."""
-    K, n, lam_W, lam_H = _params(K, n, lam_W, lam_H)
-    _, _, m = check_sizes(K, n, m)
-    return _solve(mse_objective, K, n, m, lam_W, lam_H, bias, n_starts, seed, 0.5)
+    """Numerical minimiser of the MSE UFM (28) by multi-start L-BFGS in dimension m (λ range and
+    budget as in :func:`solve_ce`)."""
+    return _solve(_mse_objective, K, n, m, lam_W, lam_H, bias, n_starts, seed, 0.5, "ufm.solve_mse (L-BFGS)")
 
 
 # ----------------------------------------------------------------------------- convex reformulations
+_CVX_SOLVERS = ("CLARABEL", "SCS")
+
+
 def _convex(K, n, lam_W, lam_H, bias, loss, solver):
+    _solver_lams(K, n, lam_W, lam_H)
+    N = K * n
+    # an interior-point SDP on (K+N)² unknowns: measured ~1e-6·(K+N)^4 s
+    check_work("n" if n >= K else "K", n if n >= K else K, bytes=8 * 60 * (K + N) ** 2,
+               seconds=seconds_of(1000 * (K + N) ** 4), what=f"ufm.convex_{loss} (cvxpy SDP)")
     try:
         import cvxpy as cp  # noqa: PLC0415 - optional heavy import
     except ImportError as exc:  # pragma: no cover
-        fail("solver", "cvxpy", f"cvxpy is not importable ({exc})")
-    N = K * n
+        fail("solver", solver, f"cvxpy is not importable ({exc})")
     Z = cp.Variable((K, N))
     b = cp.Variable(K) if bias else None
     logits = Z + (cp.reshape(b, (K, 1), order="F") @ np.ones((1, N)) if bias else 0)
@@ -205,22 +334,38 @@ def _convex(K, n, lam_W, lam_H, bias, loss, solver):
         data = cp.sum_squares(logits - Y) / (2 * N)
     # (24): min_{WH=Z} (λ_W/2)‖W‖² + (λ_H/2)‖H‖² = √(λ_Wλ_H)‖Z‖_* when m ≥ K
     prob = cp.Problem(cp.Minimize(data + np.sqrt(lam_W * lam_H) * cp.normNuc(Z)))
-    prob.solve(solver=solver)
-    if prob.status not in ("optimal", "optimal_inaccurate"):
-        fail("solver", solver, f"the convex program ended with status {prob.status}")
-    return float(prob.value), Z.value, (None if b is None else b.value)
+    # a solver failure is reported as the project error; CLARABEL falls back to SCS first
+    tried = [solver] + [s for s in _CVX_SOLVERS if s != solver and solver == "CLARABEL"]
+    errors = []
+    for s in tried:
+        try:
+            prob.solve(solver=s)
+        except Exception as exc:  # noqa: BLE001 - cvxpy.SolverError and solver-internal failures
+            errors.append(f"{s}: {type(exc).__name__}: {exc}")
+            continue
+        if prob.status in ("optimal", "optimal_inaccurate") and prob.value is not None and np.isfinite(prob.value) \
+                and Z.value is not None:
+            return float(prob.value), Z.value, (None if b is None else b.value)
+        errors.append(f"{s}: status {prob.status}")
+    fail("solver", solver, "the convex program was not solved (" + "; ".join(errors) + ")")
 
 
+_CVX_KINDS = dict(K=KIND_K, n=KIND_N, lam_W=KIND_LAM, lam_H=KIND_LAM, bias=Bool(), solver=Choice(*_CVX_SOLVERS))
+
+
+@public(**_CVX_KINDS)
 def convex_ce(K, n, lam_W, lam_H, bias=False, *, solver="CLARABEL"):
     """Value of the convex reformulation (23)–(24) of the CE UFM, solved with cvxpy (m ≥ K).
 
     Returns (value, Z, b). Interior-point accuracy (~1e-7), an independent check of :func:`ce`.
+    λ range as in :func:`solve_ce`; the SDP is sized against the budget (≈1e-6·(K+N)⁴ s). A solver
+    failure (CLARABEL falls back to SCS) is reported as :class:`~fctheory.FCTheoryError`.
     """
-    K, n, lam_W, lam_H = _params(K, n, lam_W, lam_H)
     return _convex(K, n, lam_W, lam_H, bias, "ce", solver)
 
 
+@public(**_CVX_KINDS)
 def convex_mse(K, n, lam_W, lam_H, bias=False, *, solver="CLARABEL"):
-    """Value of the nuclear-norm reformulation of the MSE UFM, solved with cvxpy (m ≥ K)."""
-    K, n, lam_W, lam_H = _params(K, n, lam_W, lam_H)
+    """Value of the nuclear-norm reformulation of the MSE UFM, solved with cvxpy (m ≥ K); see
+    :func:`convex_ce`."""
     return _convex(K, n, lam_W, lam_H, bias, "mse", solver)

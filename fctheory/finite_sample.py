@@ -1,0 +1,641 @@
+"""Finite-sample theory: each word's embedding norm (and each ‖u_{k,ℓ}‖) in a trained network h.
+
+The theorems of *Feature Collapse* describe the minimiser of the true risk (5) (n_spl → ∞). A network
+trained on n_spl sentences per class minimises the empirical risk
+
+    R̂(W, U) = (1/N) Σ_i CE(h_{W,U}(x_i), y_i) + (λ/2)(‖W‖² + ‖U‖²),   N = K·n_spl,
+
+whose minimiser differs from the theory's by O(1/√n_spl): words that occur more often get larger
+norms. This module predicts that spread from the task and the actual training sentences
+(docs/finite-sample.md has the derivations and the validation):
+
+* :func:`predict_plugin` — (a) the type-III system (7)–(8) of Theorem 2 with every word's *empirical*
+  frequency in place of μ_β (generalised to K < n_c^L by the mean-field weight of Theorem 1's H);
+* :func:`predict_perturbation` — (b) first-order perturbation of the type-I optimum of Theorem 1 by
+  ∇(R̂ − R), through the true risk's Hessian, reduced by symmetry to one closed form per word;
+* :func:`perturbation_full` — (b) in the full (W, U) space for enumerable tasks: Newton step with
+  Hessian-vector products of the exact-risk engine (the test oracle of (b));
+* :func:`predict_reduced` — (c) the empirical risk minimised exactly inside the collapse ansatz
+  w_(α,β) = r_(α,β) f_α, u_{k,ℓ} = c_{k,ℓ} f_{z_kℓ} (n_w + KL scalars instead of d(n_w + KL));
+* :func:`empirical_risk_grad`, :func:`minimize_empirical_risk` — the empirical risk and its exact
+  minimiser (L-BFGS to ‖∇R̂‖ ≤ 1e-10), the reference the predictors are tested against;
+* :func:`word_counts`, :func:`norms` — the statistics compared.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ._budget import check_work
+from ._validate import Array, Instance, Int, Real, Seed, fail, public, result_type
+from .frames import equiangular_frame
+from .task import Task, _as_rng
+
+__all__ = [
+    "FiniteSamplePrediction",
+    "word_counts",
+    "norms",
+    "empirical_risk_grad",
+    "minimize_empirical_risk",
+    "predict_plugin",
+    "predict_perturbation",
+    "perturbation_full",
+    "predict_reduced",
+]
+
+_X = Array(ndim=2, integer=True, min=0)
+_Y = Array(ndim=1, integer=True, min=0)
+_LAM = Real(lo=0.0, lo_open=True)
+
+
+@result_type
+@dataclass
+class FiniteSamplePrediction:
+    """Predicted norms of a network trained on given sentences.
+
+    Attributes
+    ----------
+    method : str
+        "plugin", "perturbation", "perturbation_full" or "reduced".
+    word_norm : ndarray, shape (n_w,)
+        Predicted ‖w_(α,β)‖, word index α·s_c + β.
+    u_norm : ndarray, shape (K, L)
+        Predicted ‖u_{k,ℓ}‖.
+    theory_word_norm, theory_u_norm : float
+        The n_spl → ∞ values (Theorem 1, or Theorem 2 averaged) the prediction perturbs.
+    info : dict
+        Method-specific quantities (c, weights, Hessian diagonal, convergence, ...).
+    """
+
+    method: str
+    word_norm: np.ndarray
+    u_norm: np.ndarray
+    theory_word_norm: float = float("nan")
+    theory_u_norm: float = float("nan")
+    info: dict = field(default_factory=dict, repr=False)
+
+
+# ----------------------------------------------------------------------------- checks and statistics
+def _check_data(task: Task, X, y=None, *, need_y=True):
+    """Shapes of the sentences against the task; every word must belong to its class's concept."""
+    if X.shape[1] != task.L:
+        fail("X", X, f"must have L = {task.L} columns (one word per position), got {X.shape[1]}")
+    if X.shape[0] == 0:
+        fail("X", X, "must contain at least one sentence")
+    if X.max() >= task.n_w:
+        fail("X", X, f"word indices must be < n_w = {task.n_w}")
+    if y is None:
+        return
+    if y.shape[0] != X.shape[0]:
+        fail("y", y, f"must have one label per sentence ({X.shape[0]}), got {y.shape[0]}")
+    if y.max() >= task.K:
+        fail("y", y, f"labels must be < K = {task.K}")
+    bad = (X // task.s_c) != task.Z[y]
+    if bad.any():
+        i, l = np.argwhere(bad)[0]
+        fail("X", X, f"sentence {i} (class {y[i]}) has word {X[i, l]} of concept {X[i, l] // task.s_c} at "
+                     f"position {l}, but z_(k,l) = {task.Z[y[i], l]} (sentences must come from the task)")
+
+
+@public(task=Instance(Task), X=_X)
+def word_counts(task: Task, X) -> np.ndarray:
+    """N_(α,β): how many times each word occurs in the sentences X (all positions).
+
+    Parameters
+    ----------
+    task : Task
+    X : array_like of int, shape (N, L)
+        Word indices α·s_c + β (as :meth:`Task.sample` returns).
+
+    Returns
+    -------
+    ndarray of int64, shape (n_w,)
+    """
+    _check_data(task, X)
+    return np.bincount(X.ravel(), minlength=task.n_w).astype(np.int64)
+
+
+@public(task=Instance(Task), W=Array(ndim=2), U=Array(ndim=2))
+def norms(task: Task, W, U):
+    """(‖w_(α,β)‖ for every word, ‖u_{k,ℓ}‖ as a K×L array) of weights (W d×n_w, U K×(L·d)).
+
+    Returns
+    -------
+    word_norm : ndarray, shape (n_w,)
+    u_norm : ndarray, shape (K, L)
+    """
+    d = W.shape[0]
+    if W.shape[1] != task.n_w:
+        fail("W", W, f"must have shape (d, n_w) with n_w = {task.n_w}, got {W.shape}")
+    if U.shape != (task.K, task.L * d):
+        fail("U", U, f"must have shape (K, L*d) = ({task.K}, {task.L * d}), got {U.shape}")
+    return np.linalg.norm(W, axis=0), np.linalg.norm(U.reshape(task.K, task.L, d), axis=2)
+
+
+# ----------------------------------------------------------------------------- the empirical risk
+def _erisk(task, W, U, X, y, lam, grad=True):
+    """R̂ (h network) and its gradient; W d×n_w, U K×Ld. Plain float64 NumPy."""
+    d, N, L, K = W.shape[0], X.shape[0], task.L, task.K
+    F = W.T[X].reshape(N, L * d)  # concat(w_{x_1}, ..., w_{x_L})
+    S = F @ U.T
+    m = S.max(axis=1, keepdims=True)
+    ex = np.exp(S - m)
+    z = ex.sum(axis=1, keepdims=True)
+    rows = np.arange(N)
+    ce = np.log(z[:, 0]) + m[:, 0] - S[rows, y]
+    R = float(ce.mean()) + 0.5 * lam * (float(np.sum(W * W)) + float(np.sum(U * U)))
+    if not grad:
+        return R, None, None
+    G = ex / z
+    G[rows, y] -= 1.0
+    G /= N
+    dU = G.T @ F + lam * U
+    dF = (G @ U).reshape(N * L, d)
+    dW = np.zeros((task.n_w, d))
+    np.add.at(dW, X.ravel(), dF)
+    return R, dW.T + lam * W, dU
+
+
+def _check_weights(task, W, U):
+    if W.shape[1] != task.n_w:
+        fail("W", W, f"must have shape (d, n_w) with n_w = {task.n_w}, got {W.shape}")
+    if U.shape != (task.K, task.L * W.shape[0]):
+        fail("U", U, f"must have shape (K, L*d) = ({task.K}, {task.L * W.shape[0]}), got {U.shape}")
+
+
+def _check_size(task, N, d, what):
+    check_work("X", f"{N} sentences", items=N * task.K, bytes=8 * (3 * N * task.K + N * task.L * d
+                                                                    + 3 * task.K * task.L * d + 3 * d * task.n_w),
+               what=what)
+
+
+@public(task=Instance(Task), W=Array(ndim=2), U=Array(ndim=2), X=_X, y=_Y, lam=Real(lo=0.0))
+def empirical_risk_grad(task: Task, W, U, X, y, lam):
+    """The empirical risk R̂ of the sentences (X, y) for network h (eq. (2)) and its gradient.
+
+    R̂ = (1/N) Σ_i CE(h_{W,U}(x_i), y_i) + (λ/2)(‖W‖_F² + ‖U‖_F²): the true risk (5) with D_{z_k}
+    replaced by the empirical law of class k's sentences (what SGD with weight decay λ minimises).
+
+    Parameters
+    ----------
+    task : Task
+    W : array_like, shape (d, n_w)
+    U : array_like, shape (K, L·d)
+    X : array_like of int, shape (N, L)
+        Sentences (word indices); every word must belong to its class's concept.
+    y : array_like of int, shape (N,)
+        Labels.
+    lam : float
+        λ ≥ 0.
+
+    Returns
+    -------
+    R : float
+    dW : ndarray, shape (d, n_w)
+    dU : ndarray, shape (K, L·d)
+    """
+    _check_weights(task, W, U)
+    _check_data(task, X, y)
+    _check_size(task, X.shape[0], W.shape[0], "empirical_risk_grad")
+    with np.errstate(over="ignore", invalid="ignore"):
+        R, dW, dU = _erisk(task, W, U, X, y, lam)
+    if not np.isfinite(R) or not (np.all(np.isfinite(dW)) and np.all(np.isfinite(dU))):
+        fail("W", W, "the scores overflow float64 (weights too large)")
+    return R, dW, dU
+
+
+def _lbfgs(fg, x0, gtol, maxiter, memory=20):
+    """L-BFGS of the exact-risk minimiser (strong-Wolfe line search down to ‖∇‖ ≤ gtol)."""
+    from .risk.minimize import _iterate, _norm  # noqa: PLC0415  (shared L-BFGS iteration)
+
+    f, g = fg(x0)[:2]
+    with np.errstate(over="ignore", invalid="ignore"):
+        it, x, f, g, hist, msg = _iterate(lambda x, overflow="inf": fg(x), x0, f, g, [f],
+                                          "maximum number of iterations reached", gtol, maxiter, memory,
+                                          None, 0.0, None)
+    return x, f, _norm(g), it, msg
+
+
+@public(task=Instance(Task), X=_X, y=_Y, d=Int(min=1, max=2**20), lam=_LAM, seed=Seed(),
+        W0=Array(ndim=2).or_none(), U0=Array(ndim=2).or_none(), init_scale=Real(lo=0.0, lo_open=True, hi=1e3),
+        gtol=Real(lo=0.0, lo_open=True), maxiter=Int(min=1, max=10**7))
+def minimize_empirical_risk(task: Task, X, y, d: int, lam, *, seed=None, W0=None, U0=None,
+                            init_scale: float = 0.1, gtol: float = 1e-10, maxiter: int = 20000):
+    """The exact minimiser of the empirical risk R̂ (L-BFGS with exact gradients, ‖∇R̂‖ ≤ gtol).
+
+    Parameters
+    ----------
+    task : Task
+    X, y : sentences and labels (see :func:`empirical_risk_grad`).
+    d : int
+    lam : float
+        λ > 0.
+    seed : int, Generator or None
+        Random start N(0, init_scale²) when W0/U0 are not given.
+    W0, U0 : array_like, optional
+    init_scale, gtol, maxiter
+
+    Returns
+    -------
+    W : ndarray (d, n_w)
+    U : ndarray (K, L·d)
+    info : dict
+        ``R``, ``grad_norm``, ``nit``, ``message``, ``success`` (grad_norm ≤ gtol).
+    """
+    _check_data(task, X, y)
+    _check_size(task, X.shape[0], d, "minimize_empirical_risk")
+    n_w, K, L = task.n_w, task.K, task.L
+    rng = _as_rng(seed)
+    W = W0 if W0 is not None else init_scale * rng.standard_normal((d, n_w))
+    U = U0 if U0 is not None else init_scale * rng.standard_normal((K, L * d))
+    if W.shape != (d, n_w):
+        fail("W0", W, f"must have shape (d, n_w) = ({d}, {n_w})")
+    if U.shape != (K, L * d):
+        fail("U0", U, f"must have shape (K, L*d) = ({K}, {L * d})")
+    nW = d * n_w
+
+    def fg(x):
+        with np.errstate(over="ignore", invalid="ignore"):
+            R, dW, dU = _erisk(task, x[:nW].reshape(d, n_w), x[nW:].reshape(K, L * d), X, y, lam)
+        if not np.isfinite(R):
+            return np.inf, np.full_like(x, np.inf), None
+        return R, np.concatenate([dW.ravel(), dU.ravel()]), None
+
+    x, f, gn, it, msg = _lbfgs(fg, np.concatenate([W.ravel(), U.ravel()]), gtol, maxiter)
+    if not np.isfinite(f):
+        fail("init_scale", init_scale, "the minimisation left float64 (start too large)")
+    return (x[:nW].reshape(d, n_w).copy(), x[nW:].reshape(K, L * d).copy(),
+            dict(R=f, grad_norm=gn, nit=it, message=msg, success=gn <= gtol))
+
+
+# ----------------------------------------------------------------------------- the symmetric optimum
+def _log_p(task):
+    """log(K/n_c^L), the density of the latent set."""
+    return math.log(task.K) - task.L * math.log(task.n_c)
+
+
+def _type1_point(task, lam):
+    """(r̄, c̄, s* = κ r̄ c̄) of Theorem 1 (uniform words)."""
+    from .tau import tau  # noqa: PLC0415
+
+    t = float(tau(task.n_c, task.n_w, task.L, task.K, lam))
+    if t == 0.0:
+        fail("lam", lam, "is at or above the trivial threshold λ₀ (Theorem 1: τ = 0, all norms 0)")
+    r, c = math.sqrt(t / task.n_w), math.sqrt(t / (task.K * task.L))
+    return r, c, task.n_c / (task.n_c - 1) * r * c
+
+
+def _qbar(task, s):
+    """q = pΠ/(1 − p + pΠ), Π = (1 + (n_c−1)e^{−s})^L: the weight of H's log-sum (1 for the full task)."""
+    lp = _log_p(task)
+    if lp >= 0:
+        return 1.0
+    log_pi = task.L * math.log1p((task.n_c - 1) * math.exp(-s))
+    a = lp + log_pi  # log(pΠ); q = 1/(1 + (1 − p)e^{−a})
+    return 1.0 / (1.0 + (-math.expm1(lp)) * math.exp(-a))
+
+
+def _x_of(b, n_c, iters=80):
+    """x ≥ 0 solving x(n_c − 1 + e^x) = b (b ≥ 0), Newton on log x (vectorised; x = 0 where b = 0)."""
+    b = np.asarray(b, dtype=float)
+    out = np.zeros_like(b)
+    pos = b > 0
+    if not pos.any():
+        return out
+    Y = np.log(b[pos])
+    c1 = math.log(n_c - 1)
+    big = Y > math.log(n_c) + 1
+    Yc = np.where(big, Y, 2.0)
+    y = np.where(big, np.log(np.maximum(Yc - np.log(Yc), 1e-300)), Y - math.log(n_c))
+    for _ in range(iters):
+        x = np.exp(y)
+        f = y + np.logaddexp(c1, x) - Y
+        fp = 1 + x / (1 + (n_c - 1) * np.exp(-x))
+        step = f / fp
+        y = y - step
+        if np.all(np.abs(step) <= 1e-15 * np.maximum(1, np.abs(y))):
+            break
+    out[pos] = np.exp(y)
+    return out
+
+
+@public(task=Instance(Task), X=_X, lam=_LAM)
+def predict_plugin(task: Task, X, lam) -> FiniteSamplePrediction:
+    """(a) Plug-in: Theorem 2's type-III system (7)–(8) with each word's empirical frequency.
+
+    Each word gets its own norm r_w (w = (α, β)) and every u_{k,ℓ} the common norm c, solving
+
+        (7̂)  λ r_w (n_c − 1 + e^{κ c r_w}) = (n_c − 1) κ c q̄ ν_w,   ν_w = N_w / N,
+        (8̂)  Σ_w r_w² = K L c²   (balancedness ‖W‖ = ‖U‖ of every critical point),
+
+    where N_w counts the occurrences of w in the N sentences (all positions). For the full task
+    (K = n_c^L) q̄ = 1 and ν_w = L μ̂_w/n_c, so (7̂)–(8̂) is exactly (7)–(8) with μ_β replaced by
+    each word's empirical frequency μ̂_(α,β) = n_c N_(α,β)/(N L) (concept-wise; (8) counts KL = L n_c^L).
+    For K < n_c^L (uniform words) the per-sentence loss is the mean-field log(1 − p + pΠ_ℓ(1 +
+    (n_c−1)e^{−κ c r_{x_ℓ}})) of Theorem 1's H (p = K/n_c^L); its derivative carries the weight
+    q = pΠ/(1 − p + pΠ), frozen at its value q̄ at Theorem 1's optimum. With ν_w all equal to L/n_w
+    the solution is Theorem 1's c = √(τ/n_w), c′ = √(τ/(KL)) (checked in the tests).
+
+    Assumptions: directional collapse (w ∝ f_α, u ∝ f_z) survives sampling; a word's pull per
+    occurrence depends only on its own margin (exact for the full task, where the softmax factorises
+    over positions — Proposition C); q frozen at q̄ (K < n_c^L); non-uniform μ needs K = n_c^L.
+    Words that never occur get r_w = 0 (weight decay alone acts on them).
+
+    Parameters
+    ----------
+    task : Task
+    X : array_like of int, shape (N, L)
+        The training sentences.
+    lam : float
+        λ > 0 (weight decay of W and U).
+
+    Returns
+    -------
+    FiniteSamplePrediction
+    """
+    _check_data(task, X)
+    n_c, K, L = task.n_c, task.K, task.L
+    kappa = n_c / (n_c - 1)
+    full = _log_p(task) >= -1e-12
+    if full:
+        qbar = 1.0
+        if task.is_uniform:
+            theory_r, theory_c, _ = _type1_point(task, lam)
+        else:
+            from .type3 import solve_type3  # noqa: PLC0415
+
+            sol = solve_type3(task.mu, n_c, L, lam)
+            theory_r = float(np.sqrt(np.mean(sol.r ** 2)))
+            theory_c = float(sol.c)
+    else:
+        if not task.is_uniform:
+            fail("task", task, "K < n_c^L needs uniform words (no theorem for non-uniform words, K < n_c^L)")
+        theory_r, theory_c, s = _type1_point(task, lam)
+        qbar = _qbar(task, s)
+    nu = np.bincount(X.ravel(), minlength=task.n_w) / X.shape[0]
+    a = (n_c - 1) * kappa ** 2 * qbar * nu / lam  # x_w(n_c − 1 + e^{x_w}) = a_w s,  s = c²
+    target = math.log(kappa ** 2 * K * L)
+
+    def F(sig):  # log Σ x_w(s)² − 2 log s − log(κ²KL): decreasing in σ = log s
+        x = _x_of(a * math.exp(sig), n_c)
+        return math.log(np.sum(x * x)) - 2 * sig - target
+
+    # s → 0: x ≈ a s/n_c, so F(−∞) = log(Σa²/n_c²) − target; a root exists iff this is > 0 ((9))
+    F0 = math.log(np.sum(a * a)) - 2 * math.log(n_c) - target
+    if not F0 > 0:
+        fail("lam", lam, "is too large: the plug-in system has only the trivial solution c = 0 (condition (9) "
+                         "with the empirical frequencies)")
+    from scipy.optimize import brentq  # noqa: PLC0415
+
+    # bracket in σ: at s = e^σ with F(σ) small, then expand upward
+    lo = math.log(F0) - math.log(np.sum(a * a * a) / np.sum(a * a)) - 5.0
+    while F(lo) <= 0:
+        lo -= 5.0
+    hi = lo + 1.0
+    while F(hi) > 0:
+        hi += 2.0
+    sig = brentq(F, lo, hi, xtol=1e-14, rtol=1e-15, maxiter=500)
+    s = math.exp(sig)
+    c = math.sqrt(s)
+    x = _x_of(a * s, n_c)
+    r = x / (kappa * c)
+    return FiniteSamplePrediction("plugin", r, np.full((K, L), c), theory_r, theory_c,
+                                  dict(c=c, qbar=qbar, nu=nu, full=full))
+
+
+# ----------------------------------------------------------------------------- (b) perturbation, reduced
+def _class_softmax(task, s):
+    """p^{(k)}_j = softmax_j(−s·dist(z_k, z_j)) at Theorem 1's point (every sentence of class k)."""
+    D = task.hamming().astype(float)
+    A = -s * D
+    A -= A.max(axis=1, keepdims=True)
+    P = np.exp(A)
+    return P / P.sum(axis=1, keepdims=True)
+
+
+def _pi(task, P):
+    """π_{k,ℓ} = Σ_j p^{(k)}_j 1{z_jℓ ≠ z_kℓ}: probability mass on classes differing at ℓ."""
+    K, L = task.K, task.L
+    pi = np.empty((K, L))
+    for l in range(L):
+        same = task.Z[:, l][:, None] == task.Z[:, l][None, :]
+        pi[:, l] = 1.0 - np.sum(P * same, axis=1)
+    return pi
+
+
+@public(task=Instance(Task), X=_X, y=_Y, lam=_LAM)
+def predict_perturbation(task: Task, X, y, lam) -> FiniteSamplePrediction:
+    """(b) First-order perturbation of Theorem 1's optimum by ∇(R̂ − R), reduced by symmetry.
+
+    At the type-I optimum θ* (w = r̄ f_α, u_{k,ℓ} = c̄ f_{z_kℓ}, r̄ = √(τ/n_w), c̄ = √(τ/(KL))) every
+    sentence of class k has the same softmax p^{(k)} = softmax(−s·dist(z_k, ·)), s = κ r̄ c̄. In the
+    collapse coordinates (r_w, c_{k,ℓ}) the gradient of R̂ at θ* is
+
+        ∂R̂/∂r_w = λ r̄ − (c̄ κ / N) Σ_{(i,ℓ): x_iℓ = w} π_{y_i, ℓ},   ∂R̂/∂c_{k,ℓ} = ∂R/∂c_{k,ℓ},
+
+    π_{k,ℓ} = Σ_j p^{(k)}_j 1{z_jℓ ≠ z_kℓ}: sampling moves only the words. The true Hessian maps the
+    within-concept deviations δr′ (Σ_β δr′_(α,β) = 0) to themselves, diagonally:
+
+        h_α = λ + (c̄² κ² / (K s_c)) Σ_{(k,ℓ): z_kℓ = α} π_{k,ℓ}(1 − π_{k,ℓ}),
+
+    (the variance over words of ½E[δhᵀ(diag p − ppᵀ)δh]); the concept means and the c_{k,ℓ} are
+    not moved at first order (their empirical gradient equals the true one). Hence
+
+        r_w ≈ r̄ − (∂R̂/∂r_w − mean_{β} ∂R̂/∂r_(α,β)) / h_α,       ‖u_{k,ℓ}‖ ≈ c̄.
+
+    Assumptions: uniform words; θ* is Theorem 1's point (exact under Assumption A; for a random
+    latent set its residual gradient is ignored); directional perturbations do not feed back into
+    the norms at first order. Error O(1/n_spl) relative; sampling gives no first-order spread of
+    ‖u_{k,ℓ}‖ (the observed one is a second-order effect, see docs/finite-sample.md).
+
+    Parameters
+    ----------
+    task : Task
+        Uniform word frequencies.
+    X, y : the training sentences and labels.
+    lam : float
+        λ > 0.
+
+    Returns
+    -------
+    FiniteSamplePrediction
+        ``info``: r̄, c̄, s, ``grad`` (∂R̂/∂r_w), ``h`` (per concept), ``pi`` (K×L).
+    """
+    if not task.is_uniform:
+        fail("task", task, "predict_perturbation needs uniform words (Theorem 1's optimum)")
+    _check_data(task, X, y)
+    check_work("task", task, items=task.K * task.K * task.L, bytes=8 * 4 * task.K * task.K,
+               what="predict_perturbation (K×K softmax of every class)")
+    n_c, s_c, K, L, N = task.n_c, task.s_c, task.K, task.L, X.shape[0]
+    kappa = n_c / (n_c - 1)
+    r0, c0, s = _type1_point(task, lam)
+    P = _class_softmax(task, s)
+    pi = _pi(task, P)
+    # ∂R̂/∂r_w: π-weighted occurrence counts
+    wsum = np.bincount(X.ravel(), weights=pi[y].ravel(), minlength=task.n_w)
+    grad = lam * r0 - c0 * kappa * wsum / N
+    gc = grad.reshape(n_c, s_c)
+    dev = gc - gc.mean(axis=1, keepdims=True)
+    h = np.empty(n_c)
+    for a in range(n_c):
+        m = task.Z == a
+        h[a] = lam + c0 ** 2 * kappa ** 2 * np.sum(pi[m] * (1 - pi[m])) / (K * s_c)
+    r = r0 - (dev / h[:, None]).ravel()
+    return FiniteSamplePrediction("perturbation", r, np.full((K, L), c0), r0, c0,
+                                  dict(r_bar=r0, c_bar=c0, s=s, grad=grad, h=h, pi=pi))
+
+
+# ----------------------------------------------------------------------------- (c) reduced empirical minimiser
+def _reduced_fg(task, F, X, y, lam):
+    """R̂ and its gradient in the collapse coordinates (r ∈ R^{n_w}, c ∈ R^{K×L})."""
+    n_w, K, L, s_c = task.n_w, task.K, task.L, task.s_c
+    Fw = F[:, np.arange(n_w) // s_c]          # f_α for every word (d×n_w)
+    Fz = F[:, task.Z]                          # f_{z_kℓ}: d×K×L
+
+    def fg(x):
+        r, c = x[:n_w], x[n_w:].reshape(K, L)
+        W = Fw * r
+        U = (Fz * c).transpose(1, 2, 0).reshape(K, L * F.shape[0])
+        R, dW, dU = _erisk(task, W, U, X, y, lam)
+        gr = np.sum(Fw * dW, axis=0)
+        gc = np.sum(Fz * dU.reshape(K, L, -1).transpose(2, 0, 1), axis=0)
+        return R, np.concatenate([gr, gc.ravel()]), None
+
+    return fg
+
+
+@public(task=Instance(Task), X=_X, y=_Y, lam=_LAM, gtol=Real(lo=0.0, lo_open=True),
+        maxiter=Int(min=1, max=10**7), r0=Array(ndim=1).or_none(), c0=Array(ndim=2).or_none())
+def predict_reduced(task: Task, X, y, lam, *, gtol: float = 1e-9, maxiter: int = 20000, r0=None,
+                    c0=None) -> FiniteSamplePrediction:
+    """(c) The empirical risk minimised exactly inside the collapse ansatz.
+
+    With an equiangular frame f_α (Definition D, d = n_c − 1), w_(α,β) = r_(α,β) f_α and
+    u_{k,ℓ} = c_{k,ℓ} f_{z_kℓ}, the scores are h_j(x) = Σ_ℓ c_{j,ℓ} r_{x_ℓ} (n_c δ(z_jℓ, α_ℓ) − 1)/(n_c − 1)
+    and the penalty (λ/2)(Σ r² + Σ c²); this function minimises R̂ over the n_w + KL scalars by L-BFGS
+    (exact gradients) from Theorem 1's / 2's point. Every word has its own norm and every (k, ℓ) its
+    own ‖u_{k,ℓ}‖: the prediction keeps the actual sentences and latent variables, and drops only the
+    directional deviations from collapse (it is exact when the empirical minimiser is collapsed).
+
+    Parameters
+    ----------
+    task : Task
+    X, y : the training sentences and labels.
+    lam : float
+        λ > 0.
+    gtol : float
+        Stop at ‖∇‖ ≤ gtol in the reduced coordinates.
+    maxiter : int
+    r0, c0 : array_like, optional
+        Start (n_w,) and (K, L); default: the plug-in prediction.
+
+    Returns
+    -------
+    FiniteSamplePrediction
+        ``info``: R (reduced empirical risk), grad_norm, nit, message.
+    """
+    _check_data(task, X, y)
+    n_c, n_w, K, L = task.n_c, task.n_w, task.K, task.L
+    _check_size(task, X.shape[0], n_c - 1, "predict_reduced")
+    F = equiangular_frame(n_c, n_c - 1)
+    if r0 is None or c0 is None:
+        try:
+            start = predict_plugin(task, X, lam)
+            r_s, c_s = start.word_norm, start.u_norm
+            tr, tc = start.theory_word_norm, start.theory_u_norm
+        except Exception:  # noqa: BLE001  (no non-trivial plug-in point: start small)
+            r_s, c_s, tr, tc = np.full(n_w, 0.1), np.full((K, L), 0.1), float("nan"), float("nan")
+    else:
+        tr = tc = float("nan")
+    r_s = r0 if r0 is not None else r_s
+    c_s = c0 if c0 is not None else c_s
+    if r_s.shape != (n_w,):
+        fail("r0", r_s, f"must have shape (n_w,) = ({n_w},)")
+    if c_s.shape != (K, L):
+        fail("c0", c_s, f"must have shape (K, L) = ({K}, {L})")
+    fg0 = _reduced_fg(task, F, X, y, lam)
+
+    def fg(x):
+        with np.errstate(over="ignore", invalid="ignore"):
+            R, g, _ = fg0(x)
+        if not np.isfinite(R):
+            return np.inf, np.full_like(x, np.inf), None
+        return R, g, None
+
+    x, f, gn, it, msg = _lbfgs(fg, np.concatenate([r_s, c_s.ravel()]), gtol, maxiter)
+    if not np.isfinite(f):
+        fail("r0", r_s, "the minimisation left float64 (start too large)")
+    r, c = x[:n_w], x[n_w:].reshape(K, L)
+    # a norm is |r|: a sign flip of r_w (or c) is the same point reflected through the frame
+    return FiniteSamplePrediction("reduced", np.abs(r), np.abs(c), tr, tc,
+                                  dict(R=f, grad_norm=gn, nit=it, message=msg, r=r, c=c))
+
+
+# ----------------------------------------------------------------------------- (b) full space, enumerable
+@public(task=Instance(Task), X=_X, y=_Y, lam=_LAM, W=Array(ndim=2), U=Array(ndim=2),
+        h=Real(lo=0.0, lo_open=True), tol=Real(lo=0.0, lo_open=True), maxiter=Int(min=1, max=10**6))
+def perturbation_full(task: Task, X, y, lam, W, U, *, h: float = 1e-5, tol: float = 1e-10,
+                      maxiter: int = 2000) -> FiniteSamplePrediction:
+    """(b) in the full weight space: θ̂ ≈ θ* − H⁻¹ ∇R̂(θ*) with the exact true risk's Hessian.
+
+    (W, U) must be a minimiser θ* of the true risk (5) (e.g. :func:`fctheory.minimize_true_risk`);
+    since ∇R(θ*) = 0, ∇(R̂ − R)(θ*) = ∇R̂(θ*). Hessian-vector products are central differences
+    (step h·‖θ*‖/‖v‖) of the exact gradient :func:`fctheory.true_risk_grad`, and H δ = −∇R̂ is solved
+    by MINRES (H is singular along the rotations θ ↦ (QW, UQᵀ), to which ∇R̂ is orthogonal since R̂
+    is rotation-invariant too). Norms to first order: ‖w + δw‖ ≈ ‖w‖ + ⟨w, δw⟩/‖w‖.
+
+    Assumptions: the task is enumerable by the exact-risk engine (its budget applies); θ* is a
+    strict minimum modulo rotations. Error O(‖∇R̂(θ*)‖²).
+
+    Parameters
+    ----------
+    task : Task
+    X, y : the training sentences and labels.
+    lam : float
+    W, U : a true-risk minimiser (d×n_w, K×L·d).
+    h : float
+        Relative finite-difference step of the Hessian-vector products.
+    tol : float
+        MINRES relative tolerance.
+    maxiter : int
+
+    Returns
+    -------
+    FiniteSamplePrediction
+        ``info``: dW, dU (the first-order displacement), grad (∇R̂(θ*)), minres info.
+    """
+    from scipy.sparse.linalg import LinearOperator, minres  # noqa: PLC0415
+
+    from .risk import true_risk_grad  # noqa: PLC0415
+
+    _check_weights(task, W, U)
+    _check_data(task, X, y)
+    d, n_w, K, L = W.shape[0], task.n_w, task.K, task.L
+    nW = d * n_w
+    _, gW, gU = empirical_risk_grad(task, W, U, X, y, lam)
+    g = np.concatenate([gW.ravel(), gU.ravel()])
+    x0 = np.concatenate([W.ravel(), U.ravel()])
+    scale = h * max(1.0, float(np.linalg.norm(x0)))
+
+    def grad(x):
+        _, a, b = true_risk_grad(task, x[:nW].reshape(d, n_w), x[nW:].reshape(K, L * d), lam)
+        return np.concatenate([np.asarray(a).ravel(), np.asarray(b).ravel()])
+
+    def hvp(v):
+        nv = float(np.linalg.norm(v))
+        if nv == 0.0:
+            return np.zeros_like(v)
+        e = scale / nv
+        return (grad(x0 + e * v) - grad(x0 - e * v)) / (2 * e)
+
+    op = LinearOperator((x0.size, x0.size), matvec=hvp, dtype=float)
+    delta, info = minres(op, -g, rtol=tol, maxiter=maxiter)
+    dW, dU = delta[:nW].reshape(d, n_w), delta[nW:].reshape(K, L * d)
+    wn, un = norms(task, W, U)
+    dwn = np.sum(W * dW, axis=0) / np.where(wn > 0, wn, 1)
+    U3, dU3 = U.reshape(K, L, d), dU.reshape(K, L, d)
+    dun = np.sum(U3 * dU3, axis=2) / np.where(un > 0, un, 1)
+    return FiniteSamplePrediction("perturbation_full", wn + dwn, un + dun, float(np.mean(wn)), float(np.mean(un)),
+                                  dict(dW=dW, dU=dU, grad=g, minres_info=int(info), d_word_norm=dwn, d_u_norm=dun))

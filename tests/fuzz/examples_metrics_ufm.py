@@ -1,0 +1,121 @@
+"""Valid fast examples for the metrics and UFM areas (issue 9): fctheory.metrics and fctheory.ufm.
+
+Every example is a tiny, well-conditioned problem (a few classes, a few samples) that runs in well
+under 0.2 s, so the fuzz suite can call each one many times with bad and extreme values.
+"""
+import numpy as np
+
+import fctheory as fc
+from fctheory import metrics, ufm
+
+_RNG = np.random.default_rng(0)
+K, M, N_PER = 3, 4, 3
+Y = np.repeat(np.arange(K), N_PER)  # class-major labels, every class present
+MEANS = 3.0 * _RNG.standard_normal((K, M))
+H = MEANS[Y] + 0.5 * _RNG.standard_normal((K * N_PER, M))  # samples x features
+W = _RNG.standard_normal((K, M))
+B = _RNG.standard_normal(K)
+
+TASK = fc.Task.full(3, 2, 2)  # n_c = 3, s_c = 2, L = 2: n_w = 6, K = 9
+D = 4
+W_TASK = _RNG.standard_normal((D, TASK.n_w))
+U_TASK = _RNG.standard_normal((TASK.K, TASK.L * D))
+
+# perturbation model: W is K x d, H is d x N (columns class-major), N = K n
+PK, PN, PD = 2, 2, 3
+PH = _RNG.standard_normal((PD, PK * PN)) + np.repeat(2.0 * _RNG.standard_normal((PD, PK)), PN, axis=1)
+PW = _RNG.standard_normal((PK, PD))
+
+
+def _acc():
+    acc = metrics.NCAccumulator(K=K, m=M)
+    acc.update(H[:5], Y[:5])
+    acc.update(H[5:], Y[5:])
+    return acc
+
+
+def _ce_point():
+    # W K x m, H m x (K n): a random point of the regularised UFM (m = 3, K = 3, n = 2)
+    rng = np.random.default_rng(1)
+    return dict(W=rng.standard_normal((3, 3)), H=rng.standard_normal((3, 6)), b=rng.standard_normal(3), n=2,
+                lam_W=0.01, lam_H=0.02)
+
+
+def _response():
+    return ufm.first_order_response(PW, PH, PK, 0.5, 0.3, 2.0)
+
+
+EXAMPLES = {
+    # ------------------------------------------------------------------ neural-collapse metrics
+    "fctheory.metrics.nc1": lambda: dict(H=H, y=Y, variant="papyan", K=K),
+    "fctheory.metrics.nc2": lambda: dict(M=MEANS, variant="etf", center=True),
+    "fctheory.metrics.nc3": lambda: dict(W=W, H=H, y=Y, variant="duality", K=K),
+    "fctheory.metrics.nc4": lambda: dict(W=W, H=H, y=Y, b=B, means=None, K=K),
+    "fctheory.metrics.cdnv": lambda: dict(H=H, y=Y, matrix=False, K=K),
+    "fctheory.metrics.equinorm": lambda: dict(M=MEANS, center=True),
+    "fctheory.metrics.equiangularity": lambda: dict(M=MEANS, variant="max_angle", center=True),
+    "fctheory.metrics.etf_gram": lambda: dict(K=4),
+    "fctheory.metrics.class_statistics": lambda: dict(H=H, y=Y, K=K),
+    "fctheory.metrics.NCAccumulator": lambda: dict(K=K, m=M, full_scatter=True, backend="numpy"),
+    "fctheory.metrics.NCAccumulator.update": lambda: (metrics.NCAccumulator(K=K, m=M), dict(H=H, y=Y)),
+    "fctheory.metrics.NCAccumulator.statistics": lambda: (_acc(), dict()),
+    "fctheory.metrics.NCAccumulator.nc1": lambda: (_acc(), dict(variant="papyan")),
+    "fctheory.metrics.NCAccumulator.cdnv": lambda: (_acc(), dict(matrix=False)),
+    "fctheory.metrics.NCAccumulator.nc2": lambda: (_acc(), dict(variant="etf")),
+    "fctheory.metrics.NCAccumulator.nc3": lambda: (_acc(), dict(W=W, variant="duality")),
+    # ------------------------------------------------------------------ feature-collapse metrics
+    "fctheory.metrics.within_concept_spread": lambda: dict(task=TASK, W=W_TASK, layernorm=False),
+    "fctheory.metrics.frame_alignment": lambda: dict(task=TASK, W=W_TASK, layernorm=False, max_iter=50, tol=1e-12),
+    "fctheory.metrics.distance_to_type1": lambda: dict(task=TASK, W=W_TASK, U=U_TASK, max_iter=50, tol=1e-12),
+    "fctheory.metrics.distance_to_type2": lambda: dict(task=TASK, W=W_TASK, U=U_TASK, max_iter=50, tol=1e-12),
+    "fctheory.metrics.distance_to_type3": lambda: dict(task=TASK, W=W_TASK, U=U_TASK, max_iter=50, tol=1e-12),
+    # ------------------------------------------------------------------ regularised UFM
+    "fctheory.ufm.ce": lambda: dict(K=4, n=5, lam_W=0.01, lam_H=0.02, bias=False),
+    "fctheory.ufm.mse": lambda: dict(K=4, n=5, lam_W=0.01, lam_H=0.02, bias=True),
+    "fctheory.ufm.ce_objective": _ce_point,
+    "fctheory.ufm.mse_objective": _ce_point,
+    "fctheory.ufm.solve_ce": lambda: dict(K=2, n=1, m=2, lam_W=0.1, lam_H=0.1, bias=False, n_starts=1, seed=0),
+    "fctheory.ufm.solve_mse": lambda: dict(K=2, n=1, m=2, lam_W=0.1, lam_H=0.1, bias=False, n_starts=1, seed=0),
+    "fctheory.ufm.convex_ce": lambda: dict(K=2, n=1, lam_W=0.1, lam_H=0.1, bias=False, solver="CLARABEL"),
+    "fctheory.ufm.convex_mse": lambda: dict(K=2, n=1, lam_W=0.1, lam_H=0.1, bias=False, solver="CLARABEL"),
+    # ------------------------------------------------------------------ unregularised / norm-constrained
+    "fctheory.ufm.max_margin": lambda: dict(K=3, n=4),
+    "fctheory.ufm.norm_constrained_ce": lambda: dict(K=3, Omega_W=1.0, Omega_H=2.0),
+    "fctheory.ufm.output_ball": lambda: dict(K=3, R=2.0),
+    "fctheory.ufm.solve_max_margin": lambda: dict(K=2, n=1, m=1, n_starts=1, seed=0),
+    "fctheory.ufm.solve_norm_constrained_ce": lambda: dict(K=2, n=1, m=2, Omega_W=1.0, Omega_H=1.0, n_starts=1,
+                                                           seed=0),
+    "fctheory.ufm.solve_output_ball": lambda: dict(K=3, R=2.0, k=1, n_starts=1, seed=0),
+    # ------------------------------------------------------------------ LayerNorm UFM
+    "fctheory.ufm.layernorm_ce": lambda: dict(K=3, d=4, lam=0.01, n_starts=1, seed=0),
+    "fctheory.ufm.layernorm_mse": lambda: dict(K=3, d=5, lam=0.01, bias=False, n_starts=1, seed=0),
+    "fctheory.ufm.layernorm_features": lambda: dict(G=_RNG.standard_normal((4, 5))),
+    "fctheory.ufm.solve_layernorm_ce": lambda: dict(K=2, n=1, d=3, lam=0.1, n_starts=1, seed=0),
+    "fctheory.ufm.solve_layernorm_mse": lambda: dict(K=2, n=1, d=3, lam=0.1, bias=True, n_starts=1, seed=0),
+    # ------------------------------------------------------------------ perturbation paper
+    "fctheory.ufm.collapsed_minimizer": lambda: dict(K=3, n=2, d=4, lam_W=0.5, lam_H=0.3, R=None, seed=0),
+    "fctheory.ufm.anchored_objective": lambda: dict(W=PW, H=PH, H0=PH + 0.1, K=PK, lam_W=0.5, lam_H=0.3, beta=2.0),
+    "fctheory.ufm.optimal_W": lambda: dict(H=PH, K=PK, lam_W=0.5),
+    "fctheory.ufm.central_path_loss": lambda: dict(H=PH, K=PK, lam_W=0.5, lam_H=0.3, method="closed"),
+    "fctheory.ufm.central_path_gradient": lambda: dict(H=PH, K=PK, lam_W=0.5, lam_H=0.3),
+    "fctheory.ufm.solve_anchored": lambda: dict(H0=PH, K=PK, lam_W=0.5, lam_H=0.3, beta=2.0, H_init=None,
+                                                newton=True, max_newton=3),
+    "fctheory.ufm.gradient_flow": lambda: dict(H0=PH, K=PK, lam_W=0.5, lam_H=0.3, t_max=0.5, n_eval=3, rtol=1e-6,
+                                               atol=1e-9),
+    "fctheory.ufm.hessian_blocks": lambda: dict(W=PW, H=PH, K=PK, lam_W=0.5, lam_H=0.3, beta=2.0),
+    "fctheory.ufm.first_order_response": lambda: dict(W=PW, H=PH, K=PK, lam_W=0.5, lam_H=0.3, beta=2.0,
+                                                      kind="exact"),
+    "fctheory.ufm.class_blocks": lambda: dict(F=np.eye(PK * PD * PN), K=PK, n=PN, d=PD),
+    "fctheory.ufm.block_spectra": lambda: dict(K=2, n=2, d=3, lam_W=0.5, lam_H=0.3, beta=2.0),
+    "fctheory.ufm.nc1_tilde": lambda: dict(H=PH, K=PK),
+}
+
+SKIP = {}
+
+# documented NaN fields: quantities the model does not define (docs/ufm.md, UFMOptimum docstring)
+ALLOW_NONFINITE = {
+    "fctheory.ufm.norm_constrained_ce": {"H_norm_sq": "NaN by design: ‖H‖² = N·Ω_H depends on n, not an argument"},
+    "fctheory.ufm.output_ball": {"W_norm_sq": "NaN by design: the output-ball model has no classifier W"},
+    "fctheory.ufm.layernorm_ce": {"H_norm_sq": "NaN by design (closed form): LayerNorm fixes ‖x_i‖² = d, N is free"},
+    "fctheory.ufm.layernorm_mse": {"H_norm_sq": "NaN by design (closed form): LayerNorm fixes ‖x_i‖² = d, N is free"},
+}
