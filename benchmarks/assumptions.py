@@ -87,9 +87,9 @@ def main():
 
     for n_c, s_c, L in [(3, 3, 2), (4, 2, 2)]:
         t = Task.full(n_c, s_c, L, mu="zipf")
-        lam = 0.5 * float(lambda_max_type3(t.mu, n_c, L))
+        lam = 0.5 * float(lambda_max_type3(mu=t.mu, n_c=n_c, L=L))
         S = _risk.enumerate_sentences(t)
-        sol = solve_type3(t.mu, n_c, L, lam)
+        sol = solve_type3(mu=t.mu, n_c=n_c, L=L, lam=lam)
         W, U = _risk.type3_point(t, float(sol.c), np.asarray(sol.r), n_c + 1)
         X = _risk.X_of(W, U, L)
         t_cvx, cv = best(lambda: convex.solve_convex(t, lam, S=S), 1)

@@ -128,7 +128,7 @@ def kernel_comparison(results, L=7):
     from fctheory.configurations import type1_configuration
 
     t3 = Task.full(3, 3, 4)
-    W, U = type1_configuration(t3, 3, c=200.0, seed=0)
+    W, U = type1_configuration(t3, d=3, c=200.0, seed=0)
     r = evaluate_risk(t3, W, U, 0.01, grad=True)
     t_nb, _ = best_time(lambda: evaluate_risk(t3, W, U, 0.01, grad=True), 2)
     t_np, _ = best_time(lambda: evaluate_risk(t3, W, U, 0.01, grad=True, jit=False), 2)

@@ -59,7 +59,7 @@ def params(n, rng, near_solve=True):
     s_c = rng.integers(1, 100, n)
     K = np.maximum(1, np.floor(np.exp(rng.uniform(0, 1, n) * L * np.log(n_c))))
     K = np.minimum(K, n_c.astype(float) ** L)
-    lam0 = fc.lambda_trivial(n_c, n_c * s_c, L, K)
+    lam0 = fc.lambda_trivial(n_c=n_c, n_w=n_c * s_c, L=L, K=K)
     if near_solve:
         lam = lam0 * np.exp(-np.exp(rng.uniform(np.log(1e-3), np.log(30), n)))
     else:
@@ -83,11 +83,12 @@ def main(argv=None):
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args(argv)
     rng = np.random.default_rng(args.seed)
-    fc.tau(3, 6, 2, 9, 0.01)  # JIT warm-up (compiled kernels are cached on disk)
+    fc.tau(n_c=3, n_w=6, L=2, K=9, lam=0.01)  # JIT warm-up (compiled kernels are cached on disk)
     for label, near in (("lambda < lambda_0 (every item solved)", True), ("lambda log-uniform in [1e-12, 1e3]", False)):
         P = params(args.n, rng, near)
-        t_vec, out = best_of(lambda: fc.tau(*P), 3)
-        t_np, out_np = best_of(lambda: fc.tau(*P, backend="numpy"), 1)
+        kw = dict(zip(("n_c", "n_w", "L", "K", "lam"), P))
+        t_vec, out = best_of(lambda: fc.tau(**kw), 3)
+        t_np, out_np = best_of(lambda: fc.tau(**kw, backend="numpy"), 1)
         idx = rng.choice(args.n, args.sub, replace=False)
         items = [tuple(float(a[i]) for a in P) for i in idx]
         t0 = time.perf_counter()

@@ -78,14 +78,14 @@ def main():
           f"{ARGS.backend}/{ARGS.dtype}, R={R} runs; sequential timed on {n_seq} run(s); device: {device()}")
     fc.set_budget(max_seconds=float("inf"), max_bytes=float("inf"))  # a benchmark sizes itself
     # warm-up: compilation, CUDA context, allocator
-    fc.train(task, n_spl, **{**common, "epochs": 1}, seed=10**6)
-    train_batched(task, n_spl, **{**common, "epochs": 1}, seed=[10**6, 10**6 + 1])
+    fc.train(task, n_spl=n_spl, **{**common, "epochs": 1}, seed=10**6)
+    train_batched(task, n_spl=n_spl, **{**common, "epochs": 1}, seed=[10**6, 10**6 + 1])
 
     t = time.perf_counter()
-    seq = [fc.train(task, n_spl, **common, seed=r) for r in range(n_seq)]
+    seq = [fc.train(task, n_spl=n_spl, **common, seed=r) for r in range(n_seq)]
     t_seq = (time.perf_counter() - t) / n_seq  # seconds per run
     t = time.perf_counter()
-    bat = train_batched(task, n_spl, **common, seed=list(range(R)))
+    bat = train_batched(task, n_spl=n_spl, **common, seed=list(range(R)))
     t_bat = time.perf_counter() - t
     diff = float(np.abs(bat[0].W.astype(np.float64) - seq[0].W).max() / np.abs(seq[0].W).max())
     rs_seq, rs_bat = 1.0 / t_seq, R / t_bat

@@ -119,7 +119,7 @@ def main():
     else:
         task = Task.random(3, 400, 15, 1000, seed=np.random.default_rng([0, 0]))
         n_spl, d, rounds = 5, 100, ARGS.rounds
-    data = make_data(task, n_spl, 0)
+    data = make_data(task, n_spl=n_spl, seed=0)
     N = data.X_train.shape[0]
     print(f"fig3 setting: n_w={task.n_w}, L={task.L}, K={task.K}, d={d}, {N} sentences, batch 100 "
           f"({-(-N // 100)} steps/epoch); threads={ARGS.threads}; {os.cpu_count()} CPUs; rounds={rounds}")
@@ -127,7 +127,7 @@ def main():
     results = {}
     for dtype in ARGS.dtypes.split(","):
         cfg = TrainConfig(n_spl=n_spl, d=d, lr=0.1, batch=100, lam_W=1e-3, lam_U=1e-3, dtype=dtype)
-        E0, U0 = init_weights(task, d, 0, 1e-3, dtype)
+        E0, U0 = init_weights(task, d=d, seed=0, init_scale=1e-3, dtype=dtype)
         engines = {}
         for n in names:
             eng, why = make_engine(n, E0, U0, data, cfg)
@@ -137,9 +137,9 @@ def main():
                 engines[n] = eng
         times = {n: [] for n in engines}
         for n, eng in engines.items():  # warm-up epoch (numba load/compile, torch allocator)
-            eng.epoch(epoch_permutation(0, 0, N))
+            eng.epoch(epoch_permutation(seed=0, epoch=0, n=N))
         for r in range(rounds):
-            perm = epoch_permutation(0, r + 1, N)
+            perm = epoch_permutation(seed=0, epoch=r + 1, n=N)
             for n, eng in engines.items():
                 t = time.perf_counter()
                 eng.epoch(perm)

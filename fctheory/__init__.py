@@ -53,8 +53,10 @@ from .diagnosis import Diagnosis, diagnose, load_task, save_task  # issue 10 (pa
 
 from .sweep import sweep  # issue 11: fctheory.sweep(spec) is the function; `from fctheory.sweep import plot, ...`
 from .trainer.batched import train_batched  # issue 11: many runs of one shape as one computation
+from . import finite_sample  # issue 13: finite-sample predictors (fctheory.finite_sample.predict_plugin, ...)
+from . import testing  # noqa: E402  issue 12: strategies/assertions; lazy (Hypothesis loads on first use)
 
-__version__ = "0.1.0"
+__version__ = "1.0.0"
 
 # the public API (one name per line: helpers add theirs with one-line edits); the fuzz suite
 # (tests/test_fuzz.py) fuzzes every callable listed here and in the sub-packages' __all__
@@ -124,4 +126,6 @@ __all__ = [
     "save_task",
     "diagnosis",
     "trainer",
+    "finite_sample",
+    "testing",
 ]

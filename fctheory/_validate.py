@@ -246,6 +246,7 @@ def broadcast_flat(**arrays):
 import functools as _functools
 import inspect as _inspect
 import os as _os
+import warnings as _warnings
 
 
 class Kind:
@@ -531,7 +532,7 @@ def _nearest_existing(path: str) -> str:
     return path
 
 
-def public(**kinds):
+def public(*, renamed: dict | None = None, legacy_positional: tuple = (), **kinds):
     """Declare and check the kind of every parameter of a public entry point.
 
     Every parameter of the wrapped callable (``self``/``cls`` aside) must be named in ``kinds``;
@@ -539,7 +540,13 @@ def public(**kinds):
     are checked (and converted: ints to int, reals to float, arrays to fresh float64 arrays) before
     the body runs; defaults are trusted. A call with wrong or missing arguments raises
     :class:`~fctheory.FCTheoryError` naming the function, instead of a bare ``TypeError``.
+
+    API evolution (see CHANGELOG.md): ``renamed={"old": "new"}`` still accepts the old keyword with a
+    ``DeprecationWarning``; ``legacy_positional=("a", "b", ...)`` still accepts, with a
+    ``DeprecationWarning``, positional arguments for parameters that became keyword-only (they are
+    mapped, in that order, after the remaining positional parameters).
     """
+    renamed = dict(renamed or {})
 
     def deco(fn):
         sig = _inspect.signature(fn)
@@ -550,8 +557,33 @@ def public(**kinds):
         if missing or extra:
             raise TypeError(f"@public on {fn.__qualname__}: undeclared parameters {missing}, unknown names {extra}")
 
+        n_pos = sum(1 for p in sig.parameters.values() if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD))
+        for old_name, new_name in renamed.items():
+            if new_name not in sig.parameters:
+                raise TypeError(f"@public on {fn.__qualname__}: renamed target {new_name!r} is not a parameter")
+
         @_functools.wraps(fn)
         def wrapper(*args, **kwargs):
+            if renamed and any(k in renamed for k in kwargs):
+                for old_name in [k for k in kwargs if k in renamed]:
+                    new_name = renamed[old_name]
+                    if new_name in kwargs:
+                        raise FCTheoryError(f"{fn.__qualname__}(): got both {old_name!r} (deprecated) and {new_name!r}")
+                    _warnings.warn(f"{fn.__qualname__}: argument {old_name!r} is deprecated, use {new_name!r} "
+                                   "(see CHANGELOG.md)", DeprecationWarning, stacklevel=2)
+                    kwargs[new_name] = kwargs.pop(old_name)
+            if legacy_positional and len(args) > n_pos:
+                extra, args = args[n_pos:], args[:n_pos]
+                if len(extra) > len(legacy_positional):
+                    raise FCTheoryError(f"{fn.__qualname__}(): takes at most {n_pos + len(legacy_positional)} "
+                                        f"positional arguments, got {n_pos + len(extra)}")
+                names = legacy_positional[:len(extra)]
+                _warnings.warn(f"{fn.__qualname__}: pass {', '.join(names)} by keyword (positional use is "
+                               "deprecated, see CHANGELOG.md)", DeprecationWarning, stacklevel=2)
+                for name, value in zip(names, extra):
+                    if name in kwargs:
+                        raise FCTheoryError(f"{fn.__qualname__}(): got multiple values for argument {name!r}")
+                    kwargs[name] = value
             try:
                 bound = sig.bind(*args, **kwargs)
             except TypeError as exc:
@@ -564,6 +596,7 @@ def public(**kinds):
             return fn(*bound.args, **bound.kwargs)
 
         wrapper.__fc_params__ = dict(kinds)
+        wrapper.__fc_renamed__ = dict(renamed)
         return wrapper
 
     return deco

@@ -110,8 +110,8 @@ def _onehot(Z, n_c):
     return O
 
 
-@public(Z=_Z, n_c=_NC)
-def assumption_A_counts(Z, n_c=None) -> np.ndarray:
+@public(Z=_Z, n_c=_NC, legacy_positional=("n_c",))
+def assumption_A_counts(Z, *, n_c=None) -> np.ndarray:
     """Counts N[k, r, ℓ, α] = |{j : dist(z_j, z_k) = r and z_{j,ℓ} = α}| for r = 0..L (exact int64).
 
     The left-hand side of (35); r = 0 is included for completeness (it counts z_k itself and
@@ -184,8 +184,9 @@ def _expected_35(K: int, n_c: int, L: int, r: int, same: bool) -> Fraction:
     return Fraction(K * comb(L - 1, r - 1) * (n_c - 1) ** (r - 1), N)
 
 
-@public(Z=_Z, n_c=_NC, expected=Anything("callable (K, n_c, L, r, same) -> Fraction; proofs_check self-test hook").or_none())
-def check_assumption_A(Z, n_c=None, *, expected=None) -> AssumptionAResult:
+@public(Z=_Z, n_c=_NC, expected=Anything("callable (K, n_c, L, r, same) -> Fraction; proofs_check self-test hook").or_none(),
+        legacy_positional=("n_c",))
+def check_assumption_A(Z, *, n_c=None, expected=None) -> AssumptionAResult:
     """Check Assumption A (35) exactly, reporting every violated (k, r, ℓ, α).
 
     Parameters
@@ -217,7 +218,7 @@ def check_assumption_A(Z, n_c=None, *, expected=None) -> AssumptionAResult:
     # the violations list may hold one Python object (~300 bytes) per identity
     check_work("Z", f"{K}×{L} latent variables", bytes=300 * K * L * L * n_c, what="check_assumption_A (the violations list)")
     rhs = expected if expected is not None else _expected_35
-    counts = assumption_A_counts(Z, n_c)
+    counts = assumption_A_counts(Z, n_c=n_c)
     same = _onehot(Z, n_c).astype(bool)  # same[k, ℓ, α] = (z_{k,ℓ} == α)
     violations = []
     integral = True
@@ -280,8 +281,8 @@ class LemmaBResult:
         return self.holds
 
 
-@public(Z=_Z, n_c=_NC)
-def lemma_B_properties(Z, n_c=None) -> LemmaBResult:
+@public(Z=_Z, n_c=_NC, legacy_positional=("n_c",))
+def lemma_B_properties(Z, *, n_c=None) -> LemmaBResult:
     """Check the three properties of Lemma B exactly and recover θ_r, A_r.
 
     Parameters
@@ -483,8 +484,9 @@ def _assumption_B_gram(Z, n_c, block: int = 256):
     return Gm, n_eq, m
 
 
-@public(Z=_Z, n_c=_NC, sdp=Bool(), solver=_SolverKind(), A_space=Anything("list of n_c×n_c arrays; proofs_check self-test hook").or_none())
-def check_assumption_B(Z, n_c=None, *, sdp: bool = True, solver: str | None = None, A_space=None) -> AssumptionBResult:
+@public(Z=_Z, n_c=_NC, sdp=Bool(), solver=_SolverKind(), A_space=Anything("list of n_c×n_c arrays; proofs_check self-test hook").or_none(),
+        legacy_positional=("n_c",))
+def check_assumption_B(Z, *, n_c=None, sdp: bool = True, solver: str | None = None, A_space=None) -> AssumptionBResult:
     """Check Assumption B: solve (44) exactly; if its solutions exceed 𝒜, certify with an SDP.
 
     Parameters
@@ -733,8 +735,9 @@ def _check_search_args(n_c, L, K, limit):
     return N, (list(range(1, N + 1)) if K is None else [K])
 
 
-@public(n_c=Int(min=2), L=Int(min=1), K=Int(min=1).or_none(), method=Choice("exhaustive", "integrality"))
-def search_assumption_A(n_c: int, L: int, K: int | None = None, *, method: str = "exhaustive") -> ExistenceResult:
+@public(n_c=Int(min=2), L=Int(min=1), K=Int(min=1).or_none(), method=Choice("exhaustive", "integrality"),
+        legacy_positional=("n_c", "L", "K"))
+def search_assumption_A(*, n_c: int, L: int, K: int | None = None, method: str = "exhaustive") -> ExistenceResult:
     """For which K ≤ n_c^L do latent sets of K distinct z ∈ 𝒵 satisfy Assumption A exactly?
 
     Parameters
@@ -773,12 +776,13 @@ def search_assumption_A(n_c: int, L: int, K: int | None = None, *, method: str =
     N, Ks = _check_search_args(n_c, L, K, 16)
     if N > 16:
         fail("L", L, f"exhaustive search is limited to n_c**L <= 16, got {N} (use method='integrality')")
-    return _search(n_c, L, "assumption A", lambda Zs: check_assumption_A(Zs, n_c).holds, Ks,
+    return _search(n_c, L, "assumption A", lambda Zs: check_assumption_A(Zs, n_c=n_c).holds, Ks,
                    deadline=_Deadline("K" if K is not None else "L", K if K is not None else L, "search_assumption_A"))
 
 
-@public(n_c=Int(min=2), L=Int(min=1), K=Int(min=1).or_none(), with_origin=Bool())
-def search_lemma_B(n_c: int, L: int, K: int | None = None, *, with_origin: bool = False) -> ExistenceResult:
+@public(n_c=Int(min=2), L=Int(min=1), K=Int(min=1).or_none(), with_origin=Bool(),
+        legacy_positional=("n_c", "L", "K"))
+def search_lemma_B(*, n_c: int, L: int, K: int | None = None, with_origin: bool = False) -> ExistenceResult:
     """Exhaustively find the latent sets (subsets of 𝒵) satisfying Lemma B (i)–(iii).
 
     The collapse proofs only use Lemma B, so these sets (which exist for some K < n_c^L, unlike
@@ -809,7 +813,7 @@ def search_lemma_B(n_c: int, L: int, K: int | None = None, *, with_origin: bool 
     def test(Zs):
         D = _hamming(Zs)
         S = np.stack([(D == r).sum(1) for r in range(1, L + 1)], 1)
-        return bool(np.all(S == S[0])) and lemma_B_properties(Zs, n_c).holds  # (i) first: cheap filter
+        return bool(np.all(S == S[0])) and lemma_B_properties(Zs, n_c=n_c).holds  # (i) first: cheap filter
 
     return _search(n_c, L, "lemma B", test, Ks, with_origin,
                    deadline=_Deadline("K" if K is not None else "L", K if K is not None else L, "search_lemma_B"))

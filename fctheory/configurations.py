@@ -47,11 +47,12 @@ def _finite(name, value, W):
 
 def _U(task: Task, F, c):
     """U with u_{k,ℓ} = c f_{z_kℓ} (Û = c F Z)."""
-    return U_from_hat(c * F[:, task.Z.ravel()], task.L)
+    return U_from_hat(c * F[:, task.Z.ravel()], L=task.L)
 
 
-@public(task=Instance(Task), d=Int(min=1), lam=_LAM, c=_C, c_prime=_C, frame=Array(ndim=2).or_none(), seed=Seed())
-def type1_configuration(task, d, lam=None, *, c=None, c_prime=None, frame=None, seed=None):
+@public(task=Instance(Task), d=Int(min=1), lam=_LAM, c=_C, c_prime=_C, frame=Array(ndim=2).or_none(), seed=Seed(),
+        legacy_positional=("d", "lam"))
+def type1_configuration(task, *, d, lam=None, c=None, c_prime=None, frame=None, seed=None):
     """(W, U) in a type-I collapse configuration (Definition 1).
 
     Parameters
@@ -78,7 +79,7 @@ def type1_configuration(task, d, lam=None, *, c=None, c_prime=None, frame=None, 
             fail("c", c, "give either lam (Theorem 1's constants) or c")
         from .tau import tau
 
-        t = tau(task.n_c, task.n_w, task.L, task.K, lam)
+        t = tau(n_c=task.n_c, n_w=task.n_w, L=task.L, K=task.K, lam=lam)
         c = float(np.sqrt(t / task.n_w))
         if c_prime is None:
             c_prime = float(np.sqrt(t / (task.K * task.L)))
@@ -93,8 +94,9 @@ def type1_configuration(task, d, lam=None, *, c=None, c_prime=None, frame=None, 
 
 
 @public(task=Instance(Task), d=Int(min=1), lam=_LAM, c=_C, frame=Array(ndim=2).or_none(), seed=Seed(),
-        scale=Real(lo=0, lo_open=True, array=True).or_none(), shift=Real(array=True).or_none())
-def type2_configuration(task, d, lam=None, *, c=None, frame=None, seed=None, scale=None, shift=None):
+        scale=Real(lo=0, lo_open=True, array=True).or_none(), shift=Real(array=True).or_none(),
+        legacy_positional=("d", "lam"))
+def type2_configuration(task, *, d, lam=None, c=None, frame=None, seed=None, scale=None, shift=None):
     """(W, U) in a type-II collapse configuration (Definition 2) for the network h*.
 
     φ(w_(α,β)) = √d f_α with f mean-zero equiangular (needs d ≥ n_c); u_{k,ℓ} = c f_{z_kℓ}.
@@ -114,7 +116,7 @@ def type2_configuration(task, d, lam=None, *, c=None, frame=None, seed=None, sca
             fail("c", c, "give either lam (Theorem 3's constant) or c")
         from .tau_star import tau_star
 
-        c = float(tau_star(task.n_c, task.L, task.K, d, lam) / np.sqrt(task.K * task.L))
+        c = float(tau_star(n_c=task.n_c, L=task.L, K=task.K, d=d, lam=lam) / np.sqrt(task.K * task.L))
     W = np.sqrt(F.shape[0]) * F[:, task.word_concept]
     with np.errstate(over="ignore", invalid="ignore"):
         if scale is not None:
@@ -125,8 +127,8 @@ def type2_configuration(task, d, lam=None, *, c=None, frame=None, seed=None, sca
 
 
 @public(task=Instance(Task), d=Int(min=1), lam=_LAM, c=_C, r=Real(lo=0, array=True).or_none(),
-        frame=Array(ndim=2).or_none(), seed=Seed())
-def type3_configuration(task, d, lam=None, *, c=None, r=None, frame=None, seed=None):
+        frame=Array(ndim=2).or_none(), seed=Seed(), legacy_positional=("d", "lam"))
+def type3_configuration(task, *, d, lam=None, c=None, r=None, frame=None, seed=None):
     """(W, U) in a type-III collapse configuration (Definition 3).
 
     w_(α,β) = r_β f_α, u_{k,ℓ} = c f_{z_kℓ}. With ``lam`` (and no ``c``/``r``) the constants solve
@@ -143,7 +145,7 @@ def type3_configuration(task, d, lam=None, *, c=None, r=None, frame=None, seed=N
             fail("task", task, "Theorem 2's constants need the full latent set (K = n_c**L)")
         from .type3 import solve_type3
 
-        sol = solve_type3(task.mu, task.n_c, task.L, lam)
+        sol = solve_type3(mu=task.mu, n_c=task.n_c, L=task.L, lam=lam)
         c, r = float(sol.c), sol.r
     r = np.asarray(r, dtype=np.float64)
     if r.shape != (task.s_c,):

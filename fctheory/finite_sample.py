@@ -47,7 +47,8 @@ __all__ = [
 
 _X = Array(ndim=2, integer=True, min=0)
 _Y = Array(ndim=1, integer=True, min=0)
-_LAM = Real(lo=0.0, lo_open=True)
+#: λ of the predictors: the solves are scaled for weight decays of practice (the paper's is 1e-3)
+_LAM = Real(lo=1e-12, hi=1e6)
 
 
 @result_type
@@ -64,7 +65,8 @@ class FiniteSamplePrediction:
     u_norm : ndarray, shape (K, L)
         Predicted ‖u_{k,ℓ}‖.
     theory_word_norm, theory_u_norm : float
-        The n_spl → ∞ values (Theorem 1, or Theorem 2 averaged) the prediction perturbs.
+        The n_spl → ∞ values (Theorem 1, or Theorem 2 averaged) the prediction perturbs (0 where
+        the theory's optimum is trivial; for ``perturbation_full`` the mean norms of θ*).
     info : dict
         Method-specific quantities (c, weights, Hessian diagonal, convergence, ...).
     """
@@ -131,7 +133,14 @@ def norms(task: Task, W, U):
         fail("W", W, f"must have shape (d, n_w) with n_w = {task.n_w}, got {W.shape}")
     if U.shape != (task.K, task.L * d):
         fail("U", U, f"must have shape (K, L*d) = ({task.K}, {task.L * d}), got {U.shape}")
-    return np.linalg.norm(W, axis=0), np.linalg.norm(U.reshape(task.K, task.L, d), axis=2)
+    return _colnorm(W, 0), _colnorm(U.reshape(task.K, task.L, d), 2)
+
+
+def _colnorm(A, axis):
+    """‖·‖₂ along ``axis`` without overflow/underflow of the squares (entries up to 1e308)."""
+    m = np.max(np.abs(A), axis=axis, keepdims=True)
+    safe = np.where(m > 0, m, 1.0)
+    return np.squeeze(safe, axis=axis) * np.sqrt(np.sum((A / safe) ** 2, axis=axis))
 
 
 # ----------------------------------------------------------------------------- the empirical risk
@@ -280,7 +289,7 @@ def _type1_point(task, lam):
     """(r̄, c̄, s* = κ r̄ c̄) of Theorem 1 (uniform words)."""
     from .tau import tau  # noqa: PLC0415
 
-    t = float(tau(task.n_c, task.n_w, task.L, task.K, lam))
+    t = float(tau(n_c=task.n_c, n_w=task.n_w, L=task.L, K=task.K, lam=lam))
     if t == 0.0:
         fail("lam", lam, "is at or above the trivial threshold λ₀ (Theorem 1: τ = 0, all norms 0)")
     r, c = math.sqrt(t / task.n_w), math.sqrt(t / (task.K * task.L))
@@ -366,7 +375,7 @@ def predict_plugin(task: Task, X, lam) -> FiniteSamplePrediction:
         else:
             from .type3 import solve_type3  # noqa: PLC0415
 
-            sol = solve_type3(task.mu, n_c, L, lam)
+            sol = solve_type3(mu=task.mu, n_c=n_c, L=L, lam=lam)
             theory_r = float(np.sqrt(np.mean(sol.r ** 2)))
             theory_c = float(sol.c)
     else:
@@ -546,9 +555,9 @@ def predict_reduced(task: Task, X, y, lam, *, gtol: float = 1e-9, maxiter: int =
             r_s, c_s = start.word_norm, start.u_norm
             tr, tc = start.theory_word_norm, start.theory_u_norm
         except Exception:  # noqa: BLE001  (no non-trivial plug-in point: start small)
-            r_s, c_s, tr, tc = np.full(n_w, 0.1), np.full((K, L), 0.1), float("nan"), float("nan")
+            r_s, c_s, tr, tc = np.full(n_w, 0.1), np.full((K, L), 0.1), 0.0, 0.0
     else:
-        tr = tc = float("nan")
+        tr = tc = 0.0
     r_s = r0 if r0 is not None else r_s
     c_s = c0 if c0 is not None else c_s
     if r_s.shape != (n_w,):
@@ -575,7 +584,7 @@ def predict_reduced(task: Task, X, y, lam, *, gtol: float = 1e-9, maxiter: int =
 
 # ----------------------------------------------------------------------------- (b) full space, enumerable
 @public(task=Instance(Task), X=_X, y=_Y, lam=_LAM, W=Array(ndim=2), U=Array(ndim=2),
-        h=Real(lo=0.0, lo_open=True), tol=Real(lo=0.0, lo_open=True), maxiter=Int(min=1, max=10**6))
+        h=Real(lo=0.0, lo_open=True, hi=0.1), tol=Real(lo=0.0, lo_open=True), maxiter=Int(min=1, max=10**6))
 def perturbation_full(task: Task, X, y, lam, W, U, *, h: float = 1e-5, tol: float = 1e-10,
                       maxiter: int = 2000) -> FiniteSamplePrediction:
     """(b) in the full weight space: θ̂ ≈ θ* − H⁻¹ ∇R̂(θ*) with the exact true risk's Hessian.
@@ -631,7 +640,10 @@ def perturbation_full(task: Task, X, y, lam, W, U, *, h: float = 1e-5, tol: floa
         return (grad(x0 + e * v) - grad(x0 - e * v)) / (2 * e)
 
     op = LinearOperator((x0.size, x0.size), matvec=hvp, dtype=float)
-    delta, info = minres(op, -g, rtol=tol, maxiter=maxiter)
+    with np.errstate(over="ignore", invalid="ignore"):
+        delta, info = minres(op, -g, rtol=tol, maxiter=maxiter)
+    if not np.all(np.isfinite(delta)):
+        fail("W", W, "the Newton step left float64: (W, U) is not a true-risk minimiser at this λ")
     dW, dU = delta[:nW].reshape(d, n_w), delta[nW:].reshape(K, L * d)
     wn, un = norms(task, W, U)
     dwn = np.sum(W * dW, axis=0) / np.where(wn > 0, wn, 1)

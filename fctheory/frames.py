@@ -50,8 +50,8 @@ def _orthonormal_columns(d: int, m: int, *, mean_zero: bool, rng) -> np.ndarray:
     return Q * np.sign(np.diag(R))  # Haar-distributed
 
 
-@public(n_c=Int(min=2), d=Int(min=1), mean_zero=Bool(), seed=Seed())
-def equiangular_frame(n_c: int, d: int, mean_zero: bool = False, seed=None) -> np.ndarray:
+@public(n_c=Int(min=2), d=Int(min=1), mean_zero=Bool(), seed=Seed(), legacy_positional=("mean_zero", "seed"))
+def equiangular_frame(n_c: int, d: int, *, mean_zero: bool = False, seed=None) -> np.ndarray:
     """n_c equiangular unit vectors in R^d, as the columns of a d×n_c matrix F.
 
     Satisfies (4): ``F @ 1 = 0`` and ``F.T @ F = κI − 11ᵀ/(n_c−1)`` (unit norms, pairwise

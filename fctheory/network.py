@@ -17,8 +17,8 @@ from ._validate import Array, Bool, Int, Real, fail, public
 __all__ = ["phi", "phi_jacobian_vjp", "U_hat", "U_from_hat", "scores", "check_weights"]
 
 
-@public(W=Array(ndim=(1, 2)), eps=Real(lo=0))
-def phi(W, eps: float = 0.0):
+@public(W=Array(ndim=(1, 2)), eps=Real(lo=0), legacy_positional=("eps",))
+def phi(W, *, eps: float = 0.0):
     """Column-wise LayerNorm without affine parameters: (v − mean(v)1)/σ(v).
 
     σ is the *biased* standard deviation, σ² = mean((v − mean v)²); with ``eps`` > 0 it is
@@ -57,14 +57,28 @@ def phi_jacobian_vjp(W, G, eps: float = 0.0):
     """
     xp = array_namespace_of(W)
     d = W.shape[0]
-    C = W - W.mean(axis=0, keepdims=True)
-    sig = xp.sqrt((C * C).mean(axis=0, keepdims=True) + eps)
-    Y = C / sig
-    return (G - G.mean(axis=0, keepdims=True) - Y * (Y * G).sum(axis=0, keepdims=True) / d) / sig
+    # the same exact power-of-two column scaling as :func:`phi`: with W = 2^e·Ws, σ = 2^e·σ_s, so
+    # J_φ(w)ᵀg = 2^-e·(g − mean g − φ(φ·g)/d)/σ_s, and neither 1e300 nor 1e-300 columns over/underflow
+    amax = xp.max(xp.abs(W), axis=0, keepdims=True)
+    _, e = xp.frexp(amax)
+    e = xp.where(amax > 0, e, 0)
+    Ws = xp.ldexp(W, -e)
+    C = Ws - Ws.mean(axis=0, keepdims=True)
+    with np.errstate(over="ignore"):
+        eps_s = xp.ldexp(xp.full(e.shape, float(eps)), -2 * e)
+    sig_s = xp.sqrt((C * C).mean(axis=0, keepdims=True) + eps_s)
+    finite = xp.isfinite(sig_s) & (sig_s > 0)
+    safe = xp.where(finite, sig_s, 1.0)
+    Y = C / safe
+    out = xp.ldexp((G - G.mean(axis=0, keepdims=True) - Y * (Y * G).sum(axis=0, keepdims=True) / d) / safe, -e)
+    if bool(xp.any(~finite)) and eps > 0:
+        # tiny columns: eps dominates σ², φ ≈ (w − mean)/√eps is ~0 and J_φᵀg = (g − mean g)/√eps
+        out = xp.where(finite, out, (G - G.mean(axis=0, keepdims=True)) / np.sqrt(eps))
+    return out
 
 
-@public(U=Array(ndim=2), L=Int(min=1))
-def U_hat(U, L: int):
+@public(U=Array(ndim=2), L=Int(min=1), legacy_positional=("L",))
+def U_hat(U, *, L: int):
     """Û ∈ R^{d×KL} from U ∈ R^{K×Ld} (column k·L+ℓ is u_{k,ℓ})."""
     K, Ld = U.shape
     if Ld % L:
@@ -73,8 +87,8 @@ def U_hat(U, L: int):
     return U.reshape(K * L, d).T
 
 
-@public(Uh=Array(ndim=2), L=Int(min=1))
-def U_from_hat(Uh, L: int):
+@public(Uh=Array(ndim=2), L=Int(min=1), legacy_positional=("L",))
+def U_from_hat(Uh, *, L: int):
     """Inverse of :func:`U_hat`: U ∈ R^{K×Ld} from Û ∈ R^{d×KL}."""
     d, KL = Uh.shape
     if KL % L:
@@ -97,8 +111,9 @@ def check_weights(task, W, U, *, name_W: str = "W", name_U: str = "U"):
     return d
 
 
-@public(W=Array(ndim=2), U=Array(ndim=2), X=Array(ndim=2, integer=True, min=0, max=2**62), layernorm=Bool(), eps=Real(lo=0))
-def scores(W, U, X, layernorm: bool = False, eps: float = 0.0):
+@public(W=Array(ndim=2), U=Array(ndim=2), X=Array(ndim=2, integer=True, min=0, max=2**62), layernorm=Bool(), eps=Real(lo=0),
+        legacy_positional=("layernorm", "eps"))
+def scores(W, U, X, *, layernorm: bool = False, eps: float = 0.0):
     """Class scores h(x) (or h*(x)) for word-index sentences X (n×L) → n×K.
 
     Parameters
@@ -120,7 +135,7 @@ def scores(W, U, X, layernorm: bool = False, eps: float = 0.0):
     if int(X.max()) >= n_w:
         fail("X", int(X.max()), f"word indices must be < n_w = {n_w} (the columns of W)")
     check_work("X", X, bytes=8 * n * (L * d + 2 * U.shape[0]), what=f"scores ({n} sentences)")
-    V = phi(W, eps) if layernorm else W
+    V = phi(W, eps=eps) if layernorm else W
     X = xp.asarray(X)
     feats = V.T[X].reshape(n, L * V.shape[0])  # concat(w_{x_1}, …, w_{x_L}), position-major
     with np.errstate(over="ignore", invalid="ignore"):

@@ -20,7 +20,7 @@ from .tau import _log_eta, _params as _params1, lambda_trivial, tau
 from .tau_star import D_EMB
 from .tau_star import H_star as _H_star
 from .tau_star import _log_eta_star, _params as _params3, tau_star
-from .type3 import MU, solve_type3
+from .type3 import MU, S_C, solve_type3
 
 __all__ = [
     "TypeIPrediction",
@@ -172,8 +172,8 @@ class TypeIIIPrediction(_Pred):
     margins_per_position: object
 
 
-@public(n_c=N_C, n_w=N_W, L=LEN, K=KK, lam=LAM)
-def predict_type1(n_c, n_w, L, K, lam) -> TypeIPrediction:
+@public(n_c=N_C, n_w=N_W, L=LEN, K=KK, lam=LAM, legacy_positional=("n_c", "n_w", "L", "K", "lam"))
+def predict_type1(*, n_c, n_w, L, K, lam) -> TypeIPrediction:
     """Predictions of Theorem 1 (uniform word frequencies, network h, risk (5)).
 
     All arguments broadcast (see :func:`fctheory.tau`); every field is finite for valid input
@@ -181,16 +181,16 @@ def predict_type1(n_c, n_w, L, K, lam) -> TypeIPrediction:
 
     Examples
     --------
-    >>> p = predict_type1(3, 1200, 15, 1000, 1e-3)
+    >>> p = predict_type1(n_c=3, n_w=1200, L=15, K=1000, lam=1e-3)
     >>> round(p.c, 5), round(p.pca_sigma, 3)
     (1.42214, 34.835)
     """
     lam_a = float_array("lam", lam, lo=0, lo_open=True)
     n_c_a, n_w_a, L_a, K_a = _params1(n_c, n_w, L, K)
-    t = np.asarray(tau(n_c_a, n_w_a, L_a, K_a, lam_a))
+    t = np.asarray(tau(n_c=n_c_a, n_w=n_w_a, L=L_a, K=K_a, lam=lam_a))
     log_eta = _log_eta(n_c_a, n_w_a, L_a, K_a)
     eta = np.exp(log_eta)
-    risk = np.asarray(_H(t, n_c_a, n_w_a, L_a, K_a, lam_a))
+    risk = np.asarray(_H(t, n_c=n_c_a, n_w=n_w_a, L=L_a, K=K_a, lam=lam_a))
     H0 = np.asarray(LatentSum(n_c_a, L_a, K_a).log_Kom)
     # ratios in logs: K·L and n_w may be near 1e300 (their product overflows)
     log_t = np.log(np.where(t > 0, t, 1.0))
@@ -204,7 +204,7 @@ def predict_type1(n_c, n_w, L, K, lam) -> TypeIPrediction:
         c=_s(root(np.log(n_w_a))),
         c_prime=_s(root(np.log(K_a) + np.log(L_a))),
         eta=_s(eta),
-        lambda_trivial=_s(lambda_trivial(n_c_a, n_w_a, L_a, K_a)),
+        lambda_trivial=_s(lambda_trivial(n_c=n_c_a, n_w=n_w_a, L=L_a, K=K_a)),
         trivial=(t == 0).item() if t.ndim == 0 else (t == 0),
         risk=_s(risk),
         ce=_s(risk - lam_a * t),
@@ -216,8 +216,8 @@ def predict_type1(n_c, n_w, L, K, lam) -> TypeIPrediction:
     )
 
 
-@public(n_c=N_C, L=LEN, K=KK, d=D_EMB, lam=LAM, n_w=N_W.or_none())
-def predict_type2(n_c, L, K, d, lam, n_w=None) -> TypeIIPrediction:
+@public(n_c=N_C, L=LEN, K=KK, d=D_EMB, lam=LAM, n_w=N_W.or_none(), legacy_positional=("n_c", "L", "K", "d", "lam", "n_w"))
+def predict_type2(*, n_c, L, K, d, lam, n_w=None) -> TypeIIPrediction:
     """Predictions of Theorem 3 (network h* with LayerNorm, risk (10), any μ > 0).
 
     The type-II configuration needs a mean-zero equiangular frame, hence d ≥ n_c (as
@@ -226,7 +226,7 @@ def predict_type2(n_c, L, K, d, lam, n_w=None) -> TypeIIPrediction:
 
     Examples
     --------
-    >>> p = predict_type2(3, 15, 1000, 100, 1e-3, n_w=1200)
+    >>> p = predict_type2(n_c=3, L=15, K=1000, d=100, lam=1e-3, n_w=1200)
     >>> round(p.tau_star, 5), round(p.c, 5)
     (11.94703, 0.09755)
     """
@@ -238,9 +238,9 @@ def predict_type2(n_c, L, K, d, lam, n_w=None) -> TypeIIPrediction:
         fail("d", np.broadcast_to(d_a, bad.shape)[i],
              f"the type-II configuration needs a mean-zero equiangular frame, so d >= n_c = {np.broadcast_to(n_c_a, bad.shape)[i]:g}")
     n_w_a = None if n_w is None else _params1(n_c_a, n_w, L_a, K_a)[1]
-    ts = np.asarray(tau_star(n_c_a, L_a, K_a, d_a, lam_a))
+    ts = np.asarray(tau_star(n_c=n_c_a, L=L_a, K=K_a, d=d_a, lam=lam_a))
     log_eta = _log_eta_star(n_c_a, L_a, K_a, d_a)
-    risk = np.asarray(_H_star(ts, n_c_a, L_a, K_a, d_a, lam_a))
+    risk = np.asarray(_H_star(ts, n_c=n_c_a, L=L_a, K=K_a, d=d_a, lam=lam_a))
     phi_w = None if n_w_a is None else _s(np.exp(0.5 * (np.log(n_w_a) + np.log(d_a) - np.log(n_c_a - 1))) + 0 * ts)
     return TypeIIPrediction(
         n_c=_s(n_c_a), L=_s(L_a), K=_s(K_a), d=_s(d_a), lam=_s(lam_a), n_w=None if n_w_a is None else _s(n_w_a),
@@ -258,16 +258,16 @@ def predict_type2(n_c, L, K, d, lam, n_w=None) -> TypeIIPrediction:
     )
 
 
-@public(mu=MU, n_c=N_C, L=LEN, lam=LAM)
-def predict_type3(mu, n_c, L, lam) -> TypeIIIPrediction:
+@public(mu=MU, n_c=N_C, L=LEN, lam=LAM, s_c=S_C, legacy_positional=("mu", "n_c", "L", "lam"))
+def predict_type3(*, mu, n_c, L, lam, s_c=None) -> TypeIIIPrediction:
     """Predictions of Theorem 2 (network h, K = n_c^L, non-uniform μ allowed).
 
     Raises the project error when λ violates (9) (see :func:`solve_type3`). Norms are formed in
     logs, so they stay finite when n_c^L overflows; the field ``K`` = n_c^L itself is inf where it
     exceeds the float64 range (n_c^L > 1.8e308, e.g. n_c = 3, L ≥ 647, reachable only for λ below
-    λ_max ≈ 1e-300).
+    λ_max ≈ 1e-300). ``mu`` may be "uniform"/"zipf" together with ``s_c`` (as :func:`solve_type3`).
     """
-    sol = solve_type3(mu, n_c, L, lam)
+    sol = solve_type3(mu=mu, n_c=n_c, L=L, lam=lam, s_c=s_c)
     n_c_a = np.asarray(sol.n_c, dtype=float)
     L_a = np.asarray(sol.L, dtype=float)
     lam_a = np.asarray(sol.lam, dtype=float)
@@ -278,7 +278,8 @@ def predict_type3(mu, n_c, L, lam) -> TypeIIIPrediction:
     log_kappa = log_nc - np.log(n_c_a - 1)
     logK = L_a * log_nc
     with np.errstate(over="ignore"):
-        K = np.exp(logK)  # inf beyond the float range (documented)
+        # exact n_c**L where it is an exact float (< 2**53), exp(log) beyond; inf past the float range (documented)
+        K = np.where(logK < 53 * np.log(2.0), np.power(n_c_a, np.where(logK < 53 * np.log(2.0), L_a, 0.0)), np.exp(logK))
     log_c = np.log(c)
     log_r = np.log(r)
     x = np.exp(log_kappa[..., None] + log_c[..., None] + log_r)
@@ -304,8 +305,9 @@ def predict_type3(mu, n_c, L, lam) -> TypeIIIPrediction:
     )
 
 
-@public(task=Instance(Task), lam=LAM, network=Choice("h", "h*"), d=Int(min=1).or_none())
-def predict(task, lam, network: str = "h", d=None):
+@public(task=Instance(Task), lam=LAM, network=Choice("h", "h*"), d=Int(min=1).or_none(),
+        legacy_positional=("lam", "network", "d"))
+def predict(task, *, lam, network: str = "h", d=None):
     """The applicable theorem's prediction for ``task``.
 
     * network "h*" (LayerNorm): Theorem 3 (needs ``d`` ≥ n_c);
@@ -320,13 +322,13 @@ def predict(task, lam, network: str = "h", d=None):
     if network == "h*":
         if d is None:
             fail("d", d, "Theorem 3's prediction depends on the embedding dimension d")
-        return predict_type2(task.n_c, task.L, task.K, d, lam, n_w=task.n_w)
+        return predict_type2(n_c=task.n_c, L=task.L, K=task.K, d=d, lam=lam, n_w=task.n_w)
     if d is not None and d < task.n_c - 1:
         fail("d", d, f"type-I/III configurations need an equiangular frame, so d >= n_c - 1 = {task.n_c - 1}")
     if task.is_uniform:
-        return predict_type1(task.n_c, task.n_w, task.L, task.K, lam)
+        return predict_type1(n_c=task.n_c, n_w=task.n_w, L=task.L, K=task.K, lam=lam)
     if task.is_full:
-        return predict_type3(task.mu, task.n_c, task.L, lam)
+        return predict_type3(mu=task.mu, n_c=task.n_c, L=task.L, lam=lam)
     fail(
         "task",
         task,

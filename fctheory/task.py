@@ -16,18 +16,18 @@ from math import comb
 import numpy as np
 
 from ._budget import check_work
-from ._validate import Array, Int, Prob, Seed, check_mu, fail, public
+from ._validate import Array, Bool, Int, Prob, Seed, check_mu, fail, public
 
 
 __all__ = ["Task"]
 
 
-def _as_rng(rng):
-    if isinstance(rng, np.random.Generator):
-        return rng
-    if rng is None or isinstance(rng, (int, np.integer)):
-        return np.random.default_rng(rng)
-    fail("rng", rng, "must be a numpy Generator, an integer seed or None")
+def _as_rng(seed):
+    if isinstance(seed, np.random.Generator):
+        return seed
+    if seed is None or isinstance(seed, (int, np.integer)):
+        return np.random.default_rng(seed)
+    fail("seed", seed, "must be a numpy Generator, an integer seed or None")
 
 
 @dataclass(frozen=True, eq=False)
@@ -43,10 +43,15 @@ class Task:
     L : int
         Sentence length (≥ 1).
     Z : array_like of int, shape (K, L)
-        Latent variables z_k (0-based concept indices), mutually distinct.
+        Latent variables z_k (0-based concept indices), mutually distinct unless ``allow_duplicates``.
     mu : {"uniform", "zipf"} or array_like, shape (s_c,)
         Word frequencies μ_β within each concept (positive, summing to 1); the same law in
         every concept, as in section 3 of the paper.
+    allow_duplicates : bool, keyword-only
+        Accept equal rows of Z (the authors' notebooks draw the latent variables with replacement,
+        see :meth:`Task.random`). Classes with equal latent variables have the same sentence
+        distribution, so no classifier tells them apart: the best test accuracy is
+        :attr:`accuracy_cap` = (number of distinct rows)/K. The paper's theorems assume distinct rows.
 
     Notes
     -----
@@ -59,6 +64,7 @@ class Task:
     L: int
     Z: np.ndarray
     mu: np.ndarray = field(default="uniform")
+    allow_duplicates: bool = field(default=False, kw_only=True)
 
     def __post_init__(self):
         # the declared kinds (Task.__fc_params__), applied in order; Z's bounds depend on n_c
@@ -69,13 +75,16 @@ class Task:
         Z = Array(ndim=2, integer=True, min=0, max=n_c - 1)("Z", self.Z)
         if Z.shape[1] != L:
             fail("Z", self.Z, f"must have shape (K, L) = (K, {L}), got {Z.shape}")
+        allow = _KINDS["allow_duplicates"]("allow_duplicates", self.allow_duplicates)
         check_work("Z", self.Z, bytes=_unique_bytes(Z.shape), what="Task (checking that the latent variables are distinct)")
-        dup = _first_duplicate(Z)
-        if dup is not None:
-            fail("Z", self.Z, f"latent variables (rows) must be mutually distinct (rows {dup[0]} and {dup[1]} are equal)")
-        self._freeze(n_c, s_c, L, Z, _KINDS["mu"]("mu", self.mu))
+        if not allow:
+            dup = _first_duplicate(Z)
+            if dup is not None:
+                fail("Z", self.Z, f"latent variables (rows) must be mutually distinct (rows {dup[0]} and {dup[1]} "
+                                  "are equal; pass allow_duplicates=True to keep duplicated classes)")
+        self._freeze(n_c, s_c, L, Z, _KINDS["mu"]("mu", self.mu), allow)
 
-    def _freeze(self, n_c, s_c, L, Z, mu):
+    def _freeze(self, n_c, s_c, L, Z, mu, allow_duplicates=False):
         """Store the checked fields (read-only arrays); ``mu`` is resolved against s_c here."""
         check_work("s_c", s_c, bytes=16 * s_c, what="Task (word frequencies mu)")
         mu = check_mu(mu, s_c)
@@ -90,19 +99,23 @@ class Task:
         object.__setattr__(self, "L", L)
         object.__setattr__(self, "Z", Z)
         object.__setattr__(self, "mu", mu)
+        object.__setattr__(self, "allow_duplicates", bool(allow_duplicates))
+        # distinct rows: K unless duplicates are allowed (then counted once, O(K L log K))
+        n_distinct = int(np.unique(Z, axis=0).shape[0]) if allow_duplicates and Z.shape[0] > 1 else int(Z.shape[0])
+        object.__setattr__(self, "_n_distinct", n_distinct)
 
     @classmethod
-    def _trusted(cls, n_c, s_c, L, Z, mu) -> "Task":
-        """A Task from rows known to be distinct and in range (Task.full/Task.random): no O(K L) re-check."""
+    def _trusted(cls, n_c, s_c, L, Z, mu, allow_duplicates=False) -> "Task":
+        """A Task from rows known to be in range, and distinct unless ``allow_duplicates`` (Task.full/Task.random)."""
         self = object.__new__(cls)
         _check_vocabulary(n_c, s_c)
-        self._freeze(n_c, s_c, L, Z, mu)
+        self._freeze(n_c, s_c, L, Z, mu, allow_duplicates)
         return self
 
     # ----------------------------------------------------------------- constructors
     @classmethod
-    @public(n_c=Int(min=2), s_c=Int(min=1), L=Int(min=1), mu=Prob())
-    def full(cls, n_c: int, s_c: int, L: int, mu="uniform") -> "Task":
+    @public(n_c=Int(min=2), s_c=Int(min=1), L=Int(min=1), mu=Prob(), legacy_positional=("mu",))
+    def full(cls, n_c: int, s_c: int, L: int, *, mu="uniform") -> "Task":
         """All n_c**L latent variables, in lexicographic order (z_0 = (0,…,0)).
 
         Limited to n_c**L <= 10**7 latent variables and to the memory budget
@@ -120,12 +133,32 @@ class Task:
         return cls._trusted(n_c, s_c, L, _digits(np.arange(N, dtype=np.int64), n_c, L), mu)
 
     @classmethod
-    @public(n_c=Int(min=2), s_c=Int(min=1), L=Int(min=1), K=Int(min=1, max=10**7), mu=Prob(), seed=Seed())
-    def random(cls, n_c: int, s_c: int, L: int, K: int, mu="uniform", seed=None) -> "Task":
-        """K mutually distinct latent variables drawn uniformly at random from C^L.
+    @public(n_c=Int(min=2), s_c=Int(min=1), L=Int(min=1), K=Int(min=1, max=10**7), mu=Prob(), seed=Seed(),
+            replace=Bool(), legacy_positional=("mu", "seed"))
+    def random(cls, n_c: int, s_c: int, L: int, K: int, *, mu="uniform", seed=None, replace=False) -> "Task":
+        """K latent variables drawn uniformly at random from C^L: distinct by default, or i.i.d.
 
-        K is limited to 10**7 and to the memory budget (:func:`fctheory.set_budget`).
+        Parameters
+        ----------
+        n_c, s_c, L, K : int
+            Concepts, words per concept, sentence length, classes (K ≤ 10**7 and the memory budget).
+        mu : {"uniform", "zipf"} or array_like
+            Word frequencies.
+        seed : None, int or numpy Generator
+        replace : bool
+            False (default): K mutually distinct rows, uniform among the K-subsets of C^L (needs
+            K ≤ n_c^L), as the paper assumes. True: the K rows are drawn i.i.d. uniformly, *with*
+            replacement, as in the authors' notebooks; the Task then has ``allow_duplicates=True``.
+            A row equals at least one of the other K − 1 with probability 1 − (1 − n_c^{-L})^{K−1},
+            and duplicated classes cannot be told apart, so the test accuracy of any classifier is at
+            most :attr:`accuracy_cap` = (distinct rows)/K (e.g. about 0.95 for n_c = 3, L = 6, K = 70).
         """
+        if replace:
+            check_work("K", K, bytes=8 * K * L * 4 + 16 * K, what=f"Task.random(n_c={n_c}, s_c={s_c}, L={L}, K={K}, replace=True)")
+            check_work("s_c", s_c, bytes=16 * s_c, what="Task (word frequencies mu)")
+            _check_vocabulary(n_c, s_c)
+            Z = _as_rng(seed).integers(0, n_c, size=(K, L), dtype=np.int64)
+            return cls._trusted(n_c, s_c, L, Z, mu, allow_duplicates=True)
         if L < 64 and (math.log(K) > L * math.log(n_c) + 1e-9 or (L * math.log2(n_c) < 64 and K > n_c**L)):
             fail("K", K, f"must be <= n_c**L = {_show_power(n_c, L)} (the number of distinct latent variables)")
         small = L < 62 and L * math.log2(n_c) < 62
@@ -171,9 +204,24 @@ class Task:
 
     @property
     def is_full(self) -> bool:
-        """True when {z_1, …, z_K} = 𝒵 (K = n_c**L)."""
+        """True when {z_1, …, z_K} = 𝒵 (K = n_c**L distinct rows)."""
         # K rows are in memory, so a latent space of more than 2**63 elements is never full
-        return self.L * math.log2(self.n_c) < 63 and self.K == self.n_c**self.L
+        return self.L * math.log2(self.n_c) < 63 and self.K == self._n_distinct == self.n_c**self.L
+
+    @property
+    def n_distinct(self) -> int:
+        """Number of distinct latent variables (rows of Z); K unless the task allows duplicates."""
+        return self._n_distinct
+
+    @property
+    def accuracy_cap(self) -> float:
+        """Best expected test accuracy of any classifier on balanced classes: n_distinct / K.
+
+        Classes with equal latent variables have the same sentence distribution D_z; a classifier
+        answers one class per sentence, so a group of m equal classes contributes at most 1/m of its
+        test sentences. 1.0 when the rows are distinct.
+        """
+        return self._n_distinct / self.K
 
     @property
     def is_uniform(self) -> bool:
@@ -266,16 +314,16 @@ class Task:
         return np.exp(logs)
 
     # ----------------------------------------------------------------- sampling
-    @public(n_spl=Int(min=1), rng=Seed())
-    def sample(self, n_spl: int, rng=None):
+    @public(n_spl=Int(min=1), seed=Seed(), renamed={"rng": "seed"}, legacy_positional=("seed",))
+    def sample(self, n_spl: int, *, seed=None):
         """Draw ``n_spl`` sentences per class, class-major as in the authors' notebooks.
 
         Parameters
         ----------
         n_spl : int
             Sentences per class (the K·n_spl×L result must fit the memory budget).
-        rng : None, int or numpy Generator
-            Seed or generator.
+        seed : None, int or numpy Generator
+            Seed or generator (``rng`` before 1.0).
 
         Returns
         -------
@@ -286,7 +334,7 @@ class Task:
         """
         n = self.K * n_spl
         check_work("n_spl", n_spl, bytes=8 * n * (3 * self.L + 2) + 8 * self.s_c, what=f"Task.sample ({n} sentences)")
-        rng = _as_rng(rng)
+        rng = _as_rng(seed)
         y = np.repeat(np.arange(self.K, dtype=np.int64), n_spl)
         beta = rng.choice(self.s_c, size=(n, self.L), p=self.mu)
         X = self.Z[y] * self.s_c + beta
@@ -294,11 +342,13 @@ class Task:
 
     def __repr__(self) -> str:
         law = "uniform" if self.is_uniform else f"mu=[{self.mu[0]:.4g}, …, {self.mu[-1]:.4g}]"
-        return f"Task(n_c={self.n_c}, s_c={self.s_c}, L={self.L}, K={self.K}, {law})"
+        dup = f", {self.K - self._n_distinct} duplicated rows" if self.allow_duplicates else ""
+        return f"Task(n_c={self.n_c}, s_c={self.s_c}, L={self.L}, K={self.K}, {law}{dup})"
 
 
 # the constructor's parameter kinds (checked in __post_init__; read by the fuzz suite)
-_KINDS = dict(n_c=Int(min=2), s_c=Int(min=1), L=Int(min=1), Z=Array(ndim=2, integer=True, min=0), mu=Prob())
+_KINDS = dict(n_c=Int(min=2), s_c=Int(min=1), L=Int(min=1), Z=Array(ndim=2, integer=True, min=0), mu=Prob(),
+              allow_duplicates=Bool())
 Task.__fc_params__ = _KINDS
 
 

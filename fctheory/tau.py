@@ -56,6 +56,9 @@ def check_batch(shape, *, what: str, precision: str = "float", dps: int = 50, mp
 
 __all__ = ["H", "H_prime", "H_second", "tau", "lambda_trivial", "eta"]
 
+# 1.0: everything after t is keyword-only; the 0.x positional order still works, with a DeprecationWarning
+_H_LEGACY = ("n_c", "n_w", "L", "K", "lam")
+
 
 def _params(n_c, n_w, L, K):
     n_c = int_array("n_c", n_c, min=2)
@@ -75,8 +78,8 @@ def _log_eta(n_c, n_w, L, K):
     return np.log(n_c / (n_c - 1)) - 0.5 * (np.log(n_w) + np.log(K) + np.log(L))
 
 
-@public(n_c=N_C, n_w=N_W, L=LEN, K=KK)
-def eta(n_c, n_w, L, K):
+@public(n_c=N_C, n_w=N_W, L=LEN, K=KK, legacy_positional=("n_c", "n_w", "L", "K"))
+def eta(*, n_c, n_w, L, K):
     """η = (n_c/(n_c−1))/√(n_w K L) of Theorem 1 (computed in logs: n_w K L may overflow)."""
     n_c, n_w, L, K = _params(n_c, n_w, L, K)
     check_batch(broadcast_shape(n_c=n_c, n_w=n_w, L=L, K=K), what="eta")
@@ -87,8 +90,8 @@ def _log_lambda0(lat: LatentSum, n_w):
     return 0.5 * (np.log(lat.L) + lat.logK - np.log(n_w)) - lat.log_Kom
 
 
-@public(n_c=N_C, n_w=N_W, L=LEN, K=KK)
-def lambda_trivial(n_c, n_w, L, K):
+@public(n_c=N_C, n_w=N_W, L=LEN, K=KK, legacy_positional=("n_c", "n_w", "L", "K"))
+def lambda_trivial(*, n_c, n_w, L, K):
     """The threshold λ₀ = √(LK/n_w)/(K + 1 − K/n_c^L) of Theorem 1.
 
     H′(0) = λ − λ₀, so τ > 0 iff λ < λ₀; for λ ≥ λ₀ the minimiser of H is τ = 0 and the
@@ -105,8 +108,8 @@ def _out(x):
     return float(x) if x.ndim == 0 else x
 
 
-@public(t=T, n_c=N_C, n_w=N_W, L=LEN, K=KK, lam=LAM0)
-def H(t, n_c, n_w, L, K, lam):
+@public(t=T, n_c=N_C, n_w=N_W, L=LEN, K=KK, lam=LAM0, legacy_positional=_H_LEGACY)
+def H(t, *, n_c, n_w, L, K, lam):
     """H(t) of Theorem 1 (the risk (5) of a type-I configuration with n_w c² = t, Lemma K).
 
     Parameters
@@ -134,8 +137,8 @@ def H(t, n_c, n_w, L, K, lam):
         return _out(lat.G(s) + lam * t)
 
 
-@public(t=T, n_c=N_C, n_w=N_W, L=LEN, K=KK, lam=LAM0)
-def H_prime(t, n_c, n_w, L, K, lam):
+@public(t=T, n_c=N_C, n_w=N_W, L=LEN, K=KK, lam=LAM0, legacy_positional=_H_LEGACY)
+def H_prime(t, *, n_c, n_w, L, K, lam):
     """H′(t) = λ − ηL·E1(s)E2(s), s = ηt (see :mod:`fctheory._latent`)."""
     t = float_array("t", t, lo=0)
     lam = float_array("lam", lam, lo=0)
@@ -147,8 +150,8 @@ def H_prime(t, n_c, n_w, L, K, lam):
         return _out(lam + e * lat.G_prime(t * e))
 
 
-@public(t=T, n_c=N_C, n_w=N_W, L=LEN, K=KK, lam=LAM0)
-def H_second(t, n_c, n_w, L, K, lam=0.0):
+@public(t=T, n_c=N_C, n_w=N_W, L=LEN, K=KK, lam=LAM0, legacy_positional=_H_LEGACY)
+def H_second(t, *, n_c, n_w, L, K, lam=0.0):
     """H″(t) = η²·G″(ηt) > 0: H is strictly convex (λ does not enter)."""
     t = float_array("t", t, lo=0)
     n_c, n_w, L, K = _params(n_c, n_w, L, K)
@@ -181,8 +184,9 @@ def _solve_s(lat: LatentSum, log_ratio):
     return np.exp(sigma)
 
 
-@public(n_c=N_C, n_w=N_W, L=LEN, K=KK, lam=LAM, precision=PRECISION, dps=DPS, backend=Choice("numba", "numpy"))
-def tau(n_c, n_w, L, K, lam, precision: str = "float", dps: int = 50, backend: str = "numba"):
+@public(n_c=N_C, n_w=N_W, L=LEN, K=KK, lam=LAM, precision=PRECISION, dps=DPS, backend=Choice("numba", "numpy"),
+        legacy_positional=("n_c", "n_w", "L", "K", "lam", "precision", "dps", "backend"))
+def tau(*, n_c, n_w, L, K, lam, precision: str = "float", dps: int = 50, backend: str = "numba"):
     """τ = argmin_{t ≥ 0} H(t), Theorem 1.
 
     The type-I configuration with c = √(τ/n_w), c′ = √(τ/(KL)) is then a global minimiser of
@@ -219,7 +223,7 @@ def tau(n_c, n_w, L, K, lam, precision: str = "float", dps: int = 50, backend: s
 
     Examples
     --------
-    >>> round(tau(3, 1200, 15, 1000, 1e-3), 4)   # the setting of figure 3
+    >>> round(tau(n_c=3, n_w=1200, L=15, K=1000, lam=1e-3), 4)   # the setting of figure 3
     2426.9804
     """
     lam = float_array("lam", lam, lo=0, lo_open=True)

@@ -24,7 +24,10 @@ from .tau import DPS, KK, LAM, LAM0, LEN, N_C, PRECISION, T, check_batch
 
 D_EMB = Int(min=1, array=True)
 
-__all__ = ["H_star", "H_star_prime", "tau_star", "eta_star"]
+__all__ = ["H_star", "H_star_prime", "H_star_second", "tau_star", "eta_star"]
+
+# 1.0: everything after t is keyword-only; the 0.x positional order still works, with a DeprecationWarning
+_H_LEGACY = ("n_c", "L", "K", "d", "lam")
 
 
 def _params(n_c, L, K, d):
@@ -46,15 +49,15 @@ def _out(x):
     return float(x) if x.ndim == 0 else x
 
 
-@public(n_c=N_C, L=LEN, K=KK, d=D_EMB)
-def eta_star(n_c, L, K, d):
+@public(n_c=N_C, L=LEN, K=KK, d=D_EMB, legacy_positional=("n_c", "L", "K", "d"))
+def eta_star(*, n_c, L, K, d):
     """η* = (n_c/(n_c−1))/√(KL/d) of Theorem 3."""
     n_c, L, K, d = _params(n_c, L, K, d)
     return _out(np.exp(_log_eta_star(n_c, L, K, d)))
 
 
-@public(t=T, n_c=N_C, L=LEN, K=KK, d=D_EMB, lam=LAM0)
-def H_star(t, n_c, L, K, d, lam):
+@public(t=T, n_c=N_C, L=LEN, K=KK, d=D_EMB, lam=LAM0, legacy_positional=_H_LEGACY)
+def H_star(t, *, n_c, L, K, d, lam):
     """H*(t) of Theorem 3 (= R* of a type-II configuration with c = t/√(KL), Lemma R).
 
     Parameters
@@ -78,8 +81,8 @@ def H_star(t, n_c, L, K, d, lam):
         return _out(LatentSum(n_c, L, K).G(s) + 0.5 * lam * t * t)
 
 
-@public(t=T, n_c=N_C, L=LEN, K=KK, d=D_EMB, lam=LAM0)
-def H_star_prime(t, n_c, L, K, d, lam):
+@public(t=T, n_c=N_C, L=LEN, K=KK, d=D_EMB, lam=LAM0, legacy_positional=_H_LEGACY)
+def H_star_prime(t, *, n_c, L, K, d, lam):
     """H*′(t) = λt − η*L·E1(s)E2(s), s = η*t."""
     t = float_array("t", t, lo=0)
     lam = float_array("lam", lam, lo=0)
@@ -90,8 +93,8 @@ def H_star_prime(t, n_c, L, K, d, lam):
         return _out(lam * t + e * LatentSum(n_c, L, K).G_prime(t * e))
 
 
-@public(t=T, n_c=N_C, L=LEN, K=KK, d=D_EMB, lam=LAM0)
-def H_star_second(t, n_c, L, K, d, lam):
+@public(t=T, n_c=N_C, L=LEN, K=KK, d=D_EMB, lam=LAM0, legacy_positional=_H_LEGACY)
+def H_star_second(t, *, n_c, L, K, d, lam):
     """H*″(t) = λ + η*²G″(η*t) > 0."""
     t = float_array("t", t, lo=0)
     lam = float_array("lam", lam, lo=0)
@@ -108,8 +111,9 @@ def _residual(lat: LatentSum, logb, sigma):
     return g, 1.0 + s * lat.delta_log_rhs_prime(s)
 
 
-@public(n_c=N_C, L=LEN, K=KK, d=D_EMB, lam=LAM, precision=PRECISION, dps=DPS, backend=Choice("numba", "numpy"))
-def tau_star(n_c, L, K, d, lam, precision: str = "float", dps: int = 50, backend: str = "numba"):
+@public(n_c=N_C, L=LEN, K=KK, d=D_EMB, lam=LAM, precision=PRECISION, dps=DPS, backend=Choice("numba", "numpy"),
+        legacy_positional=("n_c", "L", "K", "d", "lam", "precision", "dps", "backend"))
+def tau_star(*, n_c, L, K, d, lam, precision: str = "float", dps: int = 50, backend: str = "numba"):
     """τ* = argmin_{t ≥ 0} H*(t), Theorem 3.
 
     The type-II configuration with c = τ*/√(KL) is then a global minimiser of (10).
@@ -128,7 +132,7 @@ def tau_star(n_c, L, K, d, lam, precision: str = "float", dps: int = 50, backend
 
     Examples
     --------
-    >>> round(tau_star(3, 15, 1000, 100, 1e-3), 5)   # the setting of figure 4(c)
+    >>> round(tau_star(n_c=3, L=15, K=1000, d=100, lam=1e-3), 5)   # the setting of figure 4(c)
     11.94703
     """
     lam = float_array("lam", lam, lo=0, lo_open=True)

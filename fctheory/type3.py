@@ -28,16 +28,20 @@ import numpy as np
 from ._logmath import expit, log1p_aexpm1, solve_monotone
 from ._mp import mp_context, mp_guard, mp_root
 from ._budget import check_work
-from ._validate import Prob, broadcast_shape, check_mu, fail, float_array, int_array, public, result_type
+from ._validate import Int, Prob, broadcast_shape, check_mu, fail, float_array, int_array, public, result_type
 from .tau import DPS, LAM, LEN, N_C, PRECISION
 
-MU = Prob(named=False)
+# an array of frequencies, or "uniform"/"zipf" together with s_c (no Task gives s_c here)
+MU = Prob(named=True)
+S_C = Int(min=1, max=10**8).or_none()
 
 __all__ = ["lambda_max_type3", "solve_type3", "Type3Solution"]
 
 
-def _params(mu, n_c, L):
-    mu = check_mu(mu)
+def _params(mu, n_c, L, s_c=None):
+    if isinstance(mu, str) and s_c is None:
+        fail("s_c", None, f"mu={mu!r} needs s_c (words per concept) to build the frequencies")
+    mu = check_mu(mu, s_c)
     n_c = int_array("n_c", n_c, min=2)
     L = int_array("L", L, min=1)
     return mu, n_c, L
@@ -48,15 +52,17 @@ def _log_lambda_max(mu, n_c, L):
     return 0.5 * (np.log(L) - (L + 1) * np.log(n_c) + np.log(np.sum(mu * mu, axis=-1)))
 
 
-@public(mu=MU, n_c=N_C, L=LEN)
-def lambda_max_type3(mu, n_c, L):
+@public(mu=MU, n_c=N_C, L=LEN, s_c=S_C, legacy_positional=("mu", "n_c", "L"))
+def lambda_max_type3(*, mu, n_c, L, s_c=None):
     """λ_max of condition (9): (7)–(8) has a (unique) solution with c > 0 iff λ < λ_max.
 
     Parameters
     ----------
-    mu : array_like, shape (..., s_c), or "uniform"/"zipf" is not accepted here (s_c unknown)
+    mu : array_like, shape (..., s_c), or "uniform" / "zipf" (then ``s_c`` is required)
         Word frequencies (positive, summing to 1 along the last axis).
     n_c, L : int or array_like, broadcasting against ``mu.shape[:-1]``.
+    s_c : int, optional
+        Words per concept: builds ``mu`` when it is named; checked against ``mu.shape[-1]`` otherwise.
 
     Returns
     -------
@@ -65,7 +71,7 @@ def lambda_max_type3(mu, n_c, L):
         when the true value is below the smallest float64 (about 5e-324; e.g. n_c = 3, L ≥ 1400):
         then no float64 λ satisfies (9).
     """
-    mu, n_c, L = _params(mu, n_c, L)
+    mu, n_c, L = _params(mu, n_c, L, s_c)
     batch = broadcast_shape(mu_batch=np.empty(mu.shape[:-1]), n_c=n_c, L=L)
     _check_type3_batch(batch, mu.shape[-1], what="lambda_max_type3")
     out = np.exp(_log_lambda_max(mu, n_c, L))
@@ -207,18 +213,21 @@ def _solve_sigma(sys: _System):
     return sigma
 
 
-@public(mu=MU, n_c=N_C, L=LEN, lam=LAM, precision=PRECISION, dps=DPS)
-def solve_type3(mu, n_c, L, lam, precision: str = "float", dps: int = 50) -> Type3Solution:
+@public(mu=MU, n_c=N_C, L=LEN, lam=LAM, s_c=S_C, precision=PRECISION, dps=DPS,
+        legacy_positional=("mu", "n_c", "L", "lam", "precision", "dps"))
+def solve_type3(*, mu, n_c, L, lam, s_c=None, precision: str = "float", dps: int = 50) -> Type3Solution:
     """Unique solution (c, r_1, …, r_{s_c}) of (7)–(8), Theorem 2 / Proposition D.
 
     Parameters
     ----------
-    mu : array_like, shape (s_c,) or (..., s_c)
-        Word frequencies μ_β > 0 summing to 1 (last axis = words).
+    mu : array_like, shape (s_c,) or (..., s_c), or "uniform" / "zipf" (then ``s_c`` is required)
+        Word frequencies μ_β > 0 summing to 1 (last axis = words); "zipf" is μ_β ∝ 1/β.
     n_c, L : int or array_like
         Concepts and sentence length (K = n_c^L is implied).
     lam : float or array_like
         Weight decay λ > 0; must satisfy (9), λ < :func:`lambda_max_type3`.
+    s_c : int, optional
+        Words per concept: builds ``mu`` when it is named; checked against ``mu.shape[-1]`` otherwise.
     precision : {"float", "mp"}
         "float": float64, relative error ≲ 1e-12 (c and r) except within a relative 1e-6 of λ_max;
         "mp": mpmath reference (nested bracketed root-finding on (7)–(8) as printed, ``dps`` digits;
@@ -236,11 +245,11 @@ def solve_type3(mu, n_c, L, lam, precision: str = "float", dps: int = 50) -> Typ
 
     Examples
     --------
-    >>> sol = solve_type3(np.array([6, 3, 2]) / 11, 3, 2, 0.02)
+    >>> sol = solve_type3(mu=np.array([6, 3, 2]) / 11, n_c=3, L=2, lam=0.02)
     >>> round(sol.c, 10)
     1.1870394734
     """
-    mu, n_c, L = _params(mu, n_c, L)
+    mu, n_c, L = _params(mu, n_c, L, s_c)
     lam = float_array("lam", lam, lo=0, lo_open=True)
     batch = broadcast_shape(mu_batch=np.empty(mu.shape[:-1]), n_c=n_c, L=L, lam=lam)
     s_c = mu.shape[-1]
@@ -277,11 +286,15 @@ def solve_type3(mu, n_c, L, lam, precision: str = "float", dps: int = 50) -> Typ
         # long-double polish: two Newton steps on log D(e^σ) = log δ
         ld = _System(mu_b, n_c_b, L_b, lam_b, np.longdouble)
         sig = sigma.astype(np.longdouble)
+        # within an ulp of λ_max, δ evaluated in long double can round to <= 0 while the float64 system still
+        # has its (tiny) root: keep the float64 σ there instead of polishing towards log(0)
+        ok = np.asarray(ld.delta > 0)
+        log_delta = np.log(np.where(ok, ld.delta, 1))
         x = None
         for _ in range(2):
             x = ld.x_of(sig, None if x is None else np.log(x))
             D, Dp, _ = ld.D(sig, x)
-            sig = sig - (np.log(D) - np.log(ld.delta)) / (Dp / D)
+            sig = np.where(ok, sig - (np.log(D) - log_delta) / (Dp / D), sig)
         x = ld.x_of(sig, np.log(x))
         c_ld = np.exp(sig / 2)
         r_ld = x / (np.exp(ld.log_kappa) * c_ld[:, None])

@@ -151,10 +151,10 @@ def check_existence_A(mutant: bool = False, quick: bool = False) -> str:
                     return Fraction(K * comb(Lx - 1, r) * (n - 1) ** (r + 1), n**Lx)
                 return Fraction(K * comb(Lx - 1, r - 1) * (n - 1) ** (r - 1), n**Lx)
             full = asm._all_latent(n_c, L)
-            expect(asm.check_assumption_A(full, n_c, expected=bad).holds, f"full set ({n_c},{L}) fails the statement")
+            expect(asm.check_assumption_A(full, n_c=n_c, expected=bad).holds, f"full set ({n_c},{L}) fails the statement")
             continue
-        ex = asm.search_assumption_A(n_c, L)
-        integ = asm.search_assumption_A(n_c, L, method="integrality")
+        ex = asm.search_assumption_A(n_c=n_c, L=L)
+        integ = asm.search_assumption_A(n_c=n_c, L=L, method="integrality")
         expect(ex.sizes() == [], f"sets with K < n_c^L satisfying A found for ({n_c},{L}): {ex.sizes()}")
         expect(ex.counts[N] == 1, f"{ex.counts[N]} sets of size n_c^L satisfy A for ({n_c},{L})")
         expect(ex.counts == integ.counts, "exhaustive search disagrees with the integrality argument")
@@ -177,11 +177,11 @@ def check_lemma_B_weaker(mutant: bool = False, quick: bool = False) -> str:
 
     found = {}
     for n_c, L in [(2, 2), (2, 3), (3, 2)] + ([] if quick else [(2, 4), (4, 2)]):
-        res = asm.search_lemma_B(n_c, L)
+        res = asm.search_lemma_B(n_c=n_c, L=L)
         expect(res.sizes(), f"no Lemma-B set with K < n_c^L for ({n_c},{L})")
         for K in res.sizes():
             Zs = res.examples[K]
-            a = asm.check_assumption_A(Zs, n_c)
+            a = asm.check_assumption_A(Zs, n_c=n_c)
             if mutant:
                 expect(a.holds, f"Lemma-B set {Zs.tolist()} violates Assumption A")
             expect(not a.holds, "a K < n_c^L set satisfies A")
@@ -206,9 +206,9 @@ def check_lemma_B_forced(mutant: bool = False, quick: bool = False) -> str:
     n_sets = 0
     for n_c, L in [(2, 2), (2, 3), (3, 2)] + ([] if quick else [(2, 4), (4, 2)]):
         allz = _all_latent(n_c, L)
-        for K in asm.search_lemma_B(n_c, L).sizes():
+        for K in asm.search_lemma_B(n_c=n_c, L=L).sizes():
             for sub in _subsets_balanced(n_c, L, K):
-                res = asm.lemma_B_properties(allz[list(sub)], n_c)
+                res = asm.lemma_B_properties(allz[list(sub)], n_c=n_c)
                 if not res.holds:
                     continue
                 n_sets += 1

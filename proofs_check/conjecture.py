@@ -69,7 +69,7 @@ def conjecture_rows(quick: bool = False):
     grid = convex.CONJECTURE_GRID[:4] if quick else convex.CONJECTURE_GRID
     for n_c, s_c, L, mu, fracs in grid:
         task = convex.make_task(n_c, s_c, L, mu)
-        lmax = float(lead("lambda_max_type3")(task.mu, n_c, L))
+        lmax = float(lead("lambda_max_type3")(mu=task.mu, n_c=n_c, L=L))
         for fr in fracs:
             rows.append(convex.conjecture_row(task, fr * lmax, label=mu))
     return rows
@@ -94,7 +94,7 @@ def lemma_B_section(quick: bool = False) -> str:
            "|---|---|---|---|---|---|---|---|"]
     worst = 0.0
     for n_c, L in [(2, 2), (2, 3), (3, 2)] + ([] if quick else [(2, 4), (4, 2)]):
-        res = asm.search_lemma_B(n_c, L)
+        res = asm.search_lemma_B(n_c=n_c, L=L)
         for K in res.sizes():
             Zs = res.examples[K]
             for mu, kind in (("uniform", "I"), ("zipf", "III")):

@@ -134,7 +134,7 @@ def conjecture_row(task, lam: float, *, label: str = "", solver: str = "CLARABEL
     """Compare Theorem 2's type-III critical point with the certified global minimum of R."""
     t0 = time.perf_counter()
     S = _risk.enumerate_sentences(task)
-    sol = lead("solve_type3")(task.mu, task.n_c, task.L, lam)
+    sol = lead("solve_type3")(mu=task.mu, n_c=task.n_c, L=task.L, lam=lam)
     c, r = float(sol.c), np.asarray(sol.r, dtype=float)
     d = task.n_c + 1
     W, U = _risk.type3_point(task, c, r, d)
@@ -147,7 +147,7 @@ def conjecture_row(task, lam: float, *, label: str = "", solver: str = "CLARABEL
         cvx_value, cvx_status, cvx_gap, lb = cv.value, cv.status, cv.duality_gap, max(lb3, cv.lower_bound)
     else:
         cvx_value, cvx_status, cvx_gap, lb = float("nan"), "not run", float("nan"), lb3
-    lmax = float(lead("lambda_max_type3")(task.mu, task.n_c, task.L))
+    lmax = float(lead("lambda_max_type3")(mu=task.mu, n_c=task.n_c, L=task.L))
     return ConjectureRow(
         f"({task.n_c},{task.s_c},{task.L},{task.K})", label, lam, lmax, c, R3, gn, gl3, lb, cvx_value, cvx_status,
         cvx_gap, R3 - lb, time.perf_counter() - t0,
@@ -252,8 +252,8 @@ def check_thm1_convex(mutant: bool = False, quick: bool = False) -> str:
     for n_c, s_c, L, lam in cases:
         task = Task.full(n_c, s_c, L)
         S = _risk.enumerate_sentences(task)
-        tau = float(lead("tau")(n_c, task.n_w, L, task.K, lam))
-        Htau = float(lead("H")(tau, n_c, task.n_w, L, task.K, lam))
+        tau = float(lead("tau")(n_c=n_c, n_w=task.n_w, L=L, K=task.K, lam=lam))
+        Htau = float(lead("H")(tau, n_c=n_c, n_w=task.n_w, L=L, K=task.K, lam=lam))
         c = np.sqrt(tau / task.n_w) * (1.05 if mutant else 1.0)
         W, U = _risk.type1_point(task, c, n_c - 1)
         R = _risk.risk(task, W, U, lam, S=S)
@@ -285,12 +285,12 @@ def check_type3_conjecture(mutant: bool = False, quick: bool = False) -> str:
     worst_gl, worst_gap, n = 0.0, 0.0, 0
     for n_c, s_c, L, mu, fracs in grid:
         task = make_task(n_c, s_c, L, mu)
-        lmax = float(lead("lambda_max_type3")(task.mu, n_c, L))
+        lmax = float(lead("lambda_max_type3")(mu=task.mu, n_c=n_c, L=L))
         for fr in fracs[:2] if quick else fracs:
             lam = fr * lmax
             if mutant:
                 S = _risk.enumerate_sentences(task)
-                sol = lead("solve_type3")(task.mu, n_c, L, lam)
+                sol = lead("solve_type3")(mu=task.mu, n_c=n_c, L=L, lam=lam)
                 r = np.full(s_c, np.mean(sol.r))
                 W, U = _risk.type3_point(task, float(sol.c), r, n_c + 1)
                 R = _risk.risk(task, W, U, lam, S=S)
@@ -362,7 +362,7 @@ def random_K_row(n_c, s_c, L, K, mu, seed, lam, *, start_only: bool = False) -> 
 
 def _minimize(task, lam, W0, U0):
     """fctheory.risk.minimize_true_risk from (W0, U0); returns its (W, U)."""
-    W, U, _ = lead("minimize_true_risk")(task, W0.shape[0], lam, W0=W0, U0=U0)
+    W, U, _ = lead("minimize_true_risk")(task, d=W0.shape[0], lam=lam, W0=W0, U0=U0)
     return np.asarray(W), np.asarray(U)
 
 
@@ -448,7 +448,7 @@ def check_lemma_B_sets_collapse(mutant: bool = False, quick: bool = False) -> st
         cases = [(Task.random(2, 2, 3, 3, seed=0), "I"), (Task.random(3, 2, 2, 3, seed=1, mu="zipf"), "III")]
     else:
         for n_c, L in [(2, 2), (2, 3), (3, 2), (4, 2)]:
-            res = asm.search_lemma_B(n_c, L)
+            res = asm.search_lemma_B(n_c=n_c, L=L)
             for K in res.sizes():
                 Zs = res.examples[K]
                 cases.append((Task(n_c, 2, L, Zs, "uniform"), "I"))

@@ -93,7 +93,7 @@ def check_lemma_K(mutant: bool = False, quick: bool = False) -> str:
                 t = task.n_w * c**2
                 eta_m = _kappa(n_c) / np.sqrt(task.K * L) if mutant else None
                 Hc = H_closed(t, n_c, task.n_w, L, task.K, lam, eta=eta_m)
-                Hl = float(lead("H")(t, n_c, task.n_w, L, task.K, lam))
+                Hl = float(lead("H")(t, n_c=n_c, n_w=task.n_w, L=L, K=task.K, lam=lam))
                 err = abs(R - Hc) / abs(Hc)
                 worst = max(worst, err)
                 expect(err <= T["rel"], f"R(type I) = {R!r} != H(n_w c^2) = {Hc!r} (rel {err:.2e}) at {task}, d={d}, c={c}")
@@ -134,7 +134,7 @@ def check_lemma_R(mutant: bool = False, quick: bool = False) -> str:
                 tt = np.sqrt(task.K * L) * c
                 eta_m = _kappa(n_c) / np.sqrt(task.K * L * d) if mutant else None
                 Hc = H_star_closed(tt, n_c, L, task.K, d, lam, eta=eta_m)
-                Hl = float(lead("H_star")(tt, n_c, L, task.K, d, lam))
+                Hl = float(lead("H_star")(tt, n_c=n_c, L=L, K=task.K, d=d, lam=lam))
                 err = abs(R - Hc) / abs(Hc)
                 worst = max(worst, err)
                 expect(err <= T["rel"], f"R*(type II) = {R!r} != H*(sqrt(KL)c) = {Hc!r} (rel {err:.2e}) at {task}, d={d}")
@@ -194,7 +194,7 @@ def check_prop_C(mutant: bool = False, quick: bool = False) -> str:
             gu, gw = _type3_closed_grad(task, c, r, lam)
         Wexp = F[:, task.word_concept] * gw[task.word_rank][None, :]
         Uh_exp = gu * F @ task.Z_onehot
-        Uexp = fctheory.U_from_hat(Uh_exp, L)
+        Uexp = fctheory.U_from_hat(Uh_exp, L=L)
         err = max(np.max(np.abs(gW - Wexp)), np.max(np.abs(gU - Uexp)))
         worst = max(worst, err)
         expect(err <= T["abs"], f"Prop. C gradient mismatch {err:.2e} at {task}")
@@ -225,19 +225,19 @@ def check_thm2_critical(mutant: bool = False, quick: bool = False) -> str:
     worst = 0.0
     for n_c, s_c, L, lam in cases:
         task = Task.full(n_c, s_c, L, mu="zipf")
-        lmax = float(lead("lambda_max_type3")(task.mu, n_c, L))
+        lmax = float(lead("lambda_max_type3")(mu=task.mu, n_c=n_c, L=L))
         expect(abs(lmax - np.sqrt(L * np.sum(task.mu**2) / n_c ** (L + 1))) <= T["lam_max_rel"] * lmax, "lambda_max != (9)")
         if mutant:
             try:
-                lead("solve_type3")(task.mu, n_c, L, 1.01 * lmax)
+                lead("solve_type3")(mu=task.mu, n_c=n_c, L=L, lam=1.01 * lmax)
             except FCTheoryError as exc:
                 expect(False, f"no type-III solution at 1.01 lambda_max: {exc}")
         try:
-            lead("solve_type3")(task.mu, n_c, L, 1.001 * lmax)
+            lead("solve_type3")(mu=task.mu, n_c=n_c, L=L, lam=1.001 * lmax)
             expect(False, "solve_type3 accepted lambda = 1.001 lambda_max outside (9)")
         except FCTheoryError:
             pass
-        sol = lead("solve_type3")(task.mu, n_c, L, lam)
+        sol = lead("solve_type3")(mu=task.mu, n_c=n_c, L=L, lam=lam)
         c, r = float(sol.c), np.asarray(sol.r, dtype=float)
         kap = _kappa(n_c)
         res7 = np.max(np.abs(lam / L * (r / c) * (n_c - 1 + np.exp(kap * c * r)) - task.mu) / task.mu)

@@ -61,40 +61,42 @@ def check_predictors_mpmath(mutant: bool = False, quick: bool = False) -> str:
 
     for n_c, n_w, L, K, lam in _T1 if not quick else _T1[:4]:
         args = (n_c, n_w, L, K)
+        kw = dict(n_c=n_c, n_w=n_w, L=L, K=K)
         tr = orc.tau(*args, lam)
         for backend in ("numba", "numpy"):
-            cmp(fctheory.tau(*args, lam, backend=backend), tr, f"tau{args + (lam,)} [{backend}]", T["rel"])
-        cmp(fctheory.lambda_trivial(*args), orc.lambda_trivial(*args), f"lambda_trivial{args}", T["rel"])
+            cmp(fctheory.tau(**kw, lam=lam, backend=backend), tr, f"tau{args + (lam,)} [{backend}]", T["rel"])
+        cmp(fctheory.lambda_trivial(**kw), orc.lambda_trivial(*args), f"lambda_trivial{args}", T["rel"])
         for t in (0.0, 0.5 * float(tr), float(tr), 3.0 * float(tr) + 1.0):
             href = orc.H(t, *args, lam)
             if mutant:  # the wrong reference: log(p(1+u)^L) + λt
                 with mpmath.workdps(orc.DPS):
                     _, L_, K_, p = orc._consts(n_c, L, K)
                     href = mpmath.log(p * (1 + (n_c - 1) * mpmath.exp(-orc.eta(*args) * t)) ** L_) + lam * t
-            cmp(fctheory.H(t, *args, lam), href, f"H({t:.6g}; {args}, {lam})", T["rel"])
+            cmp(fctheory.H(t, **kw, lam=lam), href, f"H({t:.6g}; {args}, {lam})", T["rel"])
             hp = orc.H_prime(t, *args, lam)  # λ + (log term)': compared relative to the size of the two terms
-            cmp(fctheory.H_prime(t, *args, lam), hp, f"H'({t:.6g}; {args})", T["rel"], scale=lam + abs(hp - lam))
-            cmp(tau_mod.H_second(t, *args, lam), orc.H_second(t, *args), f"H''({t:.6g}; {args})", T["rel"])
+            cmp(fctheory.H_prime(t, **kw, lam=lam), hp, f"H'({t:.6g}; {args})", T["rel"], scale=lam + abs(hp - lam))
+            cmp(tau_mod.H_second(t, **kw, lam=lam), orc.H_second(t, *args), f"H''({t:.6g}; {args})", T["rel"])
     # just below the trivial threshold (r = log(lambda0/lambda) small: the long-double branch)
     for n_c, n_w, L, K in [(3, 6, 2, 9), (2, 4, 3, 5), (3, 1200, 15, 1000)]:
-        l0 = float(orc.lambda_trivial(n_c, n_w, L, K))
+        l0 = float(orc.lambda_trivial(n_c=n_c, n_w=n_w, L=L, K=K))
         for eps in (1e-3, T["near"]):
             lam = l0 * (1 - eps)
             ref = orc.tau(n_c, n_w, L, K, lam)
             for backend in ("numba", "numpy"):
-                cmp(fctheory.tau(n_c, n_w, L, K, lam, backend=backend), ref,
+                cmp(fctheory.tau(n_c=n_c, n_w=n_w, L=L, K=K, lam=lam, backend=backend), ref,
                     f"tau at lambda = lambda0(1 - {eps:g}) on {(n_c, n_w, L, K)} [{backend}]", T["rel"])
-        expect(fctheory.tau(n_c, n_w, L, K, l0 * (1 + T["above"])) == 0, f"tau > 0 just above lambda0 on {(n_c, n_w, L, K)}")
+        expect(fctheory.tau(n_c=n_c, n_w=n_w, L=L, K=K, lam=l0 * (1 + T["above"])) == 0, f"tau > 0 just above lambda0 on {(n_c, n_w, L, K)}")
     for n_c, L, K, d, lam in _T3 if not quick else _T3[:3]:
         args = (n_c, L, K, d)
+        kw = dict(n_c=n_c, L=L, K=K, d=d)
         tr = orc.tau_star(*args, lam)
         for backend in ("numba", "numpy"):
-            cmp(fctheory.tau_star(*args, lam, backend=backend), tr, f"tau_star{args + (lam,)} [{backend}]", T["rel"])
+            cmp(fctheory.tau_star(**kw, lam=lam, backend=backend), tr, f"tau_star{args + (lam,)} [{backend}]", T["rel"])
         for t in (0.0, 0.5 * float(tr), float(tr), 2.0 * float(tr)):
-            cmp(fctheory.H_star(t, *args, lam), orc.H_star(t, *args, lam), f"H*({t:.6g}; {args})", T["rel"])
+            cmp(fctheory.H_star(t, **kw, lam=lam), orc.H_star(t, *args, lam), f"H*({t:.6g}; {args})", T["rel"])
             hp = orc.H_star_prime(t, *args, lam)
-            cmp(fctheory.H_star_prime(t, *args, lam), hp, f"H*'({t:.6g}; {args})", T["rel"], scale=lam * t + abs(hp - lam * t))
-            cmp(tau_star_mod.H_star_second(t, *args, lam), orc.H_star_second(t, *args, lam), f"H*''({t:.6g}; {args})", T["rel"])
+            cmp(fctheory.H_star_prime(t, **kw, lam=lam), hp, f"H*'({t:.6g}; {args})", T["rel"], scale=lam * t + abs(hp - lam * t))
+            cmp(tau_star_mod.H_star_second(t, **kw, lam=lam), orc.H_star_second(t, *args, lam), f"H*''({t:.6g}; {args})", T["rel"])
     # Theorem 2: the type-III constants and the residuals solve_type3 reports
     from fctheory import Task
 
@@ -103,9 +105,9 @@ def check_predictors_mpmath(mutant: bool = False, quick: bool = False) -> str:
         mu = Task.full(n_c, s_c, L, mu="zipf").mu if kind == "zipf" else np.array([0.5, 0.3, 0.2])
         with mpmath.workdps(orc.DPS):
             lmax_ref = mpmath.sqrt(mpmath.mpf(L) / mpmath.mpf(n_c) ** (L + 1) * sum(mpmath.mpf(float(m)) ** 2 for m in mu))
-        cmp(fctheory.lambda_max_type3(mu, n_c, L), lmax_ref, f"lambda_max_type3 on {(n_c, s_c, L)}", T["rel"])
-        sol = fctheory.solve_type3(mu, n_c, L, lam)
-        c_ref, r_ref = orc.solve_type3(mu, n_c, L, lam)
+        cmp(fctheory.lambda_max_type3(mu=mu, n_c=n_c, L=L), lmax_ref, f"lambda_max_type3 on {(n_c, s_c, L)}", T["rel"])
+        sol = fctheory.solve_type3(mu=mu, n_c=n_c, L=L, lam=lam)
+        c_ref, r_ref = orc.solve_type3(mu=mu, n_c=n_c, L=L, lam=lam)
         cmp(sol.c, c_ref, f"solve_type3 c on {(n_c, s_c, L, lam)}", T["rel"])
         for b in range(s_c):
             cmp(sol.r[b], r_ref[b], f"solve_type3 r_{b} on {(n_c, s_c, L, lam)}", T["rel"])
@@ -157,19 +159,19 @@ def check_risk_engine(mutant: bool = False, quick: bool = False) -> str:
             R0_ref = _own_risk(task, W, U, 0.0, layernorm, eps, S)
             kw = dict(eps=eps)
             got = {
-                "true_risk": fctheory.true_risk(task, W, U, lam, layernorm, **kw),
-                "evaluate_risk.R": fctheory.evaluate_risk(task, W, U, lam, layernorm, **kw).R,
-                "true_risk_bruteforce.R": fctheory.true_risk_bruteforce(task, W, U, lam, layernorm, **kw).R,
+                "true_risk": fctheory.true_risk(task, W, U, lam, layernorm=layernorm, **kw),
+                "evaluate_risk.R": fctheory.evaluate_risk(task, W, U, lam, layernorm=layernorm, **kw).R,
+                "true_risk_bruteforce.R": fctheory.true_risk_bruteforce(task, W, U, lam, layernorm=layernorm, **kw).R,
             }
             for name, v in got.items():
                 e = _rel(v, R_ref)
                 worst = max(worst, e)
                 expect(e <= T["rel"], f"{name} = {v!r} != enumerated {R_ref!r} (rel {e:.1e}) on {task}, layernorm={layernorm}, eps={eps}")
-            e = _rel(fctheory.unregularized_risk(task, W, U, layernorm, **kw), R0_ref)
+            e = _rel(fctheory.unregularized_risk(task, W, U, layernorm=layernorm, **kw), R0_ref)
             expect(e <= T["rel"], f"unregularized_risk off by rel {e:.1e} on {task}, layernorm={layernorm}")
-            Rg, gW, gU = fctheory.true_risk_grad(task, W, U, lam, layernorm, **kw)
+            Rg, gW, gU = fctheory.true_risk_grad(task, W, U, lam, layernorm=layernorm, **kw)
             expect(_rel(Rg, R_ref) <= T["rel"], f"true_risk_grad R = {Rg!r} != {R_ref!r}")
-            bres = fctheory.true_risk_bruteforce(task, W, U, lam, layernorm, grad=True, **kw)
+            bres = fctheory.true_risk_bruteforce(task, W, U, lam, layernorm=layernorm, grad=True, **kw)
             if not layernorm:
                 _, gW_ref, gU_ref = _risk.risk_grad(task, W, U, lam, S=S)
                 for name, a, b in (("dW", gW, gW_ref), ("dU", gU, gU_ref), ("bruteforce dW", bres.grad_W, gW_ref),
@@ -190,7 +192,7 @@ def check_risk_engine(mutant: bool = False, quick: bool = False) -> str:
     # the LayerNorm itself
     Wt = rng.normal(size=(5, 7)) * rng.uniform(0.1, 10, size=7) + rng.normal(size=7)
     for eps in (0.0, 1e-3):
-        err = float(np.max(np.abs(fctheory.phi(Wt, eps) - orc.phi(Wt, eps))))
+        err = float(np.max(np.abs(fctheory.phi(Wt, eps=eps) - orc.phi(Wt, eps))))
         expect(err <= T["grad_abs"], f"fctheory.phi(eps={eps}) differs from the column LayerNorm by {err:.1e}")
     return f"{n} (task, network) cases: max rel. error of R {worst:.1e}; gradients match"
 
@@ -198,7 +200,7 @@ def check_risk_engine(mutant: bool = False, quick: bool = False) -> str:
 def _own_risk(task, W, U, lam, layernorm, eps, S):
     V = orc.phi(W, eps) if layernorm else W
     reg = lam / 2 * (np.sum(U * U) + (0.0 if layernorm else np.sum(W * W)))
-    return _risk.f_value(S, _risk.U_hat(U, task.L).T @ V) + reg
+    return _risk.f_value(S, _risk.U_hat(U, L=task.L).T @ V) + reg
 
 
 def _pca_sigmas(M):
@@ -245,14 +247,14 @@ def check_predictions(mutant: bool = False, quick: bool = False) -> str:
         task = Task.full(n_c, s_c, L)
         K, n_w = task.K, task.n_w
         tau_ref = float(orc.tau(n_c, n_w, L, K, lam))
-        p = fctheory.predict_type1(n_c, n_w, L, K, lam)
-        q = fctheory.predict(task, lam)
+        p = fctheory.predict_type1(n_c=n_c, n_w=n_w, L=L, K=K, lam=lam)
+        q = fctheory.predict(task, lam=lam)
         close(p.tau, tau_ref, "predict_type1.tau")
         close(q.tau, tau_ref, "predict(task).tau")
         c_ref, cp_ref = np.sqrt(tau_ref / n_w), np.sqrt(tau_ref / (K * L))
         close(p.c, c_ref, "predict_type1.c = sqrt(tau/n_w)")
         close(p.c_prime, np.sqrt(tau_ref / K) if mutant else cp_ref, "predict_type1.c_prime = sqrt(tau/(KL))")
-        W, U = fctheory.type1_configuration(task, d, lam=lam, seed=3)
+        W, U = fctheory.type1_configuration(task, d=d, lam=lam, seed=3)
         S = _risk.enumerate_sentences(task)
         R = _risk.risk(task, W, U, lam, S=S)
         H_ref = float(orc.H(tau_ref, n_c, n_w, L, K, lam))
@@ -261,7 +263,7 @@ def check_predictions(mutant: bool = False, quick: bool = False) -> str:
         close(p.ce, H_ref - lam * tau_ref, "predict_type1.ce")
         close([np.linalg.norm(W), np.linalg.norm(U)], [np.sqrt(tau_ref)] * 2, "||W||, ||U|| of type1_configuration")
         close([p.norm_W, p.norm_U], [np.sqrt(tau_ref)] * 2, "predict_type1 norms")
-        Uh = _risk.U_hat(U, L)
+        Uh = _risk.U_hat(U, L=L)
         close(np.linalg.norm(Uh, axis=0), np.full(K * L, cp_ref), "||u_kl|| = c'")
         close(np.linalg.norm(W, axis=0), np.full(n_w, c_ref), "||w|| = c")
         sW, sU = _pca_sigmas(W.T)[: n_c - 1], _pca_sigmas(Uh.T)[: n_c - 1]
@@ -278,32 +280,32 @@ def check_predictions(mutant: bool = False, quick: bool = False) -> str:
     for n_c, s_c, L, d, lam in [(3, 2, 2, 4, 0.01), (2, 3, 3, 3, 0.05)][: 1 if quick else 2]:
         task = Task.full(n_c, s_c, L, mu="zipf")
         K, n_w = task.K, task.n_w
-        ts_ref = float(orc.tau_star(n_c, L, K, d, lam))
-        p = fctheory.predict_type2(n_c, L, K, d, lam, n_w=n_w)
+        ts_ref = float(orc.tau_star(n_c=n_c, L=L, K=K, d=d, lam=lam))
+        p = fctheory.predict_type2(n_c=n_c, L=L, K=K, d=d, lam=lam, n_w=n_w)
         close(p.tau_star, ts_ref, "predict_type2.tau_star")
         close(p.c, ts_ref / np.sqrt(K * L), "predict_type2.c = tau*/sqrt(KL)")
-        W, U = fctheory.type2_configuration(task, d, lam=lam, seed=5)
+        W, U = fctheory.type2_configuration(task, d=d, lam=lam, seed=5)
         expect(np.max(np.abs(orc.phi(W) - W)) <= T["abs"], "type2_configuration: phi(W) != W (default scale/shift)")
         S = _risk.enumerate_sentences(task)
         R = _risk.risk(task, W, U, lam, layernorm=True, S=S)
-        Hs = float(orc.H_star(ts_ref, n_c, L, K, d, lam))
+        Hs = float(orc.H_star(ts_ref, n_c=n_c, L=L, K=K, d=d, lam=lam))
         close(R, Hs, "enumerated R* of type2_configuration(lam) vs H*(tau*)")
         close(p.risk, Hs, "predict_type2.risk")
         close(p.norm_U, ts_ref, "predict_type2.norm_U")
         close(np.linalg.norm(U), ts_ref, "||U|| of type2_configuration")
-        close(_pca_sigmas(_risk.U_hat(U, L).T)[: n_c - 1], np.full(n_c - 1, p.pca_sigma_U), "PCA of U vs pca_sigma_U")
+        close(_pca_sigmas(_risk.U_hat(U, L=L).T)[: n_c - 1], np.full(n_c - 1, p.pca_sigma_U), "PCA of U vs pca_sigma_U")
         close(_pca_sigmas(W.T)[: n_c - 1], np.full(n_c - 1, p.pca_sigma_phiW), "PCA of phi(W) vs pca_sigma_phiW")
     # Theorem 2 (type III, Zipf mu, K = n_c^L)
     for n_c, s_c, L, lam in [(3, 3, 2, 0.02), (2, 3, 3, 0.03)][: 1 if quick else 2]:
         task = Task.full(n_c, s_c, L, mu="zipf")
         K = task.K
-        c_ref, r_ref = orc.solve_type3(task.mu, n_c, L, lam)
+        c_ref, r_ref = orc.solve_type3(mu=task.mu, n_c=n_c, L=L, lam=lam)
         c_ref, r_ref = float(c_ref), np.array([float(v) for v in r_ref])
-        p = fctheory.predict_type3(task.mu, n_c, L, lam)
+        p = fctheory.predict_type3(mu=task.mu, n_c=n_c, L=L, lam=lam)
         close(p.c, c_ref, "predict_type3.c")
         close(p.r, r_ref, "predict_type3.r")
         d = n_c + 1
-        W, U = fctheory.type3_configuration(task, d, lam=lam, seed=2)
+        W, U = fctheory.type3_configuration(task, d=d, lam=lam, seed=2)
         S = _risk.enumerate_sentences(task)
         R, gW, gU = _risk.risk_grad(task, W, U, lam, S=S)
         R0 = _risk.f_value(S, _risk.X_of(W, U, L))
@@ -312,11 +314,11 @@ def check_predictions(mutant: bool = False, quick: bool = False) -> str:
         gn = float(np.sqrt(np.sum(gW**2) + np.sum(gU**2)))
         expect(gn <= T["grad"], f"type3_configuration(lam) is not a critical point: |grad R| = {gn:.1e}")
         close(np.linalg.norm(W, axis=0), r_ref[task.word_rank], "||w_(a,b)|| = r_b")
-        close(np.linalg.norm(_risk.U_hat(U, L), axis=0), np.full(K * L, c_ref), "||u_kl|| = c")
+        close(np.linalg.norm(_risk.U_hat(U, L=L), axis=0), np.full(K * L, c_ref), "||u_kl|| = c")
         close([p.norm_W, p.norm_U], [np.linalg.norm(W), np.linalg.norm(U)], "predict_type3 norms")
         kap = n_c / (n_c - 1)
         close(p.margins_per_position, kap * c_ref * r_ref, "predict_type3 margins kappa c r_b")
-        close([p.pca_sigma_W, p.pca_sigma_U], [_pca_sigmas(W.T)[0], _pca_sigmas(_risk.U_hat(U, L).T)[0]],
+        close([p.pca_sigma_W, p.pca_sigma_U], [_pca_sigmas(W.T)[0], _pca_sigmas(_risk.U_hat(U, L=L).T)[0]],
               "predict_type3 PCA singular values")
     return "predictions, configurations and frames agree with the definitions (enumerated risks, SVDs, 50-digit tau)"
 
@@ -345,8 +347,8 @@ def check_lower_bound(mutant: bool = False, quick: bool = False) -> str:
         task = Task.full(n_c, s_c, L)
         S = _risk.enumerate_sentences(task)
         min_g = float(orc.H(orc.tau(n_c, task.n_w, L, task.K, lam), n_c, task.n_w, L, task.K, lam))
-        tau_lib = fctheory.tau(n_c, task.n_w, L, task.K, lam)
-        expect(abs(fctheory.H(tau_lib, n_c, task.n_w, L, task.K, lam) - min_g) <= T["slack"] * max(1.0, min_g),
+        tau_lib = fctheory.tau(n_c=n_c, n_w=task.n_w, L=L, K=task.K, lam=lam)
+        expect(abs(fctheory.H(tau_lib, n_c=n_c, n_w=task.n_w, L=L, K=task.K, lam=lam) - min_g) <= T["slack"] * max(1.0, min_g),
                "fctheory's H(tau) differs from the 50-digit minimum")
         W, U = _risk.type1_point(task, np.sqrt(tau_lib / task.n_w), n_c - 1)
         X_opt = _risk.X_of(W, U, L)

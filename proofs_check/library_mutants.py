@@ -156,9 +156,9 @@ MUTANTS: list[LibraryMutant] = [
     # ---- the exact true risk: fctheory/risk/
     M("risk-penalty-half", "fctheory.risk._engine", "evaluate_risk|_evaluate", "penalty = 0.5 * lam *", "penalty = lam *",
       "true risk penalty lambda(||W||^2 + ||U||^2) (1/2 dropped)", ("risk-engine",)),
-    M("risk-grad-no-lamU", "fctheory.risk._engine", "evaluate_risk|_evaluate", "res.grad_U = U_from_hat(dUh, L) + lam * U",
-      "res.grad_U = U_from_hat(dUh, L)", "true_risk_grad: dR/dU missing lambda U", ("risk-engine",)),
-    M("risk-eps-ignored", "fctheory.risk._engine", "evaluate_risk|_evaluate", "V = phi(W, eps) if layernorm else W",
+    M("risk-grad-no-lamU", "fctheory.risk._engine", "evaluate_risk|_evaluate", "res.grad_U = U_from_hat(dUh, L=L) + lam * U",
+      "res.grad_U = U_from_hat(dUh, L=L)", "true_risk_grad: dR/dU missing lambda U", ("risk-engine",)),
+    M("risk-eps-ignored", "fctheory.risk._engine", "evaluate_risk|_evaluate", "V = phi(W, eps=eps) if layernorm else W",
       "V = phi(W) if layernorm else W", "true risk of h*: LayerNorm eps ignored", ("risk-engine",)),
     M("risk-grad-no-1/K", "fctheory.risk._engine", "evaluate_risk|_evaluate", "gG = gG3.reshape(K * L, task.n_w) / K",
       "gG = gG3.reshape(K * L, task.n_w)", "true_risk_grad without the 1/K of (5)", ("risk-engine",)),

@@ -171,7 +171,7 @@ def check_theorem_D(mutant: bool = False, quick: bool = False) -> str:
         x = -float(np.sum(Uh * (W @ task.Q.T @ task.Z_onehot)))
         g = _g_theoremD(task, x)
         tol = T["rel"] * max(1.0, abs(g))
-        R0_lib = fctheory.unregularized_risk(task, W, _risk.U_from_hat(Uh, task.L))
+        R0_lib = fctheory.unregularized_risk(task, W, _risk.U_from_hat(Uh, L=task.L))
         expect(abs(R0_lib - R0) <= tol, f"fctheory.unregularized_risk = {R0_lib!r} != enumerated {R0!r}")
         if mutant:
             expect(R0 <= g + tol, f"R_0 = {R0} > g = {g}")
@@ -179,7 +179,7 @@ def check_theorem_D(mutant: bool = False, quick: bool = False) -> str:
         # equality on N ∩ E: the type-I point of the same scale
         F = fctheory.equiangular_frame(task.n_c, max(d, task.n_c - 1), seed=seed % 1000)
         W1, U1 = _risk.type1_point(task, scale, F.shape[0], F)
-        Uh1 = fctheory.U_hat(U1, task.L)
+        Uh1 = fctheory.U_hat(U1, L=task.L)
         R1 = _risk.f_value(S, Uh1.T @ W1)
         g1 = _g_theoremD(task, -float(np.sum(Uh1 * (W1 @ task.Q.T @ task.Z_onehot))))
         expect(abs(R1 - g1) <= T["rel"] * max(1.0, g1), f"equality fails at a type-I point: {R1} vs {g1}")
@@ -224,8 +224,8 @@ def check_bilinear_bounds(mutant: bool = False, quick: bool = False) -> str:
         sc = np.sqrt(2 * c * c * n_w / (np.sum(W * W) + np.sum(Uh * Uh)))
         bound_F = fac * c * c * s_c * np.sqrt(K * L * n_w)
         expect(np.sum(sc * Uh * (sc * W @ P.T @ Z)) <= bound_F * (1 + rel), "Lemma F bound exceeded")
-        W1, U1 = fctheory.type1_configuration(task, d, c=c, seed=seed % 997)
-        val = np.sum(_risk.U_hat(U1, L) * (W1 @ P.T @ Z))
+        W1, U1 = fctheory.type1_configuration(task, d=d, c=c, seed=seed % 997)
+        val = np.sum(_risk.U_hat(U1, L=L) * (W1 @ P.T @ Z))
         expect(abs(val - c * c * s_c * np.sqrt(K * L * n_w)) <= rel * val, "Claim A value not attained")
         expect(val <= bound_F * (1 + rel), f"Lemma F bound {bound_F} exceeded by the optimum {val}")
         # Lemma M: V columns mean zero, norm √d; ‖Û‖² = c² KL
@@ -236,8 +236,8 @@ def check_bilinear_bounds(mutant: bool = False, quick: bool = False) -> str:
         Uh *= c * np.sqrt(K * L) / np.linalg.norm(Uh)
         bound_M = fac * c * np.sqrt(d) * K * L
         expect(np.sum(Uh * (V @ Q.T @ Z)) <= bound_M * (1 + rel), "Lemma M bound exceeded")
-        W2, U2 = fctheory.type2_configuration(task, d, c=c, seed=seed % 991)
-        val2 = np.sum(_risk.U_hat(U2, L) * (W2 @ Q.T @ Z))  # W2 = φ(W2) = √d FP by default
+        W2, U2 = fctheory.type2_configuration(task, d=d, c=c, seed=seed % 991)
+        val2 = np.sum(_risk.U_hat(U2, L=L) * (W2 @ Q.T @ Z))  # W2 = φ(W2) = √d FP by default
         expect(abs(val2 - c * np.sqrt(d) * K * L) <= rel * val2, "Claim D value not attained")
         expect(val2 <= bound_M * (1 + rel), f"Lemma M bound {bound_M} exceeded by the optimum {val2}")
 

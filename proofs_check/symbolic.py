@@ -239,7 +239,7 @@ def check_binomial_identity(mutant: bool = False, quick: bool = False) -> str:
             sphere_sum = 1 + sum(mpmath.mpf(Kv) / nv**Lv * mpmath.binomial(Lv, rv) * (nv - 1) ** rv * mpmath.exp(-gam * rv)
                                  for rv in range(1, Lv + 1))
             ref = mpmath.log(sphere_sum) + lamv * tv
-        got = H_lib(tv, nv, nw, Lv, Kv, lamv)
+        got = H_lib(tv, n_c=nv, n_w=nw, L=Lv, K=Kv, lam=lamv)
         expect(abs(got - float(ref)) <= tol * abs(float(ref)), f"fctheory.H = {got!r} != log(1 + sum_r |S_r| e^(-eta t r)) + lambda t = {float(ref)!r}")
     return "identity proved for symbolic L (binomial theorem by induction), exact for L=1..12, fctheory.H matches"
 
@@ -298,7 +298,8 @@ def check_H_convexity(mutant: bool = False, quick: bool = False) -> str:
         e1 = (nv / sp.Integer(nv - 1)) / sp.sqrt(nwv * Kv * Lv)
         es = (nv / sp.Integer(nv - 1)) / sp.sqrt(sp.Rational(Kv * Lv, dv))
         vals = {a: 1 - sp.Rational(Kv, nv**Lv), b: sp.Rational(Kv, nv**Lv), cc: nv - 1, L: Lv}
-        for et, lib, extra in ((e1, H_second(tv, nv, nwv, Lv, Kv, 0.0), 0), (es, H_star_second(tv, nv, Lv, Kv, dv, 0.05), 0.05)):
+        for et, lib, extra in ((e1, H_second(tv, n_c=nv, n_w=nwv, L=Lv, K=Kv, lam=0.0), 0),
+                                (es, H_star_second(tv, n_c=nv, L=Lv, K=Kv, d=dv, lam=0.05), 0.05)):
             uv = sp.exp(-et * sp.Float(tv, 50))
             ref = (et**2 * (a * pos_a + pos_b) / q**2).subs(vals).subs(u, uv) + sp.Float(extra, 50)
             ref = float(sp.N(ref, 30))
@@ -333,15 +334,15 @@ def check_tau_threshold(mutant: bool = False, quick: bool = False) -> str:
 
     details = []
     for nc, nw_, Lv, Kv in [(3, 6, 2, 9), (2, 4, 3, 5), (3, 1200, 15, 1000)]:
-        lt = float(lead("lambda_trivial")(nc, nw_, Lv, Kv))
+        lt = float(lead("lambda_trivial")(n_c=nc, n_w=nw_, L=Lv, K=Kv))
         ref = float(lam_triv.subs({n: nc, nw: nw_, L: Lv, K: Kv}))
         expect(abs(lt - ref) <= tolerances("tau-trivial-threshold")["rel"] * ref, f"lambda_trivial({nc},{nw_},{Lv},{Kv}) = {lt} != {ref}")
         above = 1.01 * lt
         below = 0.99 * lt
         if mutant:
-            expect(float(lead("tau")(nc, nw_, Lv, Kv, above)) > 0, "tau = 0 at lambda = 1.01 lambda_trivial")
-        expect(float(lead("tau")(nc, nw_, Lv, Kv, below)) > 0, "tau = 0 below the threshold")
-        expect(float(lead("tau")(nc, nw_, Lv, Kv, above)) == 0, "tau > 0 above the threshold")
+            expect(float(lead("tau")(n_c=nc, n_w=nw_, L=Lv, K=Kv, lam=above)) > 0, "tau = 0 at lambda = 1.01 lambda_trivial")
+        expect(float(lead("tau")(n_c=nc, n_w=nw_, L=Lv, K=Kv, lam=below)) > 0, "tau = 0 below the threshold")
+        expect(float(lead("tau")(n_c=nc, n_w=nw_, L=Lv, K=Kv, lam=above)) == 0, "tau > 0 above the threshold")
         details.append(f"{lt:.6g}")
     return "H'(0) = lambda - lambda_trivial symbolically; fctheory.tau switches at lambda_trivial = " + ", ".join(details)
 
@@ -434,8 +435,8 @@ def check_claim_A(mutant: bool = False, quick: bool = False) -> str:
         from fctheory import Task
 
         task = Task.full(nc, sc, Lv)
-        Wl, Ul = fctheory.type1_configuration(task, nc + 1, c=0.7, seed=1)
-        got = float(np.sum(fctheory.U_hat(Ul, Lv) * (Wl @ task.P.T @ task.Z_onehot)))
+        Wl, Ul = fctheory.type1_configuration(task, d=nc + 1, c=0.7, seed=1)
+        got = float(np.sum(fctheory.U_hat(Ul, L=Lv) * (Wl @ task.P.T @ task.Z_onehot)))
         wantf = float(want.subs(c, sp.Rational(7, 10)))
         expect(abs(got - wantf) <= tol * wantf, f"type1_configuration(c=0.7): <U_hat, W P^T Z> = {got} != {wantf}")
     return "Claim A's value derived from the exact matrices of B_c^I (symbolic c) on " + str(_CONFIG_CASES)
@@ -475,8 +476,8 @@ def check_claim_D(mutant: bool = False, quick: bool = False) -> str:
             cs = sp.sqrt(_inner(Uh, Uh)) * sp.sqrt(_inner(V * P.T * Z, V * P.T * Z)) / sc
             expect(sp.simplify(cs - value.subs(unif)) == 0, f"Cauchy-Schwarz bound not attained on {(nc, sc, Lv)}, d={dv}")
         task = Task.full(nc, sc, Lv, mu="zipf")
-        Wl, Ul = fctheory.type2_configuration(task, nc + 1, c=0.7, seed=2)
-        got = float(np.sum(fctheory.U_hat(Ul, Lv) * (fctheory.phi(Wl) @ task.Q.T @ task.Z_onehot)))
+        Wl, Ul = fctheory.type2_configuration(task, d=nc + 1, c=0.7, seed=2)
+        got = float(np.sum(fctheory.U_hat(Ul, L=Lv) * (fctheory.phi(Wl) @ task.Q.T @ task.Z_onehot)))
         wantf = float(claim.subs({c: sp.Rational(7, 10), d: nc + 1, K: Kv, L: Lv}))
         expect(abs(got - wantf) <= tol * wantf, f"type2_configuration(c=0.7): <U_hat, phi(W) Q^T Z> = {got} != {wantf}")
     return "Claim D's value derived from the exact matrices of B_c^II (symbolic c, mu) on " + str(_CONFIG_CASES)
@@ -556,8 +557,8 @@ def check_lemma_K_R_constants(mutant: bool = False, quick: bool = False) -> str:
             with mpmath.workdps(50):
                 h_ref = sp.N(H_sym.subs(sub).subs({t: tv, lam: lamv}), 30)
                 hs_ref = sp.N(Hs_sym.subs(sub).subs({t: tv, lam: lamv, d: nc + 1}), 30)
-            h_lib = fctheory.H(tv, nc, nwv, Lv, Kv, lamv)
-            hs_lib = fctheory.H_star(tv, nc, Lv, Kv, nc + 1, lamv)
+            h_lib = fctheory.H(tv, n_c=nc, n_w=nwv, L=Lv, K=Kv, lam=lamv)
+            hs_lib = fctheory.H_star(tv, n_c=nc, L=Lv, K=Kv, d=nc + 1, lam=lamv)
             expect(abs(h_lib - float(h_ref)) <= tol * abs(float(h_ref)), f"fctheory.H = {h_lib!r} != {float(h_ref)!r}")
             expect(abs(hs_lib - float(hs_ref)) <= tol * abs(float(hs_ref)), f"fctheory.H_star = {hs_lib!r} != {float(hs_ref)!r}")
     return "R(type I) = H(n_w c^2) and R*(type II) = H*(sqrt(KL) c) derived from the exact configurations (symbolic c)"
@@ -597,7 +598,7 @@ def check_148_149(mutant: bool = False, quick: bool = False) -> str:
     tol = tolerances("eq148-149-to-7-8")["rel"]
     for nv, sv, Lv, lv in [(3, 3, 2, 0.02), (2, 4, 3, 0.01)]:
         muv = Task.full(nv, sv, Lv, mu="zipf").mu
-        res = solve_type3(muv, nv, Lv, lv)
+        res = solve_type3(mu=muv, n_c=nv, L=Lv, lam=lv)
         with mpmath.workdps(50):
             kv = mpmath.mpf(nv) / (nv - 1)
             cv = mpmath.mpf(float(res.c))
@@ -640,6 +641,6 @@ def check_prop_D(mutant: bool = False, quick: bool = False) -> str:
 
     for muv, nv, Lv in [((0.5, 0.3, 0.2), 3, 2), ((0.7, 0.3), 2, 4), ((0.25, 0.25, 0.25, 0.25), 5, 3)]:
         want = float(sp.sqrt(claim.subs({S2: sum(sp.Float(m, 30) ** 2 for m in muv), n: nv, L: Lv})))
-        got = lambda_max_type3(list(muv), nv, Lv)
+        got = lambda_max_type3(mu=list(muv), n_c=nv, L=Lv)
         expect(abs(got - want) <= tolerances("propD-monotonicity")["rel"] * want, f"lambda_max_type3 = {got!r} != {want!r}")
     return "psi_rho > 0, psi_s > 0 (so rho_beta decreasing), F(0) = L n^(L-1) at lambda^2 = L sum mu^2/n^(L+1)"

@@ -49,7 +49,7 @@ def test_assumption_A_35_holds_on_full_latent_set(n_c, L):
 def test_assumption_A_reports_exactly_the_violated_kr_l_alpha(case):
     n_c, Z = case
     K, L = Z.shape
-    res = check_assumption_A(Z, n_c)
+    res = check_assumption_A(Z, n_c=n_c)
     reported = {(v.k, v.r, v.ell, v.alpha): v for v in res.violations}
     for k in range(K):
         for r in range(1, L + 1):
@@ -68,7 +68,7 @@ def test_assumption_A_needs_n_c_power_L_to_divide_K(case):
     """(35) at r = 1, z_kl != alpha requires the integer K/n_c^L: no set with K < n_c^L satisfies A."""
     n_c, Z = case
     K, L = Z.shape
-    res = check_assumption_A(Z, n_c)
+    res = check_assumption_A(Z, n_c=n_c)
     assert res.integral == (K % n_c**L == 0)
     if K < n_c**L:
         assert not res.holds
@@ -76,7 +76,7 @@ def test_assumption_A_needs_n_c_power_L_to_divide_K(case):
 
 def test_assumption_A_counts_sum_to_S_r():
     Z = Task.random(3, 1, 3, 11, seed=3).Z
-    N = assumption_A_counts(Z, 3)
+    N = assumption_A_counts(Z, n_c=3)
     D = (Z[:, None] != Z[None]).sum(-1)
     for r in range(4):
         assert np.array_equal(N[:, r].sum(-1), np.repeat((D == r).sum(1)[:, None], 3, axis=1))
@@ -95,11 +95,11 @@ def test_assumption_A_validates_input():
     with pytest.raises(FCTheoryError, match="n_c"):
         check_assumption_A(np.zeros((2, 2), dtype=int))
     with pytest.raises(FCTheoryError, match="Z"):
-        check_assumption_A(np.array([[0, 3]]), 3)
+        check_assumption_A(np.array([[0, 3]]), n_c=3)
     with pytest.raises(FCTheoryError, match="Z"):
-        check_assumption_A(np.array([0, 1]), 2)
+        check_assumption_A(np.array([0, 1]), n_c=2)
     with pytest.raises(FCTheoryError, match="n_c"):
-        check_assumption_A(Task.full(2, 1, 2), 3)
+        check_assumption_A(Task.full(2, 1, 2), n_c=3)
 
 
 # ------------------------------------------------------------------------------------- Lemma B
@@ -117,15 +117,15 @@ def test_lemma_B_theta_r_and_A_r_on_full_latent_set(n_c, L):
 @pytest.mark.parametrize("n_c,L", [(2, 2), (2, 4), (3, 3), (4, 2)])
 def test_lemma_B_holds_for_repetition_code_with_K_below_n_c_power_L(n_c, L):
     Z = np.repeat(np.arange(n_c)[:, None], L, axis=1)
-    res = lemma_B_properties(Z, n_c)
+    res = lemma_B_properties(Z, n_c=n_c)
     assert res.holds
     assert res.theta[L - 1] == Fraction(n_c, n_c - 1)  # S_L(k) = the other n_c − 1 rows
     assert all(t is None for t in res.theta[:-1])  # empty spheres: (iii) vacuous
-    assert not check_assumption_A(Z, n_c).holds
+    assert not check_assumption_A(Z, n_c=n_c).holds
 
 
 def test_lemma_B_reports_which_property_fails():
-    res = lemma_B_properties(np.array([[0, 0], [0, 1], [1, 0]]), 2)
+    res = lemma_B_properties(np.array([[0, 0], [0, 1], [1, 0]]), n_c=2)
     assert not res.holds and not res.i_holds and not res.ii_holds
     assert any(m.startswith("(i)") for m in res.messages) and any(m.startswith("(ii)") for m in res.messages)
 
@@ -134,7 +134,7 @@ def test_lemma_B_iii_can_fail_alone():
     # columns balanced and |S_r| constant, but the mean-value property (iii) fails
     found = None
     for Zs in search_all_balanced(2, 4, 8):
-        res = lemma_B_properties(Zs, 2)
+        res = lemma_B_properties(Zs, n_c=2)
         if res.i_holds and res.ii_holds and not res.iii_holds:
             found = res
             break
@@ -180,7 +180,7 @@ def _spread_44(A, Z, n_c):
 def test_assumption_B_solution_space_contains_span_I_11T(case):
     """<aI + b11^T, Gamma^(j,k)> = a dist(z_j, z_k): the set A always solves (44), so dim >= 2."""
     n_c, Z = case
-    res = check_assumption_B(Z, n_c, sdp=False)
+    res = check_assumption_B(Z, n_c=n_c, sdp=False)
     assert res.dim >= 2
     for A in (np.eye(n_c), np.ones((n_c, n_c))):
         assert _spread_44(A, Z, n_c) <= 1e-12
@@ -215,10 +215,10 @@ def test_assumption_B_holds_for_moderate_random_K():
 # ------------------------------------------------------------------------------------- existence
 @pytest.mark.parametrize("n_c,L", [(2, 1), (2, 2), (2, 3), (3, 1), (3, 2), (2, 4), (4, 2)])
 def test_no_latent_set_with_K_below_n_c_power_L_satisfies_assumption_A(n_c, L):
-    ex = search_assumption_A(n_c, L)
+    ex = search_assumption_A(n_c=n_c, L=L)
     assert ex.sizes() == []
     assert ex.counts[n_c**L] == 1
-    assert ex.counts == search_assumption_A(n_c, L, method="integrality").counts
+    assert ex.counts == search_assumption_A(n_c=n_c, L=L, method="integrality").counts
 
 
 @pytest.mark.parametrize(
@@ -226,28 +226,28 @@ def test_no_latent_set_with_K_below_n_c_power_L_satisfies_assumption_A(n_c, L):
     [(2, 2, {2: 2, 4: 1}), (2, 3, {2: 4, 4: 2, 8: 1}), (3, 2, {3: 6, 9: 1}), (4, 2, {4: 24, 16: 1})],
 )
 def test_lemma_B_sets_counts_small_cases(n_c, L, expected):
-    res = search_lemma_B(n_c, L)
+    res = search_lemma_B(n_c=n_c, L=L)
     assert {k: v for k, v in res.counts.items() if v} == expected
     for K, Zs in res.examples.items():
-        assert lemma_B_properties(Zs, n_c).holds
+        assert lemma_B_properties(Zs, n_c=n_c).holds
 
 
 def test_search_validates_input():
     with pytest.raises(FCTheoryError, match="exhaustive"):
-        search_assumption_A(3, 3)
+        search_assumption_A(n_c=3, L=3)
     with pytest.raises(FCTheoryError, match="method"):
-        search_assumption_A(2, 2, method="ilp")
+        search_assumption_A(n_c=2, L=2, method="ilp")
     with pytest.raises(FCTheoryError, match="K"):
-        search_assumption_A(2, 2, K=5)
-    assert search_assumption_A(3, 5, method="integrality").sizes() == []
+        search_assumption_A(n_c=2, L=2, K=5)
+    assert search_assumption_A(n_c=3, L=5, method="integrality").sizes() == []
 
 
 @pytest.mark.parametrize("n_c,L", [(2, 3), (2, 4), (4, 2)])
 def test_lemma_B_search_with_origin_counts_total_times_K_over_N(n_c, L):
     """Lemma B is invariant under per-position concept relabellings (transitive on C^L): double counting."""
-    full = search_lemma_B(n_c, L)
-    orig = search_lemma_B(n_c, L, with_origin=True)
+    full = search_lemma_B(n_c=n_c, L=L)
+    orig = search_lemma_B(n_c=n_c, L=L, with_origin=True)
     for K, v in full.counts.items():
         assert orig.counts[K] * n_c**L == v * K
     with pytest.raises(FCTheoryError, match="27"):
-        search_lemma_B(2, 5, with_origin=True)
+        search_lemma_B(n_c=2, L=5, with_origin=True)

@@ -20,11 +20,11 @@ def _rel(a, b):
 @pytest.mark.parametrize("backend", ["numpy", "numba"])
 @pytest.mark.parametrize("layernorm", [False, True])
 def test_each_run_equals_its_sequential_twin(backend, layernorm):
-    runs = train_batched(TASK, 6, seed=SEEDS, lr=LRS, lam_W=LWS, lam_U=LUS, backend=backend, layernorm=layernorm,
+    runs = train_batched(TASK, n_spl=6, seed=SEEDS, lr=LRS, lam_W=LWS, lam_U=LUS, backend=backend, layernorm=layernorm,
                          measure=False, **KW)
     assert len(runs) == 4
     for r, (s, lr, lw, lu) in enumerate(zip(SEEDS, LRS, LWS, LUS)):
-        twin = fc.train(TASK, 6, seed=s, lr=lr, lam_W=lw, lam_U=lu, backend=backend, layernorm=layernorm,
+        twin = fc.train(TASK, n_spl=6, seed=s, lr=lr, lam_W=lw, lam_U=lu, backend=backend, layernorm=layernorm,
                         measure=False, **KW)
         assert _rel(runs[r].W, twin.W) <= 1e-12
         assert _rel(runs[r].U, twin.U) <= 1e-12
@@ -35,26 +35,26 @@ def test_each_run_equals_its_sequential_twin(backend, layernorm):
 
 
 def test_measurements_match_the_twin():
-    runs = train_batched(TASK, 6, seed=[3, 4], lr=0.2, backend="numpy", **KW)
-    twin = fc.train(TASK, 6, seed=4, lr=0.2, backend="numpy", **KW)
+    runs = train_batched(TASK, n_spl=6, seed=[3, 4], lr=0.2, backend="numpy", **KW)
+    twin = fc.train(TASK, n_spl=6, seed=4, lr=0.2, backend="numpy", **KW)
     assert runs[1].measurements.test_acc == twin.measurements.test_acc
     assert abs(runs[1].measurements.train_ce - twin.measurements.train_ce) <= 1e-12 * twin.measurements.train_ce
 
 
 def test_a_diverging_run_is_reported_and_the_others_continue():
-    runs = train_batched(TASK, 6, seed=[0, 1], lr=[0.1, 1e6], backend="numpy", errors="return", measure=False,
+    runs = train_batched(TASK, n_spl=6, seed=[0, 1], lr=[0.1, 1e6], backend="numpy", errors="return", measure=False,
                          **{**KW, "init_scale": 50.0})
     assert isinstance(runs[1], fc.FCTheoryError) and "diverged" in str(runs[1])
-    twin = fc.train(TASK, 6, seed=0, lr=0.1, backend="numpy", measure=False, **{**KW, "init_scale": 50.0})
+    twin = fc.train(TASK, n_spl=6, seed=0, lr=0.1, backend="numpy", measure=False, **{**KW, "init_scale": 50.0})
     assert _rel(runs[0].W, twin.W) <= 1e-12
     with pytest.raises(fc.FCTheoryError, match="lr="):
-        train_batched(TASK, 6, seed=[0, 1], lr=[0.1, 1e6], backend="numpy", measure=False,
+        train_batched(TASK, n_spl=6, seed=[0, 1], lr=[0.1, 1e6], backend="numpy", measure=False,
                       **{**KW, "init_scale": 50.0})
 
 
 def test_per_run_lengths_must_agree():
     with pytest.raises(fc.FCTheoryError, match="lr="):
-        train_batched(TASK, 6, seed=[0, 1, 2], lr=[0.1, 0.2], backend="numpy", **KW)
+        train_batched(TASK, n_spl=6, seed=[0, 1, 2], lr=[0.1, 0.2], backend="numpy", **KW)
 
 
 def test_batch_key_ignores_only_the_batch_axes():

@@ -15,7 +15,7 @@ from fctheory.configurations import type1_configuration
 @pytest.fixture
 def weights(tmp_path):
     task = Task.full(3, 2, 2)
-    W, U = type1_configuration(task, 4, lam=0.01, seed=0)
+    W, U = type1_configuration(task, d=4, lam=0.01, seed=0)
     p = tmp_path / "w.npz"
     np.savez(p, W=W, U=U)
     return p
@@ -69,7 +69,7 @@ def test_risk_option_values_refused_by_argparse_on_one_error_line(weights, capsy
 
 def test_weights_file_with_bad_latent_variables_exits_2(tmp_path, capsys):
     task = Task.full(3, 2, 2)
-    W, U = type1_configuration(task, 4, lam=0.01, seed=0)
+    W, U = type1_configuration(task, d=4, lam=0.01, seed=0)
     p = tmp_path / "z.npz"
     np.savez(p, W=W, U=U, Z=np.full((9, 2), np.nan))
     code, _, err = run(capsys, "risk", p)

@@ -17,7 +17,7 @@ def run(capsys, *argv):
 def test_predict_paper_reproduces_headline_numbers(capsys):
     code, out, _ = run(capsys, "predict", "--paper", "--json")
     assert code == 0
-    rows = {(r["quantity"], r["setting"]): r["ours"] for r in json.loads(out)}
+    rows = {(r["quantity"], r["setting"]): r["ours"] for r in json.loads(out)["results"]["rows"]}
     assert round(rows[("word norm c = sqrt(tau/n_w) (Thm 1)", "K=1000, uniform")], 5) == 1.42214
     assert round(rows[("word norm c = sqrt(tau/n_w) (Thm 1)", "K=50, uniform")], 5) == 0.61602
     assert round(rows[("tau* (Thm 3)", "K=1000, d=100")], 5) == 11.94703
@@ -32,13 +32,13 @@ def test_predict_paper_table_is_readable(capsys):
 def test_predict_type1_json(capsys):
     code, out, _ = run(capsys, "predict", "type1", "--nc", "3", "--nw", "6", "--L", "2", "--K", "9", "--lam", "0.01", "--json")
     d = json.loads(out)
-    assert code == 0 and d["kind"] == "type1"
-    assert d["risk"] == pytest.approx(0.3490664343, abs=1e-10)
+    assert code == 0 and d["parameters"]["kind"] == "type1"
+    assert d["results"]["predictions"][0]["risk"] == pytest.approx(0.3490664343, abs=1e-10)
 
 
 def test_predict_type3_zipf(capsys):
     code, out, _ = run(capsys, "predict", "type3", "--nc", "3", "--sc", "3", "--L", "2", "--lam", "0.02", "--mu", "zipf", "--json")
-    assert code == 0 and json.loads(out)["c"] == pytest.approx(1.1870394734, abs=1e-10)
+    assert code == 0 and json.loads(out)["results"]["predictions"][0]["c"] == pytest.approx(1.1870394734, abs=1e-10)
 
 
 def test_predict_type2_table(capsys):

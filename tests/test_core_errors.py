@@ -71,7 +71,7 @@ def test_project_error_is_a_value_error():
 def test_tau_either_raises_project_error_or_returns_finite(n_c, L, K, lam):
     try:
         n_w = n_c * 3 if isinstance(n_c, int) else 6
-        out = fc.tau(n_c, n_w, L, K, lam)
+        out = fc.tau(n_c=n_c, n_w=n_w, L=L, K=K, lam=lam)
     except fc.FCTheoryError:
         return
     assert np.isfinite(out) and out >= 0
@@ -86,7 +86,7 @@ def test_tau_either_raises_project_error_or_returns_finite(n_c, L, K, lam):
 )
 def test_tau_star_either_raises_project_error_or_returns_finite(n_c, L, K, d, lam):
     try:
-        out = fc.tau_star(n_c, L, K, d, lam)
+        out = fc.tau_star(n_c=n_c, L=L, K=K, d=d, lam=lam)
     except fc.FCTheoryError:
         return
     assert np.isfinite(out) and out > 0
@@ -95,7 +95,7 @@ def test_tau_star_either_raises_project_error_or_returns_finite(n_c, L, K, d, la
 @given(st.lists(st.floats(allow_nan=True, allow_infinity=True), min_size=1, max_size=5), st.floats(allow_nan=True))
 def test_solve_type3_either_raises_project_error_or_returns_finite(mu, lam):
     try:
-        sol = fc.solve_type3(mu, 3, 2, lam)
+        sol = fc.solve_type3(mu=mu, n_c=3, L=2, lam=lam)
     except fc.FCTheoryError:
         return
     assert np.isfinite(sol.c) and np.all(np.isfinite(sol.r))

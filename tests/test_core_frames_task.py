@@ -60,17 +60,17 @@ def test_word_index_convention_and_matrices():
 
 def test_sample_is_class_major_and_respects_latents():
     t = fc.Task.full(2, 3, 4, mu=np.array([0.5, 0.3, 0.2]))
-    X, y = t.sample(7, rng=np.random.default_rng(0))
+    X, y = t.sample(7, seed=np.random.default_rng(0))
     assert X.shape == (t.K * 7, 4) and np.array_equal(y, np.repeat(np.arange(t.K), 7))
     np.testing.assert_array_equal(X // t.s_c, t.Z[y])
-    X2, _ = t.sample(7, rng=0)  # an int seed is deterministic too
-    X3, _ = t.sample(7, rng=0)
+    X2, _ = t.sample(7, seed=0)  # an int seed is deterministic too
+    X3, _ = t.sample(7, seed=0)
     np.testing.assert_array_equal(X2, X3)
 
 
 def test_sample_word_frequencies_follow_mu():
     t = fc.Task.full(2, 3, 1, mu=np.array([0.6, 0.3, 0.1]))
-    X, _ = t.sample(20000, rng=1)
+    X, _ = t.sample(20000, seed=1)
     freq = np.bincount(X.ravel() % 3, minlength=3) / X.size
     np.testing.assert_allclose(freq, t.mu, atol=0.01)
 
@@ -78,11 +78,11 @@ def test_sample_word_frequencies_follow_mu():
 def test_U_hat_layout():
     K, L, d = 4, 3, 2
     U = np.arange(K * L * d, dtype=float).reshape(K, L * d)
-    Uh = fc.U_hat(U, L)
+    Uh = fc.U_hat(U, L=L)
     for k in range(K):
         for ell in range(L):
             np.testing.assert_array_equal(Uh[:, k * L + ell], U[k, ell * d:(ell + 1) * d])
-    np.testing.assert_array_equal(fc.U_from_hat(Uh, L), U)
+    np.testing.assert_array_equal(fc.U_from_hat(Uh, L=L), U)
 
 
 def test_phi_is_layernorm_with_biased_std():

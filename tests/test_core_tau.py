@@ -23,7 +23,7 @@ def theorem1_params(draw, near_threshold=False):
     K = float(max(1, math.floor(math.exp(min(frac * logN, 690.0)))))
     if logN < 52 * math.log(2):  # keep K exactly ≤ n_c^L
         K = float(min(K, n_c**L))
-    lam0 = fc.lambda_trivial(n_c, n_c * s_c, L, K)
+    lam0 = fc.lambda_trivial(n_c=n_c, n_w=n_c * s_c, L=L, K=K)
     if near_threshold:
         gap = draw(st.floats(1e-6, 0.3))
         lam = lam0 * (1 - gap)
@@ -39,29 +39,29 @@ def _rel(a, b):
 
 def test_theorem1_paper_value_K1000():
     # paper, section 3: c = √(τ/n_w) = 1.42214 for n_c=3, n_w=1200, L=15, K=1000, λ=1e-3
-    t = fc.tau(3, 1200, 15, 1000, 1e-3)
+    t = fc.tau(n_c=3, n_w=1200, L=15, K=1000, lam=1e-3)
     assert round(math.sqrt(t / 1200), 5) == 1.42214
 
 
 def test_theorem1_paper_value_K50():
-    t = fc.tau(3, 1200, 15, 50, 1e-3)
+    t = fc.tau(n_c=3, n_w=1200, L=15, K=50, lam=1e-3)
     assert round(math.sqrt(t / 1200), 5) == 0.61602
 
 
 def test_theorem1_tiny_reference_H_value():
     # derivation notes B.11(a): (3,2,2,K=9), λ=0.01 → H(τ) = 0.3490664343
-    t = fc.tau(3, 6, 2, 9, 0.01)
-    assert abs(fc.H(t, 3, 6, 2, 9, 0.01) - 0.3490664343) < 1e-10
+    t = fc.tau(n_c=3, n_w=6, L=2, K=9, lam=0.01)
+    assert abs(fc.H(t, n_c=3, n_w=6, L=2, K=9, lam=0.01) - 0.3490664343) < 1e-10
 
 
 def _assert_tau_matches_mp(p):
     """Float path vs 50-digit mpmath: 1e-11 relative, 1e-6 within a relative 1e-6 of λ₀ (issue 2, item 5)."""
     n_c, n_w, L, K, lam = p
-    x = fc.tau(n_c, n_w, L, K, lam)
+    x = fc.tau(n_c=n_c, n_w=n_w, L=L, K=K, lam=lam)
     assert math.isfinite(x)
     with mpmath.workdps(50):
-        ref = fc.tau(n_c, n_w, L, K, lam, precision="mp")
-        lam0 = fc.lambda_trivial(n_c, n_w, L, K)
+        ref = fc.tau(n_c=n_c, n_w=n_w, L=L, K=K, lam=lam, precision="mp")
+        lam0 = fc.lambda_trivial(n_c=n_c, n_w=n_w, L=L, K=K)
         tol = 1e-6 if abs(lam / lam0 - 1) < 1e-6 else 1e-11
         assert _rel(x, ref) <= tol, (x, ref)
 
@@ -79,51 +79,51 @@ def test_tau_float_matches_mpmath_near_threshold(p):
 @given(theorem1_params())
 def test_tau_is_stationary_and_H_is_strictly_convex_there(p):
     n_c, n_w, L, K, lam = p
-    t = fc.tau(n_c, n_w, L, K, lam)
+    t = fc.tau(n_c=n_c, n_w=n_w, L=L, K=K, lam=lam)
     if t == 0:
         # trivial solution: H′(0) ≥ 0 (up to rounding of λ − λ₀)
-        assert fc.H_prime(0.0, n_c, n_w, L, K, lam) >= -1e-12 * lam
+        assert fc.H_prime(0.0, n_c=n_c, n_w=n_w, L=L, K=K, lam=lam) >= -1e-12 * lam
         return
     # H′(τ) = 0 relative to the two terms λ and ηL·E1E2 that cancel
-    assert abs(fc.H_prime(t, n_c, n_w, L, K, lam)) <= 1e-9 * lam
-    assert H_second(t, n_c, n_w, L, K) > 0
+    assert abs(fc.H_prime(t, n_c=n_c, n_w=n_w, L=L, K=K, lam=lam)) <= 1e-9 * lam
+    assert H_second(t, n_c=n_c, n_w=n_w, L=L, K=K) > 0
 
 
 @given(theorem1_params())
 def test_trivial_threshold_lambda0_closed_form(p):
     n_c, n_w, L, K, lam = p
-    lam0 = fc.lambda_trivial(n_c, n_w, L, K)
+    lam0 = fc.lambda_trivial(n_c=n_c, n_w=n_w, L=L, K=K)
     # closed form √(LK/n_w)/(K + 1 − K/n_c^L), here in mpmath
     with mpmath.workdps(40):
         ref = mpmath.sqrt(mpmath.mpf(L) * K / n_w) / (K + 1 - mpmath.mpf(K) / mpmath.mpf(n_c) ** L)
         assert _rel(lam0, ref) < 1e-13
     # and H′(0) = λ − λ₀
-    assert abs(fc.H_prime(0.0, n_c, n_w, L, K, lam) - (lam - lam0)) <= 1e-12 * max(lam, lam0)
+    assert abs(fc.H_prime(0.0, n_c=n_c, n_w=n_w, L=L, K=K, lam=lam) - (lam - lam0)) <= 1e-12 * max(lam, lam0)
 
 
 def test_tau_is_zero_exactly_at_and_above_threshold():
-    lam0 = fc.lambda_trivial(3, 6, 2, 9)
-    assert fc.tau(3, 6, 2, 9, lam0 * (1 + 1e-12)) == 0.0
-    assert fc.tau(3, 6, 2, 9, 2 * lam0) == 0.0
-    assert fc.tau(3, 6, 2, 9, lam0 * (1 - 1e-3)) > 0
+    lam0 = fc.lambda_trivial(n_c=3, n_w=6, L=2, K=9)
+    assert fc.tau(n_c=3, n_w=6, L=2, K=9, lam=lam0 * (1 + 1e-12)) == 0.0
+    assert fc.tau(n_c=3, n_w=6, L=2, K=9, lam=2 * lam0) == 0.0
+    assert fc.tau(n_c=3, n_w=6, L=2, K=9, lam=lam0 * (1 - 1e-3)) > 0
 
 
 def test_tau_minimises_H_on_a_grid():
     # an independent check of "argmin": H(τ) ≤ H(t) on a fine grid around τ
-    args = (4, 8, 3, 20, 0.005)
-    t = fc.tau(*args)
+    args = dict(n_c=4, n_w=8, L=3, K=20, lam=0.005)
+    t = fc.tau(**args)
     grid = t * (1 + np.linspace(-0.2, 0.2, 401))
-    assert np.all(fc.H(grid, *args) >= fc.H(t, *args) - 1e-15)
+    assert np.all(fc.H(grid, **args) >= fc.H(t, **args) - 1e-15)
 
 
 def test_tau_broadcasts_as_one_call():
     lam = np.logspace(-6, -1, 50)[:, None]
     K = np.array([1, 10, 100, 1000])
-    out = fc.tau(3, 1200, 15, K, lam)
+    out = fc.tau(n_c=3, n_w=1200, L=15, K=K, lam=lam)
     assert out.shape == (50, 4)
     for i in (0, 17, 49):
         for j in range(4):
-            assert out[i, j] == pytest.approx(fc.tau(3, 1200, 15, K[j], lam[i, 0]), rel=1e-14)
+            assert out[i, j] == pytest.approx(fc.tau(n_c=3, n_w=1200, L=15, K=K[j], lam=lam[i, 0]), rel=1e-14)
 
 
 def test_tau_numba_and_numpy_backends_agree():
@@ -131,9 +131,9 @@ def test_tau_numba_and_numpy_backends_agree():
     n_c = rng.integers(2, 50, 500)
     L = rng.integers(1, 300, 500)
     K = np.maximum(1, np.floor(np.exp(rng.uniform(0, 1, 500) * np.minimum(L * np.log(n_c), 600))))
-    lam = fc.lambda_trivial(n_c, n_c * 7, L, K) * np.exp(-np.exp(rng.uniform(-10, 3, 500)))
-    a = fc.tau(n_c, n_c * 7, L, K, lam, backend="numba")
-    b = fc.tau(n_c, n_c * 7, L, K, lam, backend="numpy")
+    lam = fc.lambda_trivial(n_c=n_c, n_w=n_c * 7, L=L, K=K) * np.exp(-np.exp(rng.uniform(-10, 3, 500)))
+    a = fc.tau(n_c=n_c, n_w=n_c * 7, L=L, K=K, lam=lam, backend="numba")
+    b = fc.tau(n_c=n_c, n_w=n_c * 7, L=L, K=K, lam=lam, backend="numpy")
     np.testing.assert_allclose(a, b, rtol=1e-11)
 
 
@@ -147,9 +147,10 @@ def test_tau_extremes_are_finite():
         (2, 2, 1, 2, 1e3),
         (100, 1e9, 1, 100, 1e-12),
     ]:
-        x = fc.tau(*args)
+        kw = dict(zip(("n_c", "n_w", "L", "K", "lam"), args))
+        x = fc.tau(**kw)
         assert math.isfinite(x) and x >= 0
-        assert math.isfinite(fc.H(x, *args))
+        assert math.isfinite(fc.H(x, **kw))
 
 
 def test_H_binomial_form_matches_direct_sum_over_distances():
@@ -157,7 +158,7 @@ def test_H_binomial_form_matches_direct_sum_over_distances():
     n_c, n_w, L, K, lam, t = 3, 6, 4, 81, 0.0, 7.5
     from fctheory.tau import eta as eta_fn
 
-    g = eta_fn(n_c, n_w, L, K) * t
+    g = eta_fn(n_c=n_c, n_w=n_w, L=L, K=K) * t
     S = [K / n_c**L * math.comb(L, r) * (n_c - 1) ** r for r in range(1, L + 1)]
     direct = math.log(1 + sum(s * math.exp(-g * r) for r, s in enumerate(S, start=1)))
-    assert fc.H(t, n_c, n_w, L, K, lam) == pytest.approx(direct, rel=1e-14)
+    assert fc.H(t, n_c=n_c, n_w=n_w, L=L, K=K, lam=lam) == pytest.approx(direct, rel=1e-14)

@@ -28,7 +28,7 @@ def type3_params(draw, max_sc=6):
     s_c = draw(st.integers(1, max_sc))
     w = np.array(draw(st.lists(st.floats(0.01, 1.0), min_size=s_c, max_size=s_c)))
     mu = w / w.sum()
-    lmax = fc.lambda_max_type3(mu, n_c, L)
+    lmax = fc.lambda_max_type3(mu=mu, n_c=n_c, L=L)
     frac = draw(st.one_of(st.floats(1e-12, 0.999999), st.floats(0.5, 1 - 1e-6)))
     lam = max(lmax * frac, 1e-12)
     return mu, n_c, L, lam
@@ -37,21 +37,21 @@ def type3_params(draw, max_sc=6):
 @pytest.mark.parametrize("args,c,r", REFERENCE)
 def test_proposition_D_reference_values(args, c, r):
     n_c, s_c, L, lam = args
-    sol = fc.solve_type3(ZIPF(s_c), n_c, L, lam)
+    sol = fc.solve_type3(mu=ZIPF(s_c), n_c=n_c, L=L, lam=lam)
     assert sol.c == pytest.approx(c, abs=2e-10)
     np.testing.assert_allclose(sol.r, r, atol=2e-9)
 
 
 @given(type3_params())
 def test_residuals_of_7_and_8_below_1e_12(p):
-    sol = fc.solve_type3(*p)
+    sol = fc.solve_type3(**dict(zip(("mu", "n_c", "L", "lam"), p)))
     assert sol.residual_7 <= 1e-12 and sol.residual_8 <= 1e-12
 
 
 @given(type3_params())
 def test_residuals_recomputed_in_mpmath_from_the_printed_system(p):
     mu, n_c, L, lam = p
-    sol = fc.solve_type3(mu, n_c, L, lam)
+    sol = fc.solve_type3(mu=mu, n_c=n_c, L=L, lam=lam)
     with mpmath.workdps(40):
         c = mpmath.mpf(float(sol.c))
         kap = mpmath.mpf(n_c) / (n_c - 1)
@@ -67,11 +67,11 @@ def test_residuals_recomputed_in_mpmath_from_the_printed_system(p):
 @given(type3_params(max_sc=4))
 def test_solve_type3_float_matches_mpmath_50_digits(p):
     mu, n_c, L, lam = p
-    sol = fc.solve_type3(mu, n_c, L, lam)
-    lmax = fc.lambda_max_type3(mu, n_c, L)
+    sol = fc.solve_type3(mu=mu, n_c=n_c, L=L, lam=lam)
+    lmax = fc.lambda_max_type3(mu=mu, n_c=n_c, L=L)
     tol = 1e-6 if lam > lmax * (1 - 1e-6) else 1e-11
     with mpmath.workdps(50):
-        ref = fc.solve_type3(mu, n_c, L, lam, precision="mp")
+        ref = fc.solve_type3(mu=mu, n_c=n_c, L=L, lam=lam, precision="mp")
         assert abs(sol.c - ref.c) / ref.c <= tol
         for a, b in zip(sol.r, ref.r):
             assert abs(a - b) / b <= tol
@@ -80,7 +80,7 @@ def test_solve_type3_float_matches_mpmath_50_digits(p):
 @given(type3_params())
 def test_r_strictly_increasing_in_mu(p):
     mu, n_c, L, lam = p
-    sol = fc.solve_type3(mu, n_c, L, lam)
+    sol = fc.solve_type3(mu=mu, n_c=n_c, L=L, lam=lam)
     order = np.argsort(mu, kind="stable")
     m, r = mu[order], sol.r[order]
     strict = np.diff(m) > 0
@@ -90,33 +90,33 @@ def test_r_strictly_increasing_in_mu(p):
 
 def test_c_tends_to_zero_as_lambda_increases_to_lambda_max():
     mu = ZIPF(5)
-    lmax = fc.lambda_max_type3(mu, 3, 3)
+    lmax = fc.lambda_max_type3(mu=mu, n_c=3, L=3)
     gaps = np.array([1e-1, 1e-2, 1e-3, 1e-4, 1e-5, 1e-6])
-    c = fc.solve_type3(mu, 3, 3, lmax * (1 - gaps)).c
+    c = fc.solve_type3(mu=mu, n_c=3, L=3, lam=lmax * (1 - gaps)).c
     assert np.all(np.diff(c) < 0) and c[-1] < 1e-2 * c[0]
 
 
 def test_condition_9_violation_raises_with_lambda_max_in_message():
     mu = ZIPF(400)
-    lmax = fc.lambda_max_type3(mu, 3, 15)
+    lmax = fc.lambda_max_type3(mu=mu, n_c=3, L=15)
     assert lmax == pytest.approx(1.1515e-4, rel=1e-4)  # derivation notes B.12
     with pytest.raises(fc.FCTheoryError, match=r"lambda_max = 0\.000115148"):
-        fc.solve_type3(mu, 3, 15, 1e-3)
+        fc.solve_type3(mu=mu, n_c=3, L=15, lam=1e-3)
     with pytest.raises(ValueError):
-        fc.solve_type3(mu, 3, 15, lmax)
+        fc.solve_type3(mu=mu, n_c=3, L=15, lam=lmax)
 
 
 def test_lambda_max_closed_form():
     mu = np.array([0.5, 0.3, 0.2])
-    assert fc.lambda_max_type3(mu, 3, 2) == pytest.approx(math.sqrt(2 / 3**3 * (0.25 + 0.09 + 0.04)), rel=1e-15)
+    assert fc.lambda_max_type3(mu=mu, n_c=3, L=2) == pytest.approx(math.sqrt(2 / 3**3 * (0.25 + 0.09 + 0.04)), rel=1e-15)
 
 
 def test_uniform_mu_reduces_to_type_I():
     # with μ uniform, r_β are all equal and (c, r) is Theorem 1's (c′, c) at K = n_c^L
     n_c, s_c, L, lam = 3, 4, 3, 0.01
-    sol = fc.solve_type3(np.full(s_c, 1 / s_c), n_c, L, lam)
+    sol = fc.solve_type3(mu=np.full(s_c, 1 / s_c), n_c=n_c, L=L, lam=lam)
     K = n_c**L
-    t = fc.tau(n_c, n_c * s_c, L, K, lam)
+    t = fc.tau(n_c=n_c, n_w=n_c * s_c, L=L, K=K, lam=lam)
     np.testing.assert_allclose(sol.r, math.sqrt(t / (n_c * s_c)), rtol=1e-12)
     assert sol.c == pytest.approx(math.sqrt(t / (K * L)), rel=1e-12)
 
@@ -124,6 +124,6 @@ def test_uniform_mu_reduces_to_type_I():
 def test_solve_type3_broadcasts_over_lambda():
     mu = ZIPF(3)
     lam = np.array([0.01, 0.02, 0.1])
-    sol = fc.solve_type3(mu, 3, 2, lam)
+    sol = fc.solve_type3(mu=mu, n_c=3, L=2, lam=lam)
     assert sol.c.shape == (3,) and sol.r.shape == (3, 3)
     assert sol.c[1] == pytest.approx(1.1870394734, abs=2e-10)

@@ -16,7 +16,7 @@ LAM = 0.02
 
 def _brute(task, W, U, lam_W, lam_U, layernorm=False):
     """Independent oracle: plain enumeration of R0 and its gradient, penalties added by hand."""
-    r = true_risk_bruteforce(task, W, U, 0.0, layernorm, grad=True)
+    r = true_risk_bruteforce(task, W, U, 0.0, layernorm=layernorm, grad=True)
     R = r.R0 + 0.5 * (lam_W * np.sum(W * W) + lam_U * np.sum(U * U))
     gW = np.asarray(r.grad_W) + lam_W * W
     gU = np.asarray(r.grad_U) + lam_U * U
@@ -27,17 +27,17 @@ def _brute(task, W, U, lam_W, lam_U, layernorm=False):
 def test_collapse_configurations_have_zero_distance_and_bruteforce_risk(kind):
     if kind == "I":
         task = fc.Task.full(3, 2, 2)
-        W, U = fc.type1_configuration(task, 4, lam=LAM, seed=1)
+        W, U = fc.type1_configuration(task, d=4, lam=LAM, seed=1)
         lam_W, ln = LAM, False
     elif kind == "II":
         task = fc.Task.full(3, 2, 2, mu="zipf")
-        W, U = fc.type2_configuration(task, 4, lam=LAM, seed=1)
+        W, U = fc.type2_configuration(task, d=4, lam=LAM, seed=1)
         lam_W, ln = 0.0, True
     else:
         task = fc.Task.full(3, 3, 2, mu="zipf")
-        W, U = fc.type3_configuration(task, 3, lam=LAM, seed=1)
+        W, U = fc.type3_configuration(task, d=3, lam=LAM, seed=1)
         lam_W, ln = LAM, False
-    D = diagnose(W, U, task, lam_W, LAM, layernorm=ln)
+    D = diagnose(task, W, U, lam_W=lam_W, lam_U=LAM, layernorm=ln)
     assert D.method == "exact"
     assert D.distances[kind] < 1e-12
     R, R0, g = _brute(task, W, U, lam_W, LAM, ln)
@@ -49,24 +49,24 @@ def test_collapse_configurations_have_zero_distance_and_bruteforce_risk(kind):
 def test_theorem1_optimum_from_minimize_is_a_matching_critical_point():
     task = fc.Task.full(3, 2, 2)
     W, U, res = fc.minimize_true_risk(task, d=4, lam=LAM, seed=0)
-    D = diagnose(W, U, task, LAM, LAM)
+    D = diagnose(task, W, U, lam_W=LAM, lam_U=LAM)
     assert D.theory.theorem == "Theorem 1" and D.theory.applies
     assert D.critical and D.matches_theorem, D.verdict
-    assert D.R == pytest.approx(float(fc.predict_type1(3, 6, 2, 9, LAM).risk), rel=1e-10)
+    assert D.R == pytest.approx(float(fc.predict_type1(n_c=3, n_w=6, L=2, K=9, lam=LAM).risk), rel=1e-10)
 
 
 def test_theorem3_optimum_from_minimize_is_a_matching_critical_point():
     task = fc.Task.full(3, 2, 2, mu="zipf")
     W, U, res = fc.minimize_true_risk(task, d=4, lam=LAM, layernorm=True, seed=0)
-    D = diagnose(W, U, task, 0.0, LAM, layernorm=True, eps=0.0)
+    D = diagnose(task, W, U, lam_W=0.0, lam_U=LAM, layernorm=True, eps=0.0)
     assert D.theory.theorem == "Theorem 3" and D.theory.applies
     assert D.critical and D.matches_theorem, D.verdict
 
 
 def test_theorem2_type3_point_is_critical_and_matches():
     task = fc.Task.full(3, 3, 2, mu="zipf")
-    W, U = fc.type3_configuration(task, 3, lam=LAM, seed=0)
-    D = diagnose(W, U, task, LAM, LAM)
+    W, U = fc.type3_configuration(task, d=3, lam=LAM, seed=0)
+    D = diagnose(task, W, U, lam_W=LAM, lam_U=LAM)
     assert D.theory.theorem == "Theorem 2" and D.theory.applies
     assert D.critical and D.matches_theorem, D.verdict
     np.testing.assert_allclose(D.W_norm_by_rank, D.theory.predicted["w_norm_by_rank"], rtol=1e-12)
@@ -75,8 +75,8 @@ def test_theorem2_type3_point_is_critical_and_matches():
 def test_type1_point_is_not_critical_for_zipf_words():
     # Theorem 2's remark: type-I collapse is never critical when the frequencies are not uniform
     task = fc.Task.full(3, 3, 2, mu="zipf")
-    W, U = fc.type1_configuration(task, 3, lam=LAM, seed=0)
-    D = diagnose(W, U, task, LAM, LAM)
+    W, U = fc.type1_configuration(task, d=3, lam=LAM, seed=0)
+    D = diagnose(task, W, U, lam_W=LAM, lam_U=LAM)
     assert D.critical is False and D.grad_rel > 1e-3
 
 
@@ -86,8 +86,8 @@ def test_unequal_weight_decays_reduce_exactly_to_their_geometric_mean():
     lam_W, lam_U = 0.04, 0.01
     lam = math.sqrt(lam_W * lam_U)
     a = (lam_U / lam_W) ** 0.25
-    W, U = fc.type1_configuration(task, 4, lam=lam, seed=0)
-    D = diagnose(a * W, U / a, task, lam_W, lam_U)
+    W, U = fc.type1_configuration(task, d=4, lam=lam, seed=0)
+    D = diagnose(task, a * W, U / a, lam_W=lam_W, lam_U=lam_U)
     R, _, g = _brute(task, a * W, U / a, lam_W, lam_U)
     assert g < 1e-12  # independent check that the rescaled point is critical
     assert D.critical and D.matches_theorem, D.verdict
@@ -104,15 +104,16 @@ def test_unequal_weight_decays_reduce_exactly_to_their_geometric_mean():
     (dict(task=fc.Task.full(4, 2, 2), lam_W=LAM, lam_U=LAM, d=2), "no equiangular frame"),
 ])
 def test_theory_reports_why_a_theorem_does_not_apply(setting, fragment):
+    setting = dict(setting)  # the parametrized dict is shared between runs of the same process: never mutate it
     d = setting.pop("d", 4)
-    v = applicable_theorem(setting.pop("task"), d, setting.pop("lam_W"), setting.pop("lam_U"), **setting)
+    v = applicable_theorem(setting.pop("task"), d=d, lam_W=setting.pop("lam_W"), lam_U=setting.pop("lam_U"), **setting)
     assert not v.applies
     assert any(fragment in r for r in v.reasons), v.reasons
 
 
 def test_assumption_diagnostics_count_violations_below_full():
     task = fc.Task.random(3, 2, 2, 5, seed=0)
-    v = applicable_theorem(task, 4, LAM, LAM)
+    v = applicable_theorem(task, d=4, lam_W=LAM, lam_U=LAM)
     assert v.assumption_A["holds"] is False
     assert v.assumption_A["n_violations"] == len(fc.check_assumption_A(task).violations) > 0
     assert v.assumption_B["holds"] == fc.check_assumption_B(task, sdp=False).holds
@@ -127,7 +128,7 @@ def test_monte_carlo_is_unbiased_for_the_risk_and_gradient():
     task = fc.Task.full(2, 3, 2, mu=[0.5, 0.3, 0.2])
     W, U = _random_weights(task, 3, 0)
     R, _, g = _brute(task, W, U, LAM, LAM)
-    ests = [monte_carlo_risk(task, W, U, LAM, LAM, n_samples=200, seed=s) for s in range(30)]
+    ests = [monte_carlo_risk(task, W, U, lam_W=LAM, lam_U=LAM, n_samples=200, seed=s) for s in range(30)]
     Rm = np.array([e.R for e in ests])
     se = Rm.std(ddof=1) / math.sqrt(len(Rm))
     assert abs(Rm.mean() - R) < 4 * se
@@ -141,7 +142,7 @@ def _coverage(seeds, confidence):
     R = _brute(task, W, U, LAM, LAM)[0]
     hits = 0
     for s in seeds:
-        lo, hi = monte_carlo_risk(task, W, U, LAM, LAM, n_samples=200, seed=s, confidence=confidence, grad=False).ci
+        lo, hi = monte_carlo_risk(task, W, U, lam_W=LAM, lam_U=LAM, n_samples=200, seed=s, confidence=confidence, grad=False).ci
         hits += lo <= R <= hi
     return hits
 
@@ -162,8 +163,8 @@ def test_monte_carlo_interval_covers_exact_risk_100_seeds():
 def test_auto_switches_to_monte_carlo_over_the_time_limit_and_reports_exact_cost():
     task = fc.Task.full(2, 3, 3)
     W, U = _random_weights(task, 3, 2, 0.3)
-    D = diagnose(W, U, task, LAM, LAM, max_seconds=1e-9, n_samples=50, seed=1)
-    E = diagnose(W, U, task, LAM, LAM)
+    D = diagnose(task, W, U, lam_W=LAM, lam_U=LAM, max_seconds=1e-9, n_samples=50, seed=1)
+    E = diagnose(task, W, U, lam_W=LAM, lam_U=LAM)
     assert D.method == "monte-carlo" and E.method == "exact"
     assert D.R_ci[0] <= D.R <= D.R_ci[1]
     assert D.exact_cost["pairs"] == task.K * task.s_c**task.L * task.K
@@ -173,11 +174,11 @@ def test_auto_switches_to_monte_carlo_over_the_time_limit_and_reports_exact_cost
 def test_astronomical_task_reports_log_cost_and_refuses_exact():
     task = fc.Task.random(3, 400, 15, 20, seed=0)
     W, U = _random_weights(task, 3, 3, 1e-3)
-    D = diagnose(W, U, task, 1e-3, 1e-3, n_samples=4, assumptions=False, distances=False)
+    D = diagnose(task, W, U, lam_W=1e-3, lam_U=1e-3, n_samples=4, assumptions=False, distances=False)
     assert D.method == "monte-carlo" and D.exact_cost["seconds"] is None
     assert D.exact_cost["log10_pairs"] == pytest.approx(2 * math.log10(20) + 15 * math.log10(400))
     with pytest.raises(fc.FCTheoryError, match="method"):
-        diagnose(W, U, task, 1e-3, 1e-3, method="exact", assumptions=False, distances=False)
+        diagnose(task, W, U, lam_W=1e-3, lam_U=1e-3, method="exact", assumptions=False, distances=False)
 
 
 @pytest.mark.parametrize("bad, name", [("W", "W"), ("U", "U")])
@@ -189,13 +190,13 @@ def test_shapes_that_do_not_fit_the_task_are_refused_naming_the_parameter(bad, n
     else:
         U = U[:-1]
     with pytest.raises(fc.FCTheoryError, match=f"^{name}="):
-        diagnose(W, U, task, LAM, LAM)
+        diagnose(task, W, U, lam_W=LAM, lam_U=LAM)
 
 
 def test_outputs_json_frame_figures_and_report(tmp_path):
     task = fc.Task.full(3, 2, 2)
     W, U = _random_weights(task, 4, 5, 0.5)
-    D = diagnose(W, U, task, LAM, LAM)
+    D = diagnose(task, W, U, lam_W=LAM, lam_U=LAM)
     d = json.loads(json.dumps(D.to_dict(), allow_nan=False))
     assert d["task"]["n_c"] == 3 and d["R"] == D.R and "numpy" in d["versions"]
     f = D.to_frame()

@@ -16,7 +16,7 @@ def notebook_state_dict(tmp_path):
     """A state_dict of the paper's network (emb n_w×d, clf K×L·d) at Theorem 1's optimum, K = n_c^L."""
     torch = pytest.importorskip("torch")
     task = fc.Task.full(3, 2, 2)
-    W, U = fc.type1_configuration(task, 4, lam=0.01, seed=0)
+    W, U = fc.type1_configuration(task, d=4, lam=0.01, seed=0)
     p = tmp_path / "net.pt"
     torch.save({"emb.weight": torch.tensor(W.T), "clf.weight": torch.tensor(U)}, p)
     return p, task, W, U
@@ -27,11 +27,12 @@ def test_one_command_gives_json_report_and_pngs(notebook_state_dict, tmp_path, c
     out = tmp_path / "diag"
     rc = main(["diagnose", str(p), "--nc", "3", "--lam-W", "0.01", "--lam-U", "0.01", "--out", str(out), "--json"])
     assert rc == 0
-    d = json.loads(capsys.readouterr().out)
+    doc = json.loads(capsys.readouterr().out)
+    d = doc["results"]
     assert d["R"] == pytest.approx(true_risk_bruteforce(task, W, U, 0.01).R, rel=1e-12)
-    assert isinstance(d["R"], float) and isinstance(d["task"], dict) and d["task"]["K"] == 9
+    assert isinstance(d["R"], float) and isinstance(doc["task"], dict) and doc["task"]["K"] == 9
     assert d["theory"]["theorem"] == "Theorem 1" and d["matches_theorem"] is True
-    assert "fctheory" in d["versions"] and "torch" in d["versions"]
+    assert doc["fctheory_version"] and "torch" in doc["versions"]
     assert (out / "report.md").exists() and (out / "diagnosis.json").exists()
     for name in ("pca_W", "pca_U", "norm_by_rank", "u_norms", "spectra"):
         assert (out / f"{name}.png").read_bytes()[:4] == b"\x89PNG"
@@ -52,9 +53,10 @@ def test_latent_variables_from_a_file_are_used(tmp_path, capsys):
     np.save(tmp_path / "z.npy", task.Z)
     assert main(["diagnose", str(tmp_path / "w.npz"), "--nc", "3", "--Z", str(tmp_path / "z.npy"),
                  "--lam-W", "0.01", "--lam-U", "0.01", "--json"]) == 0
-    d = json.loads(capsys.readouterr().out)
+    doc = json.loads(capsys.readouterr().out)
+    d = doc["results"]
     assert d["R"] == pytest.approx(true_risk_bruteforce(task, W, U, 0.01).R, rel=1e-12)
-    assert d["task"]["Z"] == task.Z.tolist()
+    assert doc["task"]["Z"] == task.Z.tolist()
     assert d["theory"]["applies"] is False
 
 

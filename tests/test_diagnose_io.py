@@ -39,7 +39,7 @@ def _net(task, d=4, layer_norm=False, seed=0):
 
 def test_notebook_state_dict_round_trips(tmp_path):
     task = fc.Task.full(3, 2, 2)
-    W, U = fc.type1_configuration(task, 4, lam=0.01, seed=0)
+    W, U = fc.type1_configuration(task, d=4, lam=0.01, seed=0)
     net = _net(task, layer_norm=True)
     with torch.no_grad():
         net.emb.weight.copy_(torch.tensor(W.T))
@@ -50,7 +50,7 @@ def test_notebook_state_dict_round_trips(tmp_path):
     np.testing.assert_array_equal(W2, W)
     np.testing.assert_array_equal(U2, U)
     # and the network's own forward pass agrees with fctheory's scores (the layout is right, not just shapes)
-    X, _ = task.sample(3, np.random.default_rng(0))
+    X, _ = task.sample(3, seed=np.random.default_rng(0))
     xt = torch.tensor(X)
     ours = fc.scores(W2, U2, X, layernorm=True, eps=1e-5)
     theirs = net.clf(net.lnorm(net.emb(xt)).reshape(len(X), -1)).detach().numpy()
@@ -204,7 +204,7 @@ def test_frequencies_from_files(tmp_path):
 def test_trainer_checkpoint_carries_task_and_config(tmp_path):
     task = fc.Task.random(3, 2, 3, 7, seed=1)
     ck = tmp_path / "r.ckpt.npz"
-    fc.train(task, 2, d=3, epochs=2, backend="numpy", dtype="float64", checkpoint=ck, measure=False)
+    fc.train(task, n_spl=2, d=3, epochs=2, backend="numpy", dtype="float64", checkpoint=ck, measure=False)
     rf = load_run(ck)
     assert rf.source == "checkpoint" and np.array_equal(rf.task.Z, task.Z)
     assert rf.config["lam_W"] == 1e-3 and rf.W.shape == (3, task.n_w)

@@ -129,6 +129,25 @@ def test_all_pairs_of_extremes(key):
 
 
 # ------------------------------------------------------------------------------ the harness itself
+def test_a_new_public_function_without_validation_is_caught(monkeypatch):
+    """Adding an undeclared function to __all__ fails the declaration and example checks; leaving it out of
+    __all__ fails the export check (so no public function can skip the suite)."""
+    import fctheory
+
+    def new_function(x):
+        return x
+
+    new_function.__module__ = "fctheory.somewhere"
+    monkeypatch.setattr(fctheory, "new_function", new_function, raising=False)
+    assert "fctheory.new_function" in H.unexported_names()
+    monkeypatch.setattr(fctheory, "__all__", list(fctheory.__all__) + ["new_function"])
+    entries = list(H._discover_cached.__wrapped__()[0])  # a fresh walk (discover() is cached)
+    new = [e for e in entries if e.key == "fctheory.new_function"]
+    assert new and "has no __fc_params__" in H.check_declaration(new[0])[0].what
+    assert any(f.key == "fctheory.new_function" and "no valid example" in f.what
+               for f in H.coverage_failures(entries, EX))
+
+
 def test_bad_values_are_refused_by_their_own_kind():
     """Each generated bad value is really invalid for its kind (else the suite would demand errors wrongly)."""
     from fctheory import FCTheoryError

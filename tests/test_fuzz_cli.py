@@ -10,13 +10,15 @@ The contract (run in-process through ``fctheory.cli.main(argv)``):
   ``fctheory <command>: error: ...`` naming the option (its flag, its dest, or the parameter it feeds);
   the only other lines allowed are argparse's usage block before it (``usage: ...`` and its indented
   continuation lines). stderr never contains "Traceback";
-* a value that is valid exits 0 only where ``ACCEPT`` lists it (e.g. any folder name for ``--out``);
-  every other bad token must exit 2 — an option the command ignores (``predict type1 --d -1``) is
-  still checked;
+* a bad token exits 2 — an option the command ignores (``predict type1 --d -1``) is still checked.
+  Exit 0 is accepted only where the token is valid there: listed in ``ACCEPT``, any non-empty folder
+  name for an output folder (``FOLDER_DESTS``), or a valid extreme (``EXTREME_TOKENS``: 1e300, 10**30,
+  for which 0 and 2 are both fine). RuntimeWarnings are failures, as in the API suite;
 * an internal error (a bug) exits with status 1 and one line on stderr, no traceback; with the
   top-level ``--debug`` flag (``fctheory --debug COMMAND ...``) the traceback is shown.
 
-Default run: three bad tokens per option (rotating); ``-m slow``: every token for every option.
+Default run: three bad tokens and one extreme per option (rotating); ``-m slow``: every token for
+every option. ``python -m tests.fuzz.harness --report`` runs the same cases through ``all_failures``.
 """
 from __future__ import annotations
 
@@ -27,7 +29,6 @@ import io
 import os
 import re
 import shutil
-import sys
 import tempfile
 import time
 import warnings
@@ -79,7 +80,7 @@ ACCEPT = {
 NAMES = {
     ("predict", "nc"): ("n_c",), ("predict", "sc"): ("s_c",), ("predict", "nw"): ("n_w",),
     ("risk", "nc"): ("n_c",), ("risk", "task_seed"): ("seed",), ("risk", "weights"): ("path",),
-    ("check", "only"): ("only",),
+    ("check", "only"): ("only",), ("diagnose", "weights"): ("path",), ("sweep", "spec"): ("path",),
 }
 
 REPO = Path(__file__).resolve().parent.parent

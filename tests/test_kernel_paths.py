@@ -130,7 +130,7 @@ def _check_grad(r, o):
 @pytest.mark.parametrize("name", CASES)
 def test_risk_only_path_equals_enumeration(name, path):
     t, W, U, lam, ln, eps = _case(name)
-    r = evaluate_risk(t, W, U, lam, ln, eps=eps, grad=False, **path)
+    r = evaluate_risk(t, W, U, lam, layernorm=ln, eps=eps, grad=False, **path)
     _check_values(r, _oracle(name))
     assert r.grad_W is None and r.grad_U is None and math.isnan(r.grad_norm)
 
@@ -139,7 +139,7 @@ def test_risk_only_path_equals_enumeration(name, path):
 @pytest.mark.parametrize("name", CASES)
 def test_risk_and_gradient_path_equals_enumeration(name, path):
     t, W, U, lam, ln, eps = _case(name)
-    r = evaluate_risk(t, W, U, lam, ln, eps=eps, grad=True, **path)
+    r = evaluate_risk(t, W, U, lam, layernorm=ln, eps=eps, grad=True, **path)
     o = _oracle(name)
     _check_values(r, o)
     _check_grad(r, o)
@@ -149,7 +149,7 @@ def test_risk_and_gradient_path_equals_enumeration(name, path):
 def test_library_bruteforce_equals_independent_enumeration(name):
     t, W, U, lam, ln, eps = _case(name)
     for grad in (False, True):
-        r = true_risk_bruteforce(t, W, U, lam, ln, eps=eps, grad=grad)
+        r = true_risk_bruteforce(t, W, U, lam, layernorm=ln, eps=eps, grad=grad)
         _check_values(r, _oracle(name))
         if grad:
             _check_grad(r, _oracle(name))
@@ -165,11 +165,11 @@ def test_ties_give_log_K_exactly():
 @pytest.mark.parametrize("name", ["huge_margins", "huge_random", "layernorm_eps_huge", "fallback_moderate_t"])
 def test_fallback_is_counted_identically_on_every_path_and_both_modes(name):
     t, W, U, lam, ln, eps = _case(name)
-    counts = {(i, g): evaluate_risk(t, W, U, lam, ln, eps=eps, grad=g, **p).n_fallback
+    counts = {(i, g): evaluate_risk(t, W, U, lam, layernorm=ln, eps=eps, grad=g, **p).n_fallback
               for i, p in enumerate(PATHS) for g in (False, True)}
     assert len(set(counts.values())) == 1
     assert next(iter(counts.values())) > 0  # the log-space path really ran
-    assert evaluate_risk(t, W / 100, U / 100, lam, ln, eps=eps).n_fallback == 0
+    assert evaluate_risk(t, W / 100, U / 100, lam, layernorm=ln, eps=eps).n_fallback == 0
 
 
 def test_tiny_cross_entropy_keeps_relative_precision_against_mpmath():
@@ -195,7 +195,7 @@ def test_gradient_of_every_path_equals_richardson_differences_of_the_oracle(name
     dW, dU = rng.standard_normal(W.shape), rng.standard_normal(U.shape)
     fd = _richardson(lambda h: O.my_risk(t.Z, t.s_c, t.mu, W + h * dW, U + h * dU, lam, ln, eps)["R"], 1e-3)
     for path in PATHS:
-        r = evaluate_risk(t, W, U, lam, ln, eps=eps, grad=True, **path)
+        r = evaluate_risk(t, W, U, lam, layernorm=ln, eps=eps, grad=True, **path)
         an = np.sum(r.grad_W * dW) + np.sum(r.grad_U * dU)
         assert abs(an - fd) <= 1e-8 * (abs(fd) + r.grad_norm)
 
@@ -214,11 +214,11 @@ def test_oracle_gradient_equals_richardson_differences():
 
 # ------------------------------------------------------------------------------------------ τ, τ* kernels
 def test_tau_numba_and_numpy_kernels_equal_mpmath_on_a_mixed_regime_array():
-    lam0 = fc.lambda_trivial(3, 6, 2, 9)
+    lam0 = fc.lambda_trivial(n_c=3, n_w=6, L=2, K=9)
     lam = np.array([1e-12, 1e-6, 1e-3, 0.05, lam0 * (1 - 1e-7), lam0 * (1 - 1e-3), lam0, 2 * lam0])
     refs = [O.mp_tau(3, 6, 2, 9, float(l)) for l in lam]
-    a = fc.tau(3, 6, 2, 9, lam, backend="numba")
-    b = fc.tau(3, 6, 2, 9, lam, backend="numpy")
+    a = fc.tau(n_c=3, n_w=6, L=2, K=9, lam=lam, backend="numba")
+    b = fc.tau(n_c=3, n_w=6, L=2, K=9, lam=lam, backend="numpy")
     for x, y, r, l in zip(a, b, refs, lam):
         tol = 1e-12 + 2e-18 / max(1 - l / lam0, 1e-300)
         if r == 0:
@@ -229,8 +229,8 @@ def test_tau_numba_and_numpy_kernels_equal_mpmath_on_a_mixed_regime_array():
 
 def test_tau_star_numba_and_numpy_kernels_equal_mpmath_on_a_mixed_regime_array():
     lam = np.array([1e-12, 1e-6, 1e-2, 1.0, 1e3, 1e8])
-    a = fc.tau_star(3, 2, 9, 4, lam, backend="numba")
-    b = fc.tau_star(3, 2, 9, 4, lam, backend="numpy")
+    a = fc.tau_star(n_c=3, L=2, K=9, d=4, lam=lam, backend="numba")
+    b = fc.tau_star(n_c=3, L=2, K=9, d=4, lam=lam, backend="numpy")
     for x, y, l in zip(a, b, lam):
         r = float(O.mp_tau_star(3, 2, 9, 4, float(l)))
         assert abs(x - r) <= RTOL * r and abs(y - r) <= RTOL * r

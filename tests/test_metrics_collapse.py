@@ -31,7 +31,7 @@ def task_and_dim(draw, mean_zero=False):
 
 def _type1(task, d, c, cp, seed):
     F = equiangular_frame(task.n_c, d, seed=seed)
-    return c * F @ task.P, U_from_hat(cp * F @ task.Z_onehot, task.L)
+    return c * F @ task.P, U_from_hat(cp * F @ task.Z_onehot, L=task.L)
 
 
 @settings(max_examples=40)
@@ -56,7 +56,7 @@ def test_definition3_type3_configuration_has_distance_zero(tdim, rs, c):
     r = np.array((rs * 2)[: task.s_c])
     F = equiangular_frame(task.n_c, d, seed=seed)
     W = (F @ task.P) * r[task.word_rank]
-    U = U_from_hat(c * F @ task.Z_onehot, task.L)
+    U = U_from_hat(c * F @ task.Z_onehot, L=task.L)
     res = distance_to_type3(task, W, U)
     assert res.distance <= TOL
     # the constants are identifiable when neither block is negligible next to the other
@@ -71,7 +71,7 @@ def test_definition2_type2_configuration_has_distance_zero(tdim, c, scale, shift
     F = equiangular_frame(task.n_c, d, mean_zero=True, seed=seed)
     # any W with φ(W) = √d F P: φ is invariant to positive scaling and to adding a multiple of 1
     W = scale * np.sqrt(d) * F @ task.P + shift
-    U = U_from_hat(c * F @ task.Z_onehot, task.L)
+    U = U_from_hat(c * F @ task.Z_onehot, L=task.L)
     res = distance_to_type2(task, W, U)
     assert res.distance <= TOL
     assert res.c == pytest.approx(c, rel=1e-12)
@@ -82,7 +82,7 @@ def test_type3_with_unequal_magnitudes_is_not_type1():
     task = Task.random(3, 3, 2, 6, seed=0)
     F = equiangular_frame(3, 4, seed=1)
     W = (F @ task.P) * np.array([2.0, 1.0, 0.5])[task.word_rank]
-    U = U_from_hat(F @ task.Z_onehot, task.L)
+    U = U_from_hat(F @ task.Z_onehot, L=task.L)
     assert distance_to_type3(task, W, U).distance <= TOL
     assert distance_to_type1(task, W, U).distance > 0.1
 

@@ -57,15 +57,15 @@ def collapsed(draw):
 def test_all_metrics_vanish_on_exact_etf_collapse(case):
     K, m, n, H, y, W, shift = case
     # two-pass statistics: only the rounding of the class means remains (no E[x²] − E[x]² cancellation)
-    assert nc1(H, y) <= TOL and nc1(H, y, "trace_ratio") <= TOL
+    assert nc1(H, y) <= TOL and nc1(H, y, variant="trace_ratio") <= TOL
     assert cdnv(H, y) <= TOL
     means = class_statistics(H, y).means
     for v in ("etf", "zhu", "cosine"):
-        assert nc2(means, v) <= TOL
-        assert nc2(W, v) <= TOL
-    assert equinorm(means) <= TOL and equiangularity(means) <= TOL and equiangularity(means, "std") <= TOL
+        assert nc2(means, variant=v) <= TOL
+        assert nc2(W, variant=v) <= TOL
+    assert equinorm(means) <= TOL and equiangularity(means) <= TOL and equiangularity(means, variant="std") <= TOL
     for v in ("duality", "duality_squared", "etf"):
-        assert nc3(W, H, y, v) <= TOL
+        assert nc3(W, H, y, variant=v) <= TOL
     assert nc4(W, H, y, b=-(W @ shift)) == 0.0  # the bias undoes the global shift
 
 
@@ -73,15 +73,15 @@ def test_nc3_cosine_vanishes_on_centred_collapse():
     rng = np.random.default_rng(1)
     V = simplex_etf(4, 6, rng)
     y = np.repeat(np.arange(4), 3)
-    assert nc3(2.0 * V, 0.5 * V[y], y, "cosine") <= TOL
+    assert nc3(2.0 * V, 0.5 * V[y], y, variant="cosine") <= TOL
 
 
 def test_nc2_identity_vanishes_on_orthogonal_frames():
     rng = np.random.default_rng(2)
     Q, _ = np.linalg.qr(rng.standard_normal((7, 4)))
-    assert nc2(3.0 * Q.T, "identity", center=False) <= TOL
-    assert nc2(3.0 * Q.T, "etf") <= TOL  # centred orthogonal frame is an ETF
-    assert nc2(3.0 * Q.T, "etf", center=False) > 0.1
+    assert nc2(3.0 * Q.T, variant="identity", center=False) <= TOL
+    assert nc2(3.0 * Q.T, variant="etf") <= TOL  # centred orthogonal frame is an ETF
+    assert nc2(3.0 * Q.T, variant="etf", center=False) > 0.1
 
 
 @st.composite
@@ -114,7 +114,7 @@ def test_metrics_match_straightforward_implementations(case):
     mus, muG, SW, SB = _naive_stats(H, y, K)
     # NC1, eq. (4): (1/K) tr(Σ_W Σ_B^+) and the trace ratio
     assert nc1(H, y) == pytest.approx(np.trace(SW @ np.linalg.pinv(SB, rcond=1e-10, hermitian=True)) / K, rel=1e-9)
-    assert nc1(H, y, "trace_ratio") == pytest.approx(np.trace(SW) / np.trace(SB), rel=1e-12)
+    assert nc1(H, y, variant="trace_ratio") == pytest.approx(np.trace(SW) / np.trace(SB), rel=1e-12)
     # CDNV, eq. (51), averaged over ordered pairs
     var = [np.mean(((H[y == k] - mus[k]) ** 2).sum(1)) for k in range(K)]
     V = [
@@ -149,13 +149,13 @@ def test_metrics_invariant_under_rotation_and_scaling(case, s, t):
     H2, W2 = t * H @ Q.T, s * W @ Q.T
     shift = rng.standard_normal(m)
     for v in ("papyan", "trace_ratio"):
-        assert nc1(H2 + shift, y, v) == pytest.approx(nc1(H, y, v), rel=1e-8)
+        assert nc1(H2 + shift, y, variant=v) == pytest.approx(nc1(H, y, variant=v), rel=1e-8)
     assert cdnv(H2 + shift, y) == pytest.approx(cdnv(H, y), rel=1e-9)
     M = class_statistics(H, y).means
     for v in ("etf", "zhu", "cosine"):
-        assert nc2(t * M @ Q.T, v) == pytest.approx(nc2(M, v), rel=1e-8, abs=1e-12)
+        assert nc2(t * M @ Q.T, variant=v) == pytest.approx(nc2(M, variant=v), rel=1e-8, abs=1e-12)
     for v in ("duality", "etf", "cosine"):
-        assert nc3(W2, H2, y, v) == pytest.approx(nc3(W, H, y, v), rel=1e-8, abs=1e-12)
+        assert nc3(W2, H2, y, variant=v) == pytest.approx(nc3(W, H, y, variant=v), rel=1e-8, abs=1e-12)
 
 
 def test_isotropic_classes_with_etf_means_closed_forms():
@@ -178,9 +178,9 @@ def test_row_normalised_nc2_is_blind_to_unequal_norms():
     M = V * np.array([1.0, 2.0, 1.0, 1.0])[:, None]
     M = M - M.mean(0)
     scaled = V * np.array([1.0, 2.0, 1.0, 1.0])[:, None]
-    assert nc2(scaled, "etf", center=False) > 0.05
+    assert nc2(scaled, variant="etf", center=False) > 0.05
     assert equinorm(scaled, center=False) > 0.1
-    assert nc2(V * 3, "cosine", center=False) <= TOL
+    assert nc2(V * 3, variant="cosine", center=False) <= TOL
 
 
 def test_equiangularity_reduction_cannot_cancel():
@@ -207,8 +207,8 @@ def test_streaming_accumulator_equals_in_memory(case, batch):
     np.testing.assert_allclose(stt.means, ref.means, rtol=1e-12, atol=1e-12)
     np.testing.assert_allclose(stt.sigma_W, ref.sigma_W, rtol=1e-12, atol=1e-12)
     assert acc.nc1() == pytest.approx(nc1(H, y), rel=1e-10)
-    assert acc.nc1("trace_ratio") == pytest.approx(nc1(H, y, "trace_ratio"), rel=1e-12)
-    assert lite.nc1("trace_ratio") == pytest.approx(nc1(H, y, "trace_ratio"), rel=1e-12)
+    assert acc.nc1(variant="trace_ratio") == pytest.approx(nc1(H, y, variant="trace_ratio"), rel=1e-12)
+    assert lite.nc1(variant="trace_ratio") == pytest.approx(nc1(H, y, variant="trace_ratio"), rel=1e-12)
     assert acc.cdnv() == pytest.approx(cdnv(H, y), rel=1e-12)
     assert lite.cdnv() == pytest.approx(cdnv(H, y), rel=1e-12)
     assert acc.nc2() == pytest.approx(nc2(ref.means), rel=1e-10, abs=1e-13)
@@ -230,7 +230,7 @@ def test_invalid_inputs_raise_project_error():
     with pytest.raises(FCTheoryError, match="undefined"):
         nc1(H, np.array([0, 0, 1, 1]))
     with pytest.raises(FCTheoryError, match="variant"):
-        nc2(np.eye(3), "nope")
+        nc2(np.eye(3), variant="nope")
     with pytest.raises(FCTheoryError, match="finite"):
         nc1(np.full((4, 3), np.nan), np.array([0, 0, 1, 1]))
 

@@ -50,14 +50,14 @@ Z_CASES = {
 def test_assumption_A_counts_equal_loops(name):
     Z, n_c = Z_CASES[name]
     counts, _, _ = O.bf_assumption_A(Z, n_c)
-    np.testing.assert_array_equal(assumption_A_counts(Z, n_c), counts)
+    np.testing.assert_array_equal(assumption_A_counts(Z, n_c=n_c), counts)
 
 
 @pytest.mark.parametrize("name", list(Z_CASES))
 def test_assumption_A_result_equals_fraction_loops(name):
     Z, n_c = Z_CASES[name]
     counts, viol, integral = O.bf_assumption_A(Z, n_c)
-    res = fc.check_assumption_A(Z, n_c)
+    res = fc.check_assumption_A(Z, n_c=n_c)
     K, L = Z.shape
     assert res.holds is (not viol) and bool(res) is res.holds
     assert [(v.k, v.r, v.ell, v.alpha, v.count, v.expected) for v in res.violations] == viol
@@ -70,7 +70,7 @@ def test_assumption_A_result_equals_fraction_loops(name):
 def test_lemma_B_fields_equal_sympy_linsolve(name):
     Z, n_c = Z_CASES[name]
     ref = O.bf_lemma_B(Z, n_c)
-    res = fc.lemma_B_properties(Z, n_c)
+    res = fc.lemma_B_properties(Z, n_c=n_c)
     np.testing.assert_array_equal(res.S_r, ref["S"])
     np.testing.assert_array_equal(res.column_sums, ref["colsum"])
     assert (res.i_holds, res.ii_holds, res.iii_holds) == (ref["i"], ref["ii"], ref["iii"])
@@ -89,7 +89,7 @@ def test_lemma_B_fields_equal_sympy_linsolve(name):
 def test_lemma_B_theta_and_A_equal_the_paper_under_assumption_A():
     """Under Assumption A (the full set), Lemma B gives θ_r = n_c r/((n_c−1)L), A_r = −r/((n_c−1)L)·11ᵀ."""
     for n_c, L in ((3, 2), (2, 3)):
-        res = fc.lemma_B_properties(O.full_Z(n_c, L), n_c)
+        res = fc.lemma_B_properties(O.full_Z(n_c, L), n_c=n_c)
         for r in range(1, L + 1):
             assert res.theta[r - 1] == sp.Rational(n_c * r, (n_c - 1) * L)
             assert all(x == sp.Rational(-r, (n_c - 1) * L) for row in res.A[r - 1] for x in row)
@@ -101,7 +101,7 @@ def test_assumption_B_solution_space_equals_exact_equations(name):
     E, n_rows, idx = O.bf_assumption_B_equations(Z, n_c)
     m = len(idx)
     dim = m - (E.rank() if n_rows else 0)
-    res = fc.check_assumption_B(Z, n_c, sdp=False)
+    res = fc.check_assumption_B(Z, n_c=n_c, sdp=False)
     assert res.dim == dim and len(res.basis) == dim
     assert res.n_equations == n_rows
     assert res.holds == (dim == 2)
@@ -123,7 +123,7 @@ def test_assumption_B_certificates_equal_independent_checks():
     Ef = Ef[np.any(Ef != 0, axis=1)]  # pairs with equal Γ give the empty equation 0 = 0
     Ef /= np.linalg.norm(Ef, axis=1, keepdims=True)
     calA = [np.eye(n_c), np.ones((n_c, n_c))]
-    res = fc.check_assumption_B(Z, n_c)
+    res = fc.check_assumption_B(Z, n_c=n_c)
     assert not res.holds and res.dim == 3 and res.sdp_status in ("optimal", "optimal_inaccurate")
     C = res.certificate
     np.testing.assert_allclose(C, C.T, rtol=0, atol=0)
@@ -142,7 +142,7 @@ def test_assumption_B_certificates_equal_independent_checks():
     assert np.abs(Ef @ O.vec_from_sym(A, idx)).max() <= 1e-12
     assert O.mp_min_eig(A) >= 0.5 - 1e-14
     # sdp=False: the analytic certificate is the certificate, with its own checks
-    r2 = fc.check_assumption_B(Z, n_c, sdp=False)
+    r2 = fc.check_assumption_B(Z, n_c=n_c, sdp=False)
     np.testing.assert_allclose(r2.certificate, r2.analytic_certificate, rtol=0, atol=0)
     assert abs(r2.certificate_min_eig - O.mp_min_eig(r2.certificate)) <= 1e-14
     assert abs(r2.certificate_distance - O.dist_to_span(r2.certificate, calA)) <= 1e-14
@@ -150,7 +150,7 @@ def test_assumption_B_certificates_equal_independent_checks():
 
 
 def test_assumption_B_holds_has_no_certificate():
-    res = fc.check_assumption_B(O.full_Z(3, 2), 3)
+    res = fc.check_assumption_B(O.full_Z(3, 2), n_c=3)
     assert res.holds and res.sdp_status == "not needed"
     assert (res.certificate, res.certificate_min_eig, res.certificate_residual, res.certificate_distance,
             res.analytic_certificate) == (None,) * 5
@@ -214,10 +214,10 @@ def _check_existence(res, n_c, L, counts, n_sets, first, prop):
 @pytest.mark.parametrize("n_c,L", [(2, 2), (2, 3), (4, 1), (3, 2)])
 def test_search_assumption_A_equals_subset_enumeration(n_c, L):
     counts, n_sets, first = _enumerate(n_c, L, _A(n_c))
-    res = fc.search_assumption_A(n_c, L)
+    res = fc.search_assumption_A(n_c=n_c, L=L)
     assert res.property == "assumption A" and res.method == "exhaustive"
     _check_existence(res, n_c, L, counts, n_sets, first, _A(n_c))
-    integ = fc.search_assumption_A(n_c, L, method="integrality")
+    integ = fc.search_assumption_A(n_c=n_c, L=L, method="integrality")
     assert integ.counts == counts and integ.method == "integrality"
     assert set(integ.examples) == set(res.examples)
     for K in integ.examples:
@@ -227,7 +227,7 @@ def test_search_assumption_A_equals_subset_enumeration(n_c, L):
 @pytest.mark.parametrize("n_c,L,with_origin", [(2, 2, False), (2, 3, False), (2, 3, True), (4, 1, False), (3, 2, True)])
 def test_search_lemma_B_equals_subset_enumeration(n_c, L, with_origin):
     counts, n_sets, first = _enumerate(n_c, L, _B(n_c), with_origin)
-    res = fc.search_lemma_B(n_c, L, with_origin=with_origin)
+    res = fc.search_lemma_B(n_c=n_c, L=L, with_origin=with_origin)
     assert res.property == "lemma B"
     _check_existence(res, n_c, L, counts, n_sets, first, _B(n_c))
     if with_origin:  # relabelling symmetry: the sets containing 0^L are the share K/n_c^L of all

@@ -60,7 +60,7 @@ def test_H_equals_mpmath(n_c, n_w, L, K, tfac):
     et = float(O.mp_eta(n_c, n_w, L, K))
     t = tfac / et  # s = ηt = tfac
     ref = O.mp_H(t, n_c, n_w, L, K, lam)
-    assert _rel(fc.H(t, n_c, n_w, L, K, lam), ref) <= RTOL
+    assert _rel(fc.H(t, n_c=n_c, n_w=n_w, L=L, K=K, lam=lam), ref) <= RTOL
 
 
 @pytest.mark.parametrize("n_c,n_w,L,K", CASES1)
@@ -69,7 +69,7 @@ def test_H_prime_equals_mpmath_derivative(n_c, n_w, L, K, tfac):
     lam = 2e-3
     t = tfac / float(O.mp_eta(n_c, n_w, L, K))
     ref = O.mp_diff(lambda x: O.mp_H(x, n_c, n_w, L, K, lam), t)
-    assert _rel(fc.H_prime(t, n_c, n_w, L, K, lam), ref) <= 1e-11
+    assert _rel(fc.H_prime(t, n_c=n_c, n_w=n_w, L=L, K=K, lam=lam), ref) <= 1e-11
 
 
 @pytest.mark.parametrize("n_c,n_w,L,K", CASES1)
@@ -78,7 +78,7 @@ def test_H_second_equals_mpmath_second_derivative(n_c, n_w, L, K, tfac):
     """Not only positive: the value of H″ (η²G″) against a 50-digit numerical second derivative."""
     t = tfac / float(O.mp_eta(n_c, n_w, L, K))
     ref = O.mp_diff(lambda x: O.mp_H(x, n_c, n_w, L, K, 0.0), t, 2)
-    got = tau_mod.H_second(t, n_c, n_w, L, K, 0.5)
+    got = tau_mod.H_second(t, n_c=n_c, n_w=n_w, L=L, K=K, lam=0.5)
     assert _rel(got, ref) <= 1e-13
 
 
@@ -88,21 +88,21 @@ def test_H_star_and_derivatives_equal_mpmath(n_c, L, K, d, sfac):
     lam = 0.01
     t = sfac / float(O.mp_eta_star(n_c, L, K, d))
     f = lambda x: O.mp_H_star(x, n_c, L, K, d, lam)  # noqa: E731
-    assert _rel(fc.H_star(t, n_c, L, K, d, lam), f(t)) <= RTOL
-    assert _rel(fc.H_star_prime(t, n_c, L, K, d, lam), O.mp_diff(f, t)) <= 1e-11
-    assert _rel(tau_star_mod.H_star_second(t, n_c, L, K, d, lam), O.mp_diff(f, t, 2)) <= 1e-13
+    assert _rel(fc.H_star(t, n_c=n_c, L=L, K=K, d=d, lam=lam), f(t)) <= RTOL
+    assert _rel(fc.H_star_prime(t, n_c=n_c, L=L, K=K, d=d, lam=lam), O.mp_diff(f, t)) <= 1e-11
+    assert _rel(tau_star_mod.H_star_second(t, n_c=n_c, L=L, K=K, d=d, lam=lam), O.mp_diff(f, t, 2)) <= 1e-13
 
 
 def test_eta_and_eta_star_equal_mpmath():
     for n_c, n_w, L, K in CASES1:
-        assert _rel(tau_mod.eta(n_c, n_w, L, K), O.mp_eta(n_c, n_w, L, K)) <= 1e-14
-        assert _rel(tau_star_mod.eta_star(n_c, L, K, 7), O.mp_eta_star(n_c, L, K, 7)) <= 1e-14
+        assert _rel(tau_mod.eta(n_c=n_c, n_w=n_w, L=L, K=K), O.mp_eta(n_c, n_w, L, K)) <= 1e-14
+        assert _rel(tau_star_mod.eta_star(n_c=n_c, L=L, K=K, d=7), O.mp_eta_star(n_c, L, K, 7)) <= 1e-14
 
 
 @pytest.mark.parametrize("n_c,n_w,L,K", CASES1)
 def test_lambda_trivial_equals_mpmath_and_is_the_sign_change_of_H_prime(n_c, n_w, L, K):
     ref = O.mp_lambda0(n_c, n_w, L, K)
-    lam0 = fc.lambda_trivial(n_c, n_w, L, K)
+    lam0 = fc.lambda_trivial(n_c=n_c, n_w=n_w, L=L, K=K)
     assert _rel(lam0, ref) <= 1e-14
     # H′(0) = λ − λ₀ (the mpmath derivative of the printed H at 0)
     d0 = O.mp_diff(lambda x: O.mp_H(x, n_c, n_w, L, K, 0.0), 0)
@@ -125,7 +125,7 @@ TAU_CASES = [
 @pytest.mark.parametrize("n_c,n_w,L,K,lam,rtol", TAU_CASES)
 def test_tau_equals_mpmath_bisection(backend, n_c, n_w, L, K, lam, rtol):
     ref = O.mp_tau(n_c, n_w, L, K, lam)
-    assert _rel(fc.tau(n_c, n_w, L, K, lam, backend=backend), ref) <= rtol
+    assert _rel(fc.tau(n_c=n_c, n_w=n_w, L=L, K=K, lam=lam, backend=backend), ref) <= rtol
 
 
 @pytest.mark.parametrize("backend", ["numba", "numpy"])
@@ -135,7 +135,7 @@ def test_tau_near_threshold_equals_mpmath(backend, n_c, n_w, L, K, below):
     """λ = λ₀(1 − below): r = log(λ₀/λ) < 0.01 takes the long-double path; τ ∝ (λ₀ − λ) there."""
     lam = float(O.mp_lambda0(n_c, n_w, L, K)) * (1 - below)
     ref = O.mp_tau(n_c, n_w, L, K, lam)
-    got = fc.tau(n_c, n_w, L, K, lam, backend=backend)
+    got = fc.tau(n_c=n_c, n_w=n_w, L=L, K=K, lam=lam, backend=backend)
     assert got > 0
     # conditioning: the float λ itself carries 1.1e-16 relative, amplified by 1/below in τ
     assert _rel(got, ref) <= 1e-12 + 2e-18 / below  # float64 r alone: ~1e-16/below
@@ -143,22 +143,22 @@ def test_tau_near_threshold_equals_mpmath(backend, n_c, n_w, L, K, below):
 
 @pytest.mark.parametrize("backend", ["numba", "numpy"])
 def test_tau_is_zero_at_and_above_threshold(backend):
-    lam0 = fc.lambda_trivial(3, 6, 2, 9)
+    lam0 = fc.lambda_trivial(n_c=3, n_w=6, L=2, K=9)
     assert O.mp_tau(3, 6, 2, 9, lam0 * (1 + 1e-12)) == 0
-    assert fc.tau(3, 6, 2, 9, lam0 * (1 + 1e-12), backend=backend) == 0.0
-    assert fc.tau(3, 6, 2, 9, lam0 * 3, backend=backend) == 0.0
+    assert fc.tau(n_c=3, n_w=6, L=2, K=9, lam=lam0 * (1 + 1e-12), backend=backend) == 0.0
+    assert fc.tau(n_c=3, n_w=6, L=2, K=9, lam=lam0 * 3, backend=backend) == 0.0
 
 
 def test_tau_array_backends_agree_elementwise_with_mpmath():
     lam = np.array([1e-7, 1e-3, 0.05, 0.19, 0.2])
     for backend in ("numba", "numpy"):
-        got = fc.tau(3, 6, 2, 9, lam, backend=backend)
+        got = fc.tau(n_c=3, n_w=6, L=2, K=9, lam=lam, backend=backend)
         for g, l in zip(got, lam):
             assert _rel(g, O.mp_tau(3, 6, 2, 9, l)) <= 1e-11 or (g == 0 and O.mp_tau(3, 6, 2, 9, l) == 0)
 
 
 def test_tau_precision_mp_equals_independent_bisection():
-    got = fc.tau(3, 6, 2, 9, 0.01, precision="mp")
+    got = fc.tau(n_c=3, n_w=6, L=2, K=9, lam=0.01, precision="mp")
     assert abs(got - O.mp_tau(3, 6, 2, 9, 0.01)) <= mpmath.mpf(10) ** -35 * got
 
 
@@ -167,7 +167,7 @@ def test_tau_precision_mp_equals_independent_bisection():
                                            (4, 3, 20, 2, 1e-9), (3, 20, 3**20, 10, 50.0)])
 def test_tau_star_equals_mpmath_bisection(backend, n_c, L, K, d, lam):
     ref = O.mp_tau_star(n_c, L, K, d, lam)
-    assert _rel(fc.tau_star(n_c, L, K, d, lam, backend=backend), ref) <= RTOL
+    assert _rel(fc.tau_star(n_c=n_c, L=L, K=K, d=d, lam=lam, backend=backend), ref) <= RTOL
 
 
 # ------------------------------------------------------------------------------------------ Theorem 2
@@ -176,7 +176,7 @@ MU3 = np.array([6, 3, 2]) / 11.0
 
 @pytest.mark.parametrize("mu,n_c,L", [(MU3, 3, 2), (np.array([0.4, 0.3, 0.2, 0.1]), 2, 3), (np.array([0.9, 0.1]), 4, 2)])
 def test_lambda_max_type3_equals_mpmath(mu, n_c, L):
-    assert _rel(fc.lambda_max_type3(mu, n_c, L), O.mp_lambda_max(mu, n_c, L)) <= 1e-14
+    assert _rel(fc.lambda_max_type3(mu=mu, n_c=n_c, L=L), O.mp_lambda_max(mu, n_c, L)) <= 1e-14
 
 
 T3_CASES = [(MU3, 3, 2, 0.02), (MU3, 3, 2, 0.1), (np.array([0.4, 0.3, 0.2, 0.1]), 2, 3, 0.02),
@@ -184,7 +184,7 @@ T3_CASES = [(MU3, 3, 2, 0.02), (MU3, 3, 2, 0.1), (np.array([0.4, 0.3, 0.2, 0.1])
 
 
 def _t3_point(mu, n_c, L, lam):
-    sol = fc.solve_type3(mu, n_c, L, lam)
+    sol = fc.solve_type3(mu=mu, n_c=n_c, L=L, lam=lam)
     c, r = O.mp_solve_type3(mu, n_c, L, lam, (sol.c, sol.r))
     return sol, c, r
 
@@ -210,7 +210,7 @@ def test_type3_near_lambda_max_equals_mpmath_newton(below):
 
 @pytest.mark.parametrize("mu,n_c,L,lam", T3_CASES)
 def test_type3_reported_residuals_equal_mpmath_residuals_of_returned_point(mu, n_c, L, lam):
-    sol = fc.solve_type3(mu, n_c, L, lam)
+    sol = fc.solve_type3(mu=mu, n_c=n_c, L=L, lam=lam)
     r7, r8 = O.mp_residuals(mu, n_c, L, lam, sol.c, sol.r)
     # the library evaluates them in long double (~1e-19 absolute): compare to that accuracy
     assert abs(sol.residual_7 - float(r7)) <= 5e-18 + 0.05 * float(r7)
@@ -221,7 +221,7 @@ def test_type3_reported_residuals_equal_mpmath_residuals_of_returned_point(mu, n
 def test_type3_residual_helper_takes_the_max_over_words():
     """On a perturbed point the per-word residuals of (7) differ by decades: max, not min or mean."""
     mu, n_c, L, lam = MU3, 3, 2, 0.02
-    sol = fc.solve_type3(mu, n_c, L, lam)
+    sol = fc.solve_type3(mu=mu, n_c=n_c, L=L, lam=lam)
     for pert in ([1e-3, 1e-7, 1e-5], [1e-9, 1e-2, 0.0]):
         r = np.asarray(sol.r) * (1 + np.array(pert))
         c = sol.c * (1 + 3e-6)
@@ -232,12 +232,12 @@ def test_type3_residual_helper_takes_the_max_over_words():
 
 
 def test_type3_echo_fields():
-    sol = fc.solve_type3(MU3, 3, 2, 0.02)
+    sol = fc.solve_type3(mu=MU3, n_c=3, L=2, lam=0.02)
     assert _rel(sol.lam_max, O.mp_lambda_max(MU3, 3, 2)) <= 1e-14
     np.testing.assert_array_equal(sol.mu, MU3)
     assert sol.n_c == 3 and sol.L == 2 and sol.lam == 0.02 and sol.K == 9
     with pytest.raises(fc.FCTheoryError, match="lam"):
-        fc.solve_type3(MU3, 3, 2, float(O.mp_lambda_max(MU3, 3, 2)) * (1 + 1e-12))
+        fc.solve_type3(mu=MU3, n_c=3, L=2, lam=float(O.mp_lambda_max(MU3, 3, 2)) * (1 + 1e-12))
 
 
 # ------------------------------------------------------------------------------------------ predictions
@@ -257,7 +257,7 @@ def test_type1_prediction_fields_equal_enumerated_configuration():
     n_c, s_c, L, lam, d = 3, 2, 2, 0.01, 3
     Z = O.full_Z(n_c, L)
     K, n_w = Z.shape[0], n_c * s_c
-    p = fc.predict_type1(n_c, n_w, L, K, lam)
+    p = fc.predict_type1(n_c=n_c, n_w=n_w, L=L, K=K, lam=lam)
     tau = O.mp_tau(n_c, n_w, L, K, lam)
     c, cp = math.sqrt(float(tau) / n_w), math.sqrt(float(tau) / (K * L))
     W, U = O.type3_weights(Z, n_c, s_c, L, d, cp, [c] * s_c)  # type I = type III with constant r
@@ -287,14 +287,14 @@ def test_type1_prediction_fields_equal_enumerated_configuration():
 
 def test_type1_prediction_trivial_and_tiny_p():
     # above λ₀: τ = 0, risk = ce = H0 = H(0) (mpmath)
-    lam0 = fc.lambda_trivial(3, 6, 2, 9)
-    p = fc.predict_type1(3, 6, 2, 9, 2 * lam0)
+    lam0 = fc.lambda_trivial(n_c=3, n_w=6, L=2, K=9)
+    p = fc.predict_type1(n_c=3, n_w=6, L=2, K=9, lam=2 * lam0)
     assert p.trivial is True and p.tau == 0.0 and p.c == 0.0 and p.norm_W == 0.0 and p.margin_per_position == 0.0
     h0 = O.mp_H(0, 3, 6, 2, 9, 2 * lam0)
     assert _rel(p.risk, h0) <= RTOL and _rel(p.ce, h0) <= RTOL and _rel(p.H0, h0) <= RTOL
     # K = 1 of 2^30: H0 = log(2 − 2^−30), ce = H(τ) − λτ must stay ≥ 0 and match mpmath
     n_c, n_w, L, K, lam = 2, 4, 30, 1, 1e-4
-    p = fc.predict_type1(n_c, n_w, L, K, lam)
+    p = fc.predict_type1(n_c=n_c, n_w=n_w, L=L, K=K, lam=lam)
     tau = O.mp_tau(n_c, n_w, L, K, lam)
     assert _rel(p.H0, O.mp_H(0, n_c, n_w, L, K, 0)) <= 1e-15
     ce_ref = O.mp_H(tau, n_c, n_w, L, K, lam) - mpmath.mpf(lam) * tau
@@ -307,7 +307,7 @@ def test_type2_prediction_fields_equal_enumerated_configuration():
     mu = O.word_probs("zipf", s_c)
     Z = O.full_Z(n_c, L)
     K, n_w = Z.shape[0], n_c * s_c
-    p = fc.predict_type2(n_c, L, K, d, lam, n_w=n_w)
+    p = fc.predict_type2(n_c=n_c, L=L, K=K, d=d, lam=lam, n_w=n_w)
     ts = O.mp_tau_star(n_c, L, K, d, lam)
     c = float(ts) / math.sqrt(K * L)
     F = O.simplex_frame(n_c, d, mean_zero=True)
@@ -326,7 +326,7 @@ def test_type2_prediction_fields_equal_enumerated_configuration():
     np.testing.assert_allclose(sv_W[: n_c - 1], p.pca_sigma_phiW, rtol=1e-12)
     assert _rel(p.margin_per_position, _margin_per_position(W, U, Z, s_c, d)) <= 1e-12
     assert (p.n_c, p.L, p.K, p.d, p.lam, p.n_w) == (3, 2, 9, 4, 0.01, 9)
-    no_nw = fc.predict_type2(n_c, L, K, d, lam).pca_sigma_phiW
+    no_nw = fc.predict_type2(n_c=n_c, L=L, K=K, d=d, lam=lam).pca_sigma_phiW
     assert no_nw is None or math.isnan(no_nw)  # undefined without n_w
     assert len(p.to_dict()) == 17
 
@@ -336,7 +336,7 @@ def test_type3_prediction_fields_equal_enumerated_configuration():
     mu = MU3
     Z = O.full_Z(n_c, L)
     K = Z.shape[0]
-    p = fc.predict_type3(mu, n_c, L, lam)
+    p = fc.predict_type3(mu=mu, n_c=n_c, L=L, lam=lam)
     _, c, r = _t3_point(mu, n_c, L, lam)
     c, r = float(c), [float(x) for x in r]
     W, U = O.type3_weights(Z, n_c, s_c, L, d, c, r)
@@ -366,8 +366,8 @@ def test_type3_prediction_fields_equal_enumerated_configuration():
 def test_predict_dispatches_to_the_applicable_theorem():
     t_u = fc.Task.full(3, 2, 2)
     t_z = fc.Task.full(3, 3, 2, mu=MU3)
-    assert fc.predict(t_u, 0.01).tau == fc.predict_type1(3, 6, 2, 9, 0.01).tau
-    assert fc.predict(t_z, 0.02).c == fc.predict_type3(MU3, 3, 2, 0.02).c
-    assert fc.predict(t_z, 0.01, network="h*", d=4).tau_star == fc.predict_type2(3, 2, 9, 4, 0.01).tau_star
+    assert fc.predict(t_u, lam=0.01).tau == fc.predict_type1(n_c=3, n_w=6, L=2, K=9, lam=0.01).tau
+    assert fc.predict(t_z, lam=0.02).c == fc.predict_type3(mu=MU3, n_c=3, L=2, lam=0.02).c
+    assert fc.predict(t_z, lam=0.01, network="h*", d=4).tau_star == fc.predict_type2(n_c=3, L=2, K=9, d=4, lam=0.01).tau_star
     with pytest.raises(fc.FCTheoryError):
-        fc.predict(fc.Task.random(3, 3, 2, 5, mu=MU3, seed=0), 0.01)
+        fc.predict(fc.Task.random(3, 3, 2, 5, mu=MU3, seed=0), lam=0.01)

@@ -56,7 +56,7 @@ def test_diagnose_risk_and_gradient_fields_equal_enumeration(ln):
     d, lw, lu = 4, (0.0 if ln else 0.03), 0.02
     rng = np.random.default_rng(2)
     W, U = rng.standard_normal((d, task.n_w)), rng.standard_normal((task.K, task.L * d))
-    D = fc.diagnose(W, U, task, lw, lu, layernorm=ln, assumptions=False)
+    D = fc.diagnose(task, W, U, lam_W=lw, lam_U=lu, layernorm=ln, assumptions=False)
     assert D.method == "exact" and D.network == ("h*" if ln else "h") and D.d == d
     ref = O.my_risk(task.Z, task.s_c, task.mu, W, U, 0.0, layernorm=ln, grad=True)
     pen = 0.5 * lw * float(np.sum(W * W)) + 0.5 * lu * float(np.sum(U * U))
@@ -100,8 +100,8 @@ def test_diagnose_exact_cost_is_the_cost_estimate():
     task = fc.Task.random(3, 2, 3, 6, seed=0)
     rng = np.random.default_rng(0)
     W, U = rng.standard_normal((4, task.n_w)), rng.standard_normal((task.K, task.L * 4))
-    D = fc.diagnose(W, U, task, 0.01, 0.01, assumptions=False, distances=False)
-    e = estimate_cost(task, 4, grad=True, max_bytes=int(fc.get_budget().max_bytes))
+    D = fc.diagnose(task, W, U, lam_W=0.01, lam_U=0.01, assumptions=False, distances=False)
+    e = estimate_cost(task, d=4, grad=True, max_bytes=int(fc.get_budget().max_bytes))
     assert D.exact_cost["pairs"] == task.K * task.s_c**task.L * task.K == e.pairs
     assert D.exact_cost["bytes"] == e.bytes
     assert D.exact_cost["log10_pairs"] == pytest.approx(math.log10(e.pairs), rel=1e-14)
@@ -114,7 +114,7 @@ def test_distributed_equals_enumeration(ln, blocks):
     d, lam = 3, 0.02
     rng = np.random.default_rng(4)
     W, U = rng.standard_normal((d, task.n_w)), rng.standard_normal((task.K, task.L * d))
-    r = true_risk_distributed(task, W, U, lam, ln, grad=True, blocks=blocks)
+    r = true_risk_distributed(task, W, U, lam, layernorm=ln, grad=True, blocks=blocks)
     ref = O.my_risk(task.Z, task.s_c, task.mu, W, U, lam, layernorm=ln, grad=True)
     assert abs(r.R0 - ref["R0"]) <= 1e-12 * ref["R0"]
     assert abs(r.penalty - ref["penalty"]) <= 1e-14 * ref["penalty"]
@@ -144,11 +144,11 @@ def test_class_blocks_partition_balanced_and_prefix_ordered():
 def test_plan_distributed_fields_are_consistent():
     task = fc.Task.full(3, 4, 7)
     for workers, blocks in ((8, None), (3, 5)):
-        p = plan_distributed(task, 16, workers, blocks=blocks)
+        p = plan_distributed(task, d=16, workers=workers, blocks=blocks)
         assert p.blocks == min(blocks or 4 * workers, task.K) and p.workers == workers
-        single = estimate_cost(task, 16, workers=None)
+        single = estimate_cost(task, d=16, workers=None)
         assert p.seconds_single == single.seconds and p.bytes_single == single.bytes
-        assert p.bytes_block == estimate_cost(task, 16, workers=1).bytes
+        assert p.bytes_block == estimate_cost(task, d=16, workers=1).bytes
         assert abs(p.speedup - p.seconds_single / p.seconds_distributed) <= 1e-15 * p.speedup
         rounds = -(-p.blocks // workers)
         assert p.seconds_distributed >= rounds * p.seconds_block  # plus overheads
@@ -159,9 +159,9 @@ def test_plan_distributed_fields_are_consistent():
 def test_batched_remaining_fields_equal_sequential_twin():
     task = fc.Task.random(3, 2, 3, 6, seed=0)
     kw = dict(d=4, epochs=3, batch=5, dtype="float64", init_scale=0.5, n_test=2, backend="numpy")
-    runs = train_batched(task, 4, seed=[1, 2], lr=[0.2, 0.1], lam_W=[1e-3, 0.0], lam_U=[0.0, 1e-2], **kw)
+    runs = train_batched(task, n_spl=4, seed=[1, 2], lr=[0.2, 0.1], lam_W=[1e-3, 0.0], lam_U=[0.0, 1e-2], **kw)
     for r, (s, lr, lw, lu) in zip(runs, [(1, 0.2, 1e-3, 0.0), (2, 0.1, 0.0, 1e-2)]):
-        twin = fc.train(task, 4, seed=s, lr=lr, lam_W=lw, lam_U=lu, **kw)
+        twin = fc.train(task, n_spl=4, seed=s, lr=lr, lam_W=lw, lam_U=lu, **kw)
         assert r.epochs_done == twin.epochs_done == 3
         np.testing.assert_allclose(r.history["test_loss"], twin.history["test_loss"], rtol=1e-12, atol=0)
         np.testing.assert_array_equal(r.history["epoch"], twin.history["epoch"])
@@ -186,9 +186,9 @@ def test_cost_estimate_bytes_bound_the_allocated_peak(grad, tight):
     d = 4
     rng = np.random.default_rng(0)
     W, U = rng.standard_normal((d, task.n_w)), rng.standard_normal((task.K, task.L * d))
-    free = estimate_cost(task, d, grad=grad, workers=1, max_bytes=math.inf)
+    free = estimate_cost(task, d=d, grad=grad, workers=1, max_bytes=math.inf)
     mb = free.bytes // 3 if tight else math.inf
-    est = estimate_cost(task, d, grad=grad, workers=1, max_bytes=mb)
+    est = estimate_cost(task, d=d, grad=grad, workers=1, max_bytes=mb)
     if tight:
         assert est.bytes <= mb and est.tiles[0] * est.tiles[1] < free.tiles[0] * free.tiles[1]
     evaluate_risk(task, W, U, 0.01, grad=grad, workers=1, jit=True, max_bytes=mb)  # warm the kernels
@@ -209,8 +209,8 @@ def test_cost_estimate_bytes_bound_the_allocated_peak_of_the_array_api_path():
     d = 3
     rng = np.random.default_rng(0)
     W, U = rng.standard_normal((d, task.n_w)), rng.standard_normal((task.K, task.L * d))
-    mb = estimate_cost(task, d, grad=True, workers=1, max_bytes=math.inf).bytes // 3
-    est = estimate_cost(task, d, grad=True, workers=1, max_bytes=mb)
+    mb = estimate_cost(task, d=d, grad=True, workers=1, max_bytes=math.inf).bytes // 3
+    est = estimate_cost(task, d=d, grad=True, workers=1, max_bytes=mb)
     tracemalloc.start()
     try:
         evaluate_risk(task, W, U, 0.01, grad=True, workers=1, jit=False, max_bytes=mb)

@@ -35,7 +35,7 @@ def _mprel(a, b):
 @pytest.mark.parametrize("n_c,n_w,L,K,lam", [(3, 6, 2, 9, 0.01), (3, 1200, 15, 1000, 1e-3), (2, 4, 30, 1, 1e-12),
                                              (4, 8, 3, 64, 0.05)])
 def test_tau_mp_equals_50_digit_bisection(n_c, n_w, L, K, lam):
-    t = fc.tau(n_c, n_w, L, K, lam, precision="mp")
+    t = fc.tau(n_c=n_c, n_w=n_w, L=L, K=K, lam=lam, precision="mp")
     assert isinstance(t, mpmath.mpf)
     with mpmath.workdps(50):
         ref = O.mp_tau(n_c, n_w, L, K, lam)
@@ -46,7 +46,7 @@ def test_tau_mp_just_below_threshold_and_vector():
     n_c, n_w, L, K = 3, 6, 2, 9
     lam0 = float(O.mp_lambda0(n_c, n_w, L, K))
     lams = np.array([lam0 * (1 - 1e-6), lam0 * 0.5, lam0 * 2])
-    ts = fc.tau(n_c, n_w, L, K, lams, precision="mp")
+    ts = fc.tau(n_c=n_c, n_w=n_w, L=L, K=K, lam=lams, precision="mp")
     with mpmath.workdps(50):
         for t, lam in zip(ts, lams):
             ref = O.mp_tau(n_c, n_w, L, K, lam)
@@ -59,7 +59,7 @@ def test_tau_mp_just_below_threshold_and_vector():
 @pytest.mark.parametrize("n_c,L,K,d,lam", [(3, 2, 9, 4, 0.01), (3, 15, 1000, 100, 1e-3), (2, 30, 1, 3, 0.5),
                                            (4, 3, 20, 2, 1e-4)])
 def test_tau_star_mp_equals_50_digit_bisection(n_c, L, K, d, lam):
-    t = fc.tau_star(n_c, L, K, d, lam, precision="mp")
+    t = fc.tau_star(n_c=n_c, L=L, K=K, d=d, lam=lam, precision="mp")
     with mpmath.workdps(50):
         ref = O.mp_tau_star(n_c, L, K, d, lam)
         assert _mprel(t, ref) <= mpmath.mpf(10) ** -40
@@ -68,8 +68,8 @@ def test_tau_star_mp_equals_50_digit_bisection(n_c, L, K, d, lam):
 @pytest.mark.parametrize("mu,n_c,L,lam", [(MU3, 3, 2, 0.02), (np.array([0.4, 0.3, 0.2, 0.1]), 2, 3, 0.05),
                                           (np.array([0.9, 0.1]), 4, 2, 1e-3)])
 def test_solve_type3_mp_equals_findroot(mu, n_c, L, lam):
-    sol = fc.solve_type3(mu, n_c, L, lam, precision="mp")
-    fl = fc.solve_type3(mu, n_c, L, lam)
+    sol = fc.solve_type3(mu=mu, n_c=n_c, L=L, lam=lam, precision="mp")
+    fl = fc.solve_type3(mu=mu, n_c=n_c, L=L, lam=lam)
     with mpmath.workdps(50):
         c_ref, r_ref = O.mp_solve_type3(mu, n_c, L, lam, (fl.c, fl.r))
         assert _mprel(sol.c, c_ref) <= mpmath.mpf(10) ** -38
@@ -89,20 +89,20 @@ def test_solve_type3_mp_equals_findroot(mu, n_c, L, lam):
 
 def test_predict_network_dispatch():
     t_u = fc.Task.full(3, 2, 2)
-    p = fc.predict(t_u, 0.01, network="h*", d=5)  # Theorem 3 even for uniform words
+    p = fc.predict(t_u, lam=0.01, network="h*", d=5)  # Theorem 3 even for uniform words
     with mpmath.workdps(50):
         assert _mprel(p.tau_star, O.mp_tau_star(3, 2, 9, 5, 0.01)) <= 1e-13
     assert type(p).__name__ == "TypeIIPrediction"
-    p1 = fc.predict(t_u, 0.01, network="h", d=2)  # d ≥ n_c − 1 is enough for network h
+    p1 = fc.predict(t_u, lam=0.01, network="h", d=2)  # d ≥ n_c − 1 is enough for network h
     with mpmath.workdps(50):
         assert _mprel(p1.tau, O.mp_tau(3, 6, 2, 9, 0.01)) <= 1e-13
     assert type(p1).__name__ == "TypeIPrediction"
     with pytest.raises(fc.FCTheoryError, match="d="):
-        fc.predict(t_u, 0.01, network="h", d=1)
+        fc.predict(t_u, lam=0.01, network="h", d=1)
     with pytest.raises(fc.FCTheoryError, match="d="):
-        fc.predict(t_u, 0.01, network="h*")
+        fc.predict(t_u, lam=0.01, network="h*")
     t_z = fc.Task.full(3, 3, 2, mu=MU3)
-    p3 = fc.predict(t_z, 0.02, network="h")
+    p3 = fc.predict(t_z, lam=0.02, network="h")
     assert type(p3).__name__ == "TypeIIIPrediction"
     with mpmath.workdps(50):
         c_ref, _ = O.mp_solve_type3(MU3, 3, 2, 0.02, (p3.c, np.ones(3)))
@@ -125,12 +125,12 @@ def test_type1_configuration_explicit_constants():
     task = fc.Task.random(3, 2, 3, 5, seed=2)
     d, c, cp = 4, 0.7, 1.9
     F = _rotated_frame(3, d, 1)
-    W, U = fc.type1_configuration(task, d, c=c, c_prime=cp, frame=F)
+    W, U = fc.type1_configuration(task, d=d, c=c, c_prime=cp, frame=F)
     W_ref, U_ref = O.type3_weights(task.Z, 3, 2, 3, d, cp, [c, c], F)
     np.testing.assert_allclose(W, W_ref, rtol=0, atol=1e-15)
     np.testing.assert_allclose(U, U_ref, rtol=0, atol=1e-15)
     # c_prime omitted: the balanced choice ‖W‖_F = ‖U‖_F, c′ = c√(n_w/(KL))
-    W2, U2 = fc.type1_configuration(task, d, c=c, frame=F)
+    W2, U2 = fc.type1_configuration(task, d=d, c=c, frame=F)
     assert abs(np.linalg.norm(W2) - np.linalg.norm(U2)) <= 1e-14 * np.linalg.norm(W2)
     np.testing.assert_allclose(U2, U_ref * (c * math.sqrt(task.n_w / (task.K * task.L)) / cp), rtol=1e-15, atol=1e-16)
     # Gram of the words: c²·⟨f_α, f_α′⟩ = c² (same concept) or −c²/(n_c−1)
@@ -147,7 +147,7 @@ def test_type2_configuration_explicit_constants():
     F = _rotated_frame(3, d, 2, mean_zero=True)
     scale = np.linspace(0.5, 3.0, task.n_w)
     shift = np.linspace(-2.0, 1.0, task.n_w)
-    W, U = fc.type2_configuration(task, d, c=c, frame=F, scale=scale, shift=shift)
+    W, U = fc.type2_configuration(task, d=d, c=c, frame=F, scale=scale, shift=shift)
     for a in range(3):
         for b in range(2):
             j = a * 2 + b
@@ -155,7 +155,7 @@ def test_type2_configuration_explicit_constants():
     np.testing.assert_allclose(O.my_phi(W), math.sqrt(d) * F[:, task.word_concept], rtol=0, atol=1e-13)  # φ(w) = √d f_α
     _, U_ref = O.type3_weights(task.Z, 3, 2, 2, d, c, [1.0, 1.0], F)
     np.testing.assert_allclose(U, U_ref, rtol=0, atol=1e-15)
-    W0, _ = fc.type2_configuration(task, d, c=c, frame=F)  # default scale 1, shift 0: W = φ(W)
+    W0, _ = fc.type2_configuration(task, d=d, c=c, frame=F)  # default scale 1, shift 0: W = φ(W)
     np.testing.assert_allclose(W0, O.my_phi(W0), rtol=0, atol=1e-14)
 
 
@@ -163,10 +163,10 @@ def test_type3_configuration_explicit_constants():
     task = fc.Task.random(3, 3, 2, 4, mu=MU3, seed=0)  # K < n_c^L is fine with explicit constants
     d, c, r = 3, 0.8, np.array([2.0, 1.0, 0.25])
     F = _rotated_frame(3, d, 3)
-    W, U = fc.type3_configuration(task, d, c=c, r=r, frame=F)
+    W, U = fc.type3_configuration(task, d=d, c=c, r=r, frame=F)
     W_ref, U_ref = O.type3_weights(task.Z, 3, 3, 2, d, c, r, F)
     np.testing.assert_allclose(W, W_ref, rtol=0, atol=1e-15)
     np.testing.assert_allclose(U, U_ref, rtol=0, atol=1e-15)
     np.testing.assert_allclose(np.linalg.norm(W, axis=0), np.tile(r, 3), rtol=1e-14)  # ‖w_(α,β)‖ = r_β
     with pytest.raises(fc.FCTheoryError, match="r="):
-        fc.type3_configuration(task, d, c=c)
+        fc.type3_configuration(task, d=d, c=c)

@@ -55,13 +55,13 @@ def test_public_wrappers_equal_enumeration(ln, eps):
     t, W, U = _setup(ln)
     lam = 0.03
     o = O.my_risk(t.Z, t.s_c, t.mu, W, U, lam, ln, eps, grad=True)
-    assert abs(true_risk(t, W, U, lam, ln, eps=eps) - o["R"]) <= RTOL * o["R"]
-    assert abs(unregularized_risk(t, W, U, ln, eps=eps) - o["R0"]) <= RTOL * o["R0"]
-    R, gW, gU = true_risk_grad(t, W, U, lam, ln, eps=eps)
+    assert abs(true_risk(t, W, U, lam, layernorm=ln, eps=eps) - o["R"]) <= RTOL * o["R"]
+    assert abs(unregularized_risk(t, W, U, layernorm=ln, eps=eps) - o["R0"]) <= RTOL * o["R0"]
+    R, gW, gU = true_risk_grad(t, W, U, lam, layernorm=ln, eps=eps)
     assert abs(R - o["R"]) <= RTOL * o["R"]
     assert O.rel(gW, o["grad_W"]) <= RTOL and O.rel(gU, o["grad_U"]) <= RTOL
     for grad in (False, True):
-        r = evaluate_risk(t, W, U, lam, ln, eps=eps, grad=grad)
+        r = evaluate_risk(t, W, U, lam, layernorm=ln, eps=eps, grad=grad)
         assert abs(r.R - o["R"]) <= RTOL * o["R"] and abs(r.R0 - o["R0"]) <= RTOL * o["R0"]
         assert abs(r.penalty - o["penalty"]) <= 1e-15 * o["penalty"]
         assert abs(r.R - (r.R0 + r.penalty)) <= 1e-15 * r.R
@@ -97,7 +97,7 @@ def test_expected_margins_equal_enumeration(ln):
     d = 3
     W = rng.standard_normal((d, t.n_w))
     U = rng.standard_normal((t.K, t.L * d))
-    em = expected_margins(t, W, U, ln)
+    em = expected_margins(t, W, U, layernorm=ln)
     V = O.my_phi(W) if ln else W
     K, L = t.K, t.L
     ybar = np.zeros((K, K))
@@ -121,7 +121,7 @@ def test_expected_margins_equal_enumeration(ln):
 def test_cost_estimate_fields():
     t = fc.Task.random(3, 3, 5, 40, seed=0)
     for grad in (False, True):
-        e = estimate_cost(t, 4, grad=grad)
+        e = estimate_cost(t, d=4, grad=grad)
         assert e.pairs == 40 * 3**5 * 40
         assert e.flops == pytest.approx(2.0 * 40 * 39 * 3**5 * (3 if grad else 1), rel=1e-15)
         assert e.split == 3  # ⌈L/2⌉
@@ -147,7 +147,7 @@ def test_class_sentences_equal_itertools(mu):
 
 def test_minimize_result_fields_equal_enumeration_at_the_returned_point():
     t = fc.Task.full(2, 2, 2, mu=[0.7, 0.3])
-    W, U, res = minimize_true_risk(t, 3, 0.05, seed=0, gtol=1e-9)
+    W, U, res = minimize_true_risk(t, d=3, lam=0.05, seed=0, gtol=1e-9)
     o = O.my_risk(t.Z, t.s_c, t.mu, W, U, 0.05, grad=True)
     assert np.array_equal(res.W, W) and np.array_equal(res.U, U)
     assert abs(res.R - o["R"]) <= RTOL * o["R"] and abs(res.R0 - o["R0"]) <= RTOL * o["R0"]

@@ -73,12 +73,12 @@ def test_train_history_and_weights_equal_hand_replay(backend, ln):
     task = fc.Task.full(2, 2, 2)
     kw = dict(d=3, layernorm=ln, eps=1e-5, lr=0.5, batch=5, epochs=3, lam_W=1e-2, lam_U=2e-2, seed=4,
               backend=backend, dtype="float64", init_scale=1.0, n_test=2, eval_every=2, measure=False)
-    run = fc.train(task, 3, **kw)
-    data = core.make_data(task, 3, 4, 2)
-    E, U = core.init_weights(task, 3, 4, 1.0)
+    run = fc.train(task, n_spl=3, **kw)
+    data = core.make_data(task, n_spl=3, seed=4, n_test=2)
+    E, U = core.init_weights(task, d=3, seed=4, init_scale=1.0)
     N = data.X_train.shape[0]
     for e in range(3):
-        perm = core.epoch_permutation(4, e, N)
+        perm = core.epoch_permutation(seed=4, epoch=e, n=N)
         tot, cor = 0.0, 0
         for b0 in range(0, N, 5):
             rows = perm[b0:b0 + 5]
@@ -104,7 +104,7 @@ def _trained_like(ln, seed=0):
     W = W + 0.1 * rng.standard_normal(W.shape)
     U = U + 0.1 * rng.standard_normal(U.shape)
     U[1] = U[0]  # classes 0 and 1 tie on every sentence: accuracy counts the lower index
-    data = core.make_data(task, 4, seed, 3)
+    data = core.make_data(task, n_spl=4, seed=seed, n_test=3)
     return task, W, U, data
 
 
@@ -169,7 +169,7 @@ def test_measurements_distances_are_the_collapse_metrics():
 def test_theory_prediction_values_equal_mpmath():
     # Theorem 1: uniform words, λ_W = λ_U
     t = fc.Task.full(3, 2, 2)
-    p = meas.theory_prediction(t, 4, layernorm=False, lam_W=0.01, lam_U=0.01)
+    p = meas.theory_prediction(t, d=4, layernorm=False, lam_W=0.01, lam_U=0.01)
     tau = O.mp_tau(3, 6, 2, 9, 0.01)
     assert p["theorem"].startswith("Theorem 1")
     assert abs(p["tau"] - float(tau)) <= 1e-12 * float(tau)
@@ -184,7 +184,7 @@ def test_theory_prediction_values_equal_mpmath():
     assert abs(p["ce"] - O.my_risk(t.Z, 2, t.mu, W, U, 0.0)["R0"]) <= 1e-11 * p["ce"]
     # Theorem 3: h*, λ_W = 0
     t3 = fc.Task.full(3, 3, 2, mu="zipf")
-    p = meas.theory_prediction(t3, 4, layernorm=True, lam_W=0.0, lam_U=0.01)
+    p = meas.theory_prediction(t3, d=4, layernorm=True, lam_W=0.0, lam_U=0.01)
     ts = O.mp_tau_star(3, 2, 9, 4, 0.01)
     assert p["theorem"].startswith("Theorem 3")
     assert abs(p["tau"] - float(ts)) <= 1e-12 * float(ts) and abs(p["u_norm"] - float(ts) / math.sqrt(18)) <= 1e-12
@@ -194,16 +194,16 @@ def test_theory_prediction_values_equal_mpmath():
     ce = O.mp_H_star(ts, 3, 2, 9, 4, 0.01) - 0.01 * ts * ts / 2
     assert abs(p["ce"] - float(ce)) <= 1e-11 * float(ce) and p["ce"] > 0
     # Theorem 2: zipf words on the full task, λ below (9)
-    p = meas.theory_prediction(t3, 4, layernorm=False, lam_W=0.02, lam_U=0.02)
-    sol = fc.solve_type3(t3.mu, 3, 2, 0.02)
+    p = meas.theory_prediction(t3, d=4, layernorm=False, lam_W=0.02, lam_U=0.02)
+    sol = fc.solve_type3(mu=t3.mu, n_c=3, L=2, lam=0.02)
     c, r = O.mp_solve_type3(t3.mu, 3, 2, 0.02, (sol.c, sol.r))
     assert p["theorem"] == "Theorem 2 (type III)"
     assert abs(p["u_norm"] - float(c)) <= 1e-12 * float(c)
     np.testing.assert_allclose(p["r"], [float(x) for x in r], rtol=1e-12)
     # λ above (9), or no theorem: no numbers
     lm = float(O.mp_lambda_max(t3.mu, 3, 2))
-    assert set(meas.theory_prediction(t3, 4, layernorm=False, lam_W=2 * lm, lam_U=2 * lm)) == {"theorem"}
-    assert meas.theory_prediction(t, 4, layernorm=False, lam_W=0.01, lam_U=0.02) == {}
+    assert set(meas.theory_prediction(t3, d=4, layernorm=False, lam_W=2 * lm, lam_U=2 * lm)) == {"theorem"}
+    assert meas.theory_prediction(t, d=4, layernorm=False, lam_W=0.01, lam_U=0.02) == {}
 
 
 def test_comparison_rows_pair_observed_with_predicted():
@@ -220,10 +220,10 @@ def test_comparison_rows_pair_observed_with_predicted():
 def test_helpers_equal_definitions():
     rng = np.random.default_rng(3)
     A = rng.standard_normal((9, 4)) + 100.0
-    np.testing.assert_allclose(meas.pca_singular_values(A, 3), O.centred_singular_values(A)[:3], rtol=1e-11)
+    np.testing.assert_allclose(meas.pca_singular_values(A, k=3), O.centred_singular_values(A)[:3], rtol=1e-11)
     concept = np.array([0, 0, 1, 1, 1, 2, 2, 0, 2])
     A[4] = 0.0  # zero vector: excluded from the cosines
-    w, a = meas.concept_cosines(A, concept, 3)
+    w, a = meas.concept_cosines(A, concept, n_c=3)
     keep = np.linalg.norm(A, axis=1) > 0
     # pairs with the zero vector count as cosine 0 in the library's normalisation; reproduce by loops
     within, across = [], []

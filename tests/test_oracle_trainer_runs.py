@@ -63,7 +63,7 @@ def _eq(a, b):
 
 @pytest.fixture(scope="module")
 def run():
-    return fc.train(TASK, 3, epochs=3, eval_every=3, keep_data=True, **KW)
+    return fc.train(TASK, n_spl=3, epochs=3, eval_every=3, keep_data=True, **KW)
 
 
 def test_summary_equals_the_run_fields(run):
@@ -85,7 +85,7 @@ def test_summary_equals_the_run_fields(run):
 
 
 def test_summary_of_an_untrained_run_has_no_last_epoch():
-    r0 = fc.train(TASK, 3, epochs=0, measure=False, **KW)
+    r0 = fc.train(TASK, n_spl=3, epochs=0, measure=False, **KW)
     s = r0.summary()
     assert s["epochs_done"] == 0 and "last_epoch" not in s and "measurements" not in s
 
@@ -116,8 +116,8 @@ def _hand_eval(W, U, X, y, ln, eps):
 
 @pytest.mark.parametrize("ln", [False, True])
 def test_run_measurements_equal_hand_evaluation_of_final_weights(ln, run):
-    r = run if not ln else fc.train(TASK, 3, epochs=3, layernorm=ln, keep_data=True, **KW)
-    data = core.make_data(TASK, 3, 3, 2)
+    r = run if not ln else fc.train(TASK, n_spl=3, epochs=3, layernorm=ln, keep_data=True, **KW)
+    data = core.make_data(TASK, n_spl=3, seed=3, n_test=2)
     np.testing.assert_array_equal(r.data.X_train, data.X_train)
     ce, acc = _hand_eval(r.W, r.U, data.X_train, data.y_train, ln, 1e-5)
     assert abs(r.measurements.train_ce - ce) <= 1e-12 * ce and r.measurements.train_acc == acc
@@ -135,11 +135,11 @@ def test_run_measurements_equal_hand_evaluation_of_final_weights(ln, run):
 
 
 def test_snapshots_equal_shorter_runs():
-    long = fc.train(TASK, 3, epochs=3, measure_every=1, **KW)
+    long = fc.train(TASK, n_spl=3, epochs=3, measure_every=1, **KW)
     epochs = [e for e, _ in long.snapshots]
     assert epochs[:3] == [1, 2, 3] or epochs == [1, 2, 3]
     for e, m in long.snapshots:
-        short = fc.train(TASK, 3, epochs=e, **KW)
+        short = fc.train(TASK, n_spl=3, epochs=e, **KW)
         for name in ("train_acc", "test_acc"):
             assert getattr(m, name) == getattr(short.measurements, name), (e, name)
         for name in ("train_ce", "test_ce", "W_norm_mean", "U_norm_mean", "cos_W_within", "cos_U_across"):
@@ -150,7 +150,7 @@ def test_snapshots_equal_shorter_runs():
 def test_summary_and_to_dict_map_non_finite_values_to_none():
     """n_test=0: no test set, so test_acc/test_loss are NaN in the history and the measurements;
     the JSON forms carry None there (and inside arrays), never NaN."""
-    r = fc.train(TASK, 3, epochs=2, **{**KW, "n_test": 0})
+    r = fc.train(TASK, n_spl=3, epochs=2, **{**KW, "n_test": 0})
     s = r.summary()
     json.dumps(s, allow_nan=False)
     assert s["last_epoch"]["test_acc"] is None and s["last_epoch"]["test_loss"] is None

@@ -61,7 +61,7 @@ def _build_ce_point(opt, K, n, m):
 @pytest.mark.parametrize("K,n,lw,lh,bias", [(3, 2, 1e-2, 2e-2, False), (4, 3, 1e-3, 5e-3, True), (2, 1, 0.1, 0.2, False),
                                             (5, 2, 1e-6, 1e-6, False)])
 def test_ce_optimum_fields_equal_built_point(K, n, lw, lh, bias):
-    opt = ufm.ce(K, n, lw, lh, bias=bias)
+    opt = ufm.ce(K=K, n_spl=n, lam_W=lw, lam_H=lh, bias=bias)
     m = K
     W, H = _build_ce_point(opt, K, n, m)
     b = np.zeros(K) if bias else None
@@ -91,7 +91,7 @@ def test_ce_optimum_fields_equal_built_point(K, n, lw, lh, bias):
 
 @pytest.mark.parametrize("K,n,lw,lh,bias", [(3, 2, 1e-2, 2e-2, False), (4, 3, 1e-3, 5e-3, True), (3, 1, 0.05, 0.1, True)])
 def test_mse_optimum_fields_equal_built_point(K, n, lw, lh, bias):
-    opt = ufm.mse(K, n, lw, lh, bias=bias)
+    opt = ufm.mse(K=K, n_spl=n, lam_W=lw, lam_H=lh, bias=bias)
     T = _E(K) if bias else np.eye(K)
     w = _ratio_to(opt.W_gram, T)
     hh = _ratio_to(opt.means_gram, T)
@@ -118,23 +118,23 @@ def test_ce_mse_trivial_branch():
     K, n = 3, 2
     lw = lh = 1 / (K * math.sqrt(n)) * 1.0001  # K·q = 1.0001 ≥ 1
     for fn, zero_val in ((ufm.ce, math.log(K)), (ufm.mse, 0.5)):
-        opt = fn(K, n, lw, lh)
+        opt = fn(K=K, n_spl=n, lam_W=lw, lam_H=lh)
         Z = np.zeros((K, K))
         Hz = np.zeros((K, K * n))
         val = O.ufm_ce_objective(Z, Hz, None, n, lw, lh) if fn is ufm.ce else O.ufm_mse_objective(Z, Hz, None, n, lw, lh)
         assert opt.trivial is True and abs(opt.value - val) <= 1e-15 and abs(val - zero_val) <= 1e-15
         assert opt.W_norm_sq == 0 and opt.H_norm_sq == 0 and not opt.W_gram.any()
-    opt = ufm.mse(K, n, lw, lh, bias=True)
+    opt = ufm.mse(K=K, n_spl=n, lam_W=lw, lam_H=lh, bias=True)
     assert abs(opt.value - O.ufm_mse_objective(np.zeros((K, K)), np.zeros((K, K * n)), np.full(K, 1 / K), n, lw, lh)) <= 1e-15
     # continuity at K·q = 1 from below
     l1 = 1 / (K * math.sqrt(n)) * (1 - 1e-9)
-    assert abs(ufm.ce(K, n, l1, l1).value - math.log(K)) <= 1e-7
-    assert abs(ufm.mse(K, n, l1, l1).value - 0.5) <= 1e-7
+    assert abs(ufm.ce(K=K, n_spl=n, lam_W=l1, lam_H=l1).value - math.log(K)) <= 1e-7
+    assert abs(ufm.mse(K=K, n_spl=n, lam_W=l1, lam_H=l1).value - 0.5) <= 1e-7
 
 
 def test_max_margin_fields_equal_built_point():
     K, n = 4, 3
-    opt = ufm.max_margin(K, n)
+    opt = ufm.max_margin(K=K, n_spl=n)
     W, H = _build_ce_point(opt, K, n, K)
     margins = [float((W[k] - W[j]) @ H[:, k * n + i]) for k in range(K) for j in range(K) if j != k for i in range(n)]
     assert abs(min(margins) - 1) <= 1e-13 and abs(max(margins) - 1) <= 1e-13
@@ -148,7 +148,7 @@ def test_max_margin_fields_equal_built_point():
 
 def test_norm_constrained_ce_fields_equal_built_point():
     K, Ow, Oh = 4, 0.7, 2.5
-    opt = ufm.norm_constrained_ce(K, Ow, Oh)
+    opt = ufm.norm_constrained_ce(K=K, Omega_W=Ow, Omega_H=Oh)
     W, H = _build_ce_point(opt, K, 2, K)
     assert abs(np.mean(np.sum(W * W, axis=1)) - Ow) <= 1e-14 and abs(np.mean(np.sum(H * H, axis=0)) - Oh) <= 1e-14
     val = O.ufm_ce_objective(W, H, None, 2, 0.0, 0.0)
@@ -160,7 +160,7 @@ def test_norm_constrained_ce_fields_equal_built_point():
 
 def test_output_ball_fields_equal_built_point():
     K, R = 5, 3.0
-    opt = ufm.output_ball(K, R)
+    opt = ufm.output_ball(K=K, R=R)
     hs = opt.extras["h_star"]
     for k in range(K):
         h = hs[k]
@@ -200,7 +200,7 @@ def _ln_point(Wg, Mg, K, d, orth):
 
 @pytest.mark.parametrize("K,d,lam", [(3, 3, 0.1), (4, 6, 1e-3), (2, 5, 2.0)])
 def test_layernorm_ce_fields_equal_built_point_and_mpmath_root(K, d, lam):
-    opt = ufm.layernorm_ce(K, d, lam)
+    opt = ufm.layernorm_ce(K=K, d=d, lam=lam)
     rho, a = _mp_rho_ce(K, d, lam)
     assert abs(opt.extras["rho"] - float(rho)) <= 1e-13 * float(rho) and abs(opt.extras["a"] - float(a)) <= 1e-14
     W, X = _ln_point(opt.W_gram, opt.means_gram, K, d, orth=False)
@@ -216,7 +216,7 @@ def test_layernorm_ce_fields_equal_built_point_and_mpmath_root(K, d, lam):
 
 @pytest.mark.parametrize("K,d,lam,bias", [(3, 4, 0.1, False), (3, 3, 0.3, True), (4, 7, 1e-3, False), (4, 4, 2.0, True)])
 def test_layernorm_mse_fields_equal_built_point(K, d, lam, bias):
-    opt = ufm.layernorm_mse(K, d, lam, bias=bias)
+    opt = ufm.layernorm_mse(K=K, d=d, lam=lam, bias=bias)
     W, X = _ln_point(opt.W_gram, opt.means_gram, K, d, orth=not bias)
     b = opt.bias
     val = O.ufm_mse_objective(W, X, b, 1, lam, 0.0)
@@ -233,14 +233,14 @@ def test_layernorm_mse_fields_equal_built_point(K, d, lam, bias):
 
 
 def test_numerical_optimum_value_is_objective_at_its_point():
-    num = ufm.solve_ce(3, 2, 4, 1e-2, 2e-2, seed=0)
+    num = ufm.solve_ce(K=3, n_spl=2, d=4, lam_W=1e-2, lam_H=2e-2, seed=0)
     val = O.ufm_ce_objective(num.W, num.H, num.b, 2, 1e-2, 2e-2)
     assert abs(num.value - val) <= 1e-13 * val
     assert abs(num.value - min(num.values)) <= 1e-15 * val
     g = np.sqrt(np.sum(_fd_grad(lambda X: O.ufm_ce_objective(X, num.H, num.b, 2, 1e-2, 2e-2), num.W) ** 2)
                 + np.sum(_fd_grad(lambda X: O.ufm_ce_objective(num.W, X, num.b, 2, 1e-2, 2e-2), num.H) ** 2))
     assert abs(num.grad_norm - g) <= 1e-8
-    assert abs(num.value - ufm.ce(3, 2, 1e-2, 2e-2).value) <= 1e-9
+    assert abs(num.value - ufm.ce(K=3, n_spl=2, lam_W=1e-2, lam_H=2e-2).value) <= 1e-9
 
 
 # ------------------------------------------------------------------------------------------ perturbation paper
@@ -268,7 +268,7 @@ def _grad2(W, H, H0, K, n, lw, lh, beta):
 @pytest.mark.parametrize("lw,lh", [(0.3, 0.5), (2.0, 1.5)])
 def test_collapsed_minimizer_fields(lw, lh):
     K, n, d = 3, 2, 4
-    cm = P.collapsed_minimizer(K, n, d, lw, lh, seed=1)
+    cm = P.collapsed_minimizer(K=K, n_spl=n, d=d, lam_W=lw, lam_H=lh, seed=1)
     c = math.sqrt(lw * lh)
     assert abs(cm.c - c) <= 1e-15 and cm.trivial == (c > 1)
     assert abs(cm.value - _f2(cm.W, cm.H, None, K, n, lw, lh, 0.0)) <= 1e-14
@@ -285,16 +285,16 @@ def test_collapsed_minimizer_fields(lw, lh):
 def test_optimal_W_and_central_path_loss_equal_hand_formulas():
     K, n, d, lw, lh = 3, 2, 4, 0.2, 0.1
     H = np.random.default_rng(0).standard_normal((d, K * n))
-    W = P.optimal_W(H, K, lw)
+    W = P.optimal_W(H, K=K, lam_W=lw)
     gW, _ = _grad2(W, H, None, K, n, lw, lh, 0.0)
     assert np.abs(gW).max() <= 1e-14  # W*(H) zeroes ∇_W f
     val = _f2(W, H, None, K, n, lw, lh, 0.0)
     for method in ("closed", "direct"):
-        assert abs(P.central_path_loss(H, K, lw, lh, method=method) - val) <= 1e-13 * val
+        assert abs(P.central_path_loss(H, K=K, lam_W=lw, lam_H=lh, method=method) - val) <= 1e-13 * val
     # gradient of L(H) = f(W*(H), H) by differences of the hand objective
-    L = lambda X: _f2(P.optimal_W(X, K, lw), X, None, K, n, lw, lh, 0.0)  # noqa: E731
+    L = lambda X: _f2(P.optimal_W(X, K=K, lam_W=lw), X, None, K, n, lw, lh, 0.0)  # noqa: E731
     g = O.central_fd(L, H, 1e-5)
-    assert O.rel(P.central_path_gradient(H, K, lw, lh), g) <= 1e-8
+    assert O.rel(P.central_path_gradient(H, K=K, lam_W=lw, lam_H=lh), g) <= 1e-8
 
 
 def _fd_hessian(K, n, d, lw, lh, beta, W, H, H0):
@@ -321,20 +321,20 @@ def _fd_hessian(K, n, d, lw, lh, beta, W, H, H0):
 def test_first_order_response_and_block_spectra_equal_fd_hessian():
     K, n, d, lw, lh, beta = 2, 3, 3, 0.5, 0.3, 4.0
     N = K * n
-    cm = P.collapsed_minimizer(K, n, d, lw, lh)
+    cm = P.collapsed_minimizer(K=K, n_spl=n, d=d, lam_W=lw, lam_H=lh)
     W, H = cm.W, cm.H
     Hww, Hwh, Hhh = _fd_hessian(K, n, d, lw, lh, beta, W, H, H)
     S = Hhh - Hwh.T @ np.linalg.solve(Hww, Hwh)
     F_exact = beta / N * np.linalg.inv(S)
     G = N * S - beta * np.eye(d * N)  # F = (I + G/β)⁻¹
-    fr = P.first_order_response(W, H, K, lw, lh, beta, kind="exact")
+    fr = P.first_order_response(W, H, K=K, lam_W=lw, lam_H=lh, beta=beta, kind="exact")
     assert fr.kind == "exact"
     assert O.rel(fr.F_H, F_exact) <= 1e-8 and O.rel(fr.G, G) <= 1e-8
     assert O.rel(fr.F_W, -np.linalg.solve(Hww, Hwh) @ F_exact) <= 1e-8
-    frn = P.first_order_response(W, H, K, lw, lh, beta, kind="neumann")
+    frn = P.first_order_response(W, H, K=K, lam_W=lw, lam_H=lh, beta=beta, kind="neumann")
     F_neu = np.eye(d * N) - G / beta
     assert O.rel(frn.F_H, F_neu) <= 1e-8
-    bs = P.block_spectra(K, n, d, lw, lh, beta)
+    bs = P.block_spectra(K=K, n_spl=n, d=d, lam_W=lw, lam_H=lh, beta=beta)
     s = d * n
     intra = np.linalg.svd(F_neu[:s, :s], compute_uv=False)
     inter = np.linalg.svd(F_neu[:s, s:2 * s], compute_uv=False)

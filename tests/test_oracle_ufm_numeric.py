@@ -53,7 +53,7 @@ def test_regularized_solvers_value_and_grad_norm_equal_hand(loss, bias):
     K, n, m, lw, lh = 3, 2, 4, 1e-2, 2e-2
     solve = ufm.solve_ce if loss == "ce" else ufm.solve_mse
     obj = O.ufm_ce_objective if loss == "ce" else O.ufm_mse_objective
-    num = solve(K, n, m, lw, lh, bias=bias, seed=1)
+    num = solve(K=K, n_spl=n, d=m, lam_W=lw, lam_H=lh, bias=bias, seed=1)
     assert num.W.shape == (K, m) and num.H.shape == (m, K * n) and (num.b is None) == (not bias)
     val = obj(num.W, num.H, num.b, n, lw, lh)
     assert abs(num.value - val) <= 1e-13 * val
@@ -61,31 +61,31 @@ def test_regularized_solvers_value_and_grad_norm_equal_hand(loss, bias):
     arrays = [num.W, num.H] + ([num.b] if bias else [])
     g = _fd_norm(lambda W, H, *b: obj(W, H, b[0] if b else None, n, lw, lh), arrays)
     assert abs(num.grad_norm - g) <= 1e-8
-    closed = (ufm.ce if loss == "ce" else ufm.mse)(K, n, lw, lh, bias=bias).value
+    closed = (ufm.ce if loss == "ce" else ufm.mse)(K=K, n_spl=n, lam_W=lw, lam_H=lh, bias=bias).value
     assert abs(num.value - closed) <= 1e-9 * closed
 
 
 def test_solve_max_margin_fields():
     K, n, m = 3, 2, 3
-    num = ufm.solve_max_margin(K, n, m, n_starts=2, seed=0)
+    num = ufm.solve_max_margin(K=K, n_spl=n, d=m, n_starts=2, seed=0)
     assert num.value == pytest.approx(0.5 * (np.sum(num.W**2) + np.sum(num.H**2)), rel=1e-13)
     Z = num.W @ num.H
     margins = [Z[i // n, i] - Z[j, i] for i in range(K * n) for j in range(K) if j != i // n]
     assert num.grad_norm == pytest.approx(max(0.0, 1.0 - min(margins)), abs=1e-15)  # max violation, not min
     assert min(margins) >= 1 - 1e-9
     assert num.value == min(num.values)
-    assert abs(num.value - ufm.max_margin(K, n).value) <= 1e-7 * num.value
+    assert abs(num.value - ufm.max_margin(K=K, n_spl=n).value) <= 1e-7 * num.value
 
 
 def test_solve_norm_constrained_ce_fields():
     K, n, m, Ow, Oh = 3, 2, 3, 0.7, 1.3
     N = K * n
-    num = ufm.solve_norm_constrained_ce(K, n, m, Ow, Oh, seed=0)
+    num = ufm.solve_norm_constrained_ce(K=K, n_spl=n, d=m, Omega_W=Ow, Omega_H=Oh, seed=0)
     assert abs(np.sum(num.W**2) - K * Ow) <= 1e-13 * K * Ow  # both constraints tight
     assert abs(np.sum(num.H**2) - N * Oh) <= 1e-13 * N * Oh
     val = O.ufm_ce_objective(num.W, num.H, None, n, 0.0, 0.0)
     assert abs(num.value - val) <= 1e-13 * val
-    assert abs(num.value - ufm.norm_constrained_ce(K, Ow, Oh).value) <= 1e-9 * val
+    assert abs(num.value - ufm.norm_constrained_ce(K=K, Omega_W=Ow, Omega_H=Oh).value) <= 1e-9 * val
     # stationary on the product of spheres: the FD gradient of the scale-invariant parametrisation vanishes
     sW, sH = math.sqrt(K * Ow), math.sqrt(N * Oh)
     f = lambda X, G: O.ufm_ce_objective(sW * X / np.linalg.norm(X), sH * G / np.linalg.norm(G), None, n, 0, 0)  # noqa
@@ -95,13 +95,13 @@ def test_solve_norm_constrained_ce_fields():
 
 @pytest.mark.parametrize("K,R,k", [(3, 2.0, 0), (4, 50.0, 2)])
 def test_solve_output_ball_fields(K, R, k):
-    num = ufm.solve_output_ball(K, R, k, seed=0)
+    num = ufm.solve_output_ball(K=K, R=R, k=k, seed=0)
     h = num.H[:, 0]
     assert num.H.shape == (K, 1) and num.W.shape == (K, 0)
     assert abs(np.linalg.norm(h) - R) <= 1e-14 * R
     ce = O.my_ce_and_dy(h, k)[0]
     assert abs(num.value - ce) <= 1e-12 * ce  # keeps its digits even at CE ~ e^-50
-    ref = ufm.output_ball(K, R).value
+    ref = ufm.output_ball(K=K, R=R).value
     assert abs(num.value - ref) <= 1e-9 * ref
     assert num.value == pytest.approx(min(num.values), rel=1e-15)
 
@@ -111,8 +111,8 @@ def test_solve_output_ball_fields(K, R, k):
 def test_solve_layernorm_fields_equal_hand(loss, K, d, bias):
     n, lam = 2, 0.1
     N = K * n
-    num = (ufm.solve_layernorm_ce(K, n, d, lam, seed=0) if loss == "ce"
-           else ufm.solve_layernorm_mse(K, n, d, lam, bias, seed=0))
+    num = (ufm.solve_layernorm_ce(K=K, n_spl=n, d=d, lam=lam, seed=0) if loss == "ce"
+           else ufm.solve_layernorm_mse(K=K, n_spl=n, d=d, lam=lam, bias=bias, seed=0))
     X = num.H
     np.testing.assert_allclose(np.linalg.norm(X, axis=0), math.sqrt(d), rtol=1e-14)  # ‖x_i‖ = √d
     assert np.abs(X.sum(axis=0)).max() <= 1e-13  # 1ᵀx_i = 0
@@ -123,7 +123,7 @@ def test_solve_layernorm_fields_equal_hand(loss, K, d, bias):
     obj = O.ufm_ce_objective if loss == "ce" else O.ufm_mse_objective
     val = obj(num.W, X, num.b, n, lam, 0.0)
     assert abs(num.value - val) <= 1e-13 * val
-    closed = (ufm.layernorm_ce(K, d, lam) if loss == "ce" else ufm.layernorm_mse(K, d, lam, bias))
+    closed = (ufm.layernorm_ce(K=K, d=d, lam=lam) if loss == "ce" else ufm.layernorm_mse(K=K, d=d, lam=lam, bias=bias))
     if closed.closed_form:
         assert abs(num.value - closed.value) <= 1e-9 * val
     # stationary in (W, G) through φ (the sphere parametrisation), by differences of the hand objective
@@ -139,7 +139,7 @@ def test_solve_layernorm_fields_equal_hand(loss, K, d, bias):
 def test_convex_reformulations_equal_hand_objective(loss, bias):
     K, n, lw, lh = 3, 2, 1e-2, 2e-2
     fn = ufm.convex_ce if loss == "ce" else ufm.convex_mse
-    val, Z, b = fn(K, n, lw, lh, bias=bias)
+    val, Z, b = fn(K=K, n_spl=n, lam_W=lw, lam_H=lh, bias=bias)
     assert Z.shape == (K, K * n) and (b is None) == (not bias)
     # (24): the value at Z is the data term + √(λ_Wλ_H)‖Z‖_*, and the balanced factorisation
     # W = U√S·t, H = √S Vᵀ/t, t = (λ_H/λ_W)^{1/4}, attains it in the UFM objective
@@ -149,7 +149,7 @@ def test_convex_reformulations_equal_hand_objective(loss, bias):
     obj = O.ufm_ce_objective if loss == "ce" else O.ufm_mse_objective
     v_fact = obj(W, H, b, n, lw, lh)
     assert abs(v_fact - val) <= 1e-7 * val
-    closed = (ufm.ce if loss == "ce" else ufm.mse)(K, n, lw, lh, bias=bias).value
+    closed = (ufm.ce if loss == "ce" else ufm.mse)(K=K, n_spl=n, lam_W=lw, lam_H=lh, bias=bias).value
     assert abs(val - closed) <= 1e-6 * closed
 
 
@@ -202,7 +202,7 @@ def test_gradient_flow_fields_equal_independent_integration():
     K, n, d, lw, lh, t_max = 2, 2, 3, 0.3, 0.05, 2.0
     N = K * n
     H0 = np.random.default_rng(3).standard_normal((d, N))
-    fl = P.gradient_flow(H0, K, lw, lh, t_max, n_eval=5)
+    fl = P.gradient_flow(H0, K=K, lam_W=lw, lam_H=lh, t_max=t_max, n_eval=5)
     np.testing.assert_array_equal(fl.t, np.linspace(0, t_max, 5))
     np.testing.assert_array_equal(fl.H[0], H0)
     sol = solve_ivp(lambda t, x: -N * _hand_grad_L(x.reshape(d, N), K, lw, lh).ravel(), (0, t_max), H0.ravel(),
@@ -226,7 +226,7 @@ def test_solve_anchored_fields_equal_hand_objective(newton):
     K, n, d, lw, lh, beta = 2, 2, 3, 0.3, 0.2, 2.0
     N = K * n
     H0 = np.random.default_rng(5).standard_normal((d, N))
-    s = P.solve_anchored(H0, K, lw, lh, beta, newton=newton)
+    s = P.solve_anchored(H0, K=K, lam_W=lw, lam_H=lh, beta=beta, newton=newton)
     assert abs(s.value - _hand_f(s.W, s.H, H0, K, lw, lh, beta)) <= 1e-14 * s.value
     g = _fd_norm(lambda W, H: _hand_f(W, H, H0, K, lw, lh, beta), [s.W, s.H], h=1e-5)
     assert abs(s.grad_norm - g) <= 1e-9
@@ -268,11 +268,11 @@ def test_central_path_equals_mpmath(scale):
         Hm = mpmath.matrix(H.tolist())
         Lm, Wm = _mp_L(Hm, K, lw, lh)
         for method in ("closed", "direct"):
-            assert abs(P.central_path_loss(H, K, lw, lh, method=method) - float(Lm)) <= 1e-13 * abs(float(Lm))
-        Wl = P.optimal_W(H, K, lw)
+            assert abs(P.central_path_loss(H, K=K, lam_W=lw, lam_H=lh, method=method) - float(Lm)) <= 1e-13 * abs(float(Lm))
+        Wl = P.optimal_W(H, K=K, lam_W=lw)
         Wr = np.array(Wm.tolist(), dtype=float)
         assert O.rel(Wl, Wr) <= 1e-13
-        G = P.central_path_gradient(H, K, lw, lh)
+        G = P.central_path_gradient(H, K=K, lam_W=lw, lam_H=lh)
         Gr = np.zeros_like(H)
         for i in range(d):
             for j in range(K * n):
@@ -287,7 +287,7 @@ def test_central_path_equals_mpmath(scale):
 @pytest.mark.parametrize("lw,lh", [(2.0, 3.0), (2.0, 0.5)])
 def test_collapsed_minimizer_trivial_branch(lw, lh):
     K, n, d = 2, 2, 3
-    cm = P.collapsed_minimizer(K, n, d, lw, lh)
+    cm = P.collapsed_minimizer(K=K, n_spl=n, d=d, lam_W=lw, lam_H=lh)
     assert cm.c == math.sqrt(lw * lh)
     if cm.c > 1:
         assert cm.trivial and cm.rho == 0 and cm.sigma_W_sq == 0 and cm.value == 0.5

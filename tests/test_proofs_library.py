@@ -135,11 +135,11 @@ def test_numba_kernel_mutant_is_caught_by_its_checks(mutant):
 
 
 def test_library_mutants_restore_the_library():
-    before = fctheory.H(3.0, 3, 6, 2, 9, 0.01)
+    before = fctheory.H(3.0, n_c=3, n_w=6, L=2, K=9, lam=0.01)
     m = next(m for m in MUTANTS if m.id == "G-n_c-1")
     with m.patch():
-        assert fctheory.H(3.0, 3, 6, 2, 9, 0.01) != before
-    assert fctheory.H(3.0, 3, 6, 2, 9, 0.01) == before
+        assert fctheory.H(3.0, n_c=3, n_w=6, L=2, K=9, lam=0.01) != before
+    assert fctheory.H(3.0, n_c=3, n_w=6, L=2, K=9, lam=0.01) == before
 
 
 def test_stale_mutant_is_reported_not_caught():
@@ -158,7 +158,7 @@ def test_a_check_that_ignores_the_library_misses_its_mutant(monkeypatch):
     import proofs_check.enumeration as en
 
     m = dataclasses.replace(next(m for m in MUTANTS if m.id == "eta-kappa"), checks=("lemmaK-eq92",))
-    monkeypatch.setattr(deps, "lead", lambda name: (lambda t, *a: en.H_closed(t, *a)))
+    monkeypatch.setattr(deps, "lead", lambda name: (lambda t, *a, **kw: en.H_closed(t, *a, **kw)))
     assert run_mutant(m).status == "MISSED"
 
 

@@ -91,7 +91,7 @@ def test_fctheory_check_subcommand_runs_the_same_table(capsys):
     out = capsys.readouterr().out
     assert "lemmaF-claimA-value" in out and "PASS" in out
     assert fc_main(["check", "--list", "--json", "--only", "thmG-nuclear*"]) == 0
-    listed = json.loads(capsys.readouterr().out)
+    listed = json.loads(capsys.readouterr().out)["results"]["checks"]
     assert listed[0]["id"] == "thmG-nuclear-inequality" and listed[0]["method"] == "Hypothesis"
 
 

@@ -13,7 +13,7 @@ from fctheory.risk import load_weights, true_risk
 @pytest.fixture
 def type1_file(tmp_path):
     task = Task.full(3, 2, 2)
-    W, U = type1_configuration(task, 4, lam=0.01, seed=0)
+    W, U = type1_configuration(task, d=4, lam=0.01, seed=0)
     p = tmp_path / "w.npz"
     np.savez(p, W=W, U=U)
     return p, task, W, U
@@ -22,7 +22,7 @@ def type1_file(tmp_path):
 def test_cli_json_reports_exact_risk_and_theorem1_prediction(type1_file, capsys):
     p, task, W, U = type1_file
     assert main(["risk", str(p), "--lam", "0.01", "--json"]) == 0
-    out = json.loads(capsys.readouterr().out)
+    out = json.loads(capsys.readouterr().out)["results"]
     assert out["R"] == pytest.approx(true_risk(task, W, U, 0.01), rel=1e-14)
     assert out["theorem"].startswith("Theorem 1")
     assert out["R_minus_predicted"] == pytest.approx(0.0, abs=1e-12)  # W, U is Theorem 1's optimum
@@ -31,7 +31,7 @@ def test_cli_json_reports_exact_risk_and_theorem1_prediction(type1_file, capsys)
 
 def test_cli_table_and_task_from_file(tmp_path, capsys):
     task = Task.full(3, 3, 2, mu="zipf")
-    W, U = type2_configuration(task, 4, lam=0.01, seed=0)
+    W, U = type2_configuration(task, d=4, lam=0.01, seed=0)
     p = tmp_path / "w2.npz"
     np.savez(p, W=W, U=U, Z=task.Z, mu=task.mu)
     assert main(["risk", str(p), "--lam", "0.01", "--layernorm"]) == 0
@@ -44,7 +44,7 @@ def test_cli_partial_latent_set_without_theorem(tmp_path, capsys):
     p = tmp_path / "w3.npz"
     np.savez(p, W=rng.normal(size=(3, 6)), U=rng.normal(size=(5, 6)))
     assert main(["risk", str(p), "--mu", "0.7,0.3", "--json"]) == 0
-    out = json.loads(capsys.readouterr().out)
+    out = json.loads(capsys.readouterr().out)["results"]
     assert out["theorem"] == "none" and "no theorem" in out["no_prediction_because"]
 
 
@@ -71,11 +71,11 @@ def test_load_weights_rejects_npz_without_arrays(tmp_path):
 def test_state_dict_of_the_authors_layout(tmp_path, capsys):
     torch = pytest.importorskip("torch")
     task = Task.full(3, 2, 2)
-    W, U = type1_configuration(task, 4, lam=0.01, seed=0)
+    W, U = type1_configuration(task, d=4, lam=0.01, seed=0)
     p = tmp_path / "net.pt"
     torch.save({"emb.weight": torch.tensor(W.T), "clf.weight": torch.tensor(U)}, p)
     W2, U2, _ = load_weights(p)
     np.testing.assert_array_equal(W2, W)
     np.testing.assert_array_equal(U2, U)
     assert main(["risk", str(p), "--lam", "0.01", "--json"]) == 0
-    assert json.loads(capsys.readouterr().out)["R"] == pytest.approx(true_risk(task, W, U, 0.01), rel=1e-14)
+    assert json.loads(capsys.readouterr().out)["results"]["R"] == pytest.approx(true_risk(task, W, U, 0.01), rel=1e-14)

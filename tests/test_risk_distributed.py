@@ -35,8 +35,8 @@ def test_class_blocks_partition_the_classes():
 
 @pytest.mark.parametrize("layernorm", [False, True])
 def test_blocks_in_process_equal_the_single_process_risk_and_gradient(layernorm):
-    ref = evaluate_risk(TASK, W, U, 0.01, layernorm, grad=True)
-    r = true_risk_distributed(TASK, W, U, 0.01, layernorm, grad=True, blocks=5)
+    ref = evaluate_risk(TASK, W, U, 0.01, layernorm=layernorm, grad=True)
+    r = true_risk_distributed(TASK, W, U, 0.01, layernorm=layernorm, grad=True, blocks=5)
     assert abs(r.R - ref.R) <= 1e-12 * abs(ref.R)
     assert abs(r.R0 - ref.R0) <= 1e-12 * abs(ref.R0)
     assert _rel(r.grad_W, ref.grad_W) <= 1e-12
@@ -54,8 +54,8 @@ def test_dask_two_workers_equal_the_single_process_risk(client):
 
 
 def test_plan_says_splitting_pays_only_for_large_enumerations():
-    assert plan_distributed(fc.Task.full(3, 4, 7), 16, 8).pays
-    small = plan_distributed(TASK, D, 2)
+    assert plan_distributed(fc.Task.full(3, 4, 7), d=16, workers=8).pays
+    small = plan_distributed(TASK, d=D, workers=2)
     assert not small.pays and small.speedup < 1
 
 

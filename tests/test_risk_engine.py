@@ -64,8 +64,8 @@ def _assert_matches(r, ref, rtol=RTOL):
 @given(setups())
 def test_eq5_eq10_risk_and_gradient_equal_bruteforce(case):
     task, W, U, lam, ln = case
-    ref = true_risk_bruteforce(task, W, U, lam, ln, grad=True)
-    _assert_matches(evaluate_risk(task, W, U, lam, ln, grad=True), ref)
+    ref = true_risk_bruteforce(task, W, U, lam, layernorm=ln, grad=True)
+    _assert_matches(evaluate_risk(task, W, U, lam, layernorm=ln, grad=True), ref)
 
 
 @settings(max_examples=25)
@@ -73,8 +73,8 @@ def test_eq5_eq10_risk_and_gradient_equal_bruteforce(case):
 def test_array_api_path_equals_bruteforce(case):
     """jit=False runs the code CuPy runs (array-API ops only), here on NumPy."""
     task, W, U, lam, ln = case
-    ref = true_risk_bruteforce(task, W, U, lam, ln, grad=True)
-    _assert_matches(evaluate_risk(task, W, U, lam, ln, grad=True, jit=False), ref)
+    ref = true_risk_bruteforce(task, W, U, lam, layernorm=ln, grad=True)
+    _assert_matches(evaluate_risk(task, W, U, lam, layernorm=ln, grad=True, jit=False), ref)
 
 
 @settings(max_examples=20)
@@ -83,15 +83,15 @@ def test_large_margins_use_log_space_fallback_and_stay_exact(case, blow):
     """Item 3: weights scaled up until the shifted products underflow."""
     task, W, U, lam, ln = case
     W, U = blow * W, blow * U
-    ref = true_risk_bruteforce(task, W, U, lam, ln, grad=True)
+    ref = true_risk_bruteforce(task, W, U, lam, layernorm=ln, grad=True)
     for jit in (None, False):
-        _assert_matches(evaluate_risk(task, W, U, lam, ln, grad=True, jit=jit), ref)
+        _assert_matches(evaluate_risk(task, W, U, lam, layernorm=ln, grad=True, jit=jit), ref)
 
 
 @pytest.mark.parametrize("n_c,s_c,L,mu", [(2, 2, 3, [0.7, 0.3]), (3, 2, 2, "uniform"), (3, 3, 2, "zipf")])
 def test_type1_scaled_100x_exact_with_fallback(n_c, s_c, L, mu):
     task = Task.full(n_c, s_c, L, mu=mu)
-    W, U = type1_configuration(task, n_c + 1, c=100 * 1.3, seed=0)
+    W, U = type1_configuration(task, d=n_c + 1, c=100 * 1.3, seed=0)
     ref = true_risk_bruteforce(task, W, U, 0.01, grad=True)
     r = evaluate_risk(task, W, U, 0.01, grad=True)
     assert r.n_fallback > 0  # the hard path really ran
@@ -104,13 +104,13 @@ def test_lemma_S_gradient_matches_central_differences(case):
     task, W, U, lam, ln = case
     if ln:  # stay away from columns with tiny variance, where φ is badly conditioned
         W = W + np.linspace(-1, 1, W.shape[0])[:, None]
-    _, gW, gU = true_risk_grad(task, W, U, lam, ln)
+    _, gW, gU = true_risk_grad(task, W, U, lam, layernorm=ln)
     rng = np.random.default_rng(0)
     h = 1e-5
     for _ in range(2):
         dW = rng.standard_normal(W.shape)
         dU = rng.standard_normal(U.shape)
-        fd = (true_risk(task, W + h * dW, U + h * dU, lam, ln) - true_risk(task, W - h * dW, U - h * dU, lam, ln)) / (2 * h)
+        fd = (true_risk(task, W + h * dW, U + h * dU, lam, layernorm=ln) - true_risk(task, W - h * dW, U - h * dU, lam, layernorm=ln)) / (2 * h)
         an = np.sum(gW * dW) + np.sum(gU * dU)
         assert abs(fd - an) <= 1e-6 * (abs(an) + np.sqrt(np.sum(gW**2) + np.sum(gU**2)) * 1e-2 + 1e-8)
 
@@ -119,11 +119,11 @@ def test_lemma_S_gradient_matches_central_differences(case):
 @given(setups())
 def test_public_wrappers_agree(case):
     task, W, U, lam, ln = case
-    r = evaluate_risk(task, W, U, lam, ln, grad=True)
-    R, gW, gU = true_risk_grad(task, W, U, lam, ln)
+    r = evaluate_risk(task, W, U, lam, layernorm=ln, grad=True)
+    R, gW, gU = true_risk_grad(task, W, U, lam, layernorm=ln)
     assert R == r.R and np.array_equal(gW, r.grad_W) and np.array_equal(gU, r.grad_U)
-    assert true_risk(task, W, U, lam, ln) == pytest.approx(r.R, rel=RTOL)
-    assert unregularized_risk(task, W, U, ln) == pytest.approx(r.R0, rel=RTOL, abs=1e-300)
+    assert true_risk(task, W, U, lam, layernorm=ln) == pytest.approx(r.R, rel=RTOL)
+    assert unregularized_risk(task, W, U, layernorm=ln) == pytest.approx(r.R0, rel=RTOL, abs=1e-300)
     pen = 0.5 * lam * (np.sum(U**2) + (0 if ln else np.sum(W**2)))
     assert r.penalty == pytest.approx(pen, rel=1e-14)
 
@@ -133,13 +133,13 @@ def test_public_wrappers_agree(case):
 def test_workers_tiles_and_blocks_do_not_change_the_result(case):
     """Item 2's blocking: one worker, small memory budgets (many tiles) give the same numbers."""
     task, W, U, lam, ln = case
-    a = evaluate_risk(task, W, U, lam, ln, grad=True, workers=1)
-    est = estimate_cost(task, W.shape[0], grad=True)
+    a = evaluate_risk(task, W, U, lam, layernorm=ln, grad=True, workers=1)
+    est = estimate_cost(task, d=W.shape[0], grad=True)
     small = max(est.bytes // 3, 1)
     try:
-        b = evaluate_risk(task, W, U, lam, ln, grad=True, workers=3, max_bytes=small)
+        b = evaluate_risk(task, W, U, lam, layernorm=ln, grad=True, workers=3, max_bytes=small)
     except FCTheoryError:
-        b = evaluate_risk(task, W, U, lam, ln, grad=True, workers=3)
+        b = evaluate_risk(task, W, U, lam, layernorm=ln, grad=True, workers=3)
     _assert_matches(b, a, rtol=1e-13)
 
 
@@ -148,8 +148,8 @@ def test_tiling_over_both_halves_equals_bruteforce():
     rng = np.random.default_rng(1)
     W = rng.standard_normal((5, task.n_w))
     U = rng.standard_normal((task.K, 4 * 5))
-    budget = estimate_cost(task, 5, grad=True).bytes // 4
-    est = estimate_cost(task, 5, grad=True, max_bytes=budget)
+    budget = estimate_cost(task, d=5, grad=True).bytes // 4
+    est = estimate_cost(task, d=5, grad=True, max_bytes=budget)
     assert est.tiles[0] < 9 and est.tiles[1] < 9  # 9 distinct prefixes and suffixes: really tiled
     _assert_matches(evaluate_risk(task, W, U, 0.02, grad=True, max_bytes=budget),
                     true_risk_bruteforce(task, W, U, 0.02, grad=True))
@@ -161,8 +161,8 @@ def test_bigger_task_equals_bruteforce():
     W = rng.standard_normal((5, task.n_w))
     U = rng.standard_normal((task.K, 4 * 5))
     for ln in (False, True):
-        _assert_matches(evaluate_risk(task, W, U, 0.02, ln, grad=True),
-                        true_risk_bruteforce(task, W, U, 0.02, ln, grad=True))
+        _assert_matches(evaluate_risk(task, W, U, 0.02, layernorm=ln, grad=True),
+                        true_risk_bruteforce(task, W, U, 0.02, layernorm=ln, grad=True))
 
 
 def test_single_class_has_zero_cross_entropy():
@@ -208,8 +208,8 @@ def test_budget_refuses_with_the_estimate():
 
 
 def test_estimate_is_computed_without_allocating_and_scales():
-    a = estimate_cost(Task.full(3, 4, 6), 16)
-    b = estimate_cost(Task.full(3, 4, 6), 16, grad=True)
+    a = estimate_cost(Task.full(3, 4, 6), d=16)
+    b = estimate_cost(Task.full(3, 4, 6), d=16, grad=True)
     assert a.pairs == 729 * 4**6 * 729
     assert b.flops == pytest.approx(3 * a.flops) and b.seconds > a.seconds
     assert a.split == 3 and a.tiles[0] >= 1
@@ -248,8 +248,8 @@ def test_cupy_backend_equals_numpy():
     W = rng.standard_normal((6, task.n_w))
     U = rng.standard_normal((task.K, 24))
     for ln in (False, True):
-        ref = evaluate_risk(task, W, U, 0.01, ln, grad=True)
-        r = evaluate_risk(task, cupy.asarray(W), cupy.asarray(U), 0.01, ln, grad=True, backend="cupy")
+        ref = evaluate_risk(task, W, U, 0.01, layernorm=ln, grad=True)
+        r = evaluate_risk(task, cupy.asarray(W), cupy.asarray(U), 0.01, layernorm=ln, grad=True, backend="cupy")
         assert abs(r.R - ref.R) <= RTOL * ref.R
         assert _rel(cupy.asnumpy(r.grad_W), ref.grad_W) <= 1e-11
         assert _rel(cupy.asnumpy(r.grad_U), ref.grad_U) <= 1e-11

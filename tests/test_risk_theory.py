@@ -31,9 +31,9 @@ def test_lemma_K_type1_risk_equals_H_of_nw_c2_for_any_mu(data):
     c = data.draw(st.floats(0.0, 3.0))
     lam = data.draw(st.floats(0.0, 0.1))
     d = data.draw(st.integers(n_c - 1, n_c + 2))
-    W, U = type1_configuration(task, d, c=c, seed=data.draw(st.integers(0, 100)))
+    W, U = type1_configuration(task, d=d, c=c, seed=data.draw(st.integers(0, 100)))
     R = evaluate_risk(task, W, U, lam).R
-    H = fc.H(task.n_w * c * c, n_c, task.n_w, L, task.K, lam)
+    H = fc.H(task.n_w * c * c, n_c=n_c, n_w=task.n_w, L=L, K=task.K, lam=lam)
     assert R == pytest.approx(H, rel=1e-12)
 
 
@@ -46,10 +46,10 @@ def test_lemma_R_type2_risk_equals_H_star_of_sqrtKL_c(data):
     d = data.draw(st.integers(n_c, n_c + 3))
     rng = np.random.default_rng(data.draw(st.integers(0, 100)))
     # φ is invariant to positive column scalings and shifts: R* must not see them
-    W, U = type2_configuration(task, d, c=c, seed=1, scale=rng.uniform(0.5, 2.0, task.n_w),
+    W, U = type2_configuration(task, d=d, c=c, seed=1, scale=rng.uniform(0.5, 2.0, task.n_w),
                                shift=rng.normal(size=task.n_w))
     R = evaluate_risk(task, W, U, lam, layernorm=True).R
-    Hs = fc.H_star(np.sqrt(task.K * L) * c, n_c, L, task.K, d, lam)
+    Hs = fc.H_star(np.sqrt(task.K * L) * c, n_c=n_c, L=L, K=task.K, d=d, lam=lam)
     assert R == pytest.approx(Hs, rel=1e-12)
 
 
@@ -64,12 +64,12 @@ def _rel_grad(task, W, U, lam):
                                            (3, 4, 3, 0.005)])
 def test_theorem_2_type3_point_from_solve_type3_is_critical(n_c, s_c, L, lam):
     task = Task.full(n_c, s_c, L, mu="zipf")
-    sol = fc.solve_type3(task.mu, n_c, L, lam)
-    W, U = type3_configuration(task, n_c + 1, c=sol.c, r=sol.r, seed=0)
+    sol = fc.solve_type3(mu=task.mu, n_c=n_c, L=L, lam=lam)
+    W, U = type3_configuration(task, d=n_c + 1, c=sol.c, r=sol.r, seed=0)
     assert _rel_grad(task, W, U, lam) <= 1e-12
     # contrast: equal norms (a type-I-like point with the same ‖W‖) are not critical for Zipf μ
     r_eq = np.full(s_c, np.sqrt(np.mean(np.asarray(sol.r) ** 2)))
-    W2, U2 = type3_configuration(task, n_c + 1, c=sol.c, r=r_eq, seed=0)
+    W2, U2 = type3_configuration(task, d=n_c + 1, c=sol.c, r=r_eq, seed=0)
     assert _rel_grad(task, W2, U2, lam) > 1e-3
 
 
@@ -79,9 +79,9 @@ def test_theorem_2_critical_for_random_mu(data):
     n_c, s_c, L = data.draw(st.sampled_from([(2, 3, 2), (3, 2, 2), (2, 2, 3), (3, 3, 2)]))
     mu = np.sort(np.random.default_rng(data.draw(st.integers(0, 10**6))).dirichlet(np.ones(s_c)))[::-1]
     mu = mu / mu.sum()
-    lam = fc.lambda_max_type3(mu, n_c, L) * data.draw(st.floats(0.05, 0.9))
+    lam = fc.lambda_max_type3(mu=mu, n_c=n_c, L=L) * data.draw(st.floats(0.05, 0.9))
     task = Task.full(n_c, s_c, L, mu=mu)
-    W, U = type3_configuration(task, n_c, lam)
+    W, U = type3_configuration(task, d=n_c, lam=lam)
     assert _rel_grad(task, W, U, lam) <= 1e-12
 
 
@@ -113,7 +113,7 @@ def test_theorem_D_equality_at_type1(data):
     n_c, s_c, L = data.draw(st.sampled_from(FULL))
     task = Task.full(n_c, s_c, L, mu=_mu(data.draw, s_c))
     c = data.draw(st.floats(0.01, 2.0))
-    W, U = type1_configuration(task, n_c, c=c, seed=data.draw(st.integers(0, 100)))
+    W, U = type1_configuration(task, d=n_c, c=c, seed=data.draw(st.integers(0, 100)))
     assert np.abs(U.reshape(task.K, -1).sum(axis=0)).max() < 1e-12 * max(1.0, c) * task.K  # in N
     R0 = evaluate_risk(task, W, U).R0
     assert R0 == pytest.approx(_g(task, -expected_margins(task, W, U).alignment), rel=1e-12)

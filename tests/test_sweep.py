@@ -61,7 +61,7 @@ def test_predictor_sweep_values_equal_direct_calls(tmp_path):
                   "fixed": {"n_c": 3, "s_c": 5, "L": 3}, "grid": {"lam": lam, "K": [4, 27]}})
     assert t.attrs["complete"] and len(t) == 6 and (t["status"] == "ok").all()
     for _, row in t.iterrows():  # n_w defaults to n_c·s_c
-        assert row["value"] == fc.tau(3, 15, 3, int(row["K"]), row["lam"])
+        assert row["value"] == fc.tau(n_c=3, n_w=15, L=3, K=int(row["K"]), lam=row["lam"])
     assert list(t["lam"]) == [1e-3, 1e-3, 1e-2, 1e-2, 1e-1, 1e-1]  # spec order, last axis fastest
 
 
@@ -76,7 +76,7 @@ def test_train_sweep_rows_equal_sequential_train(tmp_path):
     t = fc.sweep(_train_spec(tmp_path / "s", grid={"lam": [1e-2]}, seeds=[1]))
     task = fc.Task.random(3, 3, 3, 8, seed=np.random.default_rng([0, 0]))
     kw = {k: v for k, v in TRAIN_FIXED.items() if k not in ("n_c", "s_c", "L", "K", "n_spl")}
-    run = fc.train(task, 4, lam_W=1e-2, lam_U=1e-2, seed=1, **kw)
+    run = fc.train(task, n_spl=4, lam_W=1e-2, lam_U=1e-2, seed=1, **kw)
     assert abs(t["train_ce"].iloc[0] - run.measurements.train_ce) <= 1e-12 * run.measurements.train_ce
     assert t["final_test_acc"].iloc[0] == run.final_test_acc
 
@@ -187,9 +187,9 @@ def test_phase_diagram_plots_are_written(tmp_path):
     spec = _train_spec(tmp_path / "c", grid={"n_spl": [2, 4], "layernorm": [False, True]}, seeds=[0])
     del spec["fixed"]["n_spl"]
     c = fc.sweep(spec)
-    assert os.path.getsize(plot(c, str(tmp_path / "c.png"), "collapse")) > 5000
+    assert os.path.getsize(plot(c, str(tmp_path / "c.png"), kind="collapse")) > 5000
     with pytest.raises(fc.FCTheoryError, match="kind="):
-        plot(t, str(tmp_path / "x.png"), "pie")
+        plot(t, str(tmp_path / "x.png"), kind="pie")
 
 
 def test_cli_sweep_runs_and_plots(tmp_path, capsys):

@@ -24,7 +24,7 @@ def test_numba_equals_numpy_float64_after_100_steps(layernorm):
     np.testing.assert_allclose(a.history["loss"], b.history["loss"], rtol=1e-12)
     np.testing.assert_array_equal(a.history["train_acc"], b.history["train_acc"])
     # the run actually moved the weights (the comparison is not vacuous)
-    assert np.abs(a.W - init_weights(TASK, 6, 0, 0.5)[0].T).max() > 1e-2
+    assert np.abs(a.W - init_weights(TASK, d=6, seed=0, init_scale=0.5)[0].T).max() > 1e-2
 
 
 @pytest.mark.parametrize("layernorm", [False, True])
@@ -37,8 +37,8 @@ def test_numba_equals_numpy_float32(layernorm):
 
 
 def test_float32_and_float64_runs_start_from_the_same_point():
-    e64, u64 = init_weights(TASK, 6, 5, 1e-3, "float64")
-    e32, u32 = init_weights(TASK, 6, 5, 1e-3, "float32")
+    e64, u64 = init_weights(TASK, d=6, seed=5, init_scale=1e-3, dtype="float64")
+    e32, u32 = init_weights(TASK, d=6, seed=5, init_scale=1e-3, dtype="float32")
     np.testing.assert_array_equal(e32, e64.astype(np.float32))
     np.testing.assert_array_equal(u32, u64.astype(np.float32))
     # PyTorch-like scales: N(0,1)/1000 and U(−1/√(Ld), 1/√(Ld))/1000
@@ -46,13 +46,13 @@ def test_float32_and_float64_runs_start_from_the_same_point():
 
 
 def test_same_seed_same_data_and_shuffles_different_seed_differs():
-    d1, d2, d3 = make_data(TASK, 3, 7), make_data(TASK, 3, 7), make_data(TASK, 3, 8)
+    d1, d2, d3 = make_data(TASK, n_spl=3, seed=7), make_data(TASK, n_spl=3, seed=7), make_data(TASK, n_spl=3, seed=8)
     np.testing.assert_array_equal(d1.X_train, d2.X_train)
     np.testing.assert_array_equal(d1.X_test, d2.X_test)
     assert not np.array_equal(d1.X_train, d3.X_train)
     assert not np.array_equal(d1.X_train, d1.X_test)  # test sentences are fresh draws
-    np.testing.assert_array_equal(epoch_permutation(7, 3, 50), epoch_permutation(7, 3, 50))
-    assert not np.array_equal(epoch_permutation(7, 3, 50), epoch_permutation(7, 4, 50))
+    np.testing.assert_array_equal(epoch_permutation(seed=7, epoch=3, n=50), epoch_permutation(seed=7, epoch=3, n=50))
+    assert not np.array_equal(epoch_permutation(seed=7, epoch=3, n=50), epoch_permutation(seed=7, epoch=4, n=50))
     # the sentences follow the task: word concepts are the class's latent variable
     np.testing.assert_array_equal(d1.X_train // TASK.s_c, TASK.Z[d1.y_train])
     assert d1.X_test.shape == (TASK.K * 5, TASK.L)
@@ -72,10 +72,10 @@ def test_engines_do_not_write_into_the_callers_arrays(backend):
     from fctheory.trainer._engines import ENGINES
     from fctheory.trainer.core import TrainConfig
 
-    E0, U0 = init_weights(TASK, 6, 0, 0.5)
+    E0, U0 = init_weights(TASK, d=6, seed=0, init_scale=0.5)
     E1, U1 = E0.copy(), U0.copy()
     cfg = TrainConfig(n_spl=10, d=6, batch=7, dtype="float64", backend=backend)
-    eng = ENGINES[backend](E0, U0, make_data(TASK, 10, 0), cfg)
+    eng = ENGINES[backend](E0, U0, make_data(TASK, n_spl=10, seed=0), cfg)
     eng.epoch(np.arange(200))
     assert np.array_equal(E0, E1) and np.array_equal(U0, U1)
     assert not np.array_equal(eng.weights()[0], E0)

@@ -18,18 +18,18 @@ TINY = ["--nc", "3", "--sc", "2", "--L", "2", "--d", "4", "--n-spl", "10", "--ep
 def test_custom_run_directory_round_trips_into_diagnose(tmp_path, capsys):
     out = tmp_path / "run"
     assert main(["train", *TINY, "--out", str(out), "--json"]) == 0
-    summary = json.loads(capsys.readouterr().out)
-    assert summary["config"]["lam_U"] == 0.02 and summary["epochs_done"] == 4
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["parameters"]["lam_U"] == 0.02 and doc["results"]["epochs_done"] == 4
     for f in ("weights.npz", "task.json", "config.json", "summary.json", "checkpoint.npz"):
         assert (out / f).exists()
     rf = load_run(out)
     # the weights are the trainer's: same as an in-process run with the same arguments
-    run = fc.train(fc.Task.full(3, 2, 2), 10, d=4, epochs=4, lr=0.5, batch=10, lam_W=0.01, lam_U=0.02,
+    run = fc.train(fc.Task.full(3, 2, 2), n_spl=10, d=4, epochs=4, lr=0.5, batch=10, lam_W=0.01, lam_U=0.02,
                    backend="numpy", dtype="float64", init_scale=0.1, measure=False)
     np.testing.assert_array_equal(rf.W, run.W)
     np.testing.assert_array_equal(rf.U, run.U)
     assert main(["diagnose", str(out), "--json"]) == 0  # task, λ_W, λ_U from the run directory
-    d = json.loads(capsys.readouterr().out)
+    d = json.loads(capsys.readouterr().out)["results"]
     assert d["lam_W"] == 0.01 and d["lam_U"] == 0.02 and d["source"]["kind"] == "run-dir"
     assert d["R"] == pytest.approx(fc.true_risk_bruteforce(rf.task, rf.W, rf.U, 0.0).R0 + d["penalty"], rel=1e-12)
 
@@ -58,7 +58,7 @@ def test_rerun_resumes_from_the_checkpoint(tmp_path, capsys):
     i = TINY.index("--epochs")
     argv = TINY[: i + 1] + ["6"] + TINY[i + 2:]
     assert main(["train", *argv, "--out", str(out), "--json"]) == 0
-    assert json.loads(capsys.readouterr().out.strip().splitlines()[-1])["epochs_done"] == 6
+    assert json.loads(capsys.readouterr().out.strip().splitlines()[-1])["results"]["epochs_done"] == 6
     assert not np.array_equal(load_run(out).W, W4)
 
 

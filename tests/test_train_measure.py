@@ -35,7 +35,7 @@ def test_type1_configuration_measurements_theorem1(n_c, s_c, L, K, d):
 def test_pca_is_centred_svd_like_sklearn():
     rng = np.random.default_rng(0)
     M = rng.standard_normal((50, 4)) + 10.0
-    s = pca_singular_values(M, 4)
+    s = pca_singular_values(M, k=4)
     np.testing.assert_allclose(s**2, np.sort(np.linalg.eigvalsh(np.cov(M.T) * 49))[::-1], rtol=1e-12)
 
 
@@ -47,7 +47,7 @@ def test_concept_cosines_match_pairwise_definition():
     C = Vh @ Vh.T
     same = (lab[:, None] == lab[None]) & ~np.eye(9, dtype=bool)
     diff = lab[:, None] != lab[None]
-    w, a = concept_cosines(V, lab, 3)
+    w, a = concept_cosines(V, lab, n_c=3)
     assert w == pytest.approx(C[same].mean(), rel=1e-13)
     assert a == pytest.approx(C[diff].mean(), rel=1e-13)
 
@@ -77,7 +77,7 @@ def test_measure_every_records_snapshots_during_training():
     from fctheory import train
 
     task = Task.random(3, 3, 2, 6, seed=4)
-    run = train(task, 4, 4, epochs=6, batch=5, lr=0.5, init_scale=0.3, measure_every=3, measure=False)
+    run = train(task, n_spl=4, d=4, epochs=6, batch=5, lr=0.5, init_scale=0.3, measure_every=3, measure=False)
     assert [e for e, _ in run.snapshots] == [3, 6]
     m6 = run.snapshots[-1][1]
     assert m6.W_norm_mean == pytest.approx(np.linalg.norm(run.W.astype(float), axis=0).mean(), rel=1e-12)

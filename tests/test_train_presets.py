@@ -28,20 +28,20 @@ def test_full_presets_match_the_notebooks():
 def test_every_quick_preset_reaches_full_train_accuracy_via_cli(tmp_path, capsys):
     for name in PRESETS:
         assert main(["train", "--preset", name, "--quick", "--json", "--out", str(tmp_path)]) == 0
-        out = json.loads(capsys.readouterr().out)
+        out = json.loads(capsys.readouterr().out)["results"]  # the CLI's JSON schema: results under "results"
         assert out["measurements"]["train_acc"] == 1.0, name
         assert out["acceptance"] == {"train accuracy = 100%": True}
         assert (tmp_path / f"{name}-quick.ckpt.npz").exists()
         assert (tmp_path / f"{name}-quick_pca_W.png").stat().st_size > 1000
     # a second call reuses the finished checkpoint (no training)
     assert main(["train", "--preset", "k50", "--quick", "--json", "--out", str(tmp_path)]) == 0
-    assert json.loads(capsys.readouterr().out)["epochs_done"] == get_preset("k50", True).epochs
+    assert json.loads(capsys.readouterr().out)["results"]["epochs_done"] == get_preset("k50", quick=True).epochs
 
 
 def test_reproduce_quick_writes_the_report(tmp_path, capsys):
     # reuse checkpoints so the report is built without retraining where possible
     assert main(["reproduce", "--quick", "--json", "--out", str(tmp_path), "--presets", "fig3,fig4c"]) == 0
-    res = json.loads(capsys.readouterr().out)
+    res = json.loads(capsys.readouterr().out)["results"]
     assert all(all(v.values()) for v in res["acceptance"].values())
     text = (tmp_path / "report.md").read_text()
     assert "### fig3 (quick)" in text and "### fig4c (quick)" in text and "Theorem 3" in text
@@ -55,11 +55,11 @@ def test_reproduce_no_train_reports_existing_checkpoints_only(tmp_path, capsys):
     p = get_preset("fig4c", quick=True)
     kw = p.train_kwargs()
     kw["epochs"] = 3  # a partial run of the quick preset
-    train(p.task(), p.n_spl, p.d, **kw, checkpoint=tmp_path / "fig4c-quick.ckpt.npz", measure=False)
+    train(p.task(), n_spl=p.n_spl, d=p.d, **kw, checkpoint=tmp_path / "fig4c-quick.ckpt.npz", measure=False)
     kw["epochs"] = p.epochs
     assert main(["reproduce", "--quick", "--no-train", "--json", "--out", str(tmp_path), "--presets",
                  "fig3,fig4c"]) == 0
-    res = json.loads(capsys.readouterr().out)
+    res = json.loads(capsys.readouterr().out)["results"]
     assert list(res["acceptance"]) == ["fig4c"]
     assert res["acceptance"]["fig4c"]["training completed all epochs"] is False
     text = (tmp_path / "report.md").read_text()

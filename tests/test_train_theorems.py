@@ -30,7 +30,7 @@ def _gradient_descent(task, d, steps, *, lr, lam_W, lam_U, layernorm=False, back
     X, y = _support(task)
     cfg = TrainConfig(n_spl=1, d=d, lr=lr, batch=len(X), lam_W=lam_W, lam_U=lam_U, layernorm=layernorm,
                       eps=0.0, dtype="float64", backend=backend)
-    E0, U0 = init_weights(task, d, 0, 0.3)
+    E0, U0 = init_weights(task, d=d, seed=0, init_scale=0.3)
     eng = ENGINES[backend](E0, U0, TrainData(X, y, X[:0], y[:0]), cfg)
     perm = np.arange(len(X))
     for _ in range(steps):
@@ -42,10 +42,10 @@ def _gradient_descent(task, d, steps, *, lr, lam_W, lam_U, layernorm=False, back
 def test_gradient_descent_reaches_type1_theorem1():
     from fctheory import tau
 
-    task = Task.full(3, 2, 2, np.array([0.5, 0.5]))
+    task = Task.full(3, 2, 2, mu=np.array([0.5, 0.5]))
     lam = 0.01
     E, Uh = _gradient_descent(task, 4, 4000, lr=0.5, lam_W=lam, lam_U=lam)
-    t = float(tau(3, task.n_w, 2, task.K, lam))
+    t = float(tau(n_c=3, n_w=task.n_w, L=2, K=task.K, lam=lam))
     np.testing.assert_allclose(np.linalg.norm(E, axis=1), np.sqrt(t / task.n_w), rtol=1e-9)
     np.testing.assert_allclose(np.linalg.norm(Uh, axis=1), np.sqrt(t / (task.K * task.L)), rtol=1e-9)
 
@@ -53,9 +53,9 @@ def test_gradient_descent_reaches_type1_theorem1():
 def test_gradient_descent_reaches_type3_theorem2():
     from fctheory import solve_type3
 
-    task = Task.full(3, 2, 2, np.array([0.75, 0.25]))
+    task = Task.full(3, 2, 2, mu=np.array([0.75, 0.25]))
     lam = 0.01
-    sol = solve_type3(task.mu, 3, 2, lam)
+    sol = solve_type3(mu=task.mu, n_c=3, L=2, lam=lam)
     E, Uh = _gradient_descent(task, 4, 4000, lr=0.5, lam_W=lam, lam_U=lam)
     np.testing.assert_allclose(np.linalg.norm(E, axis=1).reshape(3, 2), np.tile(sol.r, (3, 1)), rtol=1e-9)
     np.testing.assert_allclose(np.linalg.norm(Uh, axis=1), sol.c, rtol=1e-9)
@@ -65,12 +65,12 @@ def test_gradient_descent_reaches_type2_theorem3():
     from fctheory import tau_star
     from fctheory.network import phi
 
-    task = Task.full(3, 2, 2, np.array([0.75, 0.25]))
+    task = Task.full(3, 2, 2, mu=np.array([0.75, 0.25]))
     lam, d = 0.01, 4
     E, Uh = _gradient_descent(task, d, 4000, lr=0.5, lam_W=0.0, lam_U=lam, layernorm=True)
-    t = float(tau_star(3, 2, task.K, d, lam))
+    t = float(tau_star(n_c=3, L=2, K=task.K, d=d, lam=lam))
     np.testing.assert_allclose(np.linalg.norm(Uh, axis=1), t / np.sqrt(task.K * task.L), rtol=1e-9)
-    V = phi(E.T, 0.0).T
+    V = phi(E.T, eps=0.0).T
     np.testing.assert_allclose(np.linalg.norm(V, axis=1), np.sqrt(d), rtol=1e-12)
     # type II: the φ(w) of a concept coincide
     for a in range(3):

@@ -72,7 +72,7 @@ def test_enumerated_empirical_risk_equals_true_risk_eq5_eq10(backend, n_c, s_c, 
     R0 = _own_true_risk(task, W, U, layernorm, eps)
     assert loss_sum / X.shape[0] == pytest.approx(R0, rel=1e-12)
     risk = pytest.importorskip("fctheory.risk")
-    assert loss_sum / X.shape[0] == pytest.approx(risk.unregularized_risk(task, W, U, layernorm, eps=eps), rel=1e-11)
+    assert loss_sum / X.shape[0] == pytest.approx(risk.unregularized_risk(task, W, U, layernorm=layernorm, eps=eps), rel=1e-11)
 
 
 @pytest.mark.parametrize("backend", ["numpy", "numba"])
@@ -91,6 +91,6 @@ def test_full_batch_step_is_true_risk_gradient_lemma_S(backend, n_c, s_c, L, Z, 
     E1, U1 = eng.weights()
     gW = W - E1.T
     gU = U - U1
-    R, dW, dU = risk.true_risk_grad(task, W, U, lam, layernorm, eps=eps)
+    R, dW, dU = risk.true_risk_grad(task, W, U, lam, layernorm=layernorm, eps=eps)
     np.testing.assert_allclose(gW, dW, rtol=0, atol=1e-11 * np.abs(dW).max())
     np.testing.assert_allclose(gU, dU, rtol=0, atol=1e-11 * np.abs(dU).max())

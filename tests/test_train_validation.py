@@ -34,12 +34,12 @@ def test_invalid_arguments_raise_named_errors(kw, name):
 
 def test_task_must_be_a_task():
     with pytest.raises(FCTheoryError, match="task"):
-        train("fig3", 5)
+        train("fig3", n_spl=5)
 
 
 def test_divergence_is_reported():
     with pytest.raises(FCTheoryError, match="diverged"):
-        train(TASK, 5, 4, lr=1e30, init_scale=1.0, epochs=10, measure=False, backend="numpy", dtype="float64")
+        train(TASK, n_spl=5, d=4, lr=1e30, init_scale=1.0, epochs=10, measure=False, backend="numpy", dtype="float64")
 
 
 def test_cupy_backend_without_cupy_is_a_named_error():
@@ -50,4 +50,4 @@ def test_cupy_backend_without_cupy_is_a_named_error():
     except ImportError:
         pass
     with pytest.raises(FCTheoryError, match="backend"):
-        train(TASK, 2, 3, backend="cupy", epochs=1, measure=False)
+        train(TASK, n_spl=2, d=3, backend="cupy", epochs=1, measure=False)

@@ -12,8 +12,8 @@ from fctheory.ufm._common import softmax_ce
 @given(st.integers(2, 4), st.integers(1, 3), st.integers(0, 2))
 def test_eq15_max_margin_value_matches_slsqp(K, n, extra):
     m = K - 1 + extra
-    closed = ufm.max_margin(K, n)
-    num = ufm.solve_max_margin(K, n, m, n_starts=3, seed=0)
+    closed = ufm.max_margin(K=K, n_spl=n)
+    num = ufm.solve_max_margin(K=K, n_spl=n, d=m, n_starts=3, seed=0)
     assert num.grad_norm <= 1e-9  # constraint violation of the returned point
     assert num.value == pytest.approx(closed.value, rel=1e-9)
     # ‖W‖² = ‖H‖² at the optimum (review notes §2.1)
@@ -24,7 +24,7 @@ def test_eq15_max_margin_value_matches_slsqp(K, n, extra):
 @given(st.integers(2, 8), st.integers(1, 9))
 def test_eq15_closed_form_configuration_is_feasible_and_tight(K, n):
     # w_k = α v_k, h_{k,i} = β v_k: every margin is 1, and Ji et al.'s bound holds with equality
-    res = ufm.max_margin(K, n)
+    res = ufm.max_margin(K=K, n_spl=n)
     E = np.eye(K) - 1.0 / K
     V = E / np.linalg.norm(E, axis=1, keepdims=True)
     W = np.sqrt(res.extras["alpha_sq"]) * V
@@ -45,8 +45,8 @@ def test_eq15_closed_form_configuration_is_feasible_and_tight(K, n):
 @settings(max_examples=10)
 @given(st.integers(2, 5), st.floats(0.1, 3), st.floats(0.1, 3))
 def test_eq34_norm_constrained_ce_matches_lbfgs(K, Ow, Oh):
-    closed = ufm.norm_constrained_ce(K, Ow, Oh)
-    num = ufm.solve_norm_constrained_ce(K, 2, K, Ow, Oh, n_starts=2, seed=0)
+    closed = ufm.norm_constrained_ce(K=K, Omega_W=Ow, Omega_H=Oh)
+    num = ufm.solve_norm_constrained_ce(K=K, n_spl=2, d=K, Omega_W=Ow, Omega_H=Oh, n_starts=2, seed=0)
     assert num.value == pytest.approx(closed.value, rel=1e-9)
     # constraints hold (tight by construction)
     assert np.mean(np.sum(num.W**2, axis=1)) == pytest.approx(Ow, rel=1e-12)
@@ -56,8 +56,8 @@ def test_eq34_norm_constrained_ce_matches_lbfgs(K, Ow, Oh):
 @settings(max_examples=15)
 @given(st.integers(2, 8), st.floats(0.01, 20))
 def test_eq12_output_ball_matches_lbfgs_and_etf(K, R):
-    closed = ufm.output_ball(K, R)
-    num = ufm.solve_output_ball(K, R, k=0, n_starts=2, seed=1)
+    closed = ufm.output_ball(K=K, R=R)
+    num = ufm.solve_output_ball(K=K, R=R, k=0, n_starts=2, seed=1)
     assert num.value == pytest.approx(closed.value, rel=1e-9, abs=1e-14)
     h = closed.extras["h_star"][0]
     assert np.linalg.norm(h) == pytest.approx(R, rel=1e-12)
@@ -66,6 +66,6 @@ def test_eq12_output_ball_matches_lbfgs_and_etf(K, R):
 
 def test_invalid_inputs():
     with pytest.raises(FCTheoryError, match="R"):
-        ufm.output_ball(3, 0.0)
+        ufm.output_ball(K=3, R=0.0)
     with pytest.raises(FCTheoryError, match="Omega_W"):
-        ufm.norm_constrained_ce(3, -1.0, 1.0)
+        ufm.norm_constrained_ce(K=3, Omega_W=-1.0, Omega_H=1.0)

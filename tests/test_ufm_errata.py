@@ -17,11 +17,11 @@ def _etf_rows(K):
 def test_sukenik_def34_E_K_printed_is_not_an_etf_gram():
     # printed E_K = I − 11ᵀ (zero diagonal): the CE optimum's Gram is not at distance 0 from c·E_K
     K = 4
-    G = ufm.layernorm_ce(K, 6, 0.1).W_gram
+    G = ufm.layernorm_ce(K=K, d=6, lam=0.1).W_gram
     printed = np.eye(K) - np.ones((K, K))
     c = max(0.0, np.sum(G * printed) / np.sum(printed * printed))
     assert np.linalg.norm(G - c * printed) / np.linalg.norm(G) > 0.5
-    assert nc2(G, "etf", center=False) <= 1e-12  # corrected E_K = I − 11ᵀ/K
+    assert nc2(G, variant="etf", center=False) <= 1e-12  # corrected E_K = I − 11ᵀ/K
 
 
 @pytest.mark.parametrize("K,d,lam", [(3, 6, 0.05), (4, 9, 0.3), (2, 4, 1.0)])
@@ -33,7 +33,7 @@ def test_sukenik_appA_mse_minimiser_printed_z_is_not_stationary(K, d, lam):
     def dT(z):
         return -np.sqrt(d) * (1 - z * np.sqrt(d)) + lam * K * z
 
-    res = ufm.layernorm_mse(K, d, lam)
+    res = ufm.layernorm_mse(K=K, d=d, lam=lam)
     printed = res.extras["printed_z"]  # 1/(√d(1+λK))
     z = res.extras["z"]  # √d/(d+λK)
     assert abs(dT(printed)) > 1e-3 and T(printed) > res.value + 1e-6
@@ -42,7 +42,7 @@ def test_sukenik_appA_mse_minimiser_printed_z_is_not_stationary(K, d, lam):
 
 def test_sukenik_lemma42_mse_needs_d_at_least_K_plus_1():
     # printed hypothesis "d ≥ K": at d = K the value λK/(2(d+λK)) is not attained
-    res = ufm.layernorm_mse(3, 3, 0.05)
+    res = ufm.layernorm_mse(K=3, d=3, lam=0.05)
     assert not res.closed_form and res.value > 5 * res.extras["formula_value"]
 
 
@@ -88,7 +88,7 @@ def test_review_eq27_printed_negative_curvature_direction_is_not_descent():
 
     def curvature(sA, sF):
         dW, dH = sA * np.outer(u, w), -sF * np.outer(w, v)
-        f = lambda t: ufm.ce_objective(t * dW, t * dH, None, n, lw, lh)[0]  # noqa: E731
+        f = lambda t: ufm.ce_objective(t * dW, t * dH, None, n_spl=n, lam_W=lw, lam_H=lh)[0]  # noqa: E731
         h = 1e-3
         return (f(h) + f(-h) - 2 * f(0.0)) / h**2
 
@@ -158,7 +158,7 @@ def test_review_eq64_printed_matrix_has_the_wrong_shape():
 # ----------------------------------------------------------------------------- perturbation paper
 def test_perturbation_appD_residual_at_collapse_is_minus_cY():
     K, n, d, lw, lh = 3, 2, 5, 0.6, 0.5
-    cm = P.collapsed_minimizer(K, n, d, lw, lh, seed=0)
+    cm = P.collapsed_minimizer(K=K, n_spl=n, d=d, lam_W=lw, lam_H=lh, seed=0)
     Y = np.repeat(np.eye(K), n, axis=1)
     R = cm.W @ cm.H - Y
     np.testing.assert_allclose(R, -cm.c * Y, atol=1e-12)
@@ -169,9 +169,9 @@ def test_perturbation_appD_residual_at_collapse_is_minus_cY():
 def test_perturbation_eq5_condition_beta_much_larger_than_max_1_lamH_is_not_enough():
     # λ_W tiny: √(λ_H/λ_W) = 10 while β = 20 ≫ max(1, λ_H) = 1; the Neumann map (5) is off by O(1)
     K, n, d, lw, lh, beta = 3, 2, 4, 1e-4, 1e-2, 20.0
-    cm = P.collapsed_minimizer(K, n, d, lw, lh, seed=1)
-    ex = P.first_order_response(cm.W, cm.H, K, lw, lh, beta).F_H
-    ne = P.first_order_response(cm.W, cm.H, K, lw, lh, beta, kind="neumann").F_H
+    cm = P.collapsed_minimizer(K=K, n_spl=n, d=d, lam_W=lw, lam_H=lh, seed=1)
+    ex = P.first_order_response(cm.W, cm.H, K=K, lam_W=lw, lam_H=lh, beta=beta).F_H
+    ne = P.first_order_response(cm.W, cm.H, K=K, lam_W=lw, lam_H=lh, beta=beta, kind="neumann").F_H
     x = np.sqrt(lh / lw) / beta
     assert np.linalg.norm(ex - ne, 2) == pytest.approx(x**2 / (1 + x), rel=1e-8)
     assert np.linalg.norm(ex - ne, 2) > 0.1

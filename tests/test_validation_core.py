@@ -70,26 +70,26 @@ def test_task_hamming_over_budget_is_refused():
 
 def test_broadcast_request_over_budget_is_refused_before_allocation():
     t0 = time.perf_counter()
-    msg = refused(fc.tau, 3, 12, 2, np.full((10**5, 1), 4.0), np.full((1, 10**5), 0.01), name="shape")
+    msg = refused(fc.tau, n_c=3, n_w=12, L=2, K=np.full((10**5, 1), 4.0), lam=np.full((1, 10**5), 0.01), name="shape")
     assert time.perf_counter() - t0 < 1.0 and "items" in msg
 
 
 def test_search_lemma_B_stops_at_the_time_budget_with_the_reason():
     t0 = time.perf_counter()
     with fc.budget(max_seconds=1.0):
-        msg = refused(fc.search_lemma_B, 3, 3, with_origin=True, name="L")
+        msg = refused(fc.search_lemma_B, n_c=3, L=3, with_origin=True, name="L")
     assert time.perf_counter() - t0 < 5.0
     assert "max_seconds" in msg and "sets examined" in msg
 
 
 def test_search_assumption_A_integrality_refuses_huge_latent_spaces():
     t0 = time.perf_counter()
-    refused(fc.search_assumption_A, 2, 10**6, method="integrality", name="L")
+    refused(fc.search_assumption_A, n_c=2, L=10**6, method="integrality", name="L")
     with fc.budget(max_items=1e4):
-        msg = refused(fc.search_assumption_A, 2, 20, method="integrality", name="L")
+        msg = refused(fc.search_assumption_A, n_c=2, L=20, method="integrality", name="L")
     assert "max_items" in msg and time.perf_counter() - t0 < 1.0
     # one K < n_c**L is cheap at any size below 2**62 (no enumeration, no example)
-    assert fc.search_assumption_A(2, 60, K=5, method="integrality").counts == {5: 0}
+    assert fc.search_assumption_A(n_c=2, L=60, K=5, method="integrality").counts == {5: 0}
 
 
 def test_check_assumption_B_refuses_an_exact_null_space_over_the_time_budget():
@@ -100,94 +100,94 @@ def test_check_assumption_B_refuses_an_exact_null_space_over_the_time_budget():
 
 
 def test_lemma_B_properties_refuses_a_huge_n_c_before_allocating():
-    refused(fc.lemma_B_properties, np.array([[0, 1], [1, 0]]), 10**6, name="n_c")
+    refused(fc.lemma_B_properties, np.array([[0, 1], [1, 0]]), n_c=10**6, name="n_c")
 
 
 # ------------------------------------------------------------------------------ valid extremes
 @pytest.mark.parametrize("backend", ["numba", "numpy"])
 def test_tau_at_the_smallest_subnormal_lambda_matches_mpmath(backend):
-    t = fc.tau(3, 12, 2, 4, 5e-324, backend=backend)
-    ref = fc.tau(3, 12, 2, 4, 5e-324, precision="mp")
+    t = fc.tau(n_c=3, n_w=12, L=2, K=4, lam=5e-324, backend=backend)
+    ref = fc.tau(n_c=3, n_w=12, L=2, K=4, lam=5e-324, precision="mp")
     assert np.isfinite(t) and rel(t, ref) < 1e-13
 
 
 def test_tau_star_at_the_smallest_subnormal_lambda_matches_mpmath():
-    t = fc.tau_star(3, 2, 4, 3, 5e-324)
-    assert np.isfinite(t) and rel(t, fc.tau_star(3, 2, 4, 3, 5e-324, precision="mp")) < 1e-13
+    t = fc.tau_star(n_c=3, L=2, K=4, d=3, lam=5e-324)
+    assert np.isfinite(t) and rel(t, fc.tau_star(n_c=3, L=2, K=4, d=3, lam=5e-324, precision="mp")) < 1e-13
 
 
 def test_tau_with_K_a_float_near_1e300_matches_mpmath():
     # K = 1e300 <= 3**1000; lambda far below lambda_0 ~ 9e-150 so that tau > 0
-    t = fc.tau(3, 12, 1000, 1e300, 1e-200)
-    assert t > 0 and rel(t, fc.tau(3, 12, 1000, 1e300, 1e-200, precision="mp")) < 1e-12
+    t = fc.tau(n_c=3, n_w=12, L=1000, K=1e300, lam=1e-200)
+    assert t > 0 and rel(t, fc.tau(n_c=3, n_w=12, L=1000, K=1e300, lam=1e-200, precision="mp")) < 1e-12
 
 
 @pytest.mark.parametrize("K", [1, 1e300])
 def test_tau_at_L_ten_thousand_matches_mpmath(K):
     lam = 1e-3 if K == 1 else 1e-200
-    t = fc.tau(3, 12, 10**4, K, lam)
-    assert t > 0 and rel(t, fc.tau(3, 12, 10**4, K, lam, precision="mp")) < 1e-12
+    t = fc.tau(n_c=3, n_w=12, L=10**4, K=K, lam=lam)
+    assert t > 0 and rel(t, fc.tau(n_c=3, n_w=12, L=10**4, K=K, lam=lam, precision="mp")) < 1e-12
 
 
 def test_tau_star_at_L_ten_thousand_matches_mpmath():
-    t = fc.tau_star(3, 10**4, 1, 5, 1e-3)
-    assert rel(t, fc.tau_star(3, 10**4, 1, 5, 1e-3, precision="mp")) < 1e-12
+    t = fc.tau_star(n_c=3, L=10**4, K=1, d=5, lam=1e-3)
+    assert rel(t, fc.tau_star(n_c=3, L=10**4, K=1, d=5, lam=1e-3, precision="mp")) < 1e-12
 
 
 def test_H_and_H_prime_at_L_ten_thousand_are_finite_and_consistent():
     # H'(t) against a central difference of H (independent of the closed-form derivative)
     t, h = 0.5, 1e-5
-    args = (3, 12, 10**4, 1.0, 1e-3)
-    fd = (fc.H(t + h, *args) - fc.H(t - h, *args)) / (2 * h)
-    assert np.isfinite(fc.H(t, *args)) and abs(fc.H_prime(t, *args) - fd) < 1e-8
-    assert np.isfinite(fc.H_star(t, 3, 10**4, 1.0, 5, 1e-3))
+    args = dict(n_c=3, n_w=12, L=10**4, K=1.0, lam=1e-3)
+    fd = (fc.H(t + h, **args) - fc.H(t - h, **args)) / (2 * h)
+    assert np.isfinite(fc.H(t, **args)) and abs(fc.H_prime(t, **args) - fd) < 1e-8
+    assert np.isfinite(fc.H_star(t, n_c=3, L=10**4, K=1.0, d=5, lam=1e-3))
 
 
 def test_lambda_trivial_at_extremes_matches_its_closed_form_in_logs():
     # lambda_0 = sqrt(L K / n_w) / (K + 1 - K/n_c^L); for K = 1e300, L = 10**4: K/n_c^L ~ 0
-    lt = fc.lambda_trivial(3, 12, 10**4, 1e300)
+    lt = fc.lambda_trivial(n_c=3, n_w=12, L=10**4, K=1e300)
     ref = math.exp(0.5 * (math.log(10**4) + math.log(1e300) - math.log(12)) - math.log(1e300 + 1))
     assert rel(lt, ref) < 1e-13
 
 
 def test_predictors_at_extremes_return_finite_fields():
-    for pred in (fc.predict_type1(3, 12, 10**4, 1e300, 5e-324), fc.predict_type1(3, 12, 2, 4, 5e-324),
-                 fc.predict_type2(3, 10**4, 1e300, 5, 5e-324, n_w=12), fc.predict_type2(3, 2, 4, 3, 5e-324)):
+    for pred in (fc.predict_type1(n_c=3, n_w=12, L=10**4, K=1e300, lam=5e-324), fc.predict_type1(n_c=3, n_w=12, L=2, K=4, lam=5e-324),
+                 fc.predict_type2(n_c=3, L=10**4, K=1e300, d=5, lam=5e-324, n_w=12), fc.predict_type2(n_c=3, L=2, K=4, d=3, lam=5e-324)):
         for k, v in pred.to_dict().items():
             assert v is None or isinstance(v, bool) or np.all(np.isfinite(v)), (k, v)
 
 
 def test_predict_type2_without_n_w_reports_None_not_NaN():
-    p = fc.predict_type2(3, 2, 4, 5, 0.01)
+    p = fc.predict_type2(n_c=3, L=2, K=4, d=5, lam=0.01)
     assert p.n_w is None and p.pca_sigma_phiW is None
 
 
 def test_predict_type3_norms_stay_finite_when_r_squared_overflows():
     # L = 1300: lambda_max ~ 1e-309, r ~ 1e156 (r**2 overflows); by (8) ||W|| = ||U||
-    lam = fc.lambda_max_type3([0.5, 0.5], 3, 1300) / 2
-    p = fc.predict_type3([0.5, 0.5], 3, 1300, lam)
+    lam = fc.lambda_max_type3(mu=[0.5, 0.5], n_c=3, L=1300) / 2
+    p = fc.predict_type3(mu=[0.5, 0.5], n_c=3, L=1300, lam=lam)
     assert np.isfinite(p.norm_W) and rel(p.norm_W, p.norm_U) < 1e-12
     assert np.isfinite(p.risk) and np.isfinite(p.pca_sigma_U)
 
 
 def test_solve_type3_with_lambda_max_below_the_float_range_is_refused_with_the_reason():
-    msg = refused(fc.solve_type3, [0.5, 0.5], 3, 10**4, 5e-324, name="lam")
+    msg = refused(fc.solve_type3, mu=[0.5, 0.5], n_c=3, L=10**4, lam=5e-324, name="lam")
     assert "beyond the float64 range" in msg
-    assert fc.lambda_max_type3([0.5, 0.5], 3, 10**4) == 0.0  # documented underflow
+    assert fc.lambda_max_type3(mu=[0.5, 0.5], n_c=3, L=10**4) == 0.0  # documented underflow
 
 
 def test_solve_type3_with_a_very_skewed_law_matches_mpmath():
     mu = np.array([1.0, 1e-300, 1e-300])
     mu /= mu.sum()
-    sol = fc.solve_type3(mu, 3, 2, 0.02)
-    ref = fc.solve_type3(mu, 3, 2, 0.02, precision="mp")
+    sol = fc.solve_type3(mu=mu, n_c=3, L=2, lam=0.02)
+    ref = fc.solve_type3(mu=mu, n_c=3, L=2, lam=0.02, precision="mp")
     assert rel(sol.c, ref.c) < 1e-12
     assert max(rel(a, b) for a, b in zip(sol.r, ref.r)) < 1e-12
 
 
 def test_solve_type3_at_L_one_thousand_matches_mpmath():
-    sol = fc.solve_type3([0.5, 0.5], 3, 1000, 1e-300)
-    ref = fc.solve_type3([0.5, 0.5], 3, 1000, 1e-300, precision="mp", dps=30)
+    sol = fc.solve_type3(mu=[0.5, 0.5], n_c=3, L=1000, lam=1e-300)
+    ref = fc.solve_type3(mu=[0.5, 0.5], n_c=3, L=1000, lam=1e-300, precision="mp", dps=30)
     assert rel(sol.c, ref.c) < 1e-12 and rel(sol.r[0], ref.r[0]) < 1e-12
 
 
@@ -202,7 +202,7 @@ def test_phi_is_exactly_scale_invariant_under_powers_of_two():
 def test_phi_with_eps_on_tiny_columns_is_w_minus_mean_over_sqrt_eps():
     W = np.random.default_rng(1).standard_normal((4, 3)) * 1e-300
     expect = (W - W.mean(0)) / np.sqrt(1e-5)
-    np.testing.assert_allclose(fc.phi(W, 1e-5), expect, rtol=1e-12)
+    np.testing.assert_allclose(fc.phi(W, eps=1e-5), expect, rtol=1e-12)
 
 
 def test_S_r_counts_log_path_sums_to_K_by_the_binomial_theorem():
@@ -224,7 +224,7 @@ def test_n_latent_refuses_a_million_digit_integer_and_is_full_answers_in_logs():
 
 # ------------------------------------------------------------------------------ indices, booleans, seeds, choices
 def test_negative_word_indices_are_refused_not_wrapped():
-    W, U = fc.type1_configuration(fc.Task.full(3, 2, 2), 4, c=0.5)
+    W, U = fc.type1_configuration(fc.Task.full(3, 2, 2), d=4, c=0.5)
     refused(fc.scores, W, U, np.array([[0, -1]]), name="X")
     refused(fc.scores, W, U, np.array([[0, 6]]), name="X")  # n_w = 6
     task = fc.Task.full(3, 2, 2)
@@ -234,7 +234,7 @@ def test_negative_word_indices_are_refused_not_wrapped():
 
 
 def test_scores_refuses_U_inconsistent_with_X_and_W():
-    W, U = fc.type1_configuration(fc.Task.full(3, 2, 2), 4, c=0.5)
+    W, U = fc.type1_configuration(fc.Task.full(3, 2, 2), d=4, c=0.5)
     refused(fc.scores, W, U, np.array([[0, 1, 2]]), name="U")  # L = 3 positions, U has L*d = 8 columns
 
 
@@ -250,25 +250,25 @@ def test_seeds_are_checked(seed):
 
 
 def test_sample_rng_is_checked():
-    refused(fc.Task.full(2, 2, 2).sample, 2, rng="x", name="rng")
+    refused(fc.Task.full(2, 2, 2).sample, 2, seed="x", name="seed")
 
 
 @pytest.mark.parametrize("dps", [10**9, 19, 20.5, True])
 def test_dps_bounds(dps):
     t0 = time.perf_counter()
-    refused(fc.tau, 3, 12, 2, 4, 0.01, precision="mp", dps=dps, name="dps")
+    refused(fc.tau, n_c=3, n_w=12, L=2, K=4, lam=0.01, precision="mp", dps=dps, name="dps")
     assert time.perf_counter() - t0 < 1.0
 
 
 def test_choices_are_checked_and_named():
-    refused(fc.tau, 3, 12, 2, 4, 0.01, precision="double", name="precision")
-    refused(fc.tau_star, 3, 2, 4, 5, 0.01, backend="cupy", name="backend")
-    refused(fc.predict, fc.Task.full(2, 2, 2), 0.01, network="h2", name="network")
-    refused(fc.search_assumption_A, 2, 2, method="ilp", name="method")
+    refused(fc.tau, n_c=3, n_w=12, L=2, K=4, lam=0.01, precision="double", name="precision")
+    refused(fc.tau_star, n_c=3, L=2, K=4, d=5, lam=0.01, backend="cupy", name="backend")
+    refused(fc.predict, fc.Task.full(2, 2, 2), lam=0.01, network="h2", name="network")
+    refused(fc.search_assumption_A, n_c=2, L=2, method="ilp", name="method")
 
 
 def test_mp_budget_refuses_a_large_reference_request():
-    refused(fc.tau, 3, 12, 2, 4, np.full(10**5, 0.01), precision="mp", name="shape")
+    refused(fc.tau, n_c=3, n_w=12, L=2, K=4, lam=np.full(10**5, 0.01), precision="mp", name="shape")
 
 
 @pytest.mark.parametrize("bad,name", [(10**400, "K"), (1 + 2j, "lam"), ("4", "K"), (True, "K"), (float("nan"), "lam")])
@@ -281,7 +281,7 @@ def test_predictors_refuse_unrepresentable_numbers(bad, name):
 
 # ------------------------------------------------------------------------------ Task's constructor
 def test_task_constructor_declares_its_parameters():
-    assert set(fc.Task.__fc_params__) == {"n_c", "s_c", "L", "Z", "mu"}
+    assert set(fc.Task.__fc_params__) == {"n_c", "s_c", "L", "Z", "mu", "allow_duplicates"}
 
 
 @pytest.mark.parametrize("field,value", [("n_c", True), ("s_c", 0), ("L", 2.5), ("Z", [[0, 1e300]]), ("Z", [[0, -1]]),
@@ -301,16 +301,16 @@ def test_task_word_frequencies_over_budget_are_refused():
 
 # ------------------------------------------------------------------------------ consistency with the builders
 def test_predict_type2_refuses_d_below_n_c_like_type2_configuration():
-    refused(fc.predict_type2, 3, 2, 9, 2, 0.01, name="d")
-    refused(fc.type2_configuration, fc.Task.full(3, 2, 2), 2, lam=0.01, name="d")
+    refused(fc.predict_type2, n_c=3, L=2, K=9, d=2, lam=0.01, name="d")
+    refused(fc.type2_configuration, fc.Task.full(3, 2, 2), d=2, lam=0.01, name="d")
 
 
 def test_type3_configuration_needs_both_c_and_r():
-    refused(fc.type3_configuration, fc.Task.full(3, 2, 2, mu="zipf"), 3, 0.02, c=1.0, name="r")
+    refused(fc.type3_configuration, fc.Task.full(3, 2, 2, mu="zipf"), d=3, lam=0.02, c=1.0, name="r")
 
 
 def test_type2_configuration_scale_of_the_wrong_length_is_refused():
-    refused(fc.type2_configuration, fc.Task.full(3, 2, 2), 4, c=0.5, scale=np.ones(5), name="scale")
+    refused(fc.type2_configuration, fc.Task.full(3, 2, 2), d=4, c=0.5, scale=np.ones(5), name="scale")
 
 
 # ------------------------------------------------------------------------------ command line

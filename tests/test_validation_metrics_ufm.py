@@ -58,14 +58,14 @@ def _acc(s):
 # every scale-invariant quantity, as a function of the scale s applied to its inputs
 SCALE_INVARIANT = {
     "nc1 papyan": lambda s: nc1(H0 * s, Y0),
-    "nc1 trace_ratio": lambda s: nc1(H0 * s, Y0, "trace_ratio"),
+    "nc1 trace_ratio": lambda s: nc1(H0 * s, Y0, variant="trace_ratio"),
     "cdnv": lambda s: cdnv(H0 * s, Y0),
     "cdnv matrix": lambda s: cdnv(H0 * s, Y0, matrix=True)[1, 2],
-    **{f"nc2 {v}": (lambda v: lambda s: nc2(M0 * s, v))(v) for v in ("etf", "identity", "zhu", "cosine")},
+    **{f"nc2 {v}": (lambda v: lambda s: nc2(M0 * s, variant=v))(v) for v in ("etf", "identity", "zhu", "cosine")},
     "equinorm": lambda s: equinorm(M0 * s),
     "equiangularity max_angle": lambda s: equiangularity(M0 * s),
-    "equiangularity std": lambda s: equiangularity(M0 * s, "std"),
-    **{f"nc3 {v}": (lambda v: lambda s: nc3(W0 * s, H0 * s, Y0, v))(v)
+    "equiangularity std": lambda s: equiangularity(M0 * s, variant="std"),
+    **{f"nc3 {v}": (lambda v: lambda s: nc3(W0 * s, H0 * s, Y0, variant=v))(v)
        for v in ("duality", "duality_squared", "etf", "cosine")},
     "nc3 W and H scaled apart": lambda s: nc3(W0 / s, H0 * s, Y0),
     "nc4": lambda s: nc4(W0 * s, H0 * s, Y0),
@@ -83,7 +83,7 @@ SCALE_INVARIANT = {
     "distance_to_type1": lambda s: distance_to_type1(TASK, WT * s, UT * s).distance,
     "distance_to_type2 (phi(W) is scale free)": lambda s: distance_to_type2(TASK, WT * s, UT).distance,
     "distance_to_type3": lambda s: distance_to_type3(TASK, WT * s, UT * s).distance,
-    "nc1_tilde": lambda s: ufm.nc1_tilde(H0.T * s, 4),
+    "nc1_tilde": lambda s: ufm.nc1_tilde(H0.T * s, K=4),
     "layernorm_features": lambda s: ufm.layernorm_features(H0 * s)[2, 3],
 }
 
@@ -171,7 +171,7 @@ def test_nc4_with_means_checks_columns_and_labels():
 # ------------------------------------------------------------------------------ degenerate inputs
 def test_zero_within_class_scatter_gives_exact_zero():
     H = M0[Y0]  # every feature equals its class mean
-    assert nc1(H, Y0) == 0.0 and nc1(H, Y0, "trace_ratio") == 0.0 and cdnv(H, Y0) == 0.0
+    assert nc1(H, Y0) == 0.0 and nc1(H, Y0, variant="trace_ratio") == 0.0 and cdnv(H, Y0) == 0.0
 
 
 def test_rank_deficient_between_class_scatter_uses_its_range():
@@ -195,7 +195,7 @@ def test_rank_deficient_between_class_scatter_uses_its_range():
 def test_coinciding_class_means_are_refused_not_nan():
     H = np.ones((8, 3))
     y = np.repeat(np.arange(2), 4)
-    for f in (lambda: nc1(H, y), lambda: nc1(H, y, "trace_ratio"), lambda: cdnv(H, y), lambda: nc2(H[:2])):
+    for f in (lambda: nc1(H, y), lambda: nc1(H, y, variant="trace_ratio"), lambda: cdnv(H, y), lambda: nc2(H[:2])):
         with pytest.raises(FCTheoryError, match="undefined"):
             f()
 
@@ -210,17 +210,17 @@ def test_layernorm_features_refuse_constant_columns():
 # ------------------------------------------------------------------------------ sizes bounded first
 @pytest.mark.parametrize("call, name", [
     (lambda: metrics.etf_gram(10**9), "K"),
-    (lambda: NCAccumulator(10, 10**6), "m"),
-    (lambda: ufm.ce(10**8, 5, 0.1, 0.1), "K"),
-    (lambda: ufm.mse(10**8, 5, 0.1, 0.1), "K"),
-    (lambda: ufm.max_margin(10**6, 5), "K"),
-    (lambda: ufm.solve_ce(2, 10**8, 2, 0.1, 0.1), "n"),
-    (lambda: ufm.solve_max_margin(3, 10**9, 2), "n"),
-    (lambda: ufm.convex_ce(30, 50, 0.1, 0.1), "n"),
-    (lambda: ufm.solve_layernorm_ce(60, 1, 2, 0.1), "K"),  # d = 2 enumerates 2^(K−1) sign patterns
-    (lambda: ufm.block_spectra(2, 10**12, 3, 0.5, 0.3, 2.0), "n"),
-    (lambda: ufm.collapsed_minimizer(3, 10**12, 4, 0.5, 0.3), "n"),
-    (lambda: ufm.solve_ce(10**400, 1, 2, 0.1, 0.1), "K"),
+    (lambda: NCAccumulator(10, 10**6), "d"),
+    (lambda: ufm.ce(K=10**8, n_spl=5, lam_W=0.1, lam_H=0.1), "K"),
+    (lambda: ufm.mse(K=10**8, n_spl=5, lam_W=0.1, lam_H=0.1), "K"),
+    (lambda: ufm.max_margin(K=10**6, n_spl=5), "K"),
+    (lambda: ufm.solve_ce(K=2, n_spl=10**8, d=2, lam_W=0.1, lam_H=0.1), "n_spl"),
+    (lambda: ufm.solve_max_margin(K=3, n_spl=10**9, d=2), "n_spl"),
+    (lambda: ufm.convex_ce(K=30, n_spl=50, lam_W=0.1, lam_H=0.1), "n_spl"),
+    (lambda: ufm.solve_layernorm_ce(K=60, n_spl=1, d=2, lam=0.1), "K"),  # d = 2 enumerates 2^(K−1) sign patterns
+    (lambda: ufm.block_spectra(K=2, n_spl=10**12, d=3, lam_W=0.5, lam_H=0.3, beta=2.0), "n_spl"),
+    (lambda: ufm.collapsed_minimizer(K=3, n_spl=10**12, d=4, lam_W=0.5, lam_H=0.3), "n_spl"),
+    (lambda: ufm.solve_ce(K=10**400, n_spl=1, d=2, lam_W=0.1, lam_H=0.1), "K"),
 ])
 def test_sizes_are_checked_before_allocation(call, name):
     t = time.perf_counter()
@@ -232,9 +232,9 @@ def test_sizes_are_checked_before_allocation(call, name):
 def test_dense_hessians_are_sized_before_allocation():
     H = np.zeros((50, 400))  # dN = 20000: three dN x dN blocks would be ~10 GB
     with pytest.raises(FCTheoryError, match=r"^H=.*budget"):
-        ufm.hessian_blocks(np.zeros((2, 50)), H, 2, 0.5, 0.3, 1.0)
+        ufm.hessian_blocks(np.zeros((2, 50)), H, K=2, lam_W=0.5, lam_H=0.3, beta=1.0)
     with pytest.raises(FCTheoryError, match=r"^H=.*budget"):
-        ufm.first_order_response(np.zeros((2, 50)), H, 2, 0.5, 0.3, 1.0)
+        ufm.first_order_response(np.zeros((2, 50)), H, K=2, lam_W=0.5, lam_H=0.3, beta=1.0)
 
 
 def test_type2_fit_never_forms_a_d_by_d_basis():
@@ -283,7 +283,7 @@ def _ce_mp(K, n, lw, lh):
 @pytest.mark.parametrize("K, n, lw, lh", [(3, 5, 1e-300, 1e-300), (10, 10**30, 1e-200, 1e-150),
                                          (4, 2, 1e-300, 1e200), (3, 7, 0.01, 0.02)])
 def test_ce_closed_form_at_extreme_lambda_matches_mpmath(K, n, lw, lh):
-    res = ufm.ce(K, n, lw, lh)
+    res = ufm.ce(K=K, n_spl=n, lam_W=lw, lam_H=lh)
     value, rho = _ce_mp(K, n, lw, lh)
     assert res.value == pytest.approx(float(value), rel=REL)
     assert res.W_norm_sq == pytest.approx(float(rho), rel=REL)
@@ -291,15 +291,15 @@ def test_ce_closed_form_at_extreme_lambda_matches_mpmath(K, n, lw, lh):
 
 def test_ce_and_mse_at_huge_lambda_are_trivial_without_overflow():
     for lam in (1e300, 1.7976931348623157e308):
-        c, m = ufm.ce(3, 5, lam, lam), ufm.mse(3, 5, lam, lam, bias=True)
+        c, m = ufm.ce(K=3, n_spl=5, lam_W=lam, lam_H=lam), ufm.mse(K=3, n_spl=5, lam_W=lam, lam_H=lam, bias=True)
         assert c.trivial and c.value == math.log(3) and c.W_norm_sq == 0.0
         assert m.trivial and m.value == pytest.approx(1 / 3, rel=REL)
-    c = ufm.ce(3, 5, 1.7976931348623157e308, 1.7976931348623157e308)
+    c = ufm.ce(K=3, n_spl=5, lam_W=1.7976931348623157e308, lam_H=1.7976931348623157e308)
     assert c.extras["q"] is None and c.extras["log_q"] > 710  # q itself is beyond float64: its log is given
 
 
 def test_mse_at_tiny_lambda_matches_mpmath():
-    res = ufm.mse(4, 3, 1e-300, 1e-290)
+    res = ufm.mse(K=4, n_spl=3, lam_W=1e-300, lam_H=1e-290)
     Kq = 4 * mp.sqrt(3 * mp.mpf(1e-300) * mp.mpf(1e-290))
     assert res.value == pytest.approx(float(Kq - Kq**2 / 2), rel=REL)
 
@@ -307,22 +307,22 @@ def test_mse_at_tiny_lambda_matches_mpmath():
 def test_unrepresentable_optimal_norm_is_refused_naming_lambda():
     # ρ* = (K−1)√(nλ_H/λ_W)·gap ~ 1e314: the value is finite, the norm is not representable
     with pytest.raises(FCTheoryError, match=r"^lam_W=.*beyond the float64 range"):
-        ufm.ce(3, 5, 5e-324, 1e300)
+        ufm.ce(K=3, n_spl=5, lam_W=5e-324, lam_H=1e300)
 
 
 def test_max_margin_takes_sqrt_n_through_logs():
-    res = ufm.max_margin(3, 10**400)
+    res = ufm.max_margin(K=3, n_spl=10**400)
     assert res.value == pytest.approx(2e200, rel=REL)
-    with pytest.raises(FCTheoryError, match=r"^n="):
-        ufm.max_margin(3, 10**700)
+    with pytest.raises(FCTheoryError, match=r"^n_spl="):
+        ufm.max_margin(K=3, n_spl=10**700)
 
 
 def test_norm_constrained_and_output_ball_at_extremes():
-    assert ufm.norm_constrained_ce(3, 1e-300, 1e-300).value == pytest.approx(math.log(3), rel=REL)
-    assert ufm.norm_constrained_ce(3, 1e300, 1e300).value == 0.0  # e^{-1.5e300} underflows: exact rounding
-    assert ufm.output_ball(4, 1e-300).value == pytest.approx(math.log(4), rel=REL)
+    assert ufm.norm_constrained_ce(K=3, Omega_W=1e-300, Omega_H=1e-300).value == pytest.approx(math.log(3), rel=REL)
+    assert ufm.norm_constrained_ce(K=3, Omega_W=1e300, Omega_H=1e300).value == 0.0  # e^{-1.5e300} underflows: exact rounding
+    assert ufm.output_ball(K=4, R=1e-300).value == pytest.approx(math.log(4), rel=REL)
     with pytest.raises(FCTheoryError, match=r"^R="):
-        ufm.output_ball(4, 1e200)  # the R² Gram matrix is beyond float64
+        ufm.output_ball(K=4, R=1e200)  # the R² Gram matrix is beyond float64
 
 
 def _rho_mp(K, d, lam):
@@ -337,52 +337,52 @@ def _rho_mp(K, d, lam):
 
 @pytest.mark.parametrize("lam", [1e-300, 1e-3, 1e300, 1.7e308])
 def test_layernorm_ce_root_at_extreme_lambda_matches_mpmath(lam):
-    res = ufm.layernorm_ce(3, 5, lam)
+    res = ufm.layernorm_ce(K=3, d=5, lam=lam)
     assert res.extras["rho"] == pytest.approx(float(_rho_mp(3, 5, mp.mpf(lam))), rel=1e-12)
     assert np.isfinite(res.value)
 
 
 def test_layernorm_mse_never_forms_lambda_K():
-    res = ufm.layernorm_mse(5, 6, 1.7e308)
+    res = ufm.layernorm_mse(K=5, d=6, lam=1.7e308)
     lam = mp.mpf(1.7e308)
     assert res.value == pytest.approx(float(lam * 5 / (2 * (6 + lam * 5))), rel=REL)
 
 
 def test_collapsed_minimizer_extreme_lambda():
-    res = ufm.collapsed_minimizer(3, 2, 4, 1e-300, 1e-10)
+    res = ufm.collapsed_minimizer(K=3, n_spl=2, d=4, lam_W=1e-300, lam_H=1e-10)
     c = mp.sqrt(mp.mpf(1e-300) * mp.mpf(1e-10))
     assert res.rho == pytest.approx(float((1 - c) * mp.sqrt(mp.mpf(1e-300) / mp.mpf(1e-10))), rel=REL)
     with pytest.raises(FCTheoryError, match=r"^lam_H="):
-        ufm.collapsed_minimizer(3, 2, 4, 1e300, 5e-324)  # ρ = √(λ_W/λ_H) ~ 1e311
+        ufm.collapsed_minimizer(K=3, n_spl=2, d=4, lam_W=1e300, lam_H=5e-324)  # ρ = √(λ_W/λ_H) ~ 1e311
 
 
 def test_block_spectra_ratios_through_logs():
-    res = ufm.block_spectra(2, 2, 3, 1e-300, 1e-10, 1e150)
+    res = ufm.block_spectra(K=2, n_spl=2, d=3, lam_W=1e-300, lam_H=1e-10, beta=1e150)
     r_b = mp.sqrt(mp.mpf(1e-10) / mp.mpf(1e-300)) / mp.mpf(1e150)
     assert res.sigma_min_intra == pytest.approx(float(1 - r_b), rel=REL)
     # √(λ_H/λ_W) ~ 1e311 is an eigenvalue of G: beyond float64, refused (was inf and NaN)
     with pytest.raises(FCTheoryError, match=r"^lam_H="):
-        ufm.block_spectra(2, 2, 3, 5e-324, 1e300, 1e300)
+        ufm.block_spectra(K=2, n_spl=2, d=3, lam_W=5e-324, lam_H=1e300, beta=1e300)
 
 
 # ------------------------------------------------------------------------------ numerical solvers
 def test_solvers_refuse_lambda_outside_their_range():
     with pytest.raises(FCTheoryError, match=r"^lam_W=.*numerical solvers"):
-        ufm.solve_ce(3, 2, 3, 1e-300, 0.1)
+        ufm.solve_ce(K=3, n_spl=2, d=3, lam_W=1e-300, lam_H=0.1)
     with pytest.raises(FCTheoryError, match=r"^lam=.*numerical solver"):
-        ufm.solve_layernorm_mse(3, 1, 5, 1e300)
+        ufm.solve_layernorm_mse(K=3, n_spl=1, d=5, lam=1e300)
     with pytest.raises(FCTheoryError, match=r"^lam="):
-        ufm.layernorm_ce(5, 3, 1e-300)  # d < K: the numerical path
+        ufm.layernorm_ce(K=5, d=3, lam=1e-300)  # d < K: the numerical path
 
 
 def test_solve_output_ball_works_in_the_log_domain():
     # the loss e^{-R·gap} underflows at R = 1e3; log ℓ stays finite (old code: log(0), NaN gradient)
     for R in (100.0, 1e3, 1e5):
-        s = ufm.solve_output_ball(4, R, 1, seed=0)
-        c = ufm.output_ball(4, R)
+        s = ufm.solve_output_ball(K=4, R=R, k=1, seed=0)
+        c = ufm.output_ball(K=4, R=R)
         assert np.isfinite(s.value) and s.value == pytest.approx(c.value, rel=1e-10, abs=1e-300)
     with pytest.raises(FCTheoryError, match=r"^k=4 "):
-        ufm.solve_output_ball(4, 1.0, 4)  # was an IndexError
+        ufm.solve_output_ball(K=4, R=1.0, k=4)  # was an IndexError
 
 
 def test_cvxpy_failures_become_the_project_error(monkeypatch):
@@ -393,16 +393,16 @@ def test_cvxpy_failures_become_the_project_error(monkeypatch):
 
     monkeypatch.setattr(cp.Problem, "solve", boom)
     with pytest.raises(FCTheoryError, match=r"^solver='CLARABEL'.*SolverError"):
-        ufm.convex_ce(2, 1, 0.1, 0.1)
+        ufm.convex_ce(K=2, n_spl=1, lam_W=0.1, lam_H=0.1)
 
 
 def test_objective_overflow_is_refused_not_nan():
     W = np.full((3, 3), 1e200)
     H = np.full((3, 6), 1e200)
     with pytest.raises(FCTheoryError, match=r"^W=.*overflows"):
-        ufm.ce_objective(W, H, None, 2, 0.1, 0.1)
+        ufm.ce_objective(W, H, None, n_spl=2, lam_W=0.1, lam_H=0.1)
     with pytest.raises(FCTheoryError, match=r"^H="):
-        ufm.ce_objective(np.ones((3, 3)), np.ones((3, 5)), None, 2, 0.1, 0.1)  # not K*n columns
+        ufm.ce_objective(np.ones((3, 3)), np.ones((3, 5)), None, n_spl=2, lam_W=0.1, lam_H=0.1)  # not K*n columns
 
 
 # ------------------------------------------------------------------------------ perturbation model
@@ -414,38 +414,38 @@ def test_optimal_W_is_exact_at_any_scale():
     n = 3
     A = H @ H.T + n * float(np.ldexp(lam, -1040)) * np.eye(3)  # λ/s²
     ref = np.linalg.solve(A, H @ np.repeat(np.eye(2), n, axis=1).T).T / s
-    np.testing.assert_allclose(ufm.optimal_W(H * s, 2, lam), ref, rtol=1e-10)
+    np.testing.assert_allclose(ufm.optimal_W(H * s, K=2, lam_W=lam), ref, rtol=1e-10)
 
 
 def test_optimal_W_rank_deficient_tiny_ridge_is_the_min_norm_solution():
     rng = np.random.default_rng(5)
     H = rng.standard_normal((6, 4))  # d > N: HHᵀ singular; λ = 1e-300 makes the solve singular
     Y = np.repeat(np.eye(2), 2, axis=1)
-    np.testing.assert_allclose(ufm.optimal_W(H, 2, 1e-300), Y @ np.linalg.pinv(H), rtol=1e-10)
+    np.testing.assert_allclose(ufm.optimal_W(H, K=2, lam_W=1e-300), Y @ np.linalg.pinv(H), rtol=1e-10)
 
 
 def test_central_path_loss_rescales_before_forming_HHt():
     rng = np.random.default_rng(6)
     H = 8.0 * rng.standard_normal((3, 6))
     s = 2.0**510  # (sH)(sH)ᵀ overflows; L(sH; λ_W s², 0) = L(H; λ_W, 0)
-    a = ufm.central_path_loss(H * s, 2, 0.5 * s * s, 0.0)
-    assert a == pytest.approx(ufm.central_path_loss(H, 2, 0.5, 0.0), rel=REL)
+    a = ufm.central_path_loss(H * s, K=2, lam_W=0.5 * s * s, lam_H=0.0)
+    assert a == pytest.approx(ufm.central_path_loss(H, K=2, lam_W=0.5, lam_H=0.0), rel=REL)
 
 
 def test_singular_hessian_block_is_reported_not_raised():
     with pytest.raises(FCTheoryError, match=r"^lam_W=.*singular"):
-        ufm.first_order_response(np.zeros((2, 3)), np.zeros((3, 4)), 2, 5e-324, 0.3, 1.0)
+        ufm.first_order_response(np.zeros((2, 3)), np.zeros((3, 4)), K=2, lam_W=5e-324, lam_H=0.3, beta=1.0)
 
 
 def test_shape_mismatches_name_the_argument():
     H = np.ones((3, 4))
     with pytest.raises(FCTheoryError, match=r"^W="):
-        ufm.anchored_objective(np.ones((2, 5)), H, None, 2, 0.5, 0.3, 0.0)
+        ufm.anchored_objective(np.ones((2, 5)), H, None, K=2, lam_W=0.5, lam_H=0.3, beta=0.0)
     with pytest.raises(FCTheoryError, match=r"^H0="):
-        ufm.anchored_objective(np.ones((2, 3)), H, None, 2, 0.5, 0.3, 1.0)
+        ufm.anchored_objective(np.ones((2, 3)), H, None, K=2, lam_W=0.5, lam_H=0.3, beta=1.0)
     with pytest.raises(FCTheoryError, match=r"^F="):
-        ufm.class_blocks(np.eye(5), 2, 1, 3)
-    resp = ufm.first_order_response(np.ones((2, 3)) * 0.1, H * 0.2, 2, 0.5, 0.3, 2.0)
+        ufm.class_blocks(np.eye(5), K=2, n_spl=1, d=3)
+    resp = ufm.first_order_response(np.ones((2, 3)) * 0.1, H * 0.2, K=2, lam_W=0.5, lam_H=0.3, beta=2.0)
     with pytest.raises(FCTheoryError, match=r"^dH0="):
         resp.apply(np.ones((4, 4)))
 
@@ -456,10 +456,10 @@ def test_gradient_flow_stops_at_the_time_budget():
     t = time.perf_counter()
     with fc.budget(max_seconds=0.3):
         with pytest.raises(FCTheoryError, match=r"^t_max=.*time budget"):
-            ufm.gradient_flow(H, 2, 0.5, 0.3, 1e9, rtol=1e-13, atol=1e-300)
+            ufm.gradient_flow(H, K=2, lam_W=0.5, lam_H=0.3, t_max=1e9, rtol=1e-13, atol=1e-300)
     assert time.perf_counter() - t < 5.0
     with pytest.raises(FCTheoryError, match=r"^t_max="):
-        ufm.gradient_flow(H, 2, 0.5, 0.3, 5e-324)  # was a ValueError from solve_ivp
+        ufm.gradient_flow(H, K=2, lam_W=0.5, lam_H=0.3, t_max=5e-324)  # was a ValueError from solve_ivp
 
 
 # ------------------------------------------------------------------------------ declarations

@@ -50,18 +50,18 @@ def test_string_boolean_is_refused_not_read_as_true():
     """true_risk(task, W, U, lam, "False") used to compute the LayerNorm risk (a non-empty string is truthy)."""
     W, U = _weights(FULL)
     with pytest.raises(FCTheoryError, match=r"layernorm='False' is invalid"):
-        true_risk(FULL, W, U, 0.01, "False")
+        true_risk(FULL, W, U, 0.01, layernorm="False")
     with pytest.raises(FCTheoryError, match="layernorm"):
-        expected_margins(FULL, W, U, 1)
+        expected_margins(FULL, W, U, layernorm=1)
 
 
 @pytest.mark.parametrize("call", [
-    lambda: make_data(TASK, 2, -1),
-    lambda: init_weights(TASK, 3, -1),
-    lambda: epoch_permutation(-1, 0, 5),
+    lambda: make_data(TASK, n_spl=2, seed=-1),
+    lambda: init_weights(TASK, d=3, seed=-1),
+    lambda: epoch_permutation(seed=-1, epoch=0, n=5),
     lambda: train(TASK, seed=-1, **KW),
     lambda: TrainConfig(n_spl=2, seed=-1),
-    lambda: minimize_true_risk(FULL, 2, 0.1, seed=-1),
+    lambda: minimize_true_risk(FULL, d=2, lam=0.1, seed=-1),
 ])
 def test_negative_seed_is_refused_naming_seed(call):
     """Negative seeds reached numpy's own ValueError ('expected non-negative integer')."""
@@ -81,7 +81,7 @@ def test_budget_refusal_names_the_estimate_and_uses_the_global_budget():
     """max_seconds=None now means the budget in force (fctheory.budget), refused before any allocation."""
     task = Task.full(3, 6, 6)
     W, U = np.zeros((4, task.n_w)), np.zeros((task.K, 24))
-    est = estimate_cost(task, 4)
+    est = estimate_cost(task, d=4)
     with fc.budget(max_seconds=est.seconds / 2):
         with pytest.raises(FCTheoryError, match=r"task=.* estimated time [0-9.e+]+ s .* exceeds the time budget"):
             true_risk(task, W, U, 0.1)
@@ -102,7 +102,7 @@ def test_explicit_budget_arguments_override_the_global_budget():
 def test_astronomical_task_is_refused_without_overflow():
     """s_c**L beyond the float range made estimate_cost raise OverflowError (int too large to convert)."""
     task = Task.random(3, 1000, 200, 5, seed=0)
-    est = estimate_cost(task, 4)
+    est = estimate_cost(task, d=4)
     assert est.seconds == math.inf and est.tiles == (0, 0) and est.pairs == 5 * 1000**200 * 5
     t0 = time.perf_counter()
     with pytest.raises(FCTheoryError, match=r"task=.*10\^601 sentence-class pairs"):
@@ -117,7 +117,7 @@ def test_weight_shapes_tied_to_the_task_are_checked_first():
     with pytest.raises(FCTheoryError, match=r"U=.*\(9, 6\)"):
         true_risk_bruteforce(FULL, W, U[:, :5])
     with pytest.raises(FCTheoryError, match=r"W0=.*\(2, 6\)"):
-        minimize_true_risk(FULL, 2, 0.1, W0=np.ones((3, 6)))
+        minimize_true_risk(FULL, d=2, lam=0.1, W0=np.ones((3, 6)))
 
 
 def test_scores_overflowing_float64_are_refused_not_nan():
@@ -271,7 +271,7 @@ def test_train_data_out_of_range_is_refused_by_measure():
 def test_measure_rescales_scale_invariant_quantities():
     """Norms, PCA and cosines of 1e200·W: the squares used to overflow (inf norms, NaN cosines)."""
     W, U = _weights(TASK)
-    data = make_data(TASK, 2, 0, 1)
+    data = make_data(TASK, n_spl=2, seed=0, n_test=1)
     a = measure(TASK, W, U, distances=False, predict=False)
     with np.errstate(all="raise"):
         b = measure(TASK, W * 1e200, U * 1e-200, distances=False, predict=False)
@@ -286,12 +286,12 @@ def test_measure_rescales_scale_invariant_quantities():
 
 def test_theory_prediction_at_edge_penalties_is_finite_or_empty():
     for lam in (1e-300, 1e-3, 1e300):
-        p = theory_prediction(FULL, 4, layernorm=False, lam_W=lam, lam_U=lam)
+        p = theory_prediction(FULL, d=4, layernorm=False, lam_W=lam, lam_U=lam)
         vals = [v for v in p.values() if isinstance(v, (float, np.ndarray))]
         assert p["theorem"].startswith("Theorem 1") and all(np.all(np.isfinite(v)) for v in vals)
-    assert theory_prediction(FULL, 4, layernorm=False, lam_W=1e300, lam_U=1e300)["tau"] == 0.0  # λ ≥ trivial: τ = 0
+    assert theory_prediction(FULL, d=4, layernorm=False, lam_W=1e300, lam_U=1e300)["tau"] == 0.0  # λ ≥ trivial: τ = 0
     with pytest.raises(FCTheoryError, match="lam_W"):
-        theory_prediction(FULL, 4, layernorm=False, lam_W=-1.0, lam_U=0.1)
+        theory_prediction(FULL, d=4, layernorm=False, lam_W=-1.0, lam_U=0.1)
 
 
 def test_train_config_fields_are_checked():

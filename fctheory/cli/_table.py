@@ -21,12 +21,26 @@ def fmt(v, digits: int = 10) -> str:
     return "" if v is None else str(v)
 
 
-def table(rows, headers) -> str:
+def table(rows, headers, width: int = 100) -> str:
+    """Plain-text table at most ``width`` columns wide: the widest columns are narrowed (never below 8) and
+    their cells wrapped onto continuation lines, so long statements or reasons stay readable in full."""
+    import textwrap
+
     cells = [[fmt(c) for c in r] for r in rows]
     widths = [max(len(h), *(len(r[i]) for r in cells)) if cells else len(h) for i, h in enumerate(headers)]
-    line = "  ".join(h.ljust(w) for h, w in zip(headers, widths))
-    out = [line, "  ".join("-" * w for w in widths)]
-    out += ["  ".join(c.ljust(w) for c, w in zip(r, widths)) for r in cells]
+    sep = 2
+    while sum(widths) + sep * (len(widths) - 1) > width and max(widths) > 8:
+        widths[widths.index(max(widths))] -= 1  # one column at a time: the widest ones end up equal
+
+    def lines(row):
+        wrapped = [textwrap.wrap(c, w, break_long_words=True, break_on_hyphens=False) or [""]
+                   if len(c) > w else [c] for c, w in zip(row, widths)]
+        return ["  ".join((col[j] if j < len(col) else "").ljust(w) for col, w in zip(wrapped, widths)).rstrip()
+                for j in range(max(len(col) for col in wrapped))]
+
+    out = lines(list(headers)) + ["  ".join("-" * w for w in widths)]
+    for r in cells:
+        out += lines(r)
     return "\n".join(out)
 
 

@@ -6,12 +6,12 @@ Also defines the task options shared with ``fctheory train`` (:func:`add_task_ar
 """
 from __future__ import annotations
 
-import json
 import os
 
 import numpy as np
 
 from .._validate import Int, Real, check_mu, fail
+from ._output import print_json, say
 from ._table import table
 
 _EPS_PYTORCH = 1e-5
@@ -133,7 +133,7 @@ def task_from_args(args, *, W=None, U=None, file_task=None, random_Z=False):
     if N is not None and K > N:
         fail("--K", K, f"must be <= n_c^L = {N} (the number of distinct latent variables)")
     if K == N:
-        return Task.full(n_c, s_c, L, mu)
+        return Task.full(n_c, s_c, L, mu=mu)
     if not random_Z:
         fail("--Z", None, f"the latent variables are needed: K = {K} < n_c^L = {n_c}^{L}, and a random Z would be a "
              "different task; pass --Z FILE (K x L concept indices, in class order) or --task TASK.json")
@@ -172,7 +172,7 @@ def register(sub) -> None:
     p.add_argument("--unsafe-pickle", action="store_true",
                    help="also read a fully pickled nn.Module: EXECUTES CODE FROM THE FILE (trusted files only)")
     p.add_argument("--out", default=None, help="folder for report.md, diagnosis.json and the figures")
-    p.add_argument("--json", action="store_true", help="print the diagnosis as one JSON object")
+    p.add_argument("--json", action="store_true", help="print the diagnosis as the fctheory/1 JSON object")
     p.set_defaults(func=run)
 
 
@@ -204,7 +204,7 @@ def run(args) -> int:
     if eps is None:
         eps = _EPS_PYTORCH if layernorm else 0.0
     n = Int(min=2, max=10**9)("--samples", args.samples) if args.samples is not None else None
-    D = diagnose(rf.W, rf.U, task, lam_W, lam_U, layernorm=layernorm, eps=eps, method=args.method, n_samples=n,
+    D = diagnose(W=rf.W, U=rf.U, task=task, lam_W=lam_W, lam_U=lam_U, layernorm=layernorm, eps=eps, method=args.method, n_samples=n,
                  seed=Int(min=0, max=2**63 - 1)("--seed", args.seed),
                  confidence=Real(lo=0, hi=1 - 1e-12, lo_open=True)("--confidence", args.confidence),
                  max_seconds=Real(lo=0, lo_open=True)("--max-seconds", args.max_seconds),
@@ -212,27 +212,33 @@ def run(args) -> int:
     report = D.report(args.out) if args.out is not None else None
     if args.json:
         out = D.to_dict()
+        out.pop("task", None)
+        out.pop("versions", None)  # the envelope lists them
         out["source"] = {"path": os.path.abspath(args.weights), "kind": rf.source}
         if report:
             out["report"] = os.path.abspath(report)
-        print(json.dumps(out, allow_nan=False))
+        params = {"weights": args.weights, "lam_W": D.lam_W, "lam_U": D.lam_U, "layernorm": bool(layernorm),
+                  "eps": eps, "method": args.method, "samples": n, "seed": args.seed, "confidence": args.confidence,
+                  "max_seconds": args.max_seconds, "rtol": args.rtol, "backend": args.backend,
+                  "assumptions": not args.no_assumptions, "out": None if args.out is None else os.path.abspath(args.out)}
+        print_json("diagnose", task=D.task, parameters=params, results=out)
         return 0
     t = D.task
-    print(f"{rf.source} {args.weights}: network {D.network}, d={D.d}, {t!r}, λ_W={D.lam_W:g}, λ_U={D.lam_U:g}")
+    say(f"{rf.source} {args.weights}: network {D.network}, d={D.d}, {t!r}, λ_W={D.lam_W:g}, λ_U={D.lam_U:g}")
     if D.method == "exact":
         print(f"true risk (exact): R = {D.R:.12g}, R0 = {D.R0:.12g}")
     else:
         lo, hi = D.R_ci
-        print(f"true risk (Monte Carlo, {D.n_samples}/class): R = {D.R:.8g} ± {D.R_stderr:.2g} "
-              f"({D.confidence:.0%}: [{lo:.8g}, {hi:.8g}])")
+        say(f"true risk (Monte Carlo, {D.n_samples}/class): R = {D.R:.8g} ± {D.R_stderr:.2g} "
+            f"({D.confidence:.0%}: [{lo:.8g}, {hi:.8g}])")
     th = D.theory
-    print(f"theory: {th.theorem or 'none'}" + (f" — {th.statement}" if th.theorem else ""))
+    say(f"theory: {th.theorem or 'none'}" + (f" — {th.statement}" if th.theorem else ""))
     for r in th.reasons:
-        print(f"  does not apply exactly: {r}")
+        say(f"  does not apply exactly: {r}")
     for n_ in th.notes:
-        print(f"  note: {n_}")
+        say(f"  note: {n_}")
     print(table([[q, o, p] for q, o, p in D.comparison()], ["quantity", "observed", "theory"]))
-    print(f"verdict: {D.verdict}")
+    say(f"verdict: {D.verdict}")
     if report:
-        print(f"report: {os.path.abspath(report)}")
+        say(f"report: {os.path.abspath(report)}")
     return 0

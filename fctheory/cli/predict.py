@@ -6,7 +6,8 @@ import numpy as np
 from .._budget import check_work
 from .._errors import FCTheoryError
 from .._validate import check_mu, fail
-from ._table import dumps, integer, real, table
+from ._output import add_format_options, print_csv, print_json, setting_object
+from ._table import integer, real, table
 
 
 def register(sub) -> None:
@@ -23,15 +24,33 @@ def register(sub) -> None:
     p.add_argument("--sc", type=integer(min=1), default=None, help="words per concept s_c (default n_w/n_c, or 400)")
     p.add_argument("--nw", type=integer(min=1), default=None, help="vocabulary size n_w = n_c*s_c (default 1200)")
     p.add_argument("--L", type=integer(min=1), default=None, help="sentence length L (default 15)")
-    p.add_argument("--K", type=real(lo=1), default=None,
-                   help="classes K, an integer up to 1e300 (type1/type2; default 1000; type3: must be n_c^L)")
+    p.add_argument("--K", type=real_list(lo=1), default=None,
+                   help="classes K, an integer up to 1e300, or comma-separated values (type1/type2; default 1000; "
+                        "type3: must be n_c^L)")
     p.add_argument("--d", type=integer(min=1), default=None, help="embedding dimension d (type2 only; default 100)")
-    p.add_argument("--lam", type=real(lo=0, lo_open=True), default=None, help="weight decay lambda > 0 (default 1e-3)")
+    p.add_argument("--lam", type=real_list(lo=0, lo_open=True), default=None,
+                   help="weight decay lambda > 0, or comma-separated values: one row each (default 1e-3)")
     p.add_argument("--mu", default=None,
                    help="word frequencies: uniform, zipf, or comma-separated values (type3; type2 accepts any, "
                         "type1 needs uniform)")
-    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.add_argument("--precision", choices=("float", "mp"), default="float",
+                   help="mp: also compute tau / tau* / (c, r) and the quantities they fix with mpmath, printed "
+                        "at full precision (decimal strings in --json and --csv)")
+    p.add_argument("--dps", type=integer(min=20, max=1000), default=None,
+                   help="decimal digits of --precision mp (default 50)")
+    add_format_options(p, csv_ok=True)
     p.set_defaults(func=run)
+
+
+def real_list(lo=None, *, lo_open=False):
+    """argparse ``type=``: one number, or comma-separated numbers (each checked as by :func:`real`)."""
+    one = real(lo=lo, lo_open=lo_open)
+
+    def parse(text: str) -> list:
+        return [one(t) for t in text.split(",")] if "," in text else [one(text)]
+
+    parse.__name__ = "real"
+    return parse
 
 
 # library parameter -> the option that set it (errors from the predictors name the option)
@@ -72,55 +91,120 @@ def _refuse(args, kind, options, why):
             fail(f"--{opt}", v, f"does not apply to {kind}: {why}")
 
 
+def _grid(*lists):
+    """Every combination of the option values, the last option varying fastest."""
+    import itertools
+
+    return list(itertools.product(*lists))
+
+
 def _predict(args):
+    """The predictions for every combination of --lam (and --K) values: a list of (setting, prediction)."""
     from .. import predict_type1, predict_type2, predict_type3
 
     n_c = 3 if args.nc is None else args.nc
     L = 15 if args.L is None else args.L
-    lam = 1e-3 if args.lam is None else args.lam
+    lams = [1e-3] if args.lam is None else args.lam
     if args.kind == "type1":
         _refuse(args, "type1", ("d",), "Theorem 1 does not depend on the embedding dimension")
         if args.mu is not None and args.mu.strip() != "uniform":
             fail("--mu", args.mu, "Theorem 1 (type1) needs uniform word frequencies; use type3 (K = n_c^L) for others")
-        K = 1000 if args.K is None else args.K
-        return predict_type1(n_c, _sizes(args, n_c), L, K, lam)
+        n_w = _sizes(args, n_c)
+        return [(setting_object(n_c=n_c, L=L, K=_num(K), n_w=n_w), lam,
+                 predict_type1(n_c=n_c, n_w=n_w, L=L, K=K, lam=lam))
+                for K, lam in _grid([1000] if args.K is None else args.K, lams)]
     if args.kind == "type2":
         n_w = _sizes(args, n_c)
+        mu = "uniform"
         if args.mu is not None:
-            _mu(args, n_w // n_c)  # Theorem 3 holds for any mu > 0: checked, and the predictions do not depend on it
-        K = 1000 if args.K is None else args.K
-        return predict_type2(n_c, L, K, 100 if args.d is None else args.d, lam, n_w=n_w)
+            # Theorem 3 holds for any mu > 0: checked, and the predictions do not depend on it
+            mu = _mu(args, n_w // n_c)
+            mu = args.mu.strip() if args.mu.strip() in ("uniform", "zipf") else mu
+        d = 100 if args.d is None else args.d
+        return [(setting_object(n_c=n_c, L=L, K=_num(K), n_w=n_w, mu=mu), lam,
+                 predict_type2(n_c=n_c, L=L, K=K, d=d, lam=lam, n_w=n_w))
+                for K, lam in _grid([1000] if args.K is None else args.K, lams)]
     _refuse(args, "type3", ("d",), "Theorem 2 does not depend on the embedding dimension")
-    if args.K is not None and not (L * np.log(n_c) < 709 and args.K == float(n_c) ** L):
-        fail("--K", args.K, f"type3 (Theorem 2) needs the full latent set, K = n_c^L = {n_c}^{L}: omit --K")
+    for K in args.K or ():
+        if not (L * np.log(n_c) < 709 and K == float(n_c) ** L):
+            fail("--K", _num(K), f"type3 (Theorem 2) needs the full latent set, K = n_c^L = {n_c}^{L}: omit --K")
     s_c_given = args.sc if args.sc is not None else (_sizes(args, n_c) // n_c if args.nw is not None else None)
     if args.mu is None:
         args.mu = "uniform"
     mu = _mu(args, s_c_given if s_c_given is not None else 400)
     if s_c_given is not None and mu.shape[-1] != s_c_given:
         fail("--mu", args.mu, f"has {mu.shape[-1]} frequencies but s_c = {s_c_given} (from --sc/--nw)")
-    return predict_type3(mu, n_c, L, lam)
+    named = args.mu.strip() if args.mu.strip() in ("uniform", "zipf") else mu
+    K = n_c**L if L * np.log(n_c) < 709 else float(n_c) ** L
+    return [(setting_object(n_c=n_c, L=L, K=K, s_c=int(mu.shape[-1]), mu=named), lam,
+             predict_type3(mu=mu, n_c=n_c, L=L, lam=lam)) for lam in lams]
+
+
+def _num(K):
+    """K as an int when it is one exactly (JSON then shows 1000, not 1000.0)."""
+    return int(K) if float(K).is_integer() and abs(K) < 2**63 else K
+
+
+def _mp_fields(kind, setting, lam, dps):
+    """The quantities of the prediction fixed by tau / tau* / (c, r), computed with mpmath at ``dps`` digits."""
+    import mpmath
+
+    from .. import solve_type3, tau, tau_star
+
+    n_c, L, K, n_w = setting["n_c"], setting["L"], setting["K"], setting["n_w"]
+    with mpmath.workdps(dps):
+        KL = mpmath.mpf(K) * L
+        if kind == "type1":
+            t = tau(n_c=n_c, n_w=n_w, L=L, K=K, lam=lam, precision="mp", dps=dps)
+            return {"tau": t, "c": mpmath.sqrt(t / n_w), "c_prime": mpmath.sqrt(t / KL), "norm_W": mpmath.sqrt(t),
+                    "norm_U": mpmath.sqrt(t), "pca_sigma": mpmath.sqrt(t / (n_c - 1))}
+        if kind == "type2":
+            ts = tau_star(n_c=n_c, L=L, K=K, d=setting["d"], lam=lam, precision="mp", dps=dps)
+            return {"tau_star": ts, "c": ts / mpmath.sqrt(KL), "norm_U": ts, "pca_sigma_U": ts / mpmath.sqrt(n_c - 1)}
+        sol = solve_type3(mu=setting["_mu"], n_c=n_c, L=L, lam=lam, precision="mp", dps=dps)
+        return {"c": sol.c, "r": list(sol.r)}
+
+
+def _rows(args, preds):
+    """One dict per setting: the prediction's fields, the mp values replacing their float twins."""
+    dps = 50 if args.dps is None else args.dps
+    rows = []
+    for setting, lam, pred in preds:
+        row = pred.to_dict()
+        if args.precision == "mp":
+            extra = dict(setting, d=row.get("d"), _mu=np.asarray(row["mu"]) if "mu" in row else None)
+            row.update(_mp_fields(args.kind, extra, lam, dps))
+        rows.append(row)
+    return rows
 
 
 def run(args) -> int:
     if args.paper:
         if args.kind is not None:
             fail("kind", args.kind, "--paper prints the paper's fixed settings: give no kind")
-        for opt in _SETTING:
+        for opt in _SETTING + ("dps",):
             if getattr(args, opt) is not None:
                 fail(f"--{opt}", getattr(args, opt), "--paper prints the paper's fixed settings: give no setting options")
+        if args.precision != "float":
+            fail("--precision", args.precision, "--paper prints the paper's fixed settings in double precision")
         rows = paper_rows()
         if args.json:
-            print(dumps(rows))
+            print_json("predict", task=None, parameters={"paper": True}, results={"rows": rows})
+        elif args.csv:
+            print_csv(rows)
         else:
-            print("Feature Collapse (Laurent, von Brecht, Bresson): headline numbers, n_c=3, n_w=1200, L=15, lambda=1e-3")
-            print(table([[r["quantity"], r["setting"], r["reported"], r["source"], r["ours"], r["rel_diff"]] for r in rows],
-                        ["quantity", "setting", "reported", "source", "fctheory", "rel. diff"]))
+            print("Feature Collapse (Laurent, von Brecht, Bresson): headline numbers")
+            print("n_c=3, n_w=1200, L=15, lambda=1e-3")
+            print(table([[r["quantity"], r["setting"], r["reported"], f"{r['ours']:.8g}", f"{r['rel_diff']:+.1e}", r["source"]]
+                         for r in rows], ["quantity", "setting", "reported", "fctheory", "rel. diff", "source"]))
         return 0
     if args.kind is None:
         fail("kind", None, "choose type1, type2 or type3 (or pass --paper)")
+    if args.dps is not None and args.precision != "mp":
+        fail("--dps", args.dps, "sets the digits of --precision mp: add --precision mp")
     try:
-        pred = _predict(args)
+        preds = _predict(args)
+        rows = _rows(args, preds)
     except FCTheoryError as exc:
         # the predictors name their parameter (lam=...): name the option that set it (--lam=...)
         msg = str(exc)
@@ -128,11 +212,33 @@ def run(args) -> int:
         if name in _OPTION:
             raise FCTheoryError(_OPTION[name] + msg[len(name):]) from None
         raise
-    d = pred.to_dict()
+    dps = 50 if args.dps is None else args.dps
     if args.json:
-        print(dumps({"kind": args.kind, **d}))
+        settings = [s for s, _, _ in preds]
+        task = settings[0] if all(s == settings[0] for s in settings) else None
+        params = {"kind": args.kind, "lam": [lam for _, lam, _ in preds] if len(preds) > 1 else preds[0][1],
+                  "precision": args.precision}
+        if args.kind == "type2":
+            params["d"] = rows[0]["d"]
+        if args.precision == "mp":
+            params["dps"] = dps
+        results = {"predictions": rows}
+        if task is None:
+            results["settings"] = settings
+        print_json("predict", task=task, parameters=params, results=results, dps=dps)
+    elif args.csv:
+        print_csv(rows, dps=dps)
     else:
-        print(table([[k, v] for k, v in d.items() if k != "mu"], ["quantity", "value"]))
+        from ._output import mp_str
+
+        def show(v):
+            if isinstance(v, list) and v and not isinstance(v[0], (int, float)):
+                return "[" + ", ".join(mp_str(x, dps) for x in v) + "]"
+            return mp_str(v, dps) if not isinstance(v, (int, float, list, type(None), str)) else v
+
+        keys = [k for k in rows[0] if k != "mu"]
+        heads = ["quantity"] + (["value"] if len(rows) == 1 else [f"lam={r['lam']:g}, K={r['K']:g}" for r in rows])
+        print(table([[k] + [show(r[k]) for r in rows] for k in keys], heads))
     return 0
 
 
@@ -141,10 +247,10 @@ def paper_rows():
     from .. import lambda_max_type3, predict_type1, predict_type2
     from .._validate import check_mu
 
-    p1000 = predict_type1(3, 1200, 15, 1000, 1e-3)
-    p50 = predict_type1(3, 1200, 15, 50, 1e-3)
-    p2 = predict_type2(3, 15, 1000, 100, 1e-3, n_w=1200)
-    lmax = lambda_max_type3(check_mu("zipf", 400), 3, 15)
+    p1000 = predict_type1(n_c=3, n_w=1200, L=15, K=1000, lam=1e-3)
+    p50 = predict_type1(n_c=3, n_w=1200, L=15, K=50, lam=1e-3)
+    p2 = predict_type2(n_c=3, L=15, K=1000, d=100, lam=1e-3, n_w=1200)
+    lmax = lambda_max_type3(mu=check_mu("zipf", 400), n_c=3, L=15)
     P, N = "paper (section 3)", "authors' notebook run"
     rows = [
         ("word norm c = sqrt(tau/n_w) (Thm 1)", "K=1000, uniform", 1.42214, P, p1000.c),

@@ -5,7 +5,8 @@ import numpy as np
 
 from .._errors import FCTheoryError
 from .._validate import Array, check_mu, fail
-from ._table import dumps, integer, real, table
+from ._output import add_format_options, print_csv, print_json
+from ._table import integer, real, table
 
 
 def register(sub) -> None:
@@ -34,7 +35,7 @@ def register(sub) -> None:
                    help="refuse runs estimated longer (default: the budget, 600 s unless FCTHEORY_MAX_SECONDS; inf: none)")
     p.add_argument("--max-bytes", type=real(lo=0.0, lo_open=True, inf_ok=True), default=None,
                    help="refuse runs needing more working memory (default: the budget, 2 GiB; inf: none)")
-    p.add_argument("--json", action="store_true", help="machine-readable output")
+    add_format_options(p, csv_ok=True)
     p.set_defaults(func=run)
 
 
@@ -76,7 +77,7 @@ def _task(args, W, U, extra):
         return Task(n_c, s_c, L, Z, mu)
     K = args.K if args.K is not None else U.shape[0]
     if K == n_c**L:
-        return Task.full(n_c, s_c, L, mu)
+        return Task.full(n_c, s_c, L, mu=mu)
     return Task.random(n_c, s_c, L, K, mu=mu, seed=args.task_seed)
 
 
@@ -90,11 +91,11 @@ def run(args) -> int:
             fail(opt, v, "must be >= 0")
     W, U, extra = load_weights(args.weights)
     task = _task(args, W, U, extra)
-    res = evaluate_risk(task, W, U, args.lam, args.layernorm, grad=True, eps=args.eps, backend=args.backend,
+    res = evaluate_risk(task, W, U, args.lam, layernorm=args.layernorm, grad=True, eps=args.eps, backend=args.backend,
                         max_seconds=args.max_seconds, max_bytes=args.max_bytes)
     network = "h*" if args.layernorm else "h"
     try:
-        pred = predict(task, args.lam, network, d=W.shape[0])
+        pred = predict(task, lam=args.lam, network=network, d=W.shape[0])
         theorem = {"h*": "Theorem 3 (type II)"}.get(network) or (
             "Theorem 1 (type I)" if task.is_uniform else "Theorem 2 (type III)")
         pred_risk = float(pred.risk)
@@ -102,17 +103,22 @@ def run(args) -> int:
         why = ""
     except FCTheoryError as exc:
         theorem, pred_risk, pred_ce, why = "none", float("nan"), float("nan"), str(exc)
-    out = {
-        "task": repr(task), "network": network, "lam": args.lam, "d": int(W.shape[0]),
+    results = {
+        "network": network, "d": int(W.shape[0]),
         "R": res.R, "R0": res.R0, "penalty": res.penalty, "grad_norm": res.grad_norm,
         "n_fallback": res.n_fallback, "pairs": res.pairs, "seconds": res.seconds,
         "theorem": theorem, "predicted_R": pred_risk, "predicted_R0": pred_ce,
         "R_minus_predicted": res.R - pred_risk,
     }
     if why:
-        out["no_prediction_because"] = why
+        results["no_prediction_because"] = why
+    params = {"weights": args.weights, "lam": args.lam, "layernorm": bool(args.layernorm), "eps": args.eps,
+              "backend": args.backend}
     if args.json:
-        print(dumps(out))
+        print_json("risk", task=task, parameters=params, results=results)
+    elif args.csv:
+        print_csv([{"weights": args.weights, "lam": args.lam, **results}])
     else:
-        print(table([[k, v] for k, v in out.items()], ["quantity", "value"]))
+        print(table([["task", repr(task)], ["lam", args.lam]] + [[k, v] for k, v in results.items()],
+                    ["quantity", "value"]))
     return 0

@@ -1,10 +1,10 @@
 """``fctheory sweep SPEC.toml``: run a sweep (resumable), print a summary, optionally draw its phase diagram."""
 from __future__ import annotations
 
-import json
 import os
 
 from .._validate import fail
+from ._output import add_format_options, print_csv, print_json, say
 
 
 def register(sub) -> None:
@@ -26,7 +26,7 @@ def register(sub) -> None:
                    help="draw the phase diagram (kind: auto, tau, type3, collapse, line; default: the spec's "
                    "plot or auto) to OUTPUT/plot-<kind>.png")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
-    p.add_argument("--json", action="store_true", help="print a JSON summary")
+    add_format_options(p, csv_ok=True, json_help="print the summary as the fctheory/1 JSON object")
     p.set_defaults(func=run_sweep)
 
 
@@ -37,34 +37,41 @@ def run_sweep(args) -> int:
         fail("--workers", args.workers, "must be >= 1")
     if args.max_points is not None and args.max_points < 0:
         fail("--max-points", args.max_points, "must be >= 0")
-    spec = load_spec(args.spec, args.output)
+    spec = load_spec(args.spec, output=args.output)
     kind = None
     if args.plot is not None:
         kind = (spec.plot or "auto") if args.plot == "spec" else args.plot
         if kind not in KINDS:
             fail("--plot", args.plot, f"must be one of {list(KINDS)}")
     table = sweep(spec, executor=args.executor, workers=args.workers, address=args.address,
-                  max_points=args.max_points, progress=not args.no_progress and not args.json,
+                  max_points=args.max_points, progress=not args.no_progress and not (args.json or args.csv),
                   retry_errors=args.retry_errors)
     n_err = int((table["status"] == "error").sum()) if len(table) else 0
     fig = None
     if kind is not None and len(table):
         if spec.output is None:
             fail("--plot", args.plot, "needs an output folder (output = ... in the spec, or --output)")
-        fig = plot(table, os.path.join(spec.output, f"plot-{kind}.png"), kind)
+        fig = plot(table, os.path.join(spec.output, f"plot-{kind}.png"), kind=kind)
     summary = {"points": table.attrs.get("points"), "finished": len(table), "ran": table.attrs.get("ran"),
                "errors": n_err, "complete": bool(table.attrs.get("complete")),
                "table": os.path.join(spec.output, "results.parquet") if spec.output else None, "plot": fig}
     if args.json:
-        print(json.dumps(summary))
+        params = {"spec": os.path.abspath(args.spec), "name": spec.name, "target": spec.target,
+                  "executor": args.executor, "workers": args.workers, "address": args.address,
+                  "output": spec.output, "max_points": args.max_points, "retry_errors": bool(args.retry_errors),
+                  "plot": kind}
+        print_json("sweep", task=None, parameters=params, results=summary)
         return 0
-    print(f"sweep {spec.name or spec.target}: {summary['finished']}/{summary['points']} points finished "
-          f"({summary['ran']} run now, {n_err} with errors){'' if summary['complete'] else ' — incomplete: run again to resume'}")
+    if args.csv:
+        print_csv(table.to_dict("records"), [str(c) for c in table.columns])
+        return 0
+    say(f"sweep {spec.name or spec.target}: {summary['finished']}/{summary['points']} points finished "
+        f"({summary['ran']} run now, {n_err} with errors){'' if summary['complete'] else ' — incomplete: run again to resume'}")
     if summary["table"]:
-        print(f"table: {summary['table']}")
+        say(f"table: {summary['table']}")
     if fig:
-        print(f"plot: {fig}")
+        say(f"plot: {fig}")
     if n_err:
         first = table.loc[table["status"] == "error", "error"].iloc[0]
-        print(f"first error: {first}")
+        say(f"first error: {first}")
     return 0

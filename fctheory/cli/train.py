@@ -1,11 +1,11 @@
 """``fctheory train`` and ``fctheory reproduce``: the reference trainer and the paper's experiments."""
 from __future__ import annotations
 
-import json
 import os
 import sys
 
 from .._validate import fail
+from ._output import print_json, say
 
 
 def register(sub) -> None:
@@ -27,7 +27,7 @@ def register(sub) -> None:
     p.add_argument("--seed", type=int, default=None, help="seed of data, initialisation and shuffles (default 0)")
     p.add_argument("--out", default=None, help="folder for the outputs (preset files, or a run directory)")
     p.add_argument("--no-progress", action="store_true", help="no tqdm progress bar")
-    p.add_argument("--json", action="store_true", help="print the JSON summary instead of a table")
+    p.add_argument("--json", action="store_true", help="print the fctheory/1 JSON object instead of a table")
     from .diagnose import add_task_arguments  # noqa: PLC0415
 
     add_task_arguments(p, random_Z=True)
@@ -66,11 +66,10 @@ def register(sub) -> None:
 def _table(rows):
     from ..trainer.reproduce import _fmt  # noqa: PLC0415
 
-    w = max(len(r[0]) for r in rows)
-    out = [f"{'quantity':<{w}}  {'ours':>14}  {'theory':>14}"]
-    for q, obs, pred in rows:
-        out.append(f"{q:<{w}}  {_fmt(obs):>14}  {_fmt(pred):>14}")
-    return "\n".join(out)
+    from ._table import table  # noqa: PLC0415
+
+    # at most 100 columns: a long cell (an "unavailable (...)" reason) is wrapped by table()
+    return table([[q, _fmt(obs), _fmt(pred)] for q, obs, pred in rows], ["quantity", "ours", "theory"])
 
 
 _CUSTOM = ("d", "n_spl", "lr", "batch", "lam_W", "lam_U", "layernorm", "eps", "init_scale", "n_test", "task", "nc",
@@ -78,7 +77,7 @@ _CUSTOM = ("d", "n_spl", "lr", "batch", "lam_W", "lam_U", "layernorm", "eps", "i
 
 
 def run_train(args) -> int:
-    from ..trainer.core import TrainingInterrupted, _jsonable  # noqa: PLC0415
+    from ..trainer.core import TrainingInterrupted  # noqa: PLC0415
     from ..trainer.reproduce import acceptance, quick_acceptance, run_preset  # noqa: PLC0415
 
     if args.epochs is not None and args.epochs < 0:
@@ -98,15 +97,17 @@ def run_train(args) -> int:
         print(f"interrupted: checkpoint saved to {exc.checkpoint}; run the same command to resume",
               file=sys.stderr)
         return 130
-    acc = quick_acceptance(run, args.preset) if args.quick else acceptance(args.preset, run)
+    acc = quick_acceptance(run, name=args.preset) if args.quick else acceptance(args.preset, run)
     if args.json:
         s = run.summary()
         s["acceptance"] = acc
-        print(json.dumps(_jsonable(s)))
+        if args.out:
+            s["out"] = os.path.abspath(args.out)
+        _print_summary(run, s, {"preset": args.preset, "quick": bool(args.quick)})
         return 0
     c = run.config
-    print(f"preset {args.preset}{' (quick)' if args.quick else ''}: {run.task!r}, d={c.d}, n_spl={c.n_spl}, "
-          f"{'h*' if c.layernorm else 'h'}, {c.backend}/{c.dtype}, {run.epochs_done} epochs in {run.wall_time:.1f} s")
+    say(f"preset {args.preset}{' (quick)' if args.quick else ''}: {run.task!r}, d={c.d}, n_spl={c.n_spl}, "
+        f"{'h*' if c.layernorm else 'h'}, {c.backend}/{c.dtype}, {run.epochs_done} epochs in {run.wall_time:.1f} s")
     m = run.measurements
     if m.predicted.get("theorem"):
         print(f"theory: {m.predicted['theorem']}")
@@ -114,7 +115,7 @@ def run_train(args) -> int:
     for k, v in acc.items():
         print(f"acceptance: {k}: {'met' if v else 'NOT met'}")
     if args.out:
-        print(f"outputs in {os.path.abspath(args.out)}")
+        say(f"outputs in {os.path.abspath(args.out)}")
     return 0
 
 
@@ -161,7 +162,7 @@ def run_custom(args) -> int:
             resume = ckpt
         save_task(task, os.path.join(args.out, "task.json"))
     try:
-        run = train(task, n_spl, checkpoint=ckpt, checkpoint_every=max(1, kw["epochs"] // 20) if ckpt else None,
+        run = train(task, n_spl=n_spl, checkpoint=ckpt, checkpoint_every=max(1, kw["epochs"] // 20) if ckpt else None,
                     resume=resume, progress=not args.no_progress and not args.json, keep_data=False, **kw)
     except TrainingInterrupted as exc:
         print(f"interrupted: checkpoint saved to {exc.checkpoint}; run the same command to resume",
@@ -174,21 +175,30 @@ def run_custom(args) -> int:
         save_run(args.out, task, run.W, run.U, run.config.to_dict())
         write_json(os.path.join(args.out, "summary.json"), summary, name="--out")
     if args.json:
+        s = run.summary()
         if args.out is not None:
-            summary["run_dir"] = os.path.abspath(args.out)
-        print(json.dumps(summary, allow_nan=False))
+            s["run_dir"] = os.path.abspath(args.out)
+        _print_summary(run, s, {"preset": None, "n_spl": n_spl})
         return 0
     c = run.config
-    print(f"{run.task!r}, d={c.d}, n_spl={c.n_spl}, {'h*' if c.layernorm else 'h'}, {c.backend}/{c.dtype}, "
-          f"{run.epochs_done} epochs in {run.wall_time:.1f} s")
+    say(f"{run.task!r}, d={c.d}, n_spl={c.n_spl}, {'h*' if c.layernorm else 'h'}, {c.backend}/{c.dtype}, "
+        f"{run.epochs_done} epochs in {run.wall_time:.1f} s")
     m = run.measurements
     if m is not None:
         if m.predicted.get("theorem"):
             print(f"theory: {m.predicted['theorem']}")
         print(_table(m.comparison()))
     if args.out:
-        print(f"run directory: {os.path.abspath(args.out)} (fctheory diagnose {args.out})")
+        say(f"run directory: {os.path.abspath(args.out)} (fctheory diagnose {args.out})")
     return 0
+
+
+def _print_summary(run, summary, extra_params) -> None:
+    """The fctheory/1 object of a training run: the task, the configuration as parameters, the rest as results."""
+    summary = dict(summary)
+    summary.pop("task", None)
+    params = dict(extra_params, **summary.pop("config", {}))
+    print_json("train", task=run.task, parameters=params, results=summary)
 
 
 def run_reproduce(args) -> int:
@@ -208,9 +218,12 @@ def run_reproduce(args) -> int:
               file=sys.stderr)
         return 130
     if args.json:
-        print(json.dumps({"report": os.path.abspath(res["report"]), "acceptance": res["acceptance"]}))
+        print_json("reproduce", task=None,
+                   parameters={"presets": names, "quick": bool(args.quick), "backend": args.backend,
+                               "dtype": args.dtype, "out": os.path.abspath(args.out), "train": not args.no_train},
+                   results={"report": os.path.abspath(res["report"]), "acceptance": res["acceptance"]})
     else:
         for name, acc in res["acceptance"].items():
-            print(f"{name}: " + "; ".join(f"{k}: {'met' if v else 'NOT met'}" for k, v in acc.items()))
-        print(f"report: {os.path.abspath(res['report'])}")
+            say(f"{name}: " + "; ".join(f"{k}: {'met' if v else 'NOT met'}" for k, v in acc.items()))
+        say(f"report: {os.path.abspath(res['report'])}")
     return 0

@@ -23,7 +23,9 @@ scaled by a, classifier norms by 1/a.
 """
 from __future__ import annotations
 
+import functools as _functools
 import math
+import warnings as _warnings
 import time
 from dataclasses import dataclass, field
 
@@ -110,8 +112,8 @@ def _assumptions(task: Task) -> tuple[dict, dict]:
 
 
 @public(task=Instance(Task), d=Int(min=1), lam_W=Real(lo=0), lam_U=Real(lo=0), layernorm=Bool(), eps=Real(lo=0),
-        assumptions=Bool())
-def applicable_theorem(task, d, lam_W, lam_U, *, layernorm=False, eps=0.0, assumptions=True):
+        assumptions=Bool(), legacy_positional=("d", "lam_W", "lam_U"))
+def applicable_theorem(task, *, d, lam_W, lam_U, layernorm=False, eps=0.0, assumptions=True):
     """The theorem that speaks about (task, network, d, λ_W, λ_U), its prediction and failed hypotheses.
 
     Parameters
@@ -163,7 +165,7 @@ def applicable_theorem(task, d, lam_W, lam_U, *, layernorm=False, eps=0.0, assum
             reasons.append(f"d = {d} < n_c − 1 = {n_c - 1}: no equiangular frame (4) fits in R^d, so collapse "
                            "configurations do not exist")
         if task.is_uniform:
-            p = predict_type1(n_c, n_w, L, K, lam)
+            p = predict_type1(n_c=n_c, n_w=n_w, L=L, K=K, lam=lam)
             if p.trivial:
                 notes.append(f"λ = {lam:.6g} ≥ λ₀ = {p.lambda_trivial:.6g}: τ = 0, the minimiser is (W, U) = (0, 0)")
             pred = {"R": p.risk, "R0": p.ce, "tau": p.tau, "w_norm": a * p.c, "w_norm_by_rank": [a * p.c] * s_c,
@@ -178,13 +180,13 @@ def applicable_theorem(task, d, lam_W, lam_U, *, layernorm=False, eps=0.0, assum
                        "variables; no theorem covers h with non-uniform word frequencies and K < n_c^L "
                        "(minimize_true_risk gives the exact optimum of small tasks)"]
             return TheoryVerdict(None, None, "", False, reasons, notes, lam, a, {}, A, B)
-        lmax = float(lambda_max_type3(task.mu, n_c, L))
+        lmax = float(lambda_max_type3(mu=task.mu, n_c=n_c, L=L))
         if lam >= lmax:
             reasons.append(f"λ = {lam:.6g} violates condition (9): λ < λ_max = {lmax:.6g}; then (7)-(8) has no "
                            "solution with c > 0 (the trivial point is the only type-III critical point)")
             return TheoryVerdict("Theorem 2", "III", "type-III collapse solving (7)-(8) is a critical point of (5)",
                                  False, reasons, notes, lam, a, {"lambda_bound": lmax}, A, B)
-        p = predict_type3(task.mu, n_c, L, lam)
+        p = predict_type3(mu=task.mu, n_c=n_c, L=L, lam=lam)
         r = np.asarray(p.r, dtype=np.float64)
         notes.append("Theorem 2 asserts a critical point; its global optimality is conjectured")
         pred = {"R": p.risk, "R0": p.ce, "tau": None, "w_norm": a * float(np.sqrt(np.mean(r**2))),
@@ -205,7 +207,7 @@ def applicable_theorem(task, d, lam_W, lam_U, *, layernorm=False, eps=0.0, assum
     if eps > 0:
         notes.append(f"φ uses ε = {eps:g} (PyTorch's LayerNorm); Theorem 3's φ has ε = 0, so ‖φ(w)‖ = "
                      "√d·σ/√(σ²+ε) is slightly below √d")
-    p = predict_type2(n_c, L, K, d, lam_U, n_w=n_w)
+    p = predict_type2(n_c=n_c, L=L, K=K, d=d, lam=lam_U, n_w=n_w)
     pred = {"R": p.risk, "R0": p.ce, "tau": p.tau_star, "w_norm": p.phi_norm, "w_norm_by_rank": [p.phi_norm] * s_c,
             "u_norm": p.c, "pca_W": sig(p.pca_sigma_phiW), "pca_U": sig(p.pca_sigma_U),
             "cos_within": 1.0, "cos_across": kappa}
@@ -403,7 +405,7 @@ def _exact_cost(task: Task, d: int, backend: str) -> dict:
     if log10_pairs <= 17:
         from ..risk import estimate_cost  # noqa: PLC0415
 
-        est = estimate_cost(task, d, grad=True, backend=backend, max_bytes=int(get_budget().max_bytes))
+        est = estimate_cost(task, d=d, grad=True, backend=backend, max_bytes=int(get_budget().max_bytes))
         return {"pairs": int(est.pairs), "seconds": float(est.seconds), "bytes": int(est.bytes),
                 "log10_pairs": log10_pairs, "log10_seconds": math.log10(max(est.seconds, 1e-300))}
     # beyond any budget: report orders of magnitude only (pairs K·s_c^L·K at ≥ 3e-8 s each)
@@ -417,8 +419,8 @@ def _geometry(task, W, U, layernorm, eps, want_distances):
     from ..trainer.measure import concept_cosines, pca_singular_values  # noqa: PLC0415
 
     d = W.shape[0]
-    V = phi(W, eps) if layernorm else W
-    Uh = U_hat(U, task.L)  # d × KL, column k·L+ℓ is u_{k,ℓ}
+    V = phi(W, eps=eps) if layernorm else W
+    Uh = U_hat(U, L=task.L)  # d × KL, column k·L+ℓ is u_{k,ℓ}
     wn = np.linalg.norm(W, axis=0)
     pn = np.linalg.norm(V, axis=0) if layernorm else None
     shown = (pn if layernorm else wn).reshape(task.n_c, task.s_c)  # word (α, β) has index α·s_c + β
@@ -426,10 +428,10 @@ def _geometry(task, W, U, layernorm, eps, want_distances):
     k = min(10, d)
     g = {
         "W_norms": wn, "phiW_norms": pn, "W_norm_by_rank": shown.mean(axis=0), "W_norm_by_rank_std": shown.std(axis=0),
-        "U_norms": un, "pca_W": pca_singular_values(V.T, k), "pca_U": pca_singular_values(Uh.T, k),
+        "U_norms": un, "pca_W": pca_singular_values(V.T, k=k), "pca_U": pca_singular_values(Uh.T, k=k),
     }
-    g["cos_W_within"], g["cos_W_across"] = concept_cosines(V.T, task.word_concept, task.n_c)
-    g["cos_U_within"], g["cos_U_across"] = concept_cosines(Uh.T, task.Z.ravel(), task.n_c)
+    g["cos_W_within"], g["cos_W_across"] = concept_cosines(V.T, task.word_concept, n_c=task.n_c)
+    g["cos_U_within"], g["cos_U_across"] = concept_cosines(Uh.T, task.Z.ravel(), n_c=task.n_c)
     dist, notes, fitted = {}, {}, {}
     kinds = ("I", "III", "II") if want_distances else ()
     funcs = {"I": collapse.distance_to_type1, "II": collapse.distance_to_type2, "III": collapse.distance_to_type3}
@@ -463,19 +465,20 @@ def _geometry(task, W, U, layernorm, eps, want_distances):
 @public(W=Array(ndim=2), U=Array(ndim=2), task=Instance(Task), lam_W=Real(lo=0), lam_U=Real(lo=0), layernorm=Bool(),
         eps=Real(lo=0), method=Choice("auto", "exact", "mc"), n_samples=Int(min=2, max=10**9).or_none(), seed=Seed(),
         confidence=Real(lo=0, hi=1 - 1e-12, lo_open=True), max_seconds=Real(lo=0, lo_open=True).or_none(),
-        rtol=Real(lo=0), backend=Choice("numpy", "numba", "cupy"), assumptions=Bool(), distances=Bool())
-def diagnose(W, U, task, lam_W, lam_U, *, layernorm=False, eps=0.0, method="auto", n_samples=None, seed=0,
+        rtol=Real(lo=0), backend=Choice("numpy", "numba", "cupy"), assumptions=Bool(), distances=Bool(),
+        legacy_positional=("lam_W", "lam_U"))
+def diagnose(task, W, U, *, lam_W, lam_U, layernorm=False, eps=0.0, method="auto", n_samples=None, seed=0,
              confidence=0.95, max_seconds=60.0, rtol=1e-6, backend="numpy", assumptions=True, distances=True):
     """Diagnose trained weights (W, U) of h or h* against Theorems 1–3 (see the module docstring).
 
     Parameters
     ----------
+    task : Task
+        The task the network was trained on: its latent variables Z (in class order) and μ.
     W : array_like, shape (d, n_w)
         Word embeddings as columns (the transpose of ``nn.Embedding.weight``).
     U : array_like, shape (K, L·d)
         The bias-free linear layer; u_{k,ℓ} = U[k, ℓd:(ℓ+1)d].
-    task : Task
-        The task the network was trained on: its latent variables Z (in class order) and μ.
     lam_W, lam_U : float
         Weight decays of the training (penalty (λ_W/2)‖W‖² + (λ_U/2)‖U‖²; eq. (5) has
         λ_W = λ_U, eq. (10) λ_W = 0).
@@ -520,7 +523,7 @@ def diagnose(W, U, task, lam_W, lam_U, *, layernorm=False, eps=0.0, method="auto
 
     check_magnitude(W, U, layernorm, lam_W)
     if layernorm:
-        phi(W, eps)  # refuses constant columns with eps = 0 (φ undefined), naming W
+        phi(W, eps=eps)  # refuses constant columns with eps = 0 (φ undefined), naming W
     cost = _exact_cost(task, d, backend)
     limit = max_seconds if max_seconds is not None else get_budget().max_seconds
     fits = cost["seconds"] is not None and cost["bytes"] <= get_budget().max_bytes
@@ -537,7 +540,7 @@ def diagnose(W, U, task, lam_W, lam_U, *, layernorm=False, eps=0.0, method="auto
 
         ms = max_seconds if method == "exact" and max_seconds is not None else (
             None if method == "auto" else get_budget().max_seconds)
-        res = evaluate_risk(task, W, U, 0.0, layernorm, grad=True, eps=eps, backend=backend, max_seconds=ms,
+        res = evaluate_risk(task, W, U, 0.0, layernorm=layernorm, grad=True, eps=eps, backend=backend, max_seconds=ms,
                             max_bytes=int(get_budget().max_bytes))
         gW0, gU0 = to_numpy(res.grad_W), to_numpy(res.grad_U)
         R0 = float(res.R0)
@@ -549,7 +552,7 @@ def diagnose(W, U, task, lam_W, lam_U, *, layernorm=False, eps=0.0, method="auto
         from .montecarlo import monte_carlo_risk  # noqa: PLC0415
 
         n = n_samples if n_samples is not None else int(min(1000, max(16, 5 * 10**7 // (task.K * task.K))))
-        mc = monte_carlo_risk(task, W, U, lam_W, lam_U, layernorm, eps=eps, n_samples=n, seed=seed,
+        mc = monte_carlo_risk(task, W, U, lam_W=lam_W, lam_U=lam_U, layernorm=layernorm, eps=eps, n_samples=n, seed=seed,
                               confidence=confidence, grad=True)
         R0 = mc.R0
         g0 = math.sqrt(max(mc.grad_R0_norm_sq, 0.0))
@@ -559,7 +562,7 @@ def diagnose(W, U, task, lam_W, lam_U, *, layernorm=False, eps=0.0, method="auto
     denom = g0 + pen_norm
     grad_rel = gn / denom if denom > 0 else 0.0
     critical = bool(grad_rel <= rtol) if meth == "exact" else None
-    theory = applicable_theorem(task, d, lam_W, lam_U, layernorm=layernorm, eps=eps, assumptions=assumptions)
+    theory = applicable_theorem(task, d=d, lam_W=lam_W, lam_U=lam_U, layernorm=layernorm, eps=eps, assumptions=assumptions)
     geo, dist, dnotes, fitted = _geometry(task, W, U, layernorm, eps, distances)
     R = R0 + penalty
     # verdict
@@ -594,3 +597,17 @@ def diagnose(W, U, task, lam_W, lam_U, *, layernorm=False, eps=0.0, method="auto
         distance_notes=dnotes, fitted=fitted, **geo, matches_theorem=matches, verdict=verdict, rtol=rtol,
         seconds=time.perf_counter() - t0, W=W, U=U,
     )
+
+
+_diagnose = diagnose
+
+
+@_functools.wraps(_diagnose)
+def diagnose(*args, **kwargs):  # noqa: F811 (the 0.x argument order, then the checked entry point above)
+    # 1.0 puts the task first, as the rest of the library (true_risk(task, W, U, ...)); the 0.x order
+    # diagnose(W, U, task, lam_W, lam_U) is recognised by the Task in third place and still works.
+    if len(args) >= 3 and isinstance(args[2], Task) and not isinstance(args[0], Task):
+        _warnings.warn("diagnose(W, U, task, ...) is deprecated: call diagnose(task, W, U, lam_W=..., lam_U=...) "
+                       "(see CHANGELOG.md)", DeprecationWarning, stacklevel=2)
+        args = (args[2], args[0], args[1]) + tuple(args[3:])
+    return _diagnose(*args, **kwargs)

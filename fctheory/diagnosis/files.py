@@ -7,6 +7,8 @@ Task file (JSON, written atomically by :func:`save_task`, read by :func:`load_ta
      "Z": "full" | [[0, 0], [0, 1], ...],        # "full": all n_c^L rows in lexicographic order
      "mu": "uniform" | "zipf" | [0.5, 0.5]}      # the same law in every concept
 
+plus ``"allow_duplicates": true`` for a task whose rows may repeat (``Task.random(..., replace=True)``).
+
 Floats are written with ``repr`` precision, so a saved task reads back bit for bit.
 
 Run directory (``fctheory train --out DIR`` without a preset): ``weights.npz`` (``W`` d×n_w,
@@ -51,8 +53,11 @@ def _mu_entry(task: Task):
 def task_to_dict(task):
     """The JSON object of a task file (see the module docstring); exact (floats by ``repr``)."""
     full = task.is_full and np.array_equal(task.Z, _digits(np.arange(task.K, dtype=np.int64), task.n_c, task.L))
-    return {"format": TASK_FORMAT, "version": TASK_VERSION, "n_c": task.n_c, "s_c": task.s_c, "L": task.L,
-            "K": task.K, "Z": "full" if full else task.Z.tolist(), "mu": _mu_entry(task)}
+    out = {"format": TASK_FORMAT, "version": TASK_VERSION, "n_c": task.n_c, "s_c": task.s_c, "L": task.L,
+           "K": task.K, "Z": "full" if full else task.Z.tolist(), "mu": _mu_entry(task)}
+    if task.allow_duplicates:  # Task.random(replace=True): written only when set, so older readers see no change
+        out["allow_duplicates"] = True
+    return out
 
 
 def _int_field(obj, key, name, min_):
@@ -92,16 +97,19 @@ def task_from_dict(obj):
             fail(f"{name}:Z", Z, "must be 'full' or a K x L list of concept indices")
         if "K" in obj and obj["K"] != n_c**L:
             fail(f"{name}:K", obj["K"], f"Z='full' has n_c**L = {n_c**L} rows")
-        return Task.full(n_c, s_c, L, mu)
-    Z = _latent_array(Z, f"{name}:Z", n_c=n_c, L=L)
+        return Task.full(n_c, s_c, L, mu=mu)
+    allow = obj.get("allow_duplicates", False)
+    if not isinstance(allow, bool):
+        fail(f"{name}:allow_duplicates", allow, "must be true or false")
+    Z = _latent_array(Z, f"{name}:Z", n_c=n_c, L=L, distinct=not allow)
     if "K" in obj and obj["K"] != Z.shape[0]:
         fail(f"{name}:K", obj["K"], f"Z has {Z.shape[0]} rows")
-    return _task(n_c, s_c, L, Z, mu, f"{name}:Z")
+    return _task(n_c, s_c, L, Z, mu, f"{name}:Z", allow)
 
 
-def _task(n_c, s_c, L, Z, mu, zname):
+def _task(n_c, s_c, L, Z, mu, zname, allow_duplicates=False):
     try:
-        return Task(n_c, s_c, L, Z, mu)
+        return Task(n_c, s_c, L, Z, mu, allow_duplicates=allow_duplicates)
     except FCTheoryError as exc:
         msg = str(exc)
         if msg.startswith("Z="):
@@ -130,7 +138,7 @@ def save_task(task, path):
 
 
 # ----------------------------------------------------------------------------- Z and mu from files
-def _latent_array(value, name, *, n_c=None, L=None, K=None):
+def _latent_array(value, name, *, n_c=None, L=None, K=None, distinct=True):
     try:
         a = np.asarray(value)
     except Exception:
@@ -154,7 +162,7 @@ def _latent_array(value, name, *, n_c=None, L=None, K=None):
         fail(name, a, "entries must be concept indices >= 0 (0-based)")
     if n_c is not None and a.max() >= n_c:
         fail(name, a, f"entries must be concept indices in [0, n_c-1] = [0, {n_c - 1}] (0-based)")
-    if np.unique(a, axis=0).shape[0] != a.shape[0]:
+    if distinct and np.unique(a, axis=0).shape[0] != a.shape[0]:
         fail(name, a, "rows (latent variables) must be mutually distinct")
     return a
 

@@ -134,9 +134,10 @@ def _ce_rows(S, y):
 
 
 @public(task=Instance(Task), W=Array(ndim=2), U=Array(ndim=2), lam_W=Real(lo=0), lam_U=Real(lo=0), layernorm=Bool(),
-        eps=Real(lo=0), n_samples=Int(min=2, max=10**9), seed=Seed(), confidence=Real(lo=0, hi=1 - 1e-12, lo_open=True), grad=Bool())
-def monte_carlo_risk(task, W, U, lam_W=0.0, lam_U=0.0, layernorm=False, *, eps=0.0, n_samples=1000, seed=None,
-                     confidence=0.95, grad=True):
+        eps=Real(lo=0), n_samples=Int(min=2, max=10**9), seed=Seed(), confidence=Real(lo=0, hi=1 - 1e-12, lo_open=True), grad=Bool(),
+        legacy_positional=("lam_W", "lam_U", "layernorm"))
+def monte_carlo_risk(task, W, U, *, lam_W=0.0, lam_U=0.0, layernorm=False, eps=0.0, n_samples=1000, seed=None,
+    confidence=0.95, grad=True):
     """Unbiased Monte-Carlo estimate of R (5) — or (10) with ``layernorm`` — with a confidence interval.
 
     Parameters
@@ -173,8 +174,8 @@ def monte_carlo_risk(task, W, U, lam_W=0.0, lam_U=0.0, layernorm=False, *, eps=0
     n = n_samples
     check_work("n_samples", n, items=K * n * K, seconds=K * n * K * L * _SECONDS_PER_ENTRY,
                bytes=8 * (L * n_w * K * (3 if grad else 1) + K * n), what="the Monte-Carlo estimate")
-    V = phi(W, eps) if layernorm else W
-    Uh = U_hat(U, L)  # d × KL
+    V = phi(W, eps=eps) if layernorm else W
+    Uh = U_hat(U, L=L)  # d × KL
     Gt = np.ascontiguousarray((Uh.T @ V).reshape(K, L, n_w).transpose(1, 2, 0))  # [ℓ, w, j] = ⟨u_{j,ℓ}, v_w⟩
     rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
     ce_all = np.empty((K, n))
@@ -221,7 +222,7 @@ def monte_carlo_risk(task, W, U, lam_W=0.0, lam_U=0.0, layernorm=False, *, eps=0
             dV = Uh @ dG
             dUh = V @ dG.T
             dW0 = phi_jacobian_vjp(W, dV, eps) if layernorm else dV
-            dU0 = U_from_hat(dUh, L)
+            dU0 = U_from_hat(dUh, L=L)
             parts.append((dW0, dU0))
         (a_W, a_U), (b_W, b_U) = parts
         g0n2 = float(np.sum(a_W * b_W) + np.sum(a_U * b_U))

@@ -78,8 +78,8 @@ def plot_diagnosis(diag, out) -> dict:
     p = diag.theory.predicted
     ln = diag.network == "h*"
     th = diag.theory.theorem or "no theorem"
-    V = phi(diag.W, diag.eps) if ln else diag.W
-    Uh = U_hat(diag.U, task.L)
+    V = phi(diag.W, eps=diag.eps) if ln else diag.W
+    Uh = U_hat(diag.U, L=task.L)
     paths = {}
     what = "φ(W)" if ln else "W"
     pts, s = _pca2(V.T)

@@ -461,14 +461,14 @@ def frame_alignment(task, W, layernorm: bool = False, *, max_iter: int = 200, to
 def _U_blocks(task, U, d):
     from ..network import U_hat
 
-    Uh = U_hat(U, task.L)  # d×KL, column k·L+ℓ = u_{k,ℓ}
+    Uh = U_hat(U, L=task.L)  # d×KL, column k·L+ℓ = u_{k,ℓ}
     return _Block(Uh, task.Z.ravel(), np.zeros(task.K * task.L, dtype=np.intp), 1, task.n_c)
 
 
 def _U_star(task, F, c):
     from ..network import U_from_hat
 
-    return U_from_hat(c * (F[:, task.Z.ravel()]), task.L)
+    return U_from_hat(c * (F[:, task.Z.ravel()]), L=task.L)
 
 
 def _joint_scale(*arrays):

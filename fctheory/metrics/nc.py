@@ -3,10 +3,16 @@ Súkeník et al. Def. 3.4; the perturbation paper §1.5).
 
 Conventions
 -----------
-* ``H`` is samples × features (N × m), ``y`` integer labels in {0, …, K−1}; every class must occur.
-  Classes may be unbalanced; the global mean is the mean of the class means, μ_G = (1/K)Σ_k μ_k
-  (the review's definition; it is the sample mean for balanced classes).
-* ``W`` is the classifier, K × m (row k = a_k), ``M`` a K × m matrix of class means (or classifier rows).
+* ``H`` is samples × features (N × d), ``y`` integer labels in {0, …, K−1}; every class must occur
+  (samples as rows, like the peer libraries rhubarbwu/neural-collapse and felixsh/nc-toolbox).
+  Classes may be unbalanced; by default the global mean is the mean of the class means,
+  μ_G = (1/K)Σ_k μ_k (the review's definition); ``global_mean="samples"`` uses the sample mean
+  (1/N)Σ_i h_i instead (they agree for balanced classes). docs/metrics-peers.md maps every peer
+  function to the fctheory call that reproduces it.
+* ``W`` is the classifier, K × d (row k = a_k), ``M`` a K × d matrix of class means (or classifier rows).
+* Translation-invariant statistics subtract one sample (row) first: for features with a large
+  common offset the subtraction is exact (Sterbenz), so the class means of the offset-free data
+  are not lost to cancellation.
 * Statistics are computed in float64 with two passes (means first, then deviations), never as
   E[x²] − E[x]², so collapsed data give exact zeros.
 * Inputs may be NumPy or CuPy arrays; the computation stays on the array's device and scalars
@@ -20,7 +26,7 @@ import numpy as np
 
 from .._backend import array_namespace_of, to_numpy
 from .._budget import check_work
-from .._validate import Array, Bool, Choice, Int, fail, public, public_class, result_type
+from .._validate import Array, Bool, Choice, Int, Real, fail, public, public_class, result_type
 
 __all__ = [
     "ClassStatistics",
@@ -33,6 +39,9 @@ __all__ = [
     "equinorm",
     "equiangularity",
     "etf_gram",
+    "uniformity",
+    "uniform_duality",
+    "nc5",
     "NCAccumulator",
 ]
 
@@ -43,6 +52,9 @@ _H = Array(ndim=2)
 _M = Array(ndim=2)
 _Y = Array(ndim=1, integer=True, min=0)
 _KOPT = Int(min=2).or_none()
+_GMEAN = Choice("class_means", "samples")
+_COUNTS = Array(ndim=1, min=0).or_none()
+_DDOF = Int(min=0, max=1)
 
 
 def _features(H, name="H"):
@@ -129,16 +141,16 @@ def _scale_back(name, value, A, e, what):
 @result_type
 @dataclass(frozen=True)
 class ClassStatistics:
-    """Two-pass class statistics of features H (N × m) with labels y.
+    """Two-pass class statistics of features H (N × d) with labels y.
 
     Attributes
     ----------
     means : (K, m) class means μ_k.
-    global_mean : (m,) μ_G = (1/K)Σ_k μ_k.
+    global_mean : (d,) μ_G = (1/K)Σ_k μ_k (or the sample mean, ``global_mean="samples"``).
     counts : (K,) samples per class (NumPy).
-    sigma_W : (m, m) within-class covariance (1/N)Σ (h − μ_{y})(h − μ_{y})ᵀ.
-    sigma_B : (m, m) between-class covariance (1/K)Σ_k (μ_k − μ_G)(μ_k − μ_G)ᵀ.
-    class_var : (K,) Var_k = mean over class k of ‖h − μ_k‖² (CDNV's numerator terms).
+    sigma_W : (d, d) within-class covariance (1/N)Σ (h − μ_{y})(h − μ_{y})ᵀ.
+    sigma_B : (d, d) between-class covariance (1/K)Σ_k (μ_k − μ_G)(μ_k − μ_G)ᵀ.
+    class_var : (K,) Var_k = Σ_{h in class k} ‖h − μ_k‖² / (n_k − ddof) (CDNV's numerator terms).
     """
 
     means: object
@@ -157,55 +169,103 @@ class ClassStatistics:
         return int(self.counts.sum())
 
 
-def _first_pass(H, y, K):
-    """(xp, H, y, K, counts, Y one-hot, class means, deviations D = H − μ_y, e) without any m×m matrix.
+def _first_pass(H, y, K, shift=False):
+    """(xp, H, y, K, counts, Y one-hot, class means, deviations D = H − μ_y, e) without any d×d matrix.
 
-    H is rescaled exactly by 2^-e first (every quantity below is then of H·2^-e).
+    H is rescaled exactly by 2^-e first (every quantity below is then of H·2^-e). With ``shift`` the
+    returned H and class means are those of H − h_0 (h_0 the first row; exact when the rows share a
+    large offset, Sterbenz's lemma): only for translation-invariant callers.
     """
     xp, H = _features(H)
     y, K, counts = _labels(y, H.shape[0], K, xp)
     H, e = _unit(xp, H)
     Y = _onehot(xp, y, K)
-    means = (Y.T @ H) / xp.asarray(counts.astype(np.float64))[:, None]
-    return xp, H, y, K, counts, Y, means, H - means[y], e
+    cnt = xp.asarray(counts.astype(np.float64))[:, None]
+    # subtract each class's first sample before averaging: for nearly collapsed classes, and for
+    # features sharing a large offset, h − rep is exact (Sterbenz) and the small remainders keep
+    # full relative accuracy; a class whose samples all coincide gets that sample as exact mean
+    yh = to_numpy(y)
+    first = np.full(K, -1, dtype=np.int64)
+    first[yh[::-1]] = np.arange(yh.size - 1, -1, -1)
+    rep = H[xp.asarray(first)]
+    Hr = H - rep[y]
+    mr = (Y.T @ Hr) / cnt
+    D = Hr - mr[y]
+    D = D - ((Y.T @ D) / cnt)[y]  # corrected two-pass: the rounding of mr, once more
+    if shift:
+        # means of H − h_0 (h_0 the first row): rep − h_0 is exact for a shared offset
+        h0 = H[:1]
+        means = (rep - h0) + mr
+        H = H - h0
+    else:
+        means = rep + mr
+    return xp, H, y, K, counts, Y, means, D, e
+
+
+def _global_mean(xp, means, counts, how):
+    """μ_G: the mean of the class means (``"class_means"``) or the sample mean Σ_k n_k μ_k / N."""
+    if how == "class_means" or counts is None:
+        return means.mean(axis=0)
+    c = np.asarray(counts, dtype=np.float64)
+    c = c / c.max()  # weights are scale free: huge counts (1e308) must not overflow the sum
+    return (xp.asarray(c) @ means) / float(c.sum())
+
+
+def _class_var(xp, Y, D, counts, ddof):
+    """Var_k = Σ_{i in k} ‖h_i − μ_k‖² / (n_k − ddof); ddof = 1 needs two samples in every class."""
+    n = np.asarray(counts, dtype=np.int64)
+    if ddof and np.any(n <= ddof):
+        fail("ddof", ddof, f"the unbiased class variance needs >= 2 samples per class (class {int(np.argmin(n))} "
+                           f"has {int(n.min())})")
+    return (Y.T @ xp.sum(D * D, axis=1)) / xp.asarray((n - ddof).astype(np.float64))
 
 
 def _check_scatter_size(name, value, m, what):
-    # Σ_W and Σ_B are m×m: size them before they are formed
+    # Σ_W and Σ_B are d×d: size them before they are formed
     check_work(name, value, bytes=3 * 8 * int(m) ** 2, what=what)
 
 
-@public(H=_H, y=_Y, K=_KOPT)
-def class_statistics(H, y, K: int | None = None) -> ClassStatistics:
+@public(H=_H, y=_Y, K=_KOPT, global_mean=_GMEAN, ddof=_DDOF, legacy_positional=("K",))
+def class_statistics(H, y, *, K: int | None = None, global_mean: str = "class_means",
+                     ddof: int = 0) -> ClassStatistics:
     """Class means, global mean, Σ_W and Σ_B of the review's §2.3 (two-pass, float64).
 
     Parameters
     ----------
-    H : array_like, (N, m)
+    H : array_like, (N, d)
         Features, one sample per row (NumPy or CuPy).
     y : array_like of int, (N,)
         Labels in {0, …, K−1}; every class must occur.
     K : int, optional
         Number of classes (default: max(y) + 1).
+    global_mean : {"class_means", "samples"}
+        μ_G used in Σ_B = (1/K)Σ_k (μ_k − μ_G)(μ_k − μ_G)ᵀ: the mean of the class means (default;
+        the review's §2.3, rhubarbwu's ``MeanAccumulator.compute()``) or the sample mean
+        (nc-toolbox's ``global_embedding_mean``; rhubarbwu's ``compute(weighted=True)``).
+    ddof : {0, 1}
+        ``class_var`` divides by n_k − ddof: 0 (default; Galanti et al., rhubarbwu's
+        ``VarNormAccumulator``) or 1 (nc-toolbox's ``class_embedding_variances``).
 
+    Notes
+    -----
     The statistics are computed on H·2^-e (an exact rescaling) and scaled back, so features of any
-    magnitude give finite statistics whenever these are representable in float64.
+    magnitude give finite statistics whenever these are representable in float64. Σ_W divides by N.
     """
     xp, Hf = _features(H)
     _check_scatter_size("H", to_numpy(Hf) if Hf.size <= 6 else f"array of shape {tuple(Hf.shape)}", Hf.shape[1],
-                        "class_statistics (m x m covariances)")
-    xp, Hs, y, K, counts, Y, means, D, e = _first_pass(Hf, y, K)
-    cnt = xp.asarray(counts.astype(np.float64))
+                        "class_statistics (d x d covariances)")
+    xp, Hs, y, K, counts, Y, means, D, e = _first_pass(Hf, y, K, shift=True)
+    h0 = _unit(xp, Hf)[0][0]  # the row _first_pass subtracted (of the unit-scaled features)
     N = Hs.shape[0]
     sigma_W = (D.T @ D) / N
-    class_var = (Y.T @ xp.sum(D * D, axis=1)) / cnt
-    mu_G = means.mean(axis=0)
+    class_var = _class_var(xp, Y, D, counts, ddof)
+    mu_G = _global_mean(xp, means, counts, global_mean)
     Mc = means - mu_G
     sigma_B = (Mc.T @ Mc) / K
     show = f"array of shape {tuple(Hf.shape)}"
     return ClassStatistics(
-        _scale_back("H", show, means, e, "the class means"),
-        _scale_back("H", show, mu_G, e, "the global mean"),
+        _scale_back("H", show, means + h0, e, "the class means"),
+        _scale_back("H", show, mu_G + h0, e, "the global mean"),
         counts,
         _scale_back("H", show, sigma_W, 2 * e, "Σ_W"),
         _scale_back("H", show, sigma_B, 2 * e, "Σ_B"),
@@ -217,16 +277,29 @@ def _pinv_rank_tol(s, shape):
     return 10.0 * float(s.max()) * max(shape) * np.finfo(np.float64).eps if s.size else 0.0
 
 
-def _nc1_from_stats(xp, means, mu_G, sigma_W, K, variant):
-    Mc = means - mu_G
+_NC1_VARIANTS = Choice("papyan", "trace_ratio", "within_fraction", "between_fraction")
+_RANK = Choice("auto", "K-1")
+_RTOL = Real(lo=0.0, lo_open=True, hi=1.0, hi_open=True).or_none()
+
+
+def _trace_variant(trW, trB, variant):
+    """tr Σ_W / tr Σ_B and Rangamani et al.'s normalised fractions of tr Σ_W + tr Σ_B."""
     if variant == "trace_ratio":
-        trB = float(xp.sum(Mc * Mc)) / K
-        trW = float(xp.trace(sigma_W))
         if trB == 0.0:
             fail("H", "features whose class means coincide", "NC1 is undefined when tr(Σ_B) = 0")
         return trW / trB
+    tot = trW + trB
+    if tot == 0.0:
+        fail("H", "features that all coincide", "the normalised class variances are undefined when Σ_W = Σ_B = 0")
+    return (trW if variant == "within_fraction" else trB) / tot
+
+
+def _nc1_from_stats(xp, means, mu_G, sigma_W, K, variant, pinv_rtol=None, rank="auto"):
+    Mc = means - mu_G
+    if variant != "papyan":
+        return _trace_variant(float(xp.trace(sigma_W)), float(xp.sum(Mc * Mc)) / K, variant)
     # tr(Σ_W Σ_B⁺)/K with Σ_B = M̃ᵀM̃/K = V S² Vᵀ/K  ⇒  Σ_B⁺ = K V S⁻² Vᵀ
-    V, s_k = _between_directions(xp, Mc, K)
+    V, s_k = _between_directions(xp, Mc, K, pinv_rtol, rank)
     T = (V.T @ sigma_W @ V) / (s_k[:, None] * s_k[None, :])
     return float(xp.trace(T))
 
@@ -238,51 +311,88 @@ def _svd(xp, A, name):
         fail(name, f"array of shape {tuple(A.shape)}", f"the SVD did not converge ({exc})")
 
 
-def _between_directions(xp, Mc, K):
-    """Right singular vectors V (m×r) and singular values of the centred means M̃ kept for Σ_B⁺."""
+def _between_directions(xp, Mc, K, pinv_rtol=None, rank="auto"):
+    """Right singular vectors V (d×r) and singular values of the centred means M̃ kept for Σ_B⁺.
+
+    The eigenvalues of Σ_B = M̃ᵀM̃/K are λ_i = s_i²/K, taken from the SVD of M̃ (never from Σ_B
+    formed in floating point, whose rounding eigenvalues ~eps·λ_max could pass a relative cut-off).
+    ``pinv_rtol=None``: the ≤ K−1 directions with s_i > 10·max(K, d)·eps·s_max; ``pinv_rtol=r``:
+    every direction with λ_i > r·λ_max (numpy/scipy/torch ``pinv`` on Σ_B); ``rank="K-1"``: exactly
+    the top K−1 directions (scipy ``svds(Σ_B, k=K−1)``), refused when one of them is (numerically) 0.
+    """
     _, s, Vt = _svd(xp, Mc, "H")
     s_h = to_numpy(s)
-    tol = _pinv_rank_tol(s_h, Mc.shape)
-    # centred means have rank ≤ K−1; a K-th singular value is rounding noise of the centring
-    keep = (s_h > tol) & (np.arange(s_h.size) < K - 1)
+    smax = float(s_h.max()) if s_h.size else 0.0
+    if pinv_rtol is None:
+        tol = _pinv_rank_tol(s_h, Mc.shape)
+        above = s_h > tol
+    else:
+        # λ_i > r·λ_max  ⇔  (s_i/s_max)² > r, compared without squaring tiny numbers to zero
+        above = (s_h / smax) ** 2 > pinv_rtol if smax > 0 else np.zeros(s_h.shape, dtype=bool)
+    if rank == "K-1":
+        if s_h.size < K - 1 or not above[: K - 1].all():
+            fail("rank", rank, f"Σ_B has fewer than K−1 = {K - 1} non-zero eigenvalues (rank-deficient between-class "
+                               "covariance): its top-(K−1) inverse divides by zero; use rank='auto'")
+        keep = np.arange(s_h.size) < K - 1
+    elif pinv_rtol is None:
+        # centred means have rank ≤ K−1; a K-th singular value is rounding noise of the centring
+        keep = above & (np.arange(s_h.size) < K - 1)
+    else:
+        keep = above
     if not keep.any():
         fail("H", "features whose class means coincide", "NC1 is undefined when Σ_B = 0")
     idx = xp.asarray(np.nonzero(keep)[0])
     return Vt[idx].T, s[idx]
 
 
-@public(H=_H, y=_Y, variant=Choice("papyan", "trace_ratio"), K=_KOPT)
-def nc1(H, y, variant: str = "papyan", *, K: int | None = None) -> float:
+@public(H=_H, y=_Y, variant=_NC1_VARIANTS, K=_KOPT, global_mean=_GMEAN, pinv_rtol=_RTOL, rank=_RANK,
+        legacy_positional=("variant",))
+def nc1(H, y, *, variant: str = "papyan", K: int | None = None, global_mean: str = "class_means",
+        pinv_rtol: float | None = None, rank: str = "auto") -> float:
     """NC1 within-class variability collapse.
 
     Parameters
     ----------
-    H : array_like, (N, m)
+    H : array_like, (N, d)
     y : array_like of int, (N,)
-    variant : {"papyan", "trace_ratio"}
-        ``"papyan"`` (default): (1/K)·tr(Σ_W Σ_B⁺), review eq. (4) (Papyan et al.);
-        ``"trace_ratio"``: tr(Σ_W)/tr(Σ_B) (Súkeník et al. Def. 3.4; the perturbation paper's ÑC1, eq. 3).
+    variant : {"papyan", "trace_ratio", "within_fraction", "between_fraction"}
+        ``"papyan"`` (default): (1/K)·tr(Σ_W Σ_B⁺), review eq. (4) (Papyan et al. 2020, Fig. 6;
+        rhubarbwu ``covariance_ratio(metric="pinv"|"svd")``, nc-toolbox ``nc1_strong``);
+        ``"trace_ratio"``: tr(Σ_W)/tr(Σ_B) (Súkeník et al. Def. 3.4; the perturbation paper's ÑC1, eq. 3;
+        rhubarbwu ``covariance_ratio(metric="quotient")``, Tirer et al. 2023);
+        ``"within_fraction"`` / ``"between_fraction"``: tr Σ_W / (tr Σ_W + tr Σ_B) and
+        tr Σ_B / (tr Σ_W + tr Σ_B) (Rangamani et al. 2023 §4; nc-toolbox ``nc1_weak``, which returns
+        the pair (between, within)).
     K : int, optional
         Number of classes (default max(y) + 1); every class must occur.
+    global_mean : {"class_means", "samples"}
+        μ_G in Σ_B: the mean of the class means (default, review §2.3) or the sample mean
+        (nc-toolbox, which passes ``global_embedding_mean(H)``).
+    pinv_rtol : float in (0, 1), optional
+        Eigenvalue cut-off of Σ_B⁺ relative to the largest eigenvalue: λ_i > pinv_rtol·λ_max kept,
+        no rank cap (as ``numpy.linalg.pinv(Σ_B)``: 1e-15, nc-toolbox; ``torch.linalg.pinv``: d·eps,
+        rhubarbwu "pinv"; ``scipy.linalg.pinv``: d·eps). Default: fctheory's rule, the ≤ K−1
+        directions with singular value of M̃ above 10·max(K, d)·eps relative.
+    rank : {"auto", "K-1"}
+        ``"K-1"``: invert exactly the top K−1 eigen-directions of Σ_B (Han et al. 2022's script,
+        rhubarbwu "svd": ``scipy.sparse.linalg.svds(Σ_B, k=K−1)``); refused when Σ_B has rank < K−1.
 
-    Both are 0 iff every feature equals its class mean (zero within-class scatter gives exactly 0),
-    and invariant under H → sQH (s ≠ 0, Q orthogonal) and under relabelling of classes; H is
-    rescaled exactly by a power of two first, so H·1e300 and H·1e-300 give the value of H. Σ_B⁺ keeps
-    at most K−1 singular directions of the centred means (their rank, so a rank-deficient Σ_B is
-    handled), those above 10·max(K, m)·eps relative to the largest. Undefined (FCTheoryError) when
-    all class means coincide (Σ_B = 0).
+    Notes
+    -----
+    Every variant is 0 iff every feature equals its class mean (except ``"between_fraction"``,
+    which is then 1), and invariant under H → sQH + t (s ≠ 0, Q orthogonal) and relabelling;
+    H is rescaled exactly by a power of two first, so H·1e300 and H·1e-300 give the value of H.
+    The eigenvalues of Σ_B are taken from the SVD of the centred means, never from Σ_B rounded.
+    Undefined (FCTheoryError) when all class means coincide (Σ_B = 0).
     """
-    xp, H, y, K, counts, Y, means, D, _ = _first_pass(H, y, K)
+    xp, H, y, K, counts, Y, means, D, _ = _first_pass(H, y, K, shift=True)
     N = H.shape[0]
-    Mc = means - means.mean(axis=0)
-    if variant == "trace_ratio":
-        trB = float(xp.sum(Mc * Mc)) / K
-        if trB == 0.0:
-            fail("H", "features whose class means coincide", "NC1 is undefined when tr(Σ_B) = 0")
-        return float(xp.sum(D * D)) / N / trB
-    # tr(Σ_W Σ_B⁺)/K = ‖D V S⁻¹‖²/N with M̃ = U S Vᵀ: only the ≤ K−1 between-class directions
-    # are needed, O(N·m·K) instead of forming the m×m Σ_W and its pseudo-inverse
-    V, s_k = _between_directions(xp, Mc, K)
+    Mc = means - _global_mean(xp, means, counts, global_mean)
+    if variant != "papyan":
+        return _trace_variant(float(xp.sum(D * D)) / N, float(xp.sum(Mc * Mc)) / K, variant)
+    # tr(Σ_W Σ_B⁺)/K = ‖D V S⁻¹‖²/N with M̃ = U S Vᵀ: only the between-class directions are
+    # needed, O(N·d·K) instead of forming the d×d Σ_W and its pseudo-inverse
+    V, s_k = _between_directions(xp, Mc, K, pinv_rtol, rank)
     T = (D @ V) / s_k[None, :]
     return float(xp.sum(T * T)) / N
 
@@ -327,15 +437,35 @@ def _check_gram_size(name, value, K, what):
     check_work(name, value, bytes=4 * 8 * int(K) ** 2, what=what)
 
 
-def _centred_unit(xp, M, center):
-    """The (optionally centred) rows of M, rescaled exactly so that the largest entry is < 1."""
-    M = _unit(xp, M)[0]  # first: the mean of 1e308 entries would overflow
-    Mc = M - M.mean(axis=0) if center else M
-    return _unit(xp, Mc)[0]
+def _centred_unit(xp, M, center, counts=None, with_exponent=False):
+    """The (optionally centred) rows of M, rescaled exactly so that the largest entry is < 1.
+
+    Centring subtracts the mean row, or the count-weighted mean row Σ n_k m_k / Σ n_k when
+    ``counts`` are given (the sample mean when M holds class means). The first row is subtracted
+    first (exact for rows sharing a large offset), so the centred rows keep their accuracy. With
+    ``with_exponent`` returns (M̃·2^-e, e).
+    """
+    if counts is not None:
+        c = np.asarray(counts, dtype=np.float64)
+        if not center:
+            fail("counts", c, "weights the centring; it needs center=True")
+        if c.shape[0] != M.shape[0]:
+            fail("counts", c, f"must have one entry per row of M (K = {M.shape[0]}), got {c.shape[0]}")
+        if not np.all(c > 0):
+            fail("counts", c, "class counts must be > 0")
+    M, e1 = _unit(xp, M)  # first: the mean of 1e308 entries would overflow
+    if center:
+        M0 = M - M[:1]
+        Mc = M0 - _global_mean(xp, M0, counts, "samples" if counts is not None else "class_means")
+    else:
+        Mc = M
+    Mc, e2 = _unit(xp, Mc)
+    return (Mc, e1 + e2) if with_exponent else Mc
 
 
-@public(M=_M, variant=Choice("etf", "identity", "zhu", "cosine"), center=Bool())
-def nc2(M, variant: str = "etf", *, center: bool = True) -> float:
+@public(M=_M, variant=Choice("etf", "identity", "zhu", "cosine"), center=Bool(), counts=_COUNTS,
+        legacy_positional=("variant",))
+def nc2(M, *, variant: str = "etf", center: bool = True, counts=None) -> float:
     """NC2: distance of the rows of M (class means or classifier rows, K × m) to a simplex ETF.
 
     Parameters
@@ -346,12 +476,18 @@ def nc2(M, variant: str = "etf", *, center: bool = True) -> float:
         (Súkeník et al.'s NC2A with the corrected E_K): 0 iff the rows are a scaled simplex ETF
         (equinorm *and* equiangular); in [0, 1].
         ``"identity"``: the same distance to c·I_K (NC2B, bias-free MSE optima); use ``center=False``.
-        ``"zhu"``: ‖GG/‖GG‖_F − E_K/√(K−1)‖_F (Zhu et al., unnormalised centred rows).
+        ``"zhu"``: ‖GG/‖GG‖_F − E_K/√(K−1)‖_F (Zhu et al., unnormalised centred rows; rhubarbwu
+        ``simplex_etf_error``, Kothapalli 2023).
         ``"cosine"``: the review's eq. (7), the same with row-normalised M̃ (equiangularity only,
         blind to unequal norms).
     center : bool
         Subtract the mean row first (M̃ = M − 1μ_Gᵀ). Default True.
+    counts : array_like, (K,), optional
+        Class sizes n_k: centre at the weighted mean Σ n_k m_k / N, the sample mean when M holds the
+        class means (rhubarbwu's ``m_G`` from ``MeanAccumulator.compute(weighted=True)``).
 
+    Notes
+    -----
     All variants are invariant under M → sMQ (s ≠ 0, Q orthogonal); M̃ is rescaled exactly by a
     power of two first, so M·1e300 and M·1e-300 give the value of M. Undefined (FCTheoryError) for
     M̃ = 0, and for ``"cosine"`` when a row of M̃ is zero.
@@ -359,7 +495,7 @@ def nc2(M, variant: str = "etf", *, center: bool = True) -> float:
     xp, M = _as_K_by_m("M", M)
     K = M.shape[0]
     _check_gram_size("M", f"array of shape {tuple(M.shape)}", K, "nc2 (K x K Gram matrices)")
-    Mc = _centred_unit(xp, M, center)
+    Mc = _centred_unit(xp, M, center, counts)
     if variant == "cosine":
         nr = xp.sqrt(xp.sum(Mc * Mc, axis=1))
         if bool(xp.any(nr == 0)):
@@ -377,43 +513,192 @@ def nc2(M, variant: str = "etf", *, center: bool = True) -> float:
     return float(np.linalg.norm(G / nG - E / np.sqrt(K - 1)))
 
 
-@public(M=_M, center=Bool())
-def equinorm(M, *, center: bool = True) -> float:
-    """Papyan's equinorm statistic std_k ‖m̃_k‖ / mean_k ‖m̃_k‖ (0 iff all centred rows have equal norm).
+def _reduce(x, reduction, ddof=0, what="the values"):
+    """mean, variance (divisor n − ddof) or coefficient of variation std/mean of a 1-D NumPy array."""
+    x = np.asarray(x, dtype=np.float64)
+    mean = float(x.mean())
+    if reduction == "mean":
+        return mean
+    if x.size - ddof <= 0:
+        fail("ddof", ddof, f"a variance of {x.size} value(s) with ddof={ddof} is undefined")
+    var = float(np.sum((x - mean) ** 2)) / (x.size - ddof)
+    if reduction == "var":
+        return var
+    if mean == 0.0:
+        fail("reduction", reduction, f"the coefficient of variation is undefined: the mean of {what} is 0")
+    return var**0.5 / mean
 
-    A population standard deviation of non-negative norms: deviations cannot cancel. Scale
-    invariant (M̃ is rescaled exactly first); undefined (FCTheoryError) when every row of M̃ is zero.
+
+def _pairs(x):
+    """x_i − x_j over the pairs i < j, in the row-major order of numpy.triu_indices(K, 1)."""
+    i, j = np.triu_indices(x.shape[0], 1)
+    return x[i] - x[j]
+
+
+_REDUCE3 = Choice("mean", "var", "cv")
+
+
+@public(M=_M, center=Bool(), counts=_COUNTS, log=Bool(), pairs=Bool(), reduction=Choice("cv", "mean"))
+def equinorm(M, *, center: bool = True, counts=None, log: bool = False, pairs: bool = False,
+             reduction: str = "cv") -> float:
+    """Equinormness of the (centred) rows m̃_k of M (K × d).
+
+    Parameters
+    ----------
+    M : array_like, (K, d)
+        Class means (or classifier rows).
+    center : bool
+        Subtract the mean row first (default True).
+    counts : array_like, (K,), optional
+        Class sizes: centre at the count-weighted (sample) mean instead (see :func:`nc2`).
+    log : bool
+        Use log‖m̃_k‖ instead of ‖m̃_k‖: Wu & Papyan 2024 §3.5's log-norm equinormness (the CoV of the
+        log norms; nc-toolbox ``nc2_equinormness``).
+    pairs : bool
+        Reduce the signed differences x_i − x_j over the pairs i < j (row-major
+        ``numpy.triu_indices`` order) instead of the K values x_k: nc-toolbox ``nc2_equinormness``
+        does this. Its mean is Σ_k (K − 1 − 2k)·x_k / (K(K−1)/2), which depends on the order of the
+        classes: kept only to reproduce that library.
+    reduction : {"cv", "mean"}
+        ``"cv"`` (default): population std / mean (the coefficient of variation; Papyan et al. 2020's
+        equinorm std_k ‖m̃_k‖ / mean_k ‖m̃_k‖); ``"mean"``: the mean.
+
+    Notes
+    -----
+    With ``log=False`` the CoV is scale invariant (M̃ is rescaled exactly first) and the mean scales
+    with M. The log-norm statistics are *not* scale invariant (log‖s·m‖ = log s + log‖m‖); they are
+    computed as log‖m̃·2^-e‖ + e·log 2, so no magnitude overflows. Undefined (FCTheoryError) when every
+    row of M̃ is zero, for ``log=True`` when a row is zero, and for ``"cv"`` when the mean is 0.
     """
     xp, M = _as_K_by_m("M", M)
-    Mc = _centred_unit(xp, M, center)
+    Mc, e = _centred_unit(xp, M, center, counts, with_exponent=True)
     nr = to_numpy(xp.sqrt(xp.sum(Mc * Mc, axis=1)))
-    mean = nr.mean()
-    if mean == 0.0:
-        fail("M", "a zero matrix", "equinorm is undefined when every row is zero")
-    return float(np.sqrt(np.mean((nr - mean) ** 2)) / mean)
+    if not log and not pairs and reduction == "cv":
+        mean = nr.mean()
+        if mean == 0.0:
+            fail("M", "a zero matrix", "equinorm is undefined when every row is zero")
+        return float(np.sqrt(np.mean((nr - mean) ** 2)) / mean)
+    if log:
+        if np.any(nr == 0):
+            fail("M", "a matrix with a zero (centred) row", "the log norm of a zero row is undefined")
+        x = np.log(nr) + e * np.log(2.0)
+    else:
+        if not np.any(nr > 0):
+            fail("M", "a zero matrix", "equinorm is undefined when every row is zero")
+        x = nr
+    if pairs:
+        x = _pairs(x)
+    val = _reduce(x, reduction, what="the norms")
+    if log or reduction == "cv":
+        return float(val)
+    return _scale_back("M", f"array of shape {tuple(M.shape)}", val, e, "the mean norm")
 
 
-@public(M=_M, variant=Choice("max_angle", "std"), center=Bool())
-def equiangularity(M, variant: str = "max_angle", *, center: bool = True) -> float:
+def _row_normalised(xp, Mc, name):
+    nr = xp.sqrt(xp.sum(Mc * Mc, axis=1))
+    if bool(xp.any(nr == 0)):
+        fail(name, "a matrix with a zero (centred) row", "cosines are undefined for zero rows")
+    return Mc / nr[:, None]
+
+
+@public(M=_M, variant=Choice("max_angle", "std", "shifted_mean", "shifted_cv"), center=Bool(), counts=_COUNTS,
+        legacy_positional=("variant",))
+def equiangularity(M, *, variant: str = "max_angle", center: bool = True, counts=None) -> float:
     """Equiangularity of the (centred) rows of M.
 
     ``"max_angle"`` (default): mean_{k≠k'} |cos(m̃_k, m̃_k') + 1/(K−1)| (Papyan's "max-angle"; absolute
     values, so errors of opposite sign cannot cancel); ``"std"``: std_{k≠k'} cos(m̃_k, m̃_k')
-    (Papyan's equiangularity, 0 for any equiangular set, not only the simplex). Scale invariant
-    (M̃ is rescaled exactly first); undefined (FCTheoryError) when a row of M̃ is zero.
+    (Papyan's equiangularity, 0 for any equiangular set, not only the simplex);
+    ``"shifted_mean"`` / ``"shifted_cv"``: the mean / the coefficient of variation (population std
+    over mean) of cos(m̃_k, m̃_k') + 1/(K−1) over the pairs k < k' (Wu & Papyan 2024 §3.5's
+    "interference"; nc-toolbox ``nc2_equiangularity`` with reduction "mean" / "cov"; the mean is ≥ 0
+    for centred rows of equal norm, with equality for a simplex). ``counts`` centres at the
+    count-weighted mean (see :func:`nc2`).
+
+    Scale invariant (M̃ is rescaled exactly first); undefined (FCTheoryError) when a row of M̃ is zero
+    (and for ``"shifted_cv"`` when the shifted mean is 0).
     """
     xp, M = _as_K_by_m("M", M)
     K = M.shape[0]
     _check_gram_size("M", f"array of shape {tuple(M.shape)}", K, "equiangularity (a K x K cosine matrix)")
-    Mc = _centred_unit(xp, M, center)
-    nr = xp.sqrt(xp.sum(Mc * Mc, axis=1))
-    if bool(xp.any(nr == 0)):
-        fail("M", "a matrix with a zero (centred) row", "cosines are undefined for zero rows")
-    C = to_numpy((Mc @ Mc.T) / (nr[:, None] * nr[None, :]))
+    U = _row_normalised(xp, _centred_unit(xp, M, center, counts), "M")
+    C = to_numpy(U @ U.T)
+    if variant in ("shifted_mean", "shifted_cv"):
+        i, j = np.triu_indices(K, 1)
+        return float(_reduce(C[i, j] + 1.0 / (K - 1), "mean" if variant == "shifted_mean" else "cv",
+                             what="the shifted cosines"))
     off = C[~np.eye(K, dtype=bool)]
     if variant == "max_angle":
         return float(np.mean(np.abs(off + 1.0 / (K - 1))))
     return float(np.sqrt(np.mean((off - off.mean()) ** 2)))
+
+
+@public(M=_M, kernel=Choice("log", "distance", "riesz"), reduction=_REDUCE3, center=Bool(), counts=_COUNTS)
+def uniformity(M, *, kernel: str = "log", reduction: str = "var", center: bool = True, counts=None) -> float:
+    """Hyperspherical uniformity of the class means (generalised NC2, Liu et al. 2023; Wu & Papyan 2024).
+
+    The centred rows are normalised, u_k = m̃_k/‖m̃_k‖, and a kernel is evaluated on every pair k < k':
+
+    * ``"log"`` (default): log(1/‖u_k − u_k'‖), the logarithmic energy (rhubarbwu ``log_kernel``;
+      nc-toolbox ``gnc2_hypershperical_uniformity``);
+    * ``"distance"``: ‖u_k − u_k'‖ (rhubarbwu ``dist_kernel``);
+    * ``"riesz"``: sign(s)·‖u_k − u_k'‖^(−s) with s = d − 2 (the Riesz s-energy on S^(d−1);
+      rhubarbwu ``riesz_kernel``, which takes sign(0) = +1, so s = 0 gives 1).
+
+    Parameters
+    ----------
+    M : array_like, (K, d)
+    kernel : {"log", "distance", "riesz"}
+    reduction : {"var", "mean", "cv"}
+        Over the K(K−1)/2 pairs: ``"var"`` (default; population variance, rhubarbwu
+        ``kernel_stats(...)[1]``, the "nc2g" metrics), ``"mean"`` (the energy per pair;
+        ``kernel_stats(...)[0]``, nc-toolbox reduction "mean"), ``"cv"`` (population std / mean,
+        nc-toolbox reduction "cov").
+    center, counts :
+        As in :func:`nc2`.
+
+    Notes
+    -----
+    Scale invariant (the rows are normalised; M̃ is rescaled exactly first). The peer libraries add
+    the float epsilon to the norms (rhubarbwu ``normalize``); fctheory normalises exactly.
+    Undefined (FCTheoryError) when a row of M̃ is zero, for the log and Riesz (s > 0) kernels when two
+    rows have the same direction, and for ``"cv"`` when the mean is 0.
+    """
+    xp, M = _as_K_by_m("M", M)
+    K, d = M.shape
+    _check_gram_size("M", f"array of shape {tuple(M.shape)}", K, "uniformity (K x K pair distances)")
+    U = to_numpy(_row_normalised(xp, _centred_unit(xp, M, center, counts), "M"))
+    i, j = np.triu_indices(K, 1)
+    dist = np.sqrt(np.sum((U[i] - U[j]) ** 2, axis=1))
+    s = d - 2
+    if kernel == "distance":
+        x = dist
+    else:
+        if (kernel == "log" or s > 0) and np.any(dist == 0):
+            fail("M", "two (centred) rows with the same direction", f"the {kernel} kernel is infinite at distance 0")
+        x = -np.log(dist) if kernel == "log" else np.copysign(1.0, s) * dist ** float(-s)
+    return float(_reduce(x, reduction, what="the kernel values"))
+
+
+@public(M=_M, ood_mean=Array(ndim=1))
+def nc5(M, ood_mean) -> float:
+    """NC5 (Ammar et al. 2024, NECO): mean_k |cos(m_k, μ_G^OOD)|, the orthogonality of the
+    (uncentred) class means M (K × d) to the global mean of out-of-distribution features.
+
+    rhubarbwu ``orthogonality_deviation(M, m_G_ood)``. 0 when every class mean is orthogonal to the
+    OOD mean. Scale invariant in M and in ``ood_mean`` (each is rescaled exactly first); undefined
+    (FCTheoryError) for a zero row of M or a zero ``ood_mean``.
+    """
+    xp, M = _as_K_by_m("M", M)
+    _, g = _features(xp.asarray(ood_mean).reshape(1, -1), "ood_mean")
+    if g.shape[1] != M.shape[1]:
+        fail("ood_mean", to_numpy(g[0]), f"must have d = {M.shape[1]} entries like the rows of M")
+    U = _row_normalised(xp, _unit(xp, M)[0], "M")
+    gu = _unit(xp, g)[0][0]
+    ng = float(xp.sqrt(xp.sum(gu * gu)))
+    if ng == 0.0:
+        fail("ood_mean", to_numpy(g[0]), "the cosine with a zero vector is undefined")
+    return float(xp.mean(xp.abs(U @ (gu / ng))))
 
 
 def _check_W(W, K, m):
@@ -454,8 +739,9 @@ def _nc3_from(xp, W, means, mu_G, H, y, variant):
     return float(1.0 - xp.mean(num))
 
 
-@public(W=_M, H=_H, y=_Y, variant=Choice("duality", "duality_squared", "etf", "cosine"), K=_KOPT)
-def nc3(W, H, y, variant: str = "duality", *, K: int | None = None) -> float:
+@public(W=_M, H=_H, y=_Y, variant=Choice("duality", "duality_squared", "etf", "cosine"), K=_KOPT,
+        global_mean=_GMEAN, legacy_positional=("variant",))
+def nc3(W, H, y, *, variant: str = "duality", K: int | None = None, global_mean: str = "class_means") -> float:
     """NC3 self-duality of the classifier W (K × m) and the centred class means M̃ of H.
 
     Parameters
@@ -464,22 +750,82 @@ def nc3(W, H, y, variant: str = "duality", *, K: int | None = None) -> float:
     H : array_like, (N, m)
     y : array_like of int, (N,)
     variant : {"duality", "duality_squared", "etf", "cosine"}
-        ``"duality"`` (default): ‖W/‖W‖_F − M̃/‖M̃‖_F‖_F (Papyan et al.; ``"duality_squared"`` is its
-        square, as Papyan plots it); 0 iff W ∝ M̃ (positive factor).
-        ``"etf"``: ‖WM̃ᵀ/‖WM̃ᵀ‖_F − E_K/√(K−1)‖_F (review eq. (8), Zhu et al.); 0 does not imply W ∝ M̃.
+        ``"duality"`` (default): ‖W/‖W‖_F − M̃/‖M̃‖_F‖_F (Papyan et al.; nc-toolbox ``nc3_self_duality``;
+        ``"duality_squared"`` is its square, as Papyan plots it); 0 iff W ∝ M̃ (positive factor).
+        ``"etf"``: ‖WM̃ᵀ/‖WM̃ᵀ‖_F − E_K/√(K−1)‖_F (review eq. (8), Zhu et al.; rhubarbwu
+        ``self_duality_error``); 0 does not imply W ∝ M̃.
         ``"cosine"``: 1 − (1/N)Σ_i cos(h_i, w_{y_i}) (Súkeník et al., per sample, uncentred).
     K : int, optional
+    global_mean : {"class_means", "samples"}
+        μ_G of M̃ = M − 1μ_Gᵀ (see :func:`nc1`); unused by ``"cosine"``.
 
+    Notes
+    -----
     Invariant under (W, H) → (sWQᵀ, tHQᵀ) for s, t > 0 and Q orthogonal; W and H are rescaled exactly
     first, so any magnitude gives the same value.
     """
-    xp, Hf, yy, K, _, _, means, _, _ = _first_pass(H, y, K)
+    xp, Hf, yy, K, counts, _, means, _, _ = _first_pass(H, y, K, shift=variant != "cosine")
     W = _check_W(W, K, means.shape[1])
-    return _nc3_from(xp, W, means, means.mean(axis=0), Hf, yy, variant)
+    return _nc3_from(xp, W, means, _global_mean(xp, means, counts, global_mean), Hf, yy, variant)
+
+
+@public(W=_M, H=_H, y=_Y, pairs=Choice("matching", "upper"), cos=Bool(), reduction=_REDUCE3, ddof=_DDOF,
+        K=_KOPT, global_mean=_GMEAN)
+def uniform_duality(W, H, y, *, pairs: str = "matching", cos: bool = True, reduction: str = "cv", ddof: int = 0,
+                    K: int | None = None, global_mean: str = "class_means") -> float:
+    """Uniform duality (UNC3, Wu & Papyan 2024 §3.6): how uniform the alignment of the classifier rows
+    w_c with the centred class means μ̃_c = μ_c − μ_G is across classes.
+
+    Parameters
+    ----------
+    W : array_like, (K, d)
+    H : array_like, (N, d)
+    y : array_like of int, (N,)
+    pairs : {"matching", "upper"}
+        ``"matching"`` (default): one value per class, s_c = sim(w_c, μ̃_c) (rhubarbwu
+        ``similarities(W, M, m_G)``); ``"upper"``: sim(w_i, μ̃_j) over the pairs i < j (nc-toolbox
+        ``unc3_uniform_duality``, which reduces the strict upper triangle of the cosine matrix).
+    cos : bool
+        sim = cosine (default) or the dot product ⟨w, μ̃⟩ (rhubarbwu ``similarities(cos=False)``).
+    reduction : {"cv", "mean", "var"}
+        ``"cv"`` (default; the coefficient of variation std/mean as in the paper, nc-toolbox "cov"),
+        ``"mean"``, or ``"var"`` (rhubarbwu README's ``similarities(...).var()``: torch's default
+        unbiased variance, ``ddof=1``).
+    ddof : {0, 1}
+        Divisor n − ddof of the variance (in ``"var"`` and in the std of ``"cv"``).
+    K : int, optional
+    global_mean : {"class_means", "samples"}
+        μ_G of μ̃_c (see :func:`nc1`).
+
+    Notes
+    -----
+    With ``cos=True`` invariant under (W, H) → (sWQᵀ, tHQᵀ + b), s, t > 0 (W and H are rescaled
+    exactly first). With ``cos=False`` the mean scales with s·t and the variance with (s·t)²; they
+    are computed at unit scale and scaled back exactly. Undefined (FCTheoryError) for cosines of a zero
+    vector and for ``"cv"`` with mean 0.
+    """
+    xp, Hs, _, K, counts, _, means, _, e = _first_pass(H, y, K, shift=True)
+    W = _check_W(W, K, means.shape[1])
+    Wu, ew = _unit(xp, W)
+    Mc, em = _unit(xp, means - _global_mean(xp, means, counts, global_mean))
+    if cos:
+        Wu = _row_normalised(xp, Wu, "W")
+        Mc = _row_normalised(xp, Mc, "H")
+    if pairs == "matching":
+        x = to_numpy(xp.sum(Wu * Mc, axis=1))
+    else:
+        i, j = np.triu_indices(K, 1)
+        x = to_numpy(Wu @ Mc.T)[i, j]
+    val = _reduce(x, reduction, ddof, what="the similarities")
+    if cos or reduction == "cv":
+        return float(val)
+    scale = e + ew + em  # ⟨w, μ̃⟩ of the inputs = (value at unit scale)·2^scale
+    return _scale_back("H", f"array of shape {tuple(Hs.shape)}", val, scale * (2 if reduction == "var" else 1),
+                       "the similarity statistic")
 
 
 def _ncc_disagreements(xp, W, b, H, means):
-    """Disagreements of argmax(Wh + b) and argmin ‖h − μ_c‖, free of overflow at any scale.
+    """Per-sample disagreements (bool, NumPy) of argmax(Wh + b) and argmin ‖h − μ_c‖, free of overflow.
 
     argmax is invariant under a positive rescaling of (W, b) and argmin under a common one of
     (H, means); the cross term ⟨h, w⟩ is formed from unit-scaled factors and only then compared
@@ -507,11 +853,12 @@ def _ncc_disagreements(xp, W, b, H, means):
     with np.errstate(over="ignore"):
         dist = -2.0 * (Hs @ Ms.T) + xp.sum(Ms * Ms, axis=1)[None, :]
     ncc = xp.argmin(dist, axis=1)
-    return int(xp.sum(pred != ncc))
+    return to_numpy(pred != ncc)
 
 
-@public(W=_M, H=_H, y=_Y, b=Array(ndim=1).or_none(), means=_M.or_none(), K=_KOPT)
-def nc4(W, H, y, b=None, *, means=None, K: int | None = None) -> float:
+@public(W=_M, H=_H, y=_Y, b=Array(ndim=1).or_none(), means=_M.or_none(), K=_KOPT,
+        average=Choice("samples", "classes"), legacy_positional=("b",))
+def nc4(W, H, y, *, b=None, means=None, K: int | None = None, average: str = "samples") -> float:
     """NC4: disagreement rate between the classifier argmax_c(⟨w_c, h⟩ + b_c) and the nearest class
     centre argmin_c ‖h − μ_c‖ (review eq. (9); a disagreement rate, not an error rate).
 
@@ -526,7 +873,14 @@ def nc4(W, H, y, b=None, *, means=None, K: int | None = None) -> float:
         Class means (e.g. from :class:`NCAccumulator`), to evaluate batches of a feature set that does
         not fit in memory; the counts are then additive over batches.
     K : int, optional
+    average : {"samples", "classes"}
+        ``"samples"`` (default): the fraction of the N samples (nc-toolbox
+        ``nc4_classifier_agreement`` = 1 − this; rhubarbwu ``clf_ncc_agreement(weighted=True)`` = 1 −
+        this, with b = None); ``"classes"``: the mean over the classes present in y of the per-class
+        disagreement rates (rhubarbwu ``clf_ncc_agreement(weighted=False)`` = 1 − this).
 
+    Notes
+    -----
     Ties are broken towards the lowest class index in both rules. Invariant under (W, b) → s(W, b)
     and (H, means) → t(H, means) for s, t > 0, whatever the magnitudes.
     """
@@ -554,11 +908,32 @@ def nc4(W, H, y, b=None, *, means=None, K: int | None = None) -> float:
         if b2.shape[1] != Kc:
             fail("b", to_numpy(b), f"must have K = {Kc} entries")
         b = b2[0]
-    return _ncc_disagreements(xp, W, b, Hf, means) / Hf.shape[0]
+    dis = _ncc_disagreements(xp, W, b, Hf, means)
+    if average == "samples":
+        return int(dis.sum()) / Hf.shape[0]
+    yh = np.asarray(to_numpy(y)).astype(np.int64)
+    cnt = np.bincount(yh, minlength=Kc)
+    per = np.bincount(yh, weights=dis.astype(np.float64), minlength=Kc)
+    present = cnt > 0
+    return float(np.mean(per[present] / cnt[present]))
 
 
-def _cdnv_from(means, class_var, matrix):
-    """CDNV from (unit-scaled) means and class variances: a ratio, so any common scale cancels."""
+def _times_pow2(name, value, v, x):
+    """v·2^x for a real exponent x (exact power-of-two part via ldexp); refuse an overflow."""
+    n = int(np.floor(x))
+    with np.errstate(over="ignore", under="ignore"):
+        out = np.ldexp(np.asarray(v, dtype=np.float64) * 2.0 ** (x - n), n)
+    if not np.all(np.isfinite(out)):
+        fail(name, value, "the CDNV overflows float64 at this scale with this dist_exp; rescale the features")
+    return out
+
+
+def _cdnv_from(means, class_var, matrix, dist_exp=1.0, reduction="mean", e=0):
+    """CDNV from (unit-scaled by 2^-e) means and class variances.
+
+    V(i, j) = ((Var_i + Var_j)/2) / ‖μ_i − μ_j‖^(2p) scales as 2^(2e(1−p)): for p = 1 (Galanti et
+    al.) any common scale cancels; otherwise the factor is applied exactly at the end.
+    """
     mu = to_numpy(means)
     v = to_numpy(class_var)
     K, m = mu.shape
@@ -572,25 +947,62 @@ def _cdnv_from(means, class_var, matrix):
     if np.any(d2[off] == 0):
         fail("H", "two classes with the same mean", "CDNV is undefined when class means coincide")
     V = np.zeros((K, K))
-    V[off] = ((v[:, None] + v[None, :]) / (2.0 * np.where(off, d2, 1.0)))[off]
-    return V if matrix else float(V[off].mean())
+    den = np.where(off, d2, 1.0)
+    if dist_exp != 1.0:
+        with np.errstate(over="ignore", under="ignore"):
+            den = den**dist_exp
+        if not np.all(np.isfinite(den)) or np.any(den[off] == 0):
+            fail("dist_exp", dist_exp, "‖μ_i − μ_j‖^(2·dist_exp) is out of the float64 range for these means")
+    V[off] = ((v[:, None] + v[None, :]) / (2.0 * den))[off]
+    x = 2.0 * e * (1.0 - dist_exp)
+    if matrix:
+        return V if x == 0 else _times_pow2("H", "features of this magnitude", V, x)
+    if reduction == "cv":
+        return float(_reduce(V[np.triu_indices(K, 1)], "cv", what="the CDNVs"))
+    val = float(V[off].mean())
+    return val if x == 0 else float(_times_pow2("H", "features of this magnitude", val, x))
 
 
-@public(H=_H, y=_Y, matrix=Bool(), K=_KOPT)
-def cdnv(H, y, *, matrix: bool = False, K: int | None = None):
-    """Class-distance normalised variance (Galanti et al.; review eq. (51)).
+@public(H=_H, y=_Y, matrix=Bool(), K=_KOPT, ddof=_DDOF, dist_exp=Real(lo=0.0, lo_open=True, hi=64.0),
+        reduction=Choice("mean", "cv"))
+def cdnv(H, y, *, matrix: bool = False, K: int | None = None, ddof: int = 0, dist_exp: float = 1.0,
+         reduction: str = "mean"):
+    """Class-distance normalised variance (Galanti et al. 2022; review eq. (51)).
 
-    V(i, j) = (Var_i + Var_j) / (2‖μ_i − μ_j‖²) with Var_i = mean_{h in class i} ‖h − μ_i‖².
-    Returns the average over the K(K−1) ordered pairs (the intended reading of the review's
-    2/(s(s−1))·Σ_{i≠i′}, which doubles it; see docs/errata.md), or the K×K matrix (zero diagonal)
-    with ``matrix=True``. Invariant under H → sQH + t (H is rescaled exactly first, so any magnitude
-    gives the same value); 0 when every feature equals its class mean; undefined (FCTheoryError) when
-    two class means coincide.
+    V(i, j) = (Var_i + Var_j) / (2‖μ_i − μ_j‖^(2p)) with Var_i = Σ_{h in class i} ‖h − μ_i‖² / (n_i − ddof)
+    and p = ``dist_exp``.
+
+    Parameters
+    ----------
+    H : array_like, (N, d)
+    y : array_like of int, (N,)
+    matrix : bool
+        Return the K×K matrix (zero diagonal) instead of a reduction.
+    K : int, optional
+    ddof : {0, 1}
+        0 (default): the biased class variance (Galanti et al.; rhubarbwu ``VarNormAccumulator`` +
+        ``variability_cdnv``); 1: the unbiased one (nc-toolbox ``class_embedding_variances`` +
+        ``nc1_cdnv``); needs two samples per class.
+    dist_exp : float in (0, 64]
+        p: the power of the squared distance (rhubarbwu ``variability_cdnv(dist_exp=p)``); 1 is
+        Galanti et al.'s CDNV.
+    reduction : {"mean", "cv"}
+        ``"mean"`` (default): the average over the K(K−1) ordered pairs (= over the K(K−1)/2
+        unordered ones; the intended reading of the review's 2/(s(s−1))·Σ_{i≠i′}, which doubles it;
+        see docs/errata.md); ``"cv"``: population std / mean over the pairs (nc-toolbox
+        ``nc1_cdnv(reduction="cov")``).
+
+    Notes
+    -----
+    For p = 1, and for ``"cv"`` at any p, invariant under H → sQH + t (H is rescaled exactly first,
+    so any magnitude gives the same value); for p ≠ 1 V scales as s^(2−2p), applied exactly after
+    a unit-scale computation. 0 when every feature equals its class mean; undefined (FCTheoryError)
+    when two class means coincide.
     """
-    xp, H, y, K, counts, Y, means, D, _ = _first_pass(H, y, K)
+    xp, H, y, K, counts, Y, means, D, e = _first_pass(H, y, K, shift=True)
     check_work("K", K, bytes=4 * 8 * K * K, what="cdnv (K x K pair matrices)")
-    class_var = (Y.T @ xp.sum(D * D, axis=1)) / xp.asarray(counts.astype(np.float64))
-    return _cdnv_from(means, class_var, matrix)
+    class_var = _class_var(xp, Y, D, counts, ddof)
+    return _cdnv_from(means, class_var, matrix, dist_exp, reduction, e)
 
 
 # ----------------------------------------------------------------------------- streaming
@@ -601,7 +1013,7 @@ class NCAccumulator:
     Feed batches with :meth:`update`; per class it keeps the count, the mean and the scatter
     Σ (h − μ_k)(h − μ_k)ᵀ, merged with Chan et al.'s pairwise update (each batch's own statistics
     are two-pass), so the result equals :func:`class_statistics` on the concatenated data up to
-    rounding. Memory: K·m + K·m² floats (use ``full_scatter=False`` to keep only the per-class
+    rounding. Memory: K·d + K·d² floats (use ``full_scatter=False`` to keep only the per-class
     traces, enough for :meth:`cdnv` and ``nc1(variant="trace_ratio")``), sized against the budget
     when the accumulator is built.
 
@@ -614,34 +1026,35 @@ class NCAccumulator:
     ----------
     K : int
         Number of classes (≥ 2).
-    m : int
-        Feature dimension (≥ 1).
+    d : int
+        Feature dimension (≥ 1); ``m`` is its deprecated 1.0 name.
     full_scatter : bool
-        Keep the m×m scatter of every class (needed by :meth:`statistics`, :meth:`nc1` "papyan").
+        Keep the d×d scatter of every class (needed by :meth:`statistics`, :meth:`nc1` "papyan").
     backend : {"numpy", "numba", "cupy"}
 
     Example
     -------
-    >>> acc = NCAccumulator(K=10, m=512)
+    >>> acc = NCAccumulator(K=10, d=512)
     >>> for Hb, yb in batches: acc.update(Hb, yb)          # doctest: +SKIP
     >>> acc.nc1(), acc.cdnv(), acc.nc2(), acc.nc3(W)        # doctest: +SKIP
     """
 
-    @public(K=Int(min=2), m=Int(min=1), full_scatter=Bool(), backend=Choice("numpy", "numba", "cupy"))
-    def __init__(self, K: int, m: int, *, full_scatter: bool = True, backend: str = "numpy"):
+    @public(K=Int(min=2), d=Int(min=1), full_scatter=Bool(), backend=Choice("numpy", "numba", "cupy"),
+            renamed={"m": "d"})
+    def __init__(self, K: int, d: int, *, full_scatter: bool = True, backend: str = "numpy"):
         from .._backend import get_namespace
 
-        floats = K * m + 2 * K + (K * m * m if full_scatter else 0)
-        check_work("m" if full_scatter else "K", m if full_scatter else K, bytes=8 * floats,
-                   what="NCAccumulator (K*m means" + (" and K*m*m scatters)" if full_scatter else ")"))
+        floats = K * d + 2 * K + (K * d * d if full_scatter else 0)
+        check_work("d" if full_scatter else "K", d if full_scatter else K, bytes=8 * floats,
+                   what="NCAccumulator (K*d means" + (" and K*d*d scatters)" if full_scatter else ")"))
         self.K = K
-        self.m = m
+        self.d = d
         self.xp = get_namespace(backend)
         xp = self.xp
         self.full = bool(full_scatter)
         self.n = np.zeros(self.K, dtype=np.int64)
-        self.mean = xp.zeros((self.K, self.m))
-        self.scatter = xp.zeros((self.K, self.m, self.m)) if self.full else None
+        self.mean = xp.zeros((self.K, self.d))
+        self.scatter = xp.zeros((self.K, self.d, self.d)) if self.full else None
         self.sq = xp.zeros(self.K)  # trace of the scatter per class
         self._e = None  # the stored statistics are those of H·2^-e
 
@@ -656,7 +1069,7 @@ class NCAccumulator:
 
     @public(H=_H, y=_Y)
     def update(self, H, y) -> "NCAccumulator":
-        """Add a batch: features H (N × m) with labels y (N,) in [0, K−1]; returns the accumulator.
+        """Add a batch: features H (N × d) with labels y (N,) in [0, K−1]; returns the accumulator.
 
         Everything is checked before anything is changed, so a refused batch leaves the
         accumulator as it was. Negative labels are refused (never wrapped).
@@ -664,8 +1077,8 @@ class NCAccumulator:
         xp = self.xp
         _, Hb = _features(H)
         Hb = xp.asarray(Hb)
-        if Hb.shape[1] != self.m:
-            fail("H", to_numpy(Hb), f"must have m = {self.m} columns, got shape {tuple(Hb.shape)}")
+        if Hb.shape[1] != self.d:
+            fail("H", to_numpy(Hb), f"must have d = {self.d} columns, got shape {tuple(Hb.shape)}")
         yh = np.asarray(to_numpy(y))
         if yh.ndim != 1 or yh.shape[0] != Hb.shape[0] or yh.dtype.kind not in "iu":
             fail("y", yh, f"must be a 1-D integer label array of length N = {Hb.shape[0]} (one label per row of H)")
@@ -700,23 +1113,31 @@ class NCAccumulator:
         if np.any(self.n == 0):
             fail("y", f"counts {self.n.tolist()}", f"every class must have been seen (class {int(np.argmin(self.n))} is empty)")
 
-    def _scaled_statistics(self) -> ClassStatistics:
+    def _mu_G(self, global_mean):
+        return _global_mean(self.xp, self.mean, self.n, global_mean)
+
+    def _scaled_statistics(self, global_mean="class_means", ddof=0) -> ClassStatistics:
         self._check_all()
         if not self.full:
             fail("full_scatter", False, "Σ_W needs full_scatter=True")
         xp = self.xp
         N = int(self.n.sum())
         sigma_W = self.scatter.sum(axis=0) / N
-        mu_G = self.mean.mean(axis=0)
+        mu_G = self._mu_G(global_mean)
         Mc = self.mean - mu_G
         sigma_B = (Mc.T @ Mc) / self.K
-        cnt = xp.asarray(self.n.astype(np.float64))
-        return ClassStatistics(self.mean.copy(), mu_G, self.n.copy(), sigma_W, sigma_B, self.sq / cnt)
+        return ClassStatistics(self.mean.copy(), mu_G, self.n.copy(), sigma_W, sigma_B, self._class_var(ddof))
 
-    @public()
-    def statistics(self) -> ClassStatistics:
-        """The :class:`ClassStatistics` of everything seen so far (needs ``full_scatter``)."""
-        st = self._scaled_statistics()
+    def _class_var(self, ddof):
+        if ddof and np.any(self.n <= ddof):
+            fail("ddof", ddof, "the unbiased class variance needs >= 2 samples per class")
+        return self.sq / self.xp.asarray((self.n - ddof).astype(np.float64))
+
+    @public(global_mean=_GMEAN, ddof=_DDOF)
+    def statistics(self, *, global_mean: str = "class_means", ddof: int = 0) -> ClassStatistics:
+        """The :class:`ClassStatistics` of everything seen so far (needs ``full_scatter``); the options
+        are those of :func:`class_statistics`."""
+        st = self._scaled_statistics(global_mean, ddof)
         e, show = self._e, "the accumulated features"
         return ClassStatistics(
             _scale_back("H", show, st.means, e, "the class means"),
@@ -727,39 +1148,37 @@ class NCAccumulator:
             _scale_back("H", show, st.class_var, 2 * e, "the class variances"),
         )
 
-    @public(variant=Choice("papyan", "trace_ratio"))
-    def nc1(self, variant: str = "papyan") -> float:
-        """NC1 of everything seen so far (see :func:`nc1`)."""
+    @public(variant=_NC1_VARIANTS, global_mean=_GMEAN, pinv_rtol=_RTOL, rank=_RANK, legacy_positional=("variant",))
+    def nc1(self, *, variant: str = "papyan", global_mean: str = "class_means", pinv_rtol: float | None = None,
+            rank: str = "auto") -> float:
+        """NC1 of everything seen so far (see :func:`nc1` for the options)."""
         self._check_all()
         xp = self.xp
-        if variant == "trace_ratio" and not self.full:
-            mu_G = self.mean.mean(axis=0)
-            Mc = self.mean - mu_G
-            trB = float(xp.sum(Mc * Mc)) / self.K
-            if trB == 0.0:
-                fail("H", "features whose class means coincide", "NC1 is undefined when tr(Σ_B) = 0")
-            return float(xp.sum(self.sq)) / int(self.n.sum()) / trB
-        st = self._scaled_statistics()
-        return _nc1_from_stats(xp, st.means, st.global_mean, st.sigma_W, self.K, variant)
+        if variant != "papyan" and not self.full:
+            Mc = self.mean - self._mu_G(global_mean)
+            return _trace_variant(float(xp.sum(self.sq)) / int(self.n.sum()), float(xp.sum(Mc * Mc)) / self.K, variant)
+        st = self._scaled_statistics(global_mean)
+        return _nc1_from_stats(xp, st.means, st.global_mean, st.sigma_W, self.K, variant, pinv_rtol, rank)
 
-    @public(matrix=Bool())
-    def cdnv(self, *, matrix: bool = False):
-        """CDNV of everything seen so far (see :func:`cdnv`)."""
+    @public(matrix=Bool(), ddof=_DDOF, dist_exp=Real(lo=0.0, lo_open=True, hi=64.0), reduction=Choice("mean", "cv"))
+    def cdnv(self, *, matrix: bool = False, ddof: int = 0, dist_exp: float = 1.0, reduction: str = "mean"):
+        """CDNV of everything seen so far (see :func:`cdnv` for the options)."""
         self._check_all()
-        cnt = self.xp.asarray(self.n.astype(np.float64))
-        return _cdnv_from(self.mean, self.sq / cnt, matrix)
+        return _cdnv_from(self.mean, self._class_var(ddof), matrix, dist_exp, reduction, self._e)
 
-    @public(variant=Choice("etf", "identity", "zhu", "cosine"))
-    def nc2(self, variant: str = "etf") -> float:
-        """NC2 of the class means seen so far (see :func:`nc2`)."""
+    @public(variant=Choice("etf", "identity", "zhu", "cosine"), global_mean=_GMEAN, legacy_positional=("variant",))
+    def nc2(self, *, variant: str = "etf", global_mean: str = "class_means") -> float:
+        """NC2 of the class means seen so far (see :func:`nc2`); ``global_mean="samples"`` centres
+        at the sample mean (``nc2(means, counts=n)``)."""
         self._check_all()
-        return nc2(self.mean, variant)
+        return nc2(self.mean, variant=variant, counts=self.n if global_mean == "samples" else None)
 
-    @public(W=_M, variant=Choice("duality", "duality_squared", "etf", "cosine"))
-    def nc3(self, W, variant: str = "duality") -> float:
-        """NC3 of the classifier W (K × m) against the class means seen so far (see :func:`nc3`)."""
+    @public(W=_M, variant=Choice("duality", "duality_squared", "etf", "cosine"), global_mean=_GMEAN,
+            legacy_positional=("variant",))
+    def nc3(self, W, *, variant: str = "duality", global_mean: str = "class_means") -> float:
+        """NC3 of the classifier W (K × d) against the class means seen so far (see :func:`nc3`)."""
         if variant == "cosine":
             fail("variant", variant, "the per-sample cosine NC3 needs the samples; use nc3(W, H, y)")
         self._check_all()
-        W = _check_W(W, self.K, self.m)
-        return _nc3_from(self.xp, W, self.mean, self.mean.mean(axis=0), None, None, variant)
+        W = _check_W(W, self.K, self.d)
+        return _nc3_from(self.xp, W, self.mean, self._mu_G(global_mean), None, None, variant)

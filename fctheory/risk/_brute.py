@@ -65,9 +65,9 @@ def _softplus(t):
 
 
 @public(task=Instance(Task), W=Array(ndim=2), U=Array(ndim=2), lam=Real(lo=0.0), layernorm=Bool(), grad=Bool(),
-        eps=Real(lo=0.0), max_pairs=Int(min=1).or_none())
-def true_risk_bruteforce(task: Task, W, U, lam=0.0, layernorm: bool = False, *, grad: bool = False,
-                         eps: float = 0.0, max_pairs: int | None = MAX_BRUTE_PAIRS) -> RiskResult:
+        eps=Real(lo=0.0), max_pairs=Int(min=1).or_none(), legacy_positional=("layernorm",))
+def true_risk_bruteforce(task: Task, W, U, lam=0.0, *, layernorm: bool = False, grad: bool = False, eps: float = 0.0,
+    max_pairs: int | None = MAX_BRUTE_PAIRS) -> RiskResult:
     """True risk (5)/(10) by plain enumeration of every (sentence, class) pair.
 
     Same conventions and return type as :func:`fctheory.risk.evaluate_risk`. The CE of a sentence
@@ -91,7 +91,7 @@ def true_risk_bruteforce(task: Task, W, U, lam=0.0, layernorm: bool = False, *, 
                seconds=pairs * (2 * L * d + 30) * 1e-10 + K * n * L * 2e-7,
                what="true_risk_bruteforce")
     with np.errstate(over="ignore", invalid="ignore"):
-        V = phi(W, eps) if layernorm else W
+        V = phi(W, eps=eps) if layernorm else W
         wW, wU = float(np.sum(W * W)), float(np.sum(U * U))
         penalty = 0.5 * lam * (wU + (0.0 if layernorm else wW))
         gmax = float(np.max(np.abs(U.reshape(K * L, d) @ V)))  # max |<u_(k,l), v_w>|

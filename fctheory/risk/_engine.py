@@ -223,9 +223,9 @@ def _tile_plan(K, sA, sB, nA, nB, grad, budget, nw):
 
 
 @public(task=Instance(Task), d=Int(min=1, max=2**40), grad=Bool(), backend=_BACKEND, max_bytes=_LIMIT,
-        workers=_WORKERS)
-def estimate_cost(task: Task, d: int, *, grad: bool = False, backend: str = "numpy",
-                  max_bytes: float | None = None, workers: int | None = None) -> CostEstimate:
+        workers=_WORKERS, legacy_positional=("d",))
+def estimate_cost(task: Task, *, d: int, grad: bool = False, backend: str = "numpy", max_bytes: float | None = None,
+    workers: int | None = None) -> CostEstimate:
     """Time and memory one exact evaluation will need, computed without allocating.
 
     Sizes are exact integers (s_c^L may be far beyond the float range: such a request gets
@@ -365,11 +365,10 @@ RISK_KINDS = dict(task=Instance(Task), W=Array(ndim=2), U=Array(ndim=2), lam=Rea
                   max_seconds=_LIMIT, max_bytes=_LIMIT, workers=_WORKERS)
 
 
-@public(**RISK_KINDS)
-def evaluate_risk(task: Task, W, U, lam=0.0, layernorm: bool = False, *, grad: bool = False,
-                  eps: float = 0.0, backend: str = "numpy", jit: bool | None = None,
-                  progress: bool | None = None, max_seconds: float | None = None,
-                  max_bytes: float | None = None, workers: int | None = None) -> RiskResult:
+@public(**RISK_KINDS, legacy_positional=("layernorm",))
+def evaluate_risk(task: Task, W, U, lam=0.0, *, layernorm: bool = False, grad: bool = False, eps: float = 0.0,
+    backend: str = "numpy", jit: bool | None = None, progress: bool | None = None,
+    max_seconds: float | None = None, max_bytes: float | None = None, workers: int | None = None) -> RiskResult:
     """Exact true risk (5) — or R* (10) with ``layernorm`` — and optionally its gradient.
 
     Every sentence of every class is accounted for with its probability D_{z_k}(x); nothing is
@@ -440,8 +439,8 @@ def _evaluate(task, W, U, lam, layernorm, *, grad=False, eps=0.0, backend="numpy
 
     K, L, s, n_c = task.K, task.L, task.s_c, task.n_c
     with np.errstate(over="ignore", invalid="ignore"):
-        V = phi(W, eps) if layernorm else W
-        Uh = U_hat(U, L)
+        V = phi(W, eps=eps) if layernorm else W
+        Uh = U_hat(U, L=L)
         G3 = (Uh.T @ V).reshape(K, L, task.n_w)  # G3[j, ℓ, w] = ⟨u_{j,ℓ}, v_w⟩
         penalty = 0.5 * lam * (float(xp.sum(U * U)) + (0.0 if layernorm else float(xp.sum(W * W))))
     gmax = float(xp.max(xp.abs(G3))) if G3.size else 0.0
@@ -480,7 +479,7 @@ def _evaluate(task, W, U, lam, layernorm, *, grad=False, eps=0.0, backend="numpy
             else:
                 dW = dV + lam * W
             res.grad_W = dW
-            res.grad_U = U_from_hat(dUh, L) + lam * U
+            res.grad_U = U_from_hat(dUh, L=L) + lam * U
         if not (bool(xp.all(xp.isfinite(res.grad_W))) and bool(xp.all(xp.isfinite(res.grad_U)))):
             if overflow == "inf":
                 res.R = math.inf

@@ -104,8 +104,8 @@ def class_blocks(task, blocks):
 
 @public(task=Instance(Task), d=Int(min=1, max=2**40), workers=Int(min=1, max=10**6), grad=Bool(),
         blocks=Int(min=1, max=10**7).or_none(), backend=Choice("numpy", "numba", "cupy"),
-        max_bytes=Real(lo=0, lo_open=True, inf_ok=True).or_none())
-def plan_distributed(task, d, workers, *, grad=False, blocks=None, backend="numpy", max_bytes=None):
+        max_bytes=Real(lo=0, lo_open=True, inf_ok=True).or_none(), legacy_positional=("d", "workers"))
+def plan_distributed(task, *, d, workers, grad=False, blocks=None, backend="numpy", max_bytes=None):
     """Estimate whether splitting one exact evaluation over ``workers`` Dask workers pays.
 
     Uses the cost model of :func:`~fctheory.risk.estimate_cost` (nothing is allocated): a block of
@@ -170,8 +170,8 @@ def _fl(x) -> float:
 
 
 def _tables(task, W, U, layernorm, eps):
-    V = phi(W, eps) if layernorm else W
-    Uh = U_hat(U, task.L)
+    V = phi(W, eps=eps) if layernorm else W
+    Uh = U_hat(U, L=task.L)
     G3 = (Uh.T @ V).reshape(task.K, task.L, task.n_w)  # G3[j, ℓ, w] = ⟨u_{j,ℓ}, v_w⟩
     return V, Uh, G3
 
@@ -211,9 +211,9 @@ def _get_client(client):
         client=Anything("None (blocks run here, one after the other), a dask Client or a scheduler address"),
         jit=Bool().or_none(), engine_workers=Int(min=1, max=1024),
         max_seconds=Real(lo=0, lo_open=True, inf_ok=True).or_none(),
-        max_bytes=Real(lo=0, lo_open=True, inf_ok=True).or_none())
-def true_risk_distributed(task, W, U, lam=0.0, layernorm=False, *, grad=False, eps=0.0, blocks=None, client=None,
-                          jit=None, engine_workers=1, max_seconds=None, max_bytes=None):
+        max_bytes=Real(lo=0, lo_open=True, inf_ok=True).or_none(), legacy_positional=("layernorm",))
+def true_risk_distributed(task, W, U, lam=0.0, *, layernorm=False, grad=False, eps=0.0, blocks=None, client=None, jit=None,
+    engine_workers=1, max_seconds=None, max_bytes=None):
     """Exact true risk (5) — or R* (10) — with the class enumeration split into blocks over workers.
 
     Parameters
@@ -300,7 +300,7 @@ def true_risk_distributed(task, W, U, lam=0.0, layernorm=False, *, grad=False, e
             dV = Uh @ gG
             dUh = V @ gG.T
             res.grad_W = phi_jacobian_vjp(W, dV, eps) if layernorm else dV + lam * W
-            res.grad_U = U_from_hat(dUh, L) + lam * U
+            res.grad_U = U_from_hat(dUh, L=L) + lam * U
         if not (np.isfinite(res.grad_W).all() and np.isfinite(res.grad_U).all()):
             fail("lam", lam, "the gradient overflows float64 at these weights; use smaller weights or λ")
     res.seconds = time.perf_counter() - t0

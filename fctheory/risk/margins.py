@@ -40,8 +40,9 @@ class ExpectedMargins:
     alignment: float
 
 
-@public(task=Instance(Task), W=Array(ndim=2), U=Array(ndim=2), layernorm=Bool(), eps=Real(lo=0.0))
-def expected_margins(task: Task, W, U, layernorm: bool = False, *, eps: float = 0.0) -> ExpectedMargins:
+@public(task=Instance(Task), W=Array(ndim=2), U=Array(ndim=2), layernorm=Bool(), eps=Real(lo=0.0),
+        legacy_positional=("layernorm",))
+def expected_margins(task: Task, W, U, *, layernorm: bool = False, eps: float = 0.0) -> ExpectedMargins:
     """Expected margins E_{x∼D_{z_k}} 𝔐_{W,U}(x, j) of Definition A, exactly (no enumeration).
 
     Scores are linear in the one-hot sentence, so E_{D_{z_k}}[W ζ(x)] = W QᵀZ_k (63) and the
@@ -74,7 +75,7 @@ def expected_margins(task: Task, W, U, layernorm: bool = False, *, eps: float = 
     # the K×K scores, margins and Hamming distances (and the K×L×n_c table) are held at once
     check_work("task", task, bytes=8 * (4 * K * K + K * L * (d + task.n_c)), items=K * K,
                what="expected_margins (K×K matrices)")
-    V = phi(W, eps) if layernorm else W
+    V = phi(W, eps=eps) if layernorm else W
     with np.errstate(over="ignore", invalid="ignore"):
         Vbar = V @ task.Q.T  # d × n_c: column α is Σ_β μ_β v_{(α,β)}
         C = np.einsum("jld,dc->jlc", U.reshape(K, L, d), Vbar)  # ⟨u_{j,ℓ}, v̄_c⟩

@@ -124,11 +124,10 @@ def _line_search(phi, f0, d0, a1, c1=1e-4, c2=0.9, max_eval=40):
         W0=Array(ndim=2).or_none(), U0=Array(ndim=2).or_none(), init_scale=Real(lo=0.0, lo_open=True, hi=1e6),
         gtol=Real(lo=0.0, lo_open=True), maxiter=Int(min=1, max=10**9), memory=Int(min=1, max=1000),
         eps=Real(lo=0.0), backend=_BACKEND, max_seconds=_LIMIT, max_bytes=_LIMIT,
-        callback=Anything("callable(it, R, grad_norm) or None"))
-def minimize_true_risk(task: Task, d: int, lam, layernorm: bool = False, *, seed=None, W0=None,
-                       U0=None, init_scale: float = 0.1, gtol: float = 1e-10, maxiter: int = 5000,
-                       memory: int = 20, eps: float = 0.0, backend: str = "numpy",
-                       max_seconds=None, max_bytes=None, callback=None):
+        callback=Anything("callable(it, R, grad_norm) or None"), legacy_positional=("d", "lam", "layernorm"))
+def minimize_true_risk(task: Task, *, d: int, lam, layernorm: bool = False, seed=None, W0=None, U0=None,
+    init_scale: float = 0.1, gtol: float = 1e-10, maxiter: int = 5000, memory: int = 20,
+    eps: float = 0.0, backend: str = "numpy", max_seconds=None, max_bytes=None, callback=None):
     """Minimize the exact true risk (5) — or (10) with ``layernorm`` — by L-BFGS.
 
     Each iteration uses the exact risk and gradient of :func:`fctheory.true_risk_grad`; the line

@@ -98,7 +98,7 @@ def sweep(spec, *, executor=None, workers=None, address=None, client=None, outpu
         there; ``table.attrs["ran"]`` how many ran in this call.
     """
     pd = _pd()
-    s = load_spec(spec, output)
+    s = load_spec(spec, output=output)
     if address is not None:
         s = replace(s, executor="dask", address=address)
     if executor is not None:

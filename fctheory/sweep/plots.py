@@ -80,7 +80,7 @@ def _plot_tau(table, ax_fig):
     if n_w is None or (isinstance(n_w, float) and math.isnan(n_w)):
         n_w = n_c * int(_first_value(t, "s_c", 1))
     Ks = np.unique(np.round(np.geomspace(max(K.min(), 1), max(K.max(), 1), 200)))  # λ₀ takes integer K
-    lam0 = np.atleast_1d(lambda_trivial(n_c, int(n_w), L, Ks))
+    lam0 = np.atleast_1d(lambda_trivial(n_c=n_c, n_w=int(n_w), L=L, K=Ks))
     ax.plot(lam0, Ks, "w--", lw=2, label="λ₀(K): τ = 0 beyond")
     ax.set_xscale("log")
     ax.set_yscale("log")
@@ -142,7 +142,7 @@ def _plot_type3(table, fig_axes):
     lm = []
     for a in aa:
         w = np.arange(1, s_c + 1, dtype=float) ** (-a)
-        lm.append(float(lambda_max_type3(w / w.sum(), n_c, L)))
+        lm.append(float(lambda_max_type3(mu=w / w.sum(), n_c=n_c, L=L)))
     ax2.plot(aa, lm, "r-", lw=2, label="λ_max of (9)")
     ax2.set_yscale("log")
     ax2.set_ylim(_edges(l_all)[0], _edges(l_all)[-1])
@@ -188,8 +188,8 @@ def _plot_collapse(table, fig_axes):
 
 @public(table=Anything("a pandas DataFrame from fctheory.sweep / read_table"), path=PathOut(),
         kind=Choice(*KINDS), x=Anything("a column name or None"), y=Anything("a column name or None"),
-        hue=Anything("a column name or None"), z=Anything("a column name or None"))
-def plot(table, path, kind="auto", *, x=None, y=None, hue=None, z=None):
+        hue=Anything("a column name or None"), z=Anything("a column name or None"), legacy_positional=("kind",))
+def plot(table, path, *, kind="auto", x=None, y=None, hue=None, z=None):
     """Draw a phase diagram (or a generic line / heat map) of a sweep table into ``path``.
 
     Parameters

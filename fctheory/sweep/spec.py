@@ -277,8 +277,8 @@ def _check_spec_dict(d: dict, base: str | None) -> SweepSpec:
 
 
 @public(spec=Anything("a path to a TOML file, a dict, or a SweepSpec"),
-        output=Anything("a folder path overriding the spec's output, or None"))
-def load_spec(spec, output=None):
+        output=Anything("a folder path overriding the spec's output, or None"), legacy_positional=("output",))
+def load_spec(spec, *, output=None):
     """Read and validate a sweep specification.
 
     Parameters

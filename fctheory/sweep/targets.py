@@ -90,6 +90,7 @@ def accepted_params(target: str) -> set:
         return base | set(TASK_PARAMS) | _weights_params() | {"lam"}
     names = set(_sig(fn))
     out = {n for n in names if n not in ("task", "W", "U", "callback", "progress", "W0", "U0")}
+    out |= set(_renamed(fn))  # the 0.x names (ufm: n, m) are still accepted
     if "task" in names or "mu" in names:
         out |= set(TASK_PARAMS)
     if "n_w" in names:
@@ -119,7 +120,7 @@ def check_params(target: str, spec) -> None:
             if k not in ok:
                 fail(f"{section}.{k}", names[k], f"is not a parameter of target {target!r}; it takes "
                                                  f"{sorted(ok)}")
-            kind = kinds.get(k)
+            kind = kinds.get(_renamed(fn).get(k, k))
             if kind is None or section == "random":
                 continue
             values = [names[k]] if section == "fixed" else names[k]
@@ -161,14 +162,21 @@ def build_task(p: dict):
     mu = _mu(p)
     K = p.get("K")
     if K is None or (isinstance(n_c, int) and isinstance(L, int) and n_c ** L == K):
-        return Task.full(n_c, s_c, L, mu)
-    return Task.random(n_c, s_c, L, K, mu, seed=np.random.default_rng([int(p.get("task_seed", 0)), 0]))
+        return Task.full(n_c, s_c, L, mu=mu)
+    return Task.random(n_c, s_c, L, K, mu=mu, seed=np.random.default_rng([int(p.get("task_seed", 0)), 0]))
+
+
+def _renamed(fn) -> dict:
+    """0.x parameter names of ``fn`` → 1.0 names (CHANGELOG.md); specs written before 1.0 keep working."""
+    return getattr(fn, "__fc_renamed__", None) or {}
 
 
 def _call(fn, p: dict, skip=()):
-    """Call ``fn`` with the parameters of ``p`` it takes."""
+    """Call ``fn`` with the parameters of ``p`` it takes (0.x names translated, without a warning)."""
     sig = _sig(fn)
-    return fn(**{k: v for k, v in p.items() if k in sig and k not in skip})
+    old = _renamed(fn)
+    q = {old.get(k, k): v for k, v in p.items() if not (k in old and old[k] in p)}
+    return fn(**{k: v for k, v in q.items() if k in sig and k not in skip})
 
 
 def _train_kwargs(p: dict) -> dict:
@@ -198,11 +206,11 @@ def build_weights(task, p: dict):
     if recipe in ("type1", "type2", "type3"):
         import fctheory  # noqa: PLC0415
 
-        return getattr(fctheory, f"{recipe}_configuration")(task, d, lam, seed=seed)
+        return getattr(fctheory, f"{recipe}_configuration")(task, d=d, lam=lam, seed=seed)
     if recipe == "minimize":
         from ..risk.minimize import minimize_true_risk  # noqa: PLC0415
 
-        W, U, _ = minimize_true_risk(task, d, lam, bool(p.get("layernorm", False)), seed=seed,
+        W, U, _ = minimize_true_risk(task, d=d, lam=lam, layernorm=bool(p.get("layernorm", False)), seed=seed,
                                      eps=float(p.get("eps", 0.0)))
         return W, U
     from ..trainer.core import train  # noqa: PLC0415

@@ -17,10 +17,14 @@ def layernorm_rows(xp, E, eps):
 
 
 def scatter_add_for(xp):
-    """``out[idx] += vals`` with repeated indices accumulated (np.add.at / cupyx.scatter_add)."""
-    if xp is np:
-        return np.add.at
-    import cupyx  # noqa: PLC0415 - only on the CuPy path
+    """``out[idx] += vals`` with repeated indices accumulated (``xp.add.at``).
+
+    CuPy ≥ 13 has ``cupy.add.at`` (``cupyx.scatter_add`` is deprecated since); older CuPy only the latter.
+    """
+    add_at = getattr(getattr(xp, "add", None), "at", None)
+    if add_at is not None:
+        return add_at
+    import cupyx  # noqa: PLC0415 - only on the CuPy path, old CuPy
 
     return cupyx.scatter_add
 

@@ -229,10 +229,10 @@ def _per_run(name, value, R, conv):
         batch=Int(min=1), epochs=Int(min=0, max=10**7), backend=Choice("numba", "numpy", "cupy"),
         dtype=Choice("float32", "float64"), init_scale=Real(lo=0, lo_open=True), n_test=Int(min=0),
         eval_every=Int(min=1).or_none(), measure=Bool(), keep_data=Bool(), errors=Choice("raise", "return"),
-        progress=Bool())
-def train_batched(task, n_spl, d=100, *, seed=0, lr=0.1, lam_W=1e-3, lam_U=1e-3, layernorm=False, eps=1e-5,
-                  batch=100, epochs=100, backend="numba", dtype="float32", init_scale=1e-3, n_test=5,
-                  eval_every=None, measure=True, keep_data=False, errors="raise", progress=False):
+        progress=Bool(), legacy_positional=("n_spl", "d"))
+def train_batched(task, *, n_spl, d=100, seed=0, lr=0.1, lam_W=0.001, lam_U=0.001, layernorm=False, eps=1e-05,
+    batch=100, epochs=100, backend="numba", dtype="float32", init_scale=0.001, n_test=5, eval_every=None,
+    measure=True, keep_data=False, errors="raise", progress=False):
     """Train R runs of h (or h*) that differ in seed, lr and weight decays, as one computation.
 
     Every run equals :func:`fctheory.train` with the same arguments (its *sequential twin*): same
@@ -296,8 +296,11 @@ def train_batched(task, n_spl, d=100, *, seed=0, lr=0.1, lam_W=1e-3, lam_U=1e-3,
         est_s = R * (epochs * n_train * 6.0 * task.L * d * task.K * 1e-10 + steps * 2e-5)
     # test evaluations (first, every eval_every-th, last) and the final measurements, per sentence
     n_evals = 0 if epochs == 0 else min(epochs, 2 + epochs // (eval_every or max(1, epochs // 20)))
-    per_sentence = 2.0 * task.L * d * task.K * 1e-10 + 1e-6
+    # per sentence evaluated: the scores, plus ~6 µs of measurement bookkeeping (measured on the 2-core CI machine)
+    per_sentence = 2.0 * task.L * d * task.K * 1e-10 + 6e-6
     est_s += R * (n_evals * task.K * n_test + (task.K * (n_spl + n_test) if measure else 0)) * per_sentence
+    # drawing the sentences of each distinct seed (~5e-8 s per word, measured)
+    est_s += len(set(seeds)) * task.K * (n_spl + n_test) * task.L * 5e-8
     check_work("epochs", epochs, seconds=est_s, what=f"training {R} runs for {epochs} epochs")
     cfgs = [TrainConfig(n_spl=n_spl, d=d, layernorm=layernorm, eps=eps, lr=lrs[r], batch=batch, epochs=epochs,
                         lam_W=lws[r], lam_U=lus[r], seed=seeds[r], backend=backend, dtype=dtype,
@@ -307,7 +310,7 @@ def train_batched(task, n_spl, d=100, *, seed=0, lr=0.1, lam_W=1e-3, lam_U=1e-3,
     datas, cache = [], {}
     for s in seeds:  # runs sharing a seed share their data (and initial weights)
         if s not in cache:
-            cache[s] = (make_data(task, n_spl, s, n_test), init_weights(task, d, s, init_scale))
+            cache[s] = (make_data(task, n_spl=n_spl, seed=s, n_test=n_test), init_weights(task, d=d, seed=s, init_scale=init_scale))
         datas.append(cache[s])
     X = np.stack([dt.X_train for dt, _ in datas])
     y = np.stack([dt.y_train for dt, _ in datas])
@@ -342,7 +345,7 @@ def train_batched(task, n_spl, d=100, *, seed=0, lr=0.1, lam_W=1e-3, lam_U=1e-3,
     try:
         pin.__enter__()
         for epoch in range(epochs):
-            perms = np.stack([epoch_permutation(s, epoch, N) for s in seeds])
+            perms = np.stack([epoch_permutation(seed=s, epoch=epoch, n=N) for s in seeds])
             loss_sum, correct = eng.epoch(perms)
             e1 = epoch + 1
             sched = n_test_total and (e1 % every == 0 or e1 == 1 or e1 == epochs)

@@ -155,8 +155,9 @@ def check_data(task: Task, data: TrainData, name: str = "data") -> None:
             fail(name, data, f"labels must be < K = {task.K}, got {int(y.max())}")
 
 
-@public(task=Instance(Task), n_spl=Int(min=1, max=10**12), seed=Seed(), n_test=Int(min=0, max=10**12))
-def make_data(task: Task, n_spl: int, seed, n_test: int = 5) -> TrainData:
+@public(task=Instance(Task), n_spl=Int(min=1, max=10**12), seed=Seed(), n_test=Int(min=0, max=10**12),
+        legacy_positional=("n_spl", "seed", "n_test"))
+def make_data(task: Task, *, n_spl: int, seed, n_test: int = 5) -> TrainData:
     """n_spl training and n_test fresh test sentences per class (the same K latent variables).
 
     ``seed`` (an int; None or a Generator supply one) fixes both sets: training sentences come
@@ -171,17 +172,17 @@ def make_data(task: Task, n_spl: int, seed, n_test: int = 5) -> TrainData:
 
 
 def _make_data(task, n_spl, seed, n_test):
-    X, y = task.sample(n_spl, np.random.default_rng([seed, 1]))
+    X, y = task.sample(n_spl, seed=np.random.default_rng([seed, 1]))
     if n_test > 0:
-        Xt, yt = task.sample(n_test, np.random.default_rng([seed, 2]))
+        Xt, yt = task.sample(n_test, seed=np.random.default_rng([seed, 2]))
     else:
         Xt, yt = np.zeros((0, task.L), np.int64), np.zeros(0, np.int64)
     return TrainData(X, y, Xt, yt)
 
 
 @public(task=Instance(Task), d=Int(min=1, max=2**31), seed=Seed(), init_scale=CONFIG_KINDS["init_scale"],
-        dtype=CONFIG_KINDS["dtype"])
-def init_weights(task: Task, d: int, seed, init_scale: float = 1e-3, dtype="float64"):
+        dtype=CONFIG_KINDS["dtype"], legacy_positional=("d", "seed", "init_scale", "dtype"))
+def init_weights(task: Task, *, d: int, seed, init_scale: float = 0.001, dtype="float64"):
     """Initial (E = Wᵀ, U) as in the notebooks: N(0,1)·s and U(−1/√(Ld), 1/√(Ld))·s, s = init_scale.
 
     Drawn in float64 from ``default_rng([seed, 3])`` and then cast, so float32 and float64 runs
@@ -201,8 +202,8 @@ def _init_weights(task, d, seed, init_scale=1e-3, dtype="float64"):
     return E.astype(dtype), U.astype(dtype)
 
 
-@public(seed=Seed(), epoch=Int(min=0, max=2**63 - 1), n=Int(min=0))
-def epoch_permutation(seed, epoch: int, n: int) -> np.ndarray:
+@public(seed=Seed(), epoch=Int(min=0, max=2**63 - 1), n=Int(min=0), legacy_positional=("seed", "epoch", "n"))
+def epoch_permutation(*, seed, epoch: int, n: int) -> np.ndarray:
     """The shuffle of epoch ``epoch`` (0-based) of n rows: a function of (seed, epoch) only."""
     seed = _int_seed(seed)
     check_work("n", n, items=n, bytes=16 * n, what="epoch_permutation")
@@ -364,7 +365,10 @@ def _load_checkpoint(path, name) -> dict:
     if shape.shape != (3,) or shape.dtype.kind not in "iu":
         fail(name, path, f"is a damaged checkpoint: 'shape' must be [n_c, s_c, L], got {shape!r}")
     try:
-        task = Task(*(int(v) for v in shape), z["Z"], z["mu"])
+        # duplicated rows can only come from a task built with allow_duplicates (Task.random(replace=True))
+        task = Task(*(int(v) for v in shape), z["Z"], z["mu"], allow_duplicates=True)
+        if task.n_distinct == task.K:
+            task = Task._trusted(task.n_c, task.s_c, task.L, task.Z, task.mu)
     except FCTheoryError as exc:
         fail(name, path, f"holds an invalid task ({exc})")
     try:
@@ -476,34 +480,13 @@ def _check_train_budget(task, cfg, start_epoch):
         what=f"train ({epochs} epochs of {N} sentences; a lower-bound estimate)")
 
 
-@public(**TRAIN_KINDS)
-def train(
-    task: Task,
-    n_spl: int,
-    d: int = 100,
-    *,
-    layernorm: bool = False,
-    eps: float = 1e-5,
-    lr: float = 0.1,
-    batch: int = 100,
-    epochs: int = 100,
-    lam_W: float = 1e-3,
-    lam_U: float = 1e-3,
-    seed: int = 0,
-    backend: str = "numba",
-    dtype: str = "float32",
-    init_scale: float = 1e-3,
-    n_test: int = 5,
-    eval_every: int | None = None,
-    checkpoint=None,
-    checkpoint_every: int | None = None,
-    resume=None,
-    progress: bool = False,
-    callback=None,
-    measure: bool = True,
-    measure_every: int | None = None,
-    keep_data: bool = False,
-) -> TrainRun:
+@public(**TRAIN_KINDS, legacy_positional=("n_spl", "d"))
+def train(task: Task, *, n_spl: int, d: int = 100, layernorm: bool = False, eps: float = 1e-05,
+    lr: float = 0.1, batch: int = 100, epochs: int = 100, lam_W: float = 0.001, lam_U: float = 0.001,
+    seed: int = 0, backend: str = "numba", dtype: str = "float32", init_scale: float = 0.001,
+    n_test: int = 5, eval_every: int | None = None, checkpoint=None, checkpoint_every: int | None = None,
+    resume=None, progress: bool = False, callback=None, measure: bool = True,
+    measure_every: int | None = None, keep_data: bool = False) -> TrainRun:
     """Train h (``layernorm=False``) or h* (``layernorm=True``) with minibatch SGD.
 
     Parameters
@@ -635,7 +618,7 @@ def train(
     try:
         with _SigintFlag() as flag:
             for epoch in range(start_epoch, cfg.epochs):
-                loss_sum, correct = engine.epoch(epoch_permutation(cfg.seed, epoch, N))
+                loss_sum, correct = engine.epoch(epoch_permutation(seed=cfg.seed, epoch=epoch, n=N))
                 e1 = epoch + 1
                 test_acc = test_loss = float("nan")
                 if n_test_total and scheduled(e1):
@@ -703,8 +686,8 @@ _RESUME_OPTIONS = ("backend", "eval_every", "checkpoint", "checkpoint_every", "p
                    "measure_every", "keep_data")
 
 
-@public(path=PathIn(), epochs=Int(min=0, max=10**12).or_none())
-def resume(path, epochs: int | None = None, **kw) -> TrainRun:
+@public(path=PathIn(), epochs=Int(min=0, max=10**12).or_none(), legacy_positional=("epochs",))
+def resume(path, *, epochs: int | None = None, **kw) -> TrainRun:
     """Continue the run saved in checkpoint ``path`` (to ``epochs`` total, default: its configured epochs).
 
     Other keyword arguments (checked by :func:`train`) may be any of ``backend``, ``eval_every``,
@@ -726,4 +709,4 @@ def resume(path, epochs: int | None = None, **kw) -> TrainRun:
             c[k] = kw.pop(k)
     n_spl = c.pop("n_spl")
     d = c.pop("d")
-    return train(ck["task"], n_spl, d, resume=path, **c, **kw)
+    return train(ck["task"], n_spl=n_spl, d=d, resume=path, **c, **kw)

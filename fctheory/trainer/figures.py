@@ -65,7 +65,7 @@ def _save(fig, path):
 def plot_pca_words(run, path, eps=None):
     """PCA scatter of the word embeddings (φ(W) for h*) coloured by concept; returns ``path``."""
     W = np.asarray(run.W, dtype=np.float64)
-    V = phi(W, run.config.eps if eps is None else eps).T if run.config.layernorm else W.T
+    V = phi(W, eps=run.config.eps if eps is None else eps).T if run.config.layernorm else W.T
     pts, s = _pca2(V)
     what = "φ(W)" if run.config.layernorm else "W"
     return _scatter(path, pts, run.task.word_concept, run.task.n_c,

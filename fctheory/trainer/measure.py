@@ -30,8 +30,8 @@ from ..task import Task
 __all__ = ["Measurements", "measure", "theory_prediction", "pca_singular_values", "concept_cosines"]
 
 
-@public(M=Array(ndim=2), k=Int(min=1))
-def pca_singular_values(M: np.ndarray, k: int = 5) -> np.ndarray:
+@public(M=Array(ndim=2), k=Int(min=1), legacy_positional=("k",))
+def pca_singular_values(M: np.ndarray, *, k: int = 5) -> np.ndarray:
     """Top-k singular values of the row-centred data matrix M (samples × features), float64.
 
     Computed on M / max|M| and scaled back (singular values are homogeneous of degree 1), so
@@ -54,8 +54,8 @@ def _pca(M, k=5):
     return out
 
 
-@public(V=Array(ndim=2), concept=Array(ndim=1, integer=True, min=0), n_c=Int(min=1))
-def concept_cosines(V: np.ndarray, concept: np.ndarray, n_c: int):
+@public(V=Array(ndim=2), concept=Array(ndim=1, integer=True, min=0), n_c=Int(min=1), legacy_positional=("n_c",))
+def concept_cosines(V: np.ndarray, concept: np.ndarray, *, n_c: int):
     """Mean cosine between distinct vectors (rows of V) of the same concept, and across concepts.
 
     Uses sums of unit vectors per concept: Σ_{i≠j∈α} cos = ‖Σ_{i∈α} v̂_i‖² − n_α, exactly,
@@ -147,8 +147,9 @@ class Measurements:
         return rows
 
 
-@public(task=Instance(Task), d=Int(min=1), layernorm=Bool(), lam_W=Real(lo=0.0), lam_U=Real(lo=0.0))
-def theory_prediction(task, d: int, *, layernorm: bool, lam_W: float, lam_U: float) -> dict:
+@public(task=Instance(Task), d=Int(min=1), layernorm=Bool(), lam_W=Real(lo=0.0), lam_U=Real(lo=0.0),
+        legacy_positional=("d",))
+def theory_prediction(task, *, d: int, layernorm: bool, lam_W: float, lam_U: float) -> dict:
     """The prediction of Theorem 1, 2 or 3 for this setting ({} when none applies).
 
     Keys: ``theorem``, ``tau``, ``w_norm``, ``u_norm``, ``pca_W``, ``pca_U`` (length-3 arrays,
@@ -167,25 +168,25 @@ def theory_prediction(task, d: int, *, layernorm: bool, lam_W: float, lam_U: flo
         if not layernorm and task.is_uniform and lam_W == lam_U and lam_W > 0:
             from ..tau import H, tau  # noqa: PLC0415
 
-            t = float(tau(n_c, n_w, L, K, lam_W))
+            t = float(tau(n_c=n_c, n_w=n_w, L=L, K=K, lam=lam_W))
             return {"theorem": "Theorem 1 (type I)", "tau": t, "w_norm": math.sqrt(t / n_w),
                     "u_norm": math.sqrt(t / (K * L)), "pca_W": sig(math.sqrt(t / (n_c - 1))),
-                    "pca_U": sig(math.sqrt(t / (n_c - 1))), "ce": float(H(t, n_c, n_w, L, K, lam_W)) - lam_W * t,
+                    "pca_U": sig(math.sqrt(t / (n_c - 1))), "ce": float(H(t, n_c=n_c, n_w=n_w, L=L, K=K, lam=lam_W)) - lam_W * t,
                     "cos_within": 1.0 if t > 0 else None, "cos_across": kappa_across if t > 0 else None}
         if layernorm and lam_W == 0 and lam_U > 0:
             from ..tau_star import H_star, tau_star  # noqa: PLC0415
 
-            t = float(tau_star(n_c, L, K, d, lam_U))
+            t = float(tau_star(n_c=n_c, L=L, K=K, d=d, lam=lam_U))
             return {"theorem": "Theorem 3 (type II)", "tau": t, "w_norm": math.sqrt(d), "u_norm": t / math.sqrt(K * L),
                     "pca_W": sig(math.sqrt(n_w * d / (n_c - 1))), "pca_U": sig(t / math.sqrt(n_c - 1)),
-                    "ce": float(H_star(t, n_c, L, K, d, lam_U)) - lam_U * t * t / 2,
+                    "ce": float(H_star(t, n_c=n_c, L=L, K=K, d=d, lam=lam_U)) - lam_U * t * t / 2,
                     "cos_within": 1.0, "cos_across": kappa_across}
         if not layernorm and not task.is_uniform and task.is_full and lam_W == lam_U and lam_W > 0:
             from ..type3 import lambda_max_type3, solve_type3  # noqa: PLC0415
 
-            if lam_W >= float(lambda_max_type3(task.mu, n_c, L)):
+            if lam_W >= float(lambda_max_type3(mu=task.mu, n_c=n_c, L=L)):
                 return {"theorem": "Theorem 2 (type III): λ violates condition (9); no prediction"}
-            sol = solve_type3(task.mu, n_c, L, lam_W)
+            sol = solve_type3(mu=task.mu, n_c=n_c, L=L, lam=lam_W)
             r = np.asarray(sol.r, dtype=np.float64)
             return {"theorem": "Theorem 2 (type III)", "r": r, "u_norm": float(sol.c),
                     "cos_within": 1.0, "cos_across": kappa_across}
@@ -272,7 +273,7 @@ def measure(task, W, U, *, layernorm: bool = False, eps: float = 1e-5, data=None
     r_mean, r_std = _rank_norms(task, wn)
     Uh = U.reshape(task.K * task.L, d)  # row k·L+ℓ is u_{k,ℓ}
     un = _norms(Uh, axis=1)
-    V = phi(W, eps).T if layernorm else W.T
+    V = phi(W, eps=eps).T if layernorm else W.T
     cw = _cosines(V, task.word_concept, task.n_c)
     cu = _cosines(Uh, task.Z.ravel(), task.n_c)
     m = Measurements(
@@ -286,7 +287,7 @@ def measure(task, W, U, *, layernorm: bool = False, eps: float = 1e-5, data=None
     if distances:
         m.distances = collapse_distances(task, W, U, layernorm)
     if predict:
-        m.predicted = theory_prediction(task, d, layernorm=layernorm, lam_W=lam_W, lam_U=lam_U)
+        m.predicted = theory_prediction(task, d=d, layernorm=layernorm, lam_W=lam_W, lam_U=lam_U)
     return m
 
 

@@ -90,7 +90,7 @@ _QUICK = {
 PRESETS = tuple(_FULL)
 
 
-@public(name=Choice(*PRESETS), quick=Bool())
-def get_preset(name: str, quick: bool = False) -> Preset:
+@public(name=Choice(*PRESETS), quick=Bool(), legacy_positional=("quick",))
+def get_preset(name: str, *, quick: bool = False) -> Preset:
     """The preset ``name`` ∈ {fig3, fig4a, fig4b, fig4c, k50}; ``quick`` gives the seconds-long version."""
     return (_QUICK if quick else _FULL)[name]

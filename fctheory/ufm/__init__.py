@@ -1,7 +1,8 @@
 """Unconstrained-features-model (UFM) optima: closed forms and the numerical solvers that check them.
 
-Conventions: W ∈ R^{K×m} (row k = classifier of class k), H ∈ R^{m×N} with columns h_{k,i}
-class-major (N = K·n), Y = I_K ⊗ 1_nᵀ; losses are averaged over the N samples. See docs/ufm.md.
+Conventions: W ∈ R^{K×d} (row k = classifier of class k), H ∈ R^{d×N} with columns h_{k,i}
+class-major (N = K·n_spl, n_spl samples per class), Y = I_K ⊗ 1ᵀ; losses are averaged over the N samples.
+See docs/ufm.md and docs/conventions.md (the UFM's classifier W is the paper's U; its features H are the features U acts on).
 (The metrics in :mod:`fctheory.metrics` take features as samples × features, i.e. Hᵀ.)
 """
 from ._common import NumericalOptimum, UFMOptimum

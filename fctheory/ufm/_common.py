@@ -81,7 +81,7 @@ class UFMOptimum:
 class NumericalOptimum:
     """Best point found by a numerical UFM solver (multi-start L-BFGS, SLSQP or cvxpy).
 
-    ``W`` is K×m, ``H`` is m×N (columns = samples, class-major as in the papers), ``b`` the bias or
+    ``W`` is K×d, ``H`` is d×N (columns = samples, class-major as in the papers), ``b`` the bias or
     None; ``grad_norm`` is the final gradient norm (for unconstrained parametrisations),
     ``values`` the final objective of every start.
     """

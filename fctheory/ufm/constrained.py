@@ -56,39 +56,40 @@ def _in_solver_range(name, value):
         fail(name, value, f"the numerical solver needs {lo:g} <= {name} <= {hi:g} (use the closed form outside)")
 
 
-@public(K=KIND_K, n=KIND_N)
-def max_margin(K: int, n: int) -> UFMOptimum:
+@public(K=KIND_K, n_spl=KIND_N, renamed={"n": "n_spl"}, legacy_positional=("K", "n_spl"))
+def max_margin(*, K: int, n_spl: int) -> UFMOptimum:
     """Optimum of the min-norm separation problem (15):
 
         min ½‖W‖² + ½‖H‖²  s.t.  (w_k − w_j)ᵀ h_{k,i} ≥ 1  for all k ≠ j, i.
 
     Value (K−1)√n with ‖W‖² = ‖H‖² = (K−1)√n, w_k = α v_k, h_{k,i} = β v_k (v a unit simplex ETF),
-    α² = (K−1)√n/K, β² = (K−1)/(K√n). Needs m ≥ K−1. Every margin equals 1 and the Ji et al. bound
+    α² = (K−1)√n/K, β² = (K−1)/(K√n). Needs d ≥ K−1. Every margin equals 1 and the Ji et al. bound
     q_min ≤ (‖W‖²+‖H‖²)/(2(K−1)√n) holds with equality. √n is taken through log n, so any n
     whose value (K−1)√n fits in float64 is answered (beyond, it is refused).
     """
+    n = n_spl  # the papers' n (samples per class)
     gram_budget("K", K, K, 3, "ufm.max_margin")
     ls = 0.5 * math.log(n)  # log √n for an int of any size
-    v = exp_or_fail("n", n, math.log(K - 1) + ls, "the value (K-1)*sqrt(n)")
+    v = exp_or_fail("n_spl", n, math.log(K - 1) + ls, "the value (K-1)*sqrt(n)")
     a2 = v / K
     b2 = (K - 1) / K * math.exp(-ls)
     kappa = K / (K - 1)  # unit simplex Gram = κ(I − 11ᵀ/K)
     return UFMOptimum(
         model="max_margin", value=float(v), W_norm_sq=float(v), H_norm_sq=float(v),
         W_gram=a2 * kappa * _etf_gram(K), means_gram=b2 * kappa * _etf_gram(K), bias=None,
-        threshold=None, trivial=False, closed_form=True, conditions="m >= K-1",
+        threshold=None, trivial=False, closed_form=True, conditions="d >= K-1",
         source="Ji et al. 2021 (review eq. (15)); closed form: review notes §2.1",
         extras={"alpha_sq": float(a2), "beta_sq": float(b2), "margin": 1.0},
     )
 
 
-@public(K=KIND_K, Omega_W=_POS, Omega_H=_POS)
-def norm_constrained_ce(K: int, Omega_W: float, Omega_H: float) -> UFMOptimum:
+@public(K=KIND_K, Omega_W=_POS, Omega_H=_POS, legacy_positional=("K", "Omega_W", "Omega_H"))
+def norm_constrained_ce(*, K: int, Omega_W: float, Omega_H: float) -> UFMOptimum:
     """Balanced norm-constrained CE (34): min (1/N)Σ ℓ_CE(W h_{k,i}, e_k) subject to
     (1/K)Σ‖w_k‖² ≤ Ω_W and (1/N)Σ‖h_{k,i}‖² ≤ Ω_H.
 
     Value log(1 + (K−1)·exp(−K√(Ω_WΩ_H)/(K−1))), attained by a self-dual simplex ETF with
-    ‖w_k‖² = Ω_W, ‖h_{k,i}‖² = Ω_H (independent of n). Needs m ≥ K−1. The logit gap is taken through
+    ‖w_k‖² = Ω_W, ‖h_{k,i}‖² = Ω_H (independent of n). Needs d ≥ K−1. The logit gap is taken through
     logs (no overflow of Ω_WΩ_H); a ‖W‖² = KΩ_W or Gram matrix beyond float64 is refused.
     """
     gram_budget("K", K, K, 3, "ufm.norm_constrained_ce")
@@ -102,7 +103,7 @@ def norm_constrained_ce(K: int, Omega_W: float, Omega_H: float) -> UFMOptimum:
         W_norm_sq=float(K * Ow), H_norm_sq=float("nan"),
         W_gram=Ow * kappa * _etf_gram(K), means_gram=Oh * kappa * _etf_gram(K), bias=None,
         threshold=None, trivial=False, closed_form=True,
-        conditions="m >= K-1; balanced classes (H_norm_sq = N*Omega_H depends on n)",
+        conditions="d >= K-1; balanced classes (H_norm_sq = N*Omega_H depends on n)",
         source="Fang et al. 2021 (review eq. (34)); closed form: review notes §2.8",
         extras={"logit_gap": float(gap)},
     )
@@ -113,8 +114,8 @@ def _log1p_exp(x):
     return x + math.log1p(math.exp(-x)) if x > 0 else math.log1p(math.exp(x))
 
 
-@public(K=KIND_K, R=_POS)
-def output_ball(K: int, R: float) -> UFMOptimum:
+@public(K=KIND_K, R=_POS, legacy_positional=("K", "R"))
+def output_ball(*, K: int, R: float) -> UFMOptimum:
     """min ℓ_CE(h, e_k) over outputs ‖h‖ ≤ R (review eq. (12), ball centred at 0):
     h* = R√(K/(K−1))(e_k − 1/K), value log(1 + (K−1)·exp(−R√(K/(K−1)))).
 
@@ -138,16 +139,18 @@ def output_ball(K: int, R: float) -> UFMOptimum:
 
 
 # ----------------------------------------------------------------------------- numerical solvers
-@public(K=KIND_K, n=KIND_N, m=Int(min=1), n_starts=KIND_STARTS, seed=Seed())
-def solve_max_margin(K, n, m, *, n_starts=4, seed=None) -> NumericalOptimum:
+@public(K=KIND_K, n_spl=KIND_N, d=Int(min=1), n_starts=KIND_STARTS, seed=Seed(),
+        renamed={"n": "n_spl", "m": "d"}, legacy_positional=("K", "n_spl", "d"))
+def solve_max_margin(*, K, n_spl, d, n_starts=4, seed=None) -> NumericalOptimum:
     """SLSQP on (15) from random starts (exact constraint Jacobian).
 
     SLSQP works with a dense (constraints × unknowns) Jacobian and O(unknowns³) steps; the size is
     checked against the budget before any work.
     """
+    n, m = n_spl, d  # the papers' n (samples per class) and m (feature dimension)
     N = K * n
     dim, nc = K * m + m * N, N * (K - 1)
-    solver_budget(dict(K=K, n=n, m=m), dim=dim, flops=2 * (nc + dim) * dim * dim, n_starts=n_starts, iters=200,
+    solver_budget(dict(K=K, n_spl=n, d=m), dim=dim, flops=2 * (nc + dim) * dim * dim, n_starts=n_starts, iters=200,
                   extra_bytes=8 * 4 * (nc + dim) * (dim + 2), what="ufm.solve_max_margin (SLSQP)")
     y = labels(K, n)
     rng = rng_of(seed)
@@ -204,16 +207,18 @@ def solve_max_margin(K, n, m, *, n_starts=4, seed=None) -> NumericalOptimum:
     return NumericalOptimum(float(best[0]), W, H, None, float(-min(best[2], 0.0)), np.array(vals), "SLSQP")
 
 
-@public(K=KIND_K, n=KIND_N, m=Int(min=1), Omega_W=_POS, Omega_H=_POS, n_starts=KIND_STARTS, seed=Seed())
-def solve_norm_constrained_ce(K, n, m, Omega_W, Omega_H, *, n_starts=3, seed=None) -> NumericalOptimum:
+@public(K=KIND_K, n_spl=KIND_N, d=Int(min=1), Omega_W=_POS, Omega_H=_POS, n_starts=KIND_STARTS, seed=Seed(),
+        renamed={"n": "n_spl", "m": "d"}, legacy_positional=("K", "n_spl", "d", "Omega_W", "Omega_H"))
+def solve_norm_constrained_ce(*, K, n_spl, d, Omega_W, Omega_H, n_starts=3, seed=None) -> NumericalOptimum:
     """L-BFGS on (34) with the constraints made active by the parametrisation
     W = √(KΩ_W)·X/‖X‖_F, H = √(NΩ_H)·G/‖G‖_F (the loss decreases along the optimal ray, so both
     norm constraints are tight at the optimum). Needs Ω_W, Ω_H in [1e-6, 1e6] (:data:`SOLVER_RANGE`)."""
+    n, m = n_spl, d  # the papers' n (samples per class) and m (feature dimension)
     _in_solver_range("Omega_W", Omega_W)
     _in_solver_range("Omega_H", Omega_H)
     Ow, Oh = Omega_W, Omega_H
     N = K * n
-    solver_budget(dict(K=K, n=n, m=m), dim=K * m + m * N, flops=8 * K * m * N + 30 * K * N, n_starts=n_starts,
+    solver_budget(dict(K=K, n_spl=n, d=m), dim=K * m + m * N, flops=8 * K * m * N + 30 * K * N, n_starts=n_starts,
                   extra_bytes=8 * 8 * K * N, what="ufm.solve_norm_constrained_ce (L-BFGS)")
     y = labels(K, n)
     sW, sH = np.sqrt(K * Ow), np.sqrt(N * Oh)
@@ -237,8 +242,8 @@ def solve_norm_constrained_ce(K, n, m, Omega_W, Omega_H, *, n_starts=3, seed=Non
     return NumericalOptimum(float(fval), sW * X / np.linalg.norm(X), sH * G / np.linalg.norm(G), None, gn, vals, "L-BFGS")
 
 
-@public(K=KIND_K, R=_POS, k=Int(min=0), n_starts=KIND_STARTS, seed=Seed())
-def solve_output_ball(K, R, k=0, *, n_starts=3, seed=None) -> NumericalOptimum:
+@public(K=KIND_K, R=_POS, k=Int(min=0), n_starts=KIND_STARTS, seed=Seed(), legacy_positional=("K", "R", "k"))
+def solve_output_ball(*, K, R, k=0, n_starts=3, seed=None) -> NumericalOptimum:
     """L-BFGS on ℓ_CE(h, e_k) with h = R·x/‖x‖ (the optimum is on the sphere). Returns h in ``H``.
 
     k is the label (0 ≤ k < K); needs R in [1e-6, 1e6] (:data:`SOLVER_RANGE`).

@@ -148,8 +148,8 @@ def _rho_ce(K, d, lam):
     return r, a
 
 
-@public(K=KIND_K, d=KIND_D, lam=KIND_LAMBDA, n_starts=KIND_STARTS, seed=Seed())
-def layernorm_ce(K: int, d: int, lam: float, *, n_starts: int = 4, seed=0) -> UFMOptimum:
+@public(K=KIND_K, d=KIND_D, lam=KIND_LAMBDA, n_starts=KIND_STARTS, seed=Seed(), legacy_positional=("K", "d", "lam"))
+def layernorm_ce(*, K: int, d: int, lam: float, n_starts: int = 4, seed=0) -> UFMOptimum:
     """Optimum of the LayerNorm-constrained CE UFM (GUFM (8) with mean cross-entropy).
 
     Parameters
@@ -163,6 +163,8 @@ def layernorm_ce(K: int, d: int, lam: float, *, n_starts: int = 4, seed=0) -> UF
     n_starts, seed :
         Used only when d < K, where the optimum is computed by :func:`solve_layernorm_ce`.
 
+    Notes
+    -----
     Any λ > 0 is answered by the closed form (the root is bracketed in [0, √d/(λK)] and found by
     Brent's method without overflow); the numerical path (d < K) needs λ in [1e-6, 1e6].
     """
@@ -177,12 +179,13 @@ def layernorm_ce(K: int, d: int, lam: float, *, n_starts: int = 4, seed=0) -> UF
             W_gram=rho**2 * K / (K - 1) * _etf(K), means_gram=d * K / (K - 1) * _etf(K), bias=None,
             threshold=None, trivial=False, closed_form=True, conditions=cond, source=_SRC, extras=extras,
         )
-    num = solve_layernorm_ce(K, 1, d, lam, n_starts=n_starts, seed=seed)
+    num = solve_layernorm_ce(K=K, n_spl=1, d=d, lam=lam, n_starts=n_starts, seed=seed)
     return _numerical_result("layernorm_ce", num, cond, extras, K)
 
 
-@public(K=KIND_K, d=KIND_D, lam=KIND_LAMBDA, bias=Bool(), n_starts=KIND_STARTS, seed=Seed())
-def layernorm_mse(K: int, d: int, lam: float, bias: bool = False, *, n_starts: int = 4, seed=0) -> UFMOptimum:
+@public(K=KIND_K, d=KIND_D, lam=KIND_LAMBDA, bias=Bool(), n_starts=KIND_STARTS, seed=Seed(),
+        legacy_positional=("K", "d", "lam", "bias"))
+def layernorm_mse(*, K: int, d: int, lam: float, bias: bool = False, n_starts: int = 4, seed=0) -> UFMOptimum:
     """Optimum of the LayerNorm-constrained MSE UFM (GUFM (8) with (1/(2N))‖WX (+b1ᵀ) − Y‖²).
 
     ``bias=False``: z* = √d/(d+λK) (not the printed 1/(√d(1+λK))), value λK/(2(d+λK)), needs d ≥ K+1
@@ -227,7 +230,7 @@ def layernorm_mse(K: int, d: int, lam: float, bias: bool = False, *, n_starts: i
         # ‖Wx_k − e_k‖² = z²d − 2z q_kᵀx_k + 1, best x_k ∝ P⊥q_k, and Σ_k‖P⊥q_k‖² = K−1 forces
         # ‖P⊥q_k‖ ≤ √((K−1)/K) on average ⇒ value 1/2 − d(K−1)/(2K(d+λK)) (the solver beats it)
         extras["orthogonal_structure_value"] = float(0.5 - (K - 1) / (2 * K) * (dl / (dl + K)))
-    num = solve_layernorm_mse(K, 1, d, lam, bias, n_starts=n_starts, seed=seed)
+    num = solve_layernorm_mse(K=K, n_spl=1, d=d, lam=lam, bias=bias, n_starts=n_starts, seed=seed)
     return _numerical_result(model, num, cond, extras, K)
 
 
@@ -322,27 +325,29 @@ def _solver_checks(K, n, d, lam, n_starts, what):
         check_work("K", K, items=2 ** (kk - 1) * n_starts,
                    seconds=seconds_of(2 ** (kk - 1) * n_starts * 2000 * (50_000 + 40 * kk * N)),
                    what=f"{what} at d = 2 (2^(K-1) sign patterns)")
-    solver_budget(dict(K=K, n=n, d=d), dim=K * d + d * N, flops=12 * K * d * N + 30 * K * N, n_starts=n_starts,
+    solver_budget(dict(K=K, n_spl=n, d=d), dim=K * d + d * N, flops=12 * K * d * N + 30 * K * N, n_starts=n_starts,
                   extra_bytes=8 * 8 * (K + d) * N, what=what)
 
 
-_SOLVE_KINDS = dict(K=KIND_K, n=KIND_N, d=KIND_D, lam=KIND_LAMBDA, n_starts=KIND_STARTS, seed=Seed())
+_SOLVE_KINDS = dict(K=KIND_K, n_spl=KIND_N, d=KIND_D, lam=KIND_LAMBDA, n_starts=KIND_STARTS, seed=Seed())
 
 
-@public(**_SOLVE_KINDS)
-def solve_layernorm_ce(K, n, d, lam, *, n_starts=4, seed=None) -> NumericalOptimum:
+@public(**_SOLVE_KINDS, renamed={"n": "n_spl"}, legacy_positional=("K", "n_spl", "d", "lam"))
+def solve_layernorm_ce(*, K, n_spl, d, lam, n_starts=4, seed=None) -> NumericalOptimum:
     """Multi-start L-BFGS on the LayerNorm-constrained CE UFM; features parametrised on the sphere.
 
     Returns W (K×d) and the features X (d×N) in ``H``. Needs λ in [1e-6, 1e6]; the size (and at
     d = 2 the 2^(K−1) enumerated sign patterns) is checked against the budget first.
     """
+    n = n_spl  # the papers' n (samples per class)
     _solver_checks(K, n, d, lam, n_starts, "ufm.solve_layernorm_ce")
     return _solve(K, n, d, lam, False, "ce", n_starts, seed)
 
 
-@public(**_SOLVE_KINDS, bias=Bool())
-def solve_layernorm_mse(K, n, d, lam, bias=False, *, n_starts=4, seed=None) -> NumericalOptimum:
+@public(**_SOLVE_KINDS, bias=Bool(), renamed={"n": "n_spl"}, legacy_positional=("K", "n_spl", "d", "lam", "bias"))
+def solve_layernorm_mse(*, K, n_spl, d, lam, bias=False, n_starts=4, seed=None) -> NumericalOptimum:
     """Multi-start L-BFGS on the LayerNorm-constrained MSE UFM (optionally with a free bias); λ range
     and budget as in :func:`solve_layernorm_ce`."""
+    n = n_spl  # the papers' n (samples per class)
     _solver_checks(K, n, d, lam, n_starts, "ufm.solve_layernorm_mse")
     return _solve(K, n, d, lam, bias, "mse", n_starts, seed)

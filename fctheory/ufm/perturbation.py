@@ -125,8 +125,8 @@ def _exp_or_fail(name, value, lg, what):
     return math.exp(lg)
 
 
-@public(H=_MAT, K=_K)
-def nc1_tilde(H, K):
+@public(H=_MAT, K=_K, legacy_positional=("K",))
+def nc1_tilde(H, *, K):
     """ÑC1(H) = tr Σ_W / tr Σ_B (the paper's Eq. 3), H d×N class-major.
 
     Scale invariant: H is rescaled exactly by a power of two first, so H·1e300 and H·1e-300 give the
@@ -165,14 +165,15 @@ class CollapsedMinimizer:
     trivial: bool
 
 
-@public(K=_K, n=_N, d=Int(min=1), lam_W=_LW, lam_H=_LW, R=_MAT.or_none(), seed=Seed())
-def collapsed_minimizer(K: int, n: int, d: int, lam_W: float, lam_H: float, *, R=None, seed=None) -> CollapsedMinimizer:
+@public(K=_K, n_spl=_N, d=Int(min=1), lam_W=_LW, lam_H=_LW, R=_MAT.or_none(), seed=Seed(),
+        renamed={"n": "n_spl"}, legacy_positional=("K", "n_spl", "d", "lam_W", "lam_H"))
+def collapsed_minimizer(*, K: int, n_spl: int, d: int, lam_W: float, lam_H: float, R=None, seed=None) -> CollapsedMinimizer:
     """Theorem 2.1: the collapsed global minimiser of the UFM (1) and its value (needs d ≥ K).
 
     Parameters
     ----------
-    K, n, d : int
-        Classes (≥ 2), samples per class, feature dimension (d ≥ K); the d×K·n matrix H is sized
+    K, n_spl, d : int
+        Classes (≥ 2), samples per class, feature dimension (d ≥ K); the d×K·n_spl matrix H is sized
         against the memory budget first.
     lam_W, lam_H : float
         Regularisation (> 0, any magnitude: c, ρ and σ_W² are evaluated through logs; a ρ or σ_W²
@@ -180,9 +181,10 @@ def collapsed_minimizer(K: int, n: int, d: int, lam_W: float, lam_H: float, *, R
     R : array_like (d, K), optional
         Orthonormal frame; default the first K columns of I_d (or a random one with ``seed``).
     """
+    n = n_spl  # the papers' n (samples per class)
     if d < K:
         fail("d", d, f"Theorem 2.1 needs d >= K = {K}")
-    _dense_budget("n", n, floats=d * K * n + 3 * d * K, what="collapsed_minimizer (the d x K*n matrix H)")
+    _dense_budget("n_spl", n, floats=d * K * n + 3 * d * K, what="collapsed_minimizer (the d x K*n matrix H)")
     lw, lh = lam_W, lam_H
     c = _sqrt_prod(lw, lh)
     if R is None:
@@ -221,8 +223,9 @@ def _anchored_objective(W, H, H0, K, n, lam_W, lam_H, beta):
     return float(val), gW, gH
 
 
-@public(W=_MAT, H=_MAT, H0=_MAT.or_none(), K=_K, lam_W=_L0, lam_H=_L0, beta=_L0)
-def anchored_objective(W, H, H0, K, lam_W, lam_H, beta):
+@public(W=_MAT, H=_MAT, H0=_MAT.or_none(), K=_K, lam_W=_L0, lam_H=_L0, beta=_L0,
+        legacy_positional=("K", "lam_W", "lam_H", "beta"))
+def anchored_objective(W, H, H0, *, K, lam_W, lam_H, beta):
     """f(W, H; H0) of (2) and its gradients (∇_W f, ∇_H f). ``H0=None`` with β = 0 gives (1).
 
     W is K×d, H and H0 are d×N with N a multiple of K; λ_W, λ_H, β ≥ 0. A point whose objective
@@ -262,8 +265,8 @@ def _optimal_W(H, K, n, lw):
     return (YV * g[None, :]) @ U.T
 
 
-@public(H=_MAT, K=_K, lam_W=_LW)
-def optimal_W(H, K: int, lam_W: float):
+@public(H=_MAT, K=_K, lam_W=_LW, legacy_positional=("K", "lam_W"))
+def optimal_W(H, *, K: int, lam_W: float):
     """W*(H) = Y Hᵀ(HHᵀ + nλ_W I)⁻¹ (footnote 3), the minimiser of (1)/(2) over W for fixed H.
 
     Computed from the SVD of H (never a d×d solve), so it is exact to rounding for any magnitude
@@ -295,8 +298,9 @@ def _scaled_stats(H, K, n, lw):
     return Hs, D, SW, ST, min(mu, 1e300), e
 
 
-@public(H=_MAT, K=_K, lam_W=_LW, lam_H=_L0, method=Choice("closed", "direct"))
-def central_path_loss(H, K: int, lam_W: float, lam_H: float, *, method: str = "closed"):
+@public(H=_MAT, K=_K, lam_W=_LW, lam_H=_L0, method=Choice("closed", "direct"),
+        legacy_positional=("K", "lam_W", "lam_H"))
+def central_path_loss(H, *, K: int, lam_W: float, lam_H: float, method: str = "closed"):
     """L(H) = f(W*(H), H; ·) without the anchor (App. A).
 
     ``method="closed"``: (1/(2K))·tr(A B⁻¹) + (λ_H/2)·tr Σ̃_T − (d−K)/(2K) with Σ̃_T = HHᵀ/N,
@@ -346,8 +350,8 @@ def _central_path_gradient(H, K, n, lw, lh):
     return G / (K * K * n)
 
 
-@public(H=_MAT, K=_K, lam_W=_LW, lam_H=_L0)
-def central_path_gradient(H, K: int, lam_W: float, lam_H: float):
+@public(H=_MAT, K=_K, lam_W=_LW, lam_H=_L0, legacy_positional=("K", "lam_W", "lam_H"))
+def central_path_gradient(H, *, K: int, lam_W: float, lam_H: float):
     """∇L(H) = 1/(K²n)·( C(H − H̄⊗1ᵀ) − C A C H + λ_H K H ), C = B⁻¹ (Eq. 7).
 
     Computed from H rescaled exactly by a power of two; a gradient beyond float64 is refused.
@@ -379,8 +383,8 @@ def _hessian_blocks(W, H, K, n, lw, lh, beta):
     return Hww, Hwh, Hhh
 
 
-@public(W=_MAT, H=_MAT, K=_K, lam_W=_L0, lam_H=_L0, beta=_L0)
-def hessian_blocks(W, H, K: int, lam_W: float, lam_H: float, beta: float):
+@public(W=_MAT, H=_MAT, K=_K, lam_W=_L0, lam_H=_L0, beta=_L0, legacy_positional=("K", "lam_W", "lam_H", "beta"))
+def hessian_blocks(W, H, *, K: int, lam_W: float, lam_H: float, beta: float):
     """Second derivatives of (2) in the coordinates w = vec(W), h = vec(H) (column stacking).
 
     Returns ``(Hww, Hwh, Hhh)`` with shapes (Kd×Kd), (Kd×dN), (dN×dN):
@@ -412,9 +416,9 @@ class AnchoredSolution:
 
 
 @public(H0=_MAT, K=_K, lam_W=_LW, lam_H=_L0, beta=_L0, H_init=_MAT.or_none(), newton=Bool(),
-        max_newton=Int(min=0, max=1000))
-def solve_anchored(H0, K: int, lam_W: float, lam_H: float, beta: float, *, H_init=None, newton: bool = True,
-                   max_newton: int = 30) -> AnchoredSolution:
+        max_newton=Int(min=0, max=1000), legacy_positional=("K", "lam_W", "lam_H", "beta"))
+def solve_anchored(H0, *, K: int, lam_W: float, lam_H: float, beta: float, H_init=None, newton: bool = True,
+    max_newton: int = 30) -> AnchoredSolution:
     """Minimise (2) for a general H0.
 
     L-BFGS on the reduced objective L(H) + β/(2N)‖H − H0‖² (gradient ∇L + β(H−H0)/N, W eliminated
@@ -503,9 +507,10 @@ class _OutOfTime(Exception):
 
 
 @public(H0=_MAT, K=_K, lam_W=_LW, lam_H=_L0, t_max=Real(lo=0.0, lo_open=True), n_eval=Int(min=2, max=10**6),
-        rtol=Real(lo=0.0, lo_open=True, hi=1.0), atol=Real(lo=0.0, lo_open=True))
-def gradient_flow(H0, K: int, lam_W: float, lam_H: float, t_max: float, *, n_eval: int = 50,
-                  rtol: float = 1e-10, atol: float = 1e-12) -> FlowResult:
+        rtol=Real(lo=0.0, lo_open=True, hi=1.0), atol=Real(lo=0.0, lo_open=True),
+        legacy_positional=("K", "lam_W", "lam_H", "t_max"))
+def gradient_flow(H0, *, K: int, lam_W: float, lam_H: float, t_max: float, n_eval: int = 50, rtol: float = 1e-10,
+    atol: float = 1e-12) -> FlowResult:
     """Integrate the central-path flow (Eq. 4) from H0 with DOP853 and record ÑC1, NC1 (Papyan),
     L(H_t), T_W and T_B of Theorem 3.1 at ``n_eval`` equally spaced times in [0, t_max].
 
@@ -594,15 +599,22 @@ class FirstOrderResponse:
         d, N = dH0.shape
         if d * N != dN or self.F_W.shape[0] % d:
             fail("dH0", dH0, f"must be d x N with d*N = {dN} (the shape of H), got {dH0.shape}")
-        v = dH0.T.ravel()
+        # the map is linear: apply it to δH0·2^-e (|entries| <= 1) and scale back exactly, so a huge δH0
+        # cannot overflow inside the products while the true response is still a float
+        e = int(np.frexp(np.max(np.abs(dH0)))[1]) if np.any(dH0) else 0
+        v = np.ldexp(dH0, -e).T.ravel()
         K = self.F_W.shape[0] // d
-        dh = (self.F_H @ v).reshape(N, d).T
-        dw = (self.F_W @ v).reshape(d, K).T
+        with np.errstate(over="ignore", invalid="ignore"):
+            dh = np.ldexp((self.F_H @ v).reshape(N, d).T, e)
+            dw = np.ldexp((self.F_W @ v).reshape(d, K).T, e)
+        if not (np.all(np.isfinite(dh)) and np.all(np.isfinite(dw))):
+            fail("dH0", dH0, "gives a response (δW, δH) beyond the float64 range")
         return dw, dh
 
 
-@public(W=_MAT, H=_MAT, K=_K, lam_W=_LW, lam_H=_L0, beta=_L0, kind=Choice("exact", "neumann"))
-def first_order_response(W, H, K: int, lam_W: float, lam_H: float, beta: float, *, kind: str = "exact") -> FirstOrderResponse:
+@public(W=_MAT, H=_MAT, K=_K, lam_W=_LW, lam_H=_L0, beta=_L0, kind=Choice("exact", "neumann"),
+        legacy_positional=("K", "lam_W", "lam_H", "beta"))
+def first_order_response(W, H, *, K: int, lam_W: float, lam_H: float, beta: float, kind: str = "exact") -> FirstOrderResponse:
     """Theorem 4.1 at a minimiser (W, H) of (2): vec(δH) = (β/N)S⁻¹vec(δH0) with the Schur
     complement S = ∇_H∇_H f − ∇_H∇_W f (∇_W∇_W f)⁻¹ ∇_W∇_H f, and vec(δW) = −(∇_W∇_W f)⁻¹∇_W∇_H f·vec(δH).
 
@@ -634,12 +646,13 @@ def first_order_response(W, H, K: int, lam_W: float, lam_H: float, beta: float, 
     return FirstOrderResponse(F, FW, G, kind)
 
 
-@public(F=_MAT, K=Int(min=1), n=_N, d=Int(min=1))
-def class_blocks(F, K: int, n: int, d: int):
+@public(F=_MAT, K=Int(min=1), n_spl=_N, d=Int(min=1), renamed={"n": "n_spl"}, legacy_positional=("K", "n_spl", "d"))
+def class_blocks(F, *, K: int, n_spl: int, d: int):
     """F split into the K×K blocks F_{k,k̃} of size dn×dn (Eq. 6; block k = columns n·k … n·k+n−1).
 
     F must be (K·d·n) × (K·d·n); returns a (K, K, dn, dn) view.
     """
+    n = n_spl  # the papers' n (samples per class)
     s = d * n
     if F.shape != (K * s, K * s):
         fail("F", F, f"must be {K * s}x{K * s} (K*d*n square), got {F.shape}")
@@ -675,18 +688,20 @@ class BlockSpectra:
     F_exact_eigenvalues: np.ndarray
 
 
-@public(K=_K, n=_N, d=Int(min=3), lam_W=_LW, lam_H=_LW, beta=Real(lo=0.0))
-def block_spectra(K: int, n: int, d: int, lam_W: float, lam_H: float, beta: float) -> BlockSpectra:
+@public(K=_K, n_spl=_N, d=Int(min=3), lam_W=_LW, lam_H=_LW, beta=Real(lo=0.0),
+        renamed={"n": "n_spl"}, legacy_positional=("K", "n_spl", "d", "lam_W", "lam_H", "beta"))
+def block_spectra(*, K: int, n_spl: int, d: int, lam_W: float, lam_H: float, beta: float) -> BlockSpectra:
     """Theorem 4.2: spectra of the blocks of F (Eq. 5) at H0 = H*, needs d > K and c = √(λ_Hλ_W) < 1.
 
     The d·N eigenvalues and d·n singular values are sized against the budget first; the ratios
     √(λ_H/λ_W)/β and λ_H/β are taken through logs (a spectrum beyond float64 is refused).
     """
+    n = n_spl  # the papers' n (samples per class)
     if d < K + 1:
         fail("d", d, f"Theorem 4.2 needs d > K = {K}")
     if beta == 0:
         fail("beta", beta, "must be > 0")
-    _dense_budget("n", n, floats=4 * (d * K * n + d * n), flops=40 * d * K * n,
+    _dense_budget("n_spl", n, floats=4 * (d * K * n + d * n), flops=40 * d * K * n,
                   what="block_spectra (the d*N eigenvalues)")
     lw, lh = lam_W, lam_H
     c = _sqrt_prod(lw, lh)

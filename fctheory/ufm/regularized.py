@@ -1,6 +1,6 @@
 """Regularised unconstrained-features models (review §2.4–2.5; Zhu et al. 2021, Tirer & Bruna 2022).
 
-Objective, with W ∈ R^{K×m}, H ∈ R^{m×N} (columns class-major, n per class, N = K·n), b ∈ R^K:
+Objective, with W ∈ R^{K×d}, H ∈ R^{d×N} (columns class-major, n_spl per class, N = K·n_spl), b ∈ R^K:
 
     CE  (review eq. (21)):  (1/N) Σ_{k,i} ℓ_CE(W h_{k,i} + b, e_k) + (λ_W/2)‖W‖² + (λ_H/2)‖H‖²
     MSE (review eq. (28)):  (1/(2N)) ‖W H + b 1ᵀ − Y‖² + (λ_W/2)‖W‖² + (λ_H/2)‖H‖²
@@ -66,11 +66,11 @@ def _extras_q(lq, lKq):
     return {"q": exp_or_none(lq), "Kq": exp_or_none(lKq), "log_q": float(lq)}
 
 
-_CLOSED_KINDS = dict(K=KIND_K, n=KIND_N, lam_W=KIND_LAM, lam_H=KIND_LAM, bias=Bool())
+_CLOSED_KINDS = dict(K=KIND_K, n_spl=KIND_N, lam_W=KIND_LAM, lam_H=KIND_LAM, bias=Bool())
 
 
-@public(**_CLOSED_KINDS)
-def ce(K: int, n: int, lam_W: float, lam_H: float, bias: bool = False) -> UFMOptimum:
+@public(**_CLOSED_KINDS, renamed={"n": "n_spl"}, legacy_positional=("K", "n_spl", "lam_W", "lam_H", "bias"))
+def ce(*, K: int, n_spl: int, lam_W: float, lam_H: float, bias: bool = False) -> UFMOptimum:
     """Global optimum of the weight-decay cross-entropy UFM (review eq. (21)).
 
     With q = √(nλ_Wλ_H): if K·q < 1,
@@ -83,7 +83,7 @@ def ce(K: int, n: int, lam_W: float, lam_H: float, bias: bool = False) -> UFMOpt
 
     Parameters
     ----------
-    K, n : int
+    K, n_spl : int
         Classes (≥ 2) and samples per class (≥ 1); the K×K Gram matrices are sized against the
         memory budget first.
     lam_W, lam_H : float
@@ -95,11 +95,12 @@ def ce(K: int, n: int, lam_W: float, lam_H: float, bias: bool = False) -> UFMOpt
 
     Notes
     -----
-    Holds for feature dimension m ≥ K−1 (Zhu et al.). The reduced problem in ρ is convex. The logit
+    Holds for feature dimension d ≥ K−1 (Zhu et al.). The reduced problem in ρ is convex. The logit
     gap is evaluated as log(1 + (1 − Kq)/q) with 1 − Kq = −expm1(log Kq), accurate at both ends.
     ``extras["q"]``/``["Kq"]`` are None when beyond the float64 range (``extras["log_q"]`` is always
     given); a ρ* or ‖H*‖² beyond the float64 range (λ_H/λ_W > ~1e600) is refused.
     """
+    n = n_spl  # the papers' n (samples per class)
     gram_budget("K", K, K, 3, "ufm.ce")
     lq, lKq = _logs(K, n, lam_W, lam_H)
     trivial = lKq >= 0.0
@@ -129,27 +130,28 @@ def ce(K: int, n: int, lam_W: float, lam_H: float, bias: bool = False) -> UFMOpt
         threshold=1.0,
         trivial=bool(trivial),
         closed_form=True,
-        conditions="m >= K-1; threshold K*sqrt(n*lam_W*lam_H) = 1 (trivial solution at and above it)",
+        conditions="d >= K-1; threshold K*sqrt(n_spl*lam_W*lam_H) = 1 (trivial solution at and above it)",
         source=_SRC_CE,
         extras={**_extras_q(lq, lKq), "logit_gap": float(gap), "rho": float(rho), "h_over_w": scale,
                 "log_h_over_w": float(l_hw)},
     )
 
 
-@public(**_CLOSED_KINDS)
-def mse(K: int, n: int, lam_W: float, lam_H: float, bias: bool = False) -> UFMOptimum:
+@public(**_CLOSED_KINDS, renamed={"n": "n_spl"}, legacy_positional=("K", "n_spl", "lam_W", "lam_H", "bias"))
+def mse(*, K: int, n_spl: int, lam_W: float, lam_H: float, bias: bool = False) -> UFMOptimum:
     """Global optimum of the weight-decay MSE UFM (review eq. (28)).
 
     With q = √(nλ_Wλ_H) and s = (1 − K·q)₊ (singular-value thresholding of the target):
 
     * ``bias=False``: A F̄ = s·I_K, W Wᵀ = s√(nλ_H/λ_W)·I_K (orthogonal frame),
-      value = Kq − (Kq)²/2 if Kq < 1 else 1/2; needs m ≥ K.
+      value = Kq − (Kq)²/2 if Kq < 1 else 1/2; needs d ≥ K.
     * ``bias=True`` (unregularised b): b* = 1/K, W Wᵀ = s√(nλ_H/λ_W)·(I − 11ᵀ/K) (simplex ETF),
-      value = ((K−1)/K)(Kq − (Kq)²/2) if Kq < 1 else (K−1)/(2K); needs m ≥ K−1.
+      value = ((K−1)/K)(Kq − (Kq)²/2) if Kq < 1 else (K−1)/(2K); needs d ≥ K−1.
 
     In both cases h_{k,i} = √(λ_W/(nλ_H))·w_k and (0, 0) (with b = 1/K) is optimal iff K·q ≥ 1.
     Evaluated through log q (any λ > 0, any n); norms beyond the float64 range are refused.
     """
+    n = n_spl  # the papers' n (samples per class)
     gram_budget("K", K, K, 3, "ufm.mse")
     lq, lKq = _logs(K, n, lam_W, lam_H)
     trivial = lKq >= 0.0
@@ -180,7 +182,7 @@ def mse(K: int, n: int, lam_W: float, lam_H: float, bias: bool = False) -> UFMOp
         threshold=1.0,
         trivial=bool(trivial),
         closed_form=True,
-        conditions=("m >= K-1" if bias else "m >= K") + "; threshold K*sqrt(n*lam_W*lam_H) = 1",
+        conditions=("d >= K-1" if bias else "d >= K") + "; threshold K*sqrt(n_spl*lam_W*lam_H) = 1",
         source=_SRC_MSE,
         extras={**_extras_q(lq, lKq), "s": float(s)},
     )
@@ -195,7 +197,7 @@ def _unpack(x, K, m, N, bias):
 
 
 def _check_point(W, H, b, n):
-    """Shapes of (W, H, b) for n samples per class: W (K, m), H (m, K·n), b (K,)."""
+    """Shapes of (W, H, b) for n samples per class: W (K, d), H (d, K·n_spl), b (K,)."""
     K, m = W.shape
     if K < 2:
         fail("W", W, f"must have K >= 2 rows (classes), got shape {W.shape}")
@@ -206,7 +208,7 @@ def _check_point(W, H, b, n):
     return K
 
 
-_OBJ_KINDS = dict(W=Array(ndim=2), H=Array(ndim=2), b=Array(ndim=1).or_none(), n=KIND_N, lam_W=KIND_LAM0,
+_OBJ_KINDS = dict(W=Array(ndim=2), H=Array(ndim=2), b=Array(ndim=1).or_none(), n_spl=KIND_N, lam_W=KIND_LAM0,
                   lam_H=KIND_LAM0)
 
 
@@ -238,22 +240,24 @@ def _checked_objective(fn, W, H, b, n, lam_W, lam_H):
     return out
 
 
-@public(**_OBJ_KINDS)
-def ce_objective(W, H, b, n, lam_W, lam_H):
+@public(**_OBJ_KINDS, renamed={"n": "n_spl"}, legacy_positional=("n_spl", "lam_W", "lam_H"))
+def ce_objective(W, H, b, *, n_spl, lam_W, lam_H):
     """Value and gradients (dW, dH, db) of the CE UFM objective (21) at (W, H, b); b may be None.
 
-    W is K×m, H is m×(K·n) (class-major columns), b has K entries; λ_W, λ_H ≥ 0. A point so large
+    W is K×d, H is d×(K·n_spl) (class-major columns), b has K entries; λ_W, λ_H ≥ 0. A point so large
     that the objective overflows float64 is refused.
     """
+    n = n_spl  # the papers' n (samples per class)
     return _checked_objective(_ce_objective, W, H, b, n, lam_W, lam_H)
 
 
-@public(**_OBJ_KINDS)
-def mse_objective(W, H, b, n, lam_W, lam_H):
+@public(**_OBJ_KINDS, renamed={"n": "n_spl"}, legacy_positional=("n_spl", "lam_W", "lam_H"))
+def mse_objective(W, H, b, *, n_spl, lam_W, lam_H):
     """Value and gradients (dW, dH, db) of the MSE UFM objective (28); b may be None.
 
     Shapes as in :func:`ce_objective`.
     """
+    n = n_spl  # the papers' n (samples per class)
     return _checked_objective(_mse_objective, W, H, b, n, lam_W, lam_H)
 
 
@@ -264,14 +268,14 @@ def _solver_lams(K, n, lam_W, lam_H):
             fail(name, lam, f"the numerical solvers need {lo:g} <= lam <= {hi:g} (use the closed form outside)")
     q = math.exp(_logs(K, n, lam_W, lam_H)[0])
     if not lo <= q <= hi:
-        fail("n", n, f"the numerical solvers need q = sqrt(n*lam_W*lam_H) in [{lo:g}, {hi:g}], got {q:.3g}")
+        fail("n_spl", n, f"the numerical solvers need q = sqrt(n_spl*lam_W*lam_H) in [{lo:g}, {hi:g}], got {q:.3g}")
 
 
 def _solve(obj, K, n, m, lam_W, lam_H, bias, n_starts, seed, scale, what):
     _solver_lams(K, n, lam_W, lam_H)
     N = K * n
     dim = K * m + m * N + (K if bias else 0)
-    solver_budget(dict(K=K, n=n, m=m), dim=dim, flops=8 * K * m * N + 30 * K * N, n_starts=n_starts,
+    solver_budget(dict(K=K, n_spl=n, d=m), dim=dim, flops=8 * K * m * N + 30 * K * N, n_starts=n_starts,
                   extra_bytes=8 * 8 * K * N, what=what)
     rng = rng_of(seed)
 
@@ -289,24 +293,28 @@ def _solve(obj, K, n, m, lam_W, lam_H, bias, n_starts, seed, scale, what):
     return NumericalOptimum(float(f), W.copy(), H.copy(), None if b is None else b.copy(), gn, vals, "L-BFGS")
 
 
-_SOLVE_KINDS = dict(K=KIND_K, n=KIND_N, m=Int(min=1), lam_W=KIND_LAM, lam_H=KIND_LAM, bias=Bool(),
+_SOLVE_KINDS = dict(K=KIND_K, n_spl=KIND_N, d=Int(min=1), lam_W=KIND_LAM, lam_H=KIND_LAM, bias=Bool(),
                     n_starts=KIND_STARTS, seed=Seed())
 
 
-@public(**_SOLVE_KINDS)
-def solve_ce(K, n, m, lam_W, lam_H, bias=False, *, n_starts=3, seed=None) -> NumericalOptimum:
-    """Numerical minimiser of the CE UFM (21) by multi-start L-BFGS in dimension m.
+@public(**_SOLVE_KINDS,
+        renamed={"n": "n_spl", "m": "d"}, legacy_positional=("K", "n_spl", "d", "lam_W", "lam_H", "bias"))
+def solve_ce(*, K, n_spl, d, lam_W, lam_H, bias=False, n_starts=3, seed=None) -> NumericalOptimum:
+    """Numerical minimiser of the CE UFM (21) by multi-start L-BFGS in dimension d.
 
     Needs λ_W, λ_H and q = √(nλ_Wλ_H) in [1e-8, 1e8] (:data:`SOLVER_LAM_RANGE`); the problem size
     is checked against the budget before any work.
     """
+    n, m = n_spl, d  # the papers' n (samples per class) and m (feature dimension)
     return _solve(_ce_objective, K, n, m, lam_W, lam_H, bias, n_starts, seed, 1.0, "ufm.solve_ce (L-BFGS)")
 
 
-@public(**_SOLVE_KINDS)
-def solve_mse(K, n, m, lam_W, lam_H, bias=False, *, n_starts=3, seed=None) -> NumericalOptimum:
-    """Numerical minimiser of the MSE UFM (28) by multi-start L-BFGS in dimension m (λ range and
+@public(**_SOLVE_KINDS,
+        renamed={"n": "n_spl", "m": "d"}, legacy_positional=("K", "n_spl", "d", "lam_W", "lam_H", "bias"))
+def solve_mse(*, K, n_spl, d, lam_W, lam_H, bias=False, n_starts=3, seed=None) -> NumericalOptimum:
+    """Numerical minimiser of the MSE UFM (28) by multi-start L-BFGS in dimension d (λ range and
     budget as in :func:`solve_ce`)."""
+    n, m = n_spl, d  # the papers' n (samples per class) and m (feature dimension)
     return _solve(_mse_objective, K, n, m, lam_W, lam_H, bias, n_starts, seed, 0.5, "ufm.solve_mse (L-BFGS)")
 
 
@@ -318,7 +326,7 @@ def _convex(K, n, lam_W, lam_H, bias, loss, solver):
     _solver_lams(K, n, lam_W, lam_H)
     N = K * n
     # an interior-point SDP on (K+N)² unknowns: measured ~1e-6·(K+N)^4 s
-    check_work("n" if n >= K else "K", n if n >= K else K, bytes=8 * 60 * (K + N) ** 2,
+    check_work("n_spl" if n >= K else "K", n if n >= K else K, bytes=8 * 60 * (K + N) ** 2,
                seconds=seconds_of(1000 * (K + N) ** 4), what=f"ufm.convex_{loss} (cvxpy SDP)")
     try:
         import cvxpy as cp  # noqa: PLC0415 - optional heavy import
@@ -332,7 +340,7 @@ def _convex(K, n, lam_W, lam_H, bias, loss, solver):
         data = (cp.sum(cp.log_sum_exp(logits, axis=0)) - cp.sum(cp.multiply(Y, logits))) / N
     else:
         data = cp.sum_squares(logits - Y) / (2 * N)
-    # (24): min_{WH=Z} (λ_W/2)‖W‖² + (λ_H/2)‖H‖² = √(λ_Wλ_H)‖Z‖_* when m ≥ K
+    # (24): min_{WH=Z} (λ_W/2)‖W‖² + (λ_H/2)‖H‖² = √(λ_Wλ_H)‖Z‖_* when d ≥ K
     prob = cp.Problem(cp.Minimize(data + np.sqrt(lam_W * lam_H) * cp.normNuc(Z)))
     # a solver failure is reported as the project error; CLARABEL falls back to SCS first
     tried = [solver] + [s for s in _CVX_SOLVERS if s != solver and solver == "CLARABEL"]
@@ -350,22 +358,24 @@ def _convex(K, n, lam_W, lam_H, bias, loss, solver):
     fail("solver", solver, "the convex program was not solved (" + "; ".join(errors) + ")")
 
 
-_CVX_KINDS = dict(K=KIND_K, n=KIND_N, lam_W=KIND_LAM, lam_H=KIND_LAM, bias=Bool(), solver=Choice(*_CVX_SOLVERS))
+_CVX_KINDS = dict(K=KIND_K, n_spl=KIND_N, lam_W=KIND_LAM, lam_H=KIND_LAM, bias=Bool(), solver=Choice(*_CVX_SOLVERS))
 
 
-@public(**_CVX_KINDS)
-def convex_ce(K, n, lam_W, lam_H, bias=False, *, solver="CLARABEL"):
-    """Value of the convex reformulation (23)–(24) of the CE UFM, solved with cvxpy (m ≥ K).
+@public(**_CVX_KINDS, renamed={"n": "n_spl"}, legacy_positional=("K", "n_spl", "lam_W", "lam_H", "bias"))
+def convex_ce(*, K, n_spl, lam_W, lam_H, bias=False, solver="CLARABEL"):
+    """Value of the convex reformulation (23)–(24) of the CE UFM, solved with cvxpy (d ≥ K).
 
     Returns (value, Z, b). Interior-point accuracy (~1e-7), an independent check of :func:`ce`.
     λ range as in :func:`solve_ce`; the SDP is sized against the budget (≈1e-6·(K+N)⁴ s). A solver
     failure (CLARABEL falls back to SCS) is reported as :class:`~fctheory.FCTheoryError`.
     """
+    n = n_spl  # the papers' n (samples per class)
     return _convex(K, n, lam_W, lam_H, bias, "ce", solver)
 
 
-@public(**_CVX_KINDS)
-def convex_mse(K, n, lam_W, lam_H, bias=False, *, solver="CLARABEL"):
-    """Value of the nuclear-norm reformulation of the MSE UFM, solved with cvxpy (m ≥ K); see
+@public(**_CVX_KINDS, renamed={"n": "n_spl"}, legacy_positional=("K", "n_spl", "lam_W", "lam_H", "bias"))
+def convex_mse(*, K, n_spl, lam_W, lam_H, bias=False, solver="CLARABEL"):
+    """Value of the nuclear-norm reformulation of the MSE UFM, solved with cvxpy (d ≥ K); see
     :func:`convex_ce`."""
+    n = n_spl  # the papers' n (samples per class)
     return _convex(K, n, lam_W, lam_H, bias, "mse", solver)

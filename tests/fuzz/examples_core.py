@@ -30,7 +30,7 @@ EXAMPLES = {
     "fctheory.Task": lambda: dict(n_c=3, s_c=2, L=2, Z=np.array([[0, 1], [2, 0], [1, 1]]), mu=np.array([0.75, 0.25])),
     "fctheory.Task.full": lambda: dict(n_c=2, s_c=2, L=2, mu="uniform"),
     "fctheory.Task.random": lambda: dict(n_c=3, s_c=2, L=3, K=5, mu="zipf", seed=0),
-    "fctheory.Task.sample": lambda: (_task(), dict(n_spl=3, rng=0)),
+    "fctheory.Task.sample": lambda: (_task(), dict(n_spl=3, seed=0)),
     "fctheory.Task.word_index": lambda: (_task(), dict(alpha=np.array([0, 2]), beta=1)),
     "fctheory.Task.hamming": lambda: (_task(), dict()),
     "fctheory.Task.S_r_counts": lambda: (_task(), dict()),
@@ -75,7 +75,7 @@ EXAMPLES = {
                                                 A_space=None),
     "fctheory.search_assumption_A": lambda: dict(n_c=2, L=2, K=2, method="exhaustive"),
     "fctheory.search_lemma_B": lambda: dict(n_c=2, L=2, K=2, with_origin=True),
-    "fctheory.ExistenceResult.sizes": lambda: (fc.search_lemma_B(2, 2), dict()),
+    "fctheory.ExistenceResult.sizes": lambda: (fc.search_lemma_B(n_c=2, L=2), dict()),
     # ---- budget (fctheory._budget)
     "fctheory.get_budget": lambda: dict(),
     "fctheory.budget": lambda: dict(max_bytes=2 * 2**30, max_seconds=600.0, max_items=1e8),

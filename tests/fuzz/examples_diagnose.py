@@ -81,9 +81,15 @@ EXAMPLES = {
         state_dict={"emb.weight": _weights(_full())[0].T, "clf.weight": _weights(_full())[1]}, L=2),
 }
 
-SKIP = {
-    # methods of the result object Diagnosis (marked @result_type) draw figures with matplotlib (seconds);
-    # their behaviour is tested in tests/test_diagnose.py::test_outputs_json_frame_figures_and_report
-}
+@functools.lru_cache(maxsize=None)
+def _diagnosis():
+    return fc.diagnose(**_diag_args())
+
+
+# methods: (instance, kwargs); the figures take about a second (matplotlib), inside the harness' time limit
+EXAMPLES["fctheory.Diagnosis.plot"] = lambda: (_diagnosis(), dict(out=os.path.join(_tmp(), "fig")))
+EXAMPLES["fctheory.Diagnosis.report"] = lambda: (_diagnosis(), dict(out=os.path.join(_tmp(), "rep")))
+
+SKIP = {}
 
 ALLOW_NONFINITE = {}

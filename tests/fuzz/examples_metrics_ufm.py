@@ -28,41 +28,49 @@ PW = _RNG.standard_normal((PK, PD))
 
 
 def _acc():
-    acc = metrics.NCAccumulator(K=K, m=M)
+    acc = metrics.NCAccumulator(K=K, d=M)
     acc.update(H[:5], Y[:5])
     acc.update(H[5:], Y[5:])
     return acc
 
 
 def _ce_point():
-    # W K x m, H m x (K n): a random point of the regularised UFM (m = 3, K = 3, n = 2)
+    # W K x d, H d x (K n_spl): a random point of the regularised UFM (d = 3, K = 3, n_spl = 2)
     rng = np.random.default_rng(1)
-    return dict(W=rng.standard_normal((3, 3)), H=rng.standard_normal((3, 6)), b=rng.standard_normal(3), n=2,
+    return dict(W=rng.standard_normal((3, 3)), H=rng.standard_normal((3, 6)), b=rng.standard_normal(3), n_spl=2,
                 lam_W=0.01, lam_H=0.02)
 
 
 def _response():
-    return ufm.first_order_response(PW, PH, PK, 0.5, 0.3, 2.0)
+    return ufm.first_order_response(PW, PH, K=PK, lam_W=0.5, lam_H=0.3, beta=2.0)
 
 
 EXAMPLES = {
     # ------------------------------------------------------------------ neural-collapse metrics
-    "fctheory.metrics.nc1": lambda: dict(H=H, y=Y, variant="papyan", K=K),
-    "fctheory.metrics.nc2": lambda: dict(M=MEANS, variant="etf", center=True),
-    "fctheory.metrics.nc3": lambda: dict(W=W, H=H, y=Y, variant="duality", K=K),
-    "fctheory.metrics.nc4": lambda: dict(W=W, H=H, y=Y, b=B, means=None, K=K),
-    "fctheory.metrics.cdnv": lambda: dict(H=H, y=Y, matrix=False, K=K),
-    "fctheory.metrics.equinorm": lambda: dict(M=MEANS, center=True),
-    "fctheory.metrics.equiangularity": lambda: dict(M=MEANS, variant="max_angle", center=True),
+    "fctheory.metrics.nc1": lambda: dict(H=H, y=Y, variant="papyan", K=K, global_mean="samples", pinv_rtol=1e-15,
+                                         rank="auto"),
+    "fctheory.metrics.nc2": lambda: dict(M=MEANS, variant="etf", center=True, counts=np.array([3.0, 3.0, 3.0])),
+    "fctheory.metrics.nc3": lambda: dict(W=W, H=H, y=Y, variant="duality", K=K, global_mean="class_means"),
+    "fctheory.metrics.nc4": lambda: dict(W=W, H=H, y=Y, b=B, means=None, K=K, average="samples"),
+    "fctheory.metrics.nc5": lambda: dict(M=MEANS, ood_mean=B[:1].repeat(M) + np.arange(M)),
+    "fctheory.metrics.cdnv": lambda: dict(H=H, y=Y, matrix=False, K=K, ddof=1, dist_exp=1.0, reduction="mean"),
+    "fctheory.metrics.equinorm": lambda: dict(M=MEANS, center=True, counts=None, log=False, pairs=False,
+                                              reduction="cv"),
+    "fctheory.metrics.equiangularity": lambda: dict(M=MEANS, variant="max_angle", center=True, counts=None),
+    "fctheory.metrics.uniformity": lambda: dict(M=MEANS, kernel="log", reduction="var", center=True, counts=None),
+    "fctheory.metrics.uniform_duality": lambda: dict(W=W, H=H, y=Y, pairs="matching", cos=True, reduction="cv",
+                                                     ddof=0, K=K, global_mean="class_means"),
     "fctheory.metrics.etf_gram": lambda: dict(K=4),
-    "fctheory.metrics.class_statistics": lambda: dict(H=H, y=Y, K=K),
-    "fctheory.metrics.NCAccumulator": lambda: dict(K=K, m=M, full_scatter=True, backend="numpy"),
-    "fctheory.metrics.NCAccumulator.update": lambda: (metrics.NCAccumulator(K=K, m=M), dict(H=H, y=Y)),
-    "fctheory.metrics.NCAccumulator.statistics": lambda: (_acc(), dict()),
-    "fctheory.metrics.NCAccumulator.nc1": lambda: (_acc(), dict(variant="papyan")),
-    "fctheory.metrics.NCAccumulator.cdnv": lambda: (_acc(), dict(matrix=False)),
-    "fctheory.metrics.NCAccumulator.nc2": lambda: (_acc(), dict(variant="etf")),
-    "fctheory.metrics.NCAccumulator.nc3": lambda: (_acc(), dict(W=W, variant="duality")),
+    "fctheory.metrics.class_statistics": lambda: dict(H=H, y=Y, K=K, global_mean="class_means", ddof=0),
+    "fctheory.metrics.NCAccumulator": lambda: dict(K=K, d=M, full_scatter=True, backend="numpy"),
+    "fctheory.metrics.NCAccumulator.update": lambda: (metrics.NCAccumulator(K=K, d=M), dict(H=H, y=Y)),
+    "fctheory.metrics.NCAccumulator.statistics": lambda: (_acc(), dict(global_mean="class_means", ddof=0)),
+    "fctheory.metrics.NCAccumulator.nc1": lambda: (_acc(), dict(variant="papyan", global_mean="class_means",
+                                                                pinv_rtol=None, rank="auto")),
+    "fctheory.metrics.NCAccumulator.cdnv": lambda: (_acc(), dict(matrix=False, ddof=0, dist_exp=1.0,
+                                                                 reduction="mean")),
+    "fctheory.metrics.NCAccumulator.nc2": lambda: (_acc(), dict(variant="etf", global_mean="class_means")),
+    "fctheory.metrics.NCAccumulator.nc3": lambda: (_acc(), dict(W=W, variant="duality", global_mean="class_means")),
     # ------------------------------------------------------------------ feature-collapse metrics
     "fctheory.metrics.within_concept_spread": lambda: dict(task=TASK, W=W_TASK, layernorm=False),
     "fctheory.metrics.frame_alignment": lambda: dict(task=TASK, W=W_TASK, layernorm=False, max_iter=50, tol=1e-12),
@@ -70,30 +78,30 @@ EXAMPLES = {
     "fctheory.metrics.distance_to_type2": lambda: dict(task=TASK, W=W_TASK, U=U_TASK, max_iter=50, tol=1e-12),
     "fctheory.metrics.distance_to_type3": lambda: dict(task=TASK, W=W_TASK, U=U_TASK, max_iter=50, tol=1e-12),
     # ------------------------------------------------------------------ regularised UFM
-    "fctheory.ufm.ce": lambda: dict(K=4, n=5, lam_W=0.01, lam_H=0.02, bias=False),
-    "fctheory.ufm.mse": lambda: dict(K=4, n=5, lam_W=0.01, lam_H=0.02, bias=True),
+    "fctheory.ufm.ce": lambda: dict(K=4, n_spl=5, lam_W=0.01, lam_H=0.02, bias=False),
+    "fctheory.ufm.mse": lambda: dict(K=4, n_spl=5, lam_W=0.01, lam_H=0.02, bias=True),
     "fctheory.ufm.ce_objective": _ce_point,
     "fctheory.ufm.mse_objective": _ce_point,
-    "fctheory.ufm.solve_ce": lambda: dict(K=2, n=1, m=2, lam_W=0.1, lam_H=0.1, bias=False, n_starts=1, seed=0),
-    "fctheory.ufm.solve_mse": lambda: dict(K=2, n=1, m=2, lam_W=0.1, lam_H=0.1, bias=False, n_starts=1, seed=0),
-    "fctheory.ufm.convex_ce": lambda: dict(K=2, n=1, lam_W=0.1, lam_H=0.1, bias=False, solver="CLARABEL"),
-    "fctheory.ufm.convex_mse": lambda: dict(K=2, n=1, lam_W=0.1, lam_H=0.1, bias=False, solver="CLARABEL"),
+    "fctheory.ufm.solve_ce": lambda: dict(K=2, n_spl=1, d=2, lam_W=0.1, lam_H=0.1, bias=False, n_starts=1, seed=0),
+    "fctheory.ufm.solve_mse": lambda: dict(K=2, n_spl=1, d=2, lam_W=0.1, lam_H=0.1, bias=False, n_starts=1, seed=0),
+    "fctheory.ufm.convex_ce": lambda: dict(K=2, n_spl=1, lam_W=0.1, lam_H=0.1, bias=False, solver="CLARABEL"),
+    "fctheory.ufm.convex_mse": lambda: dict(K=2, n_spl=1, lam_W=0.1, lam_H=0.1, bias=False, solver="CLARABEL"),
     # ------------------------------------------------------------------ unregularised / norm-constrained
-    "fctheory.ufm.max_margin": lambda: dict(K=3, n=4),
+    "fctheory.ufm.max_margin": lambda: dict(K=3, n_spl=4),
     "fctheory.ufm.norm_constrained_ce": lambda: dict(K=3, Omega_W=1.0, Omega_H=2.0),
     "fctheory.ufm.output_ball": lambda: dict(K=3, R=2.0),
-    "fctheory.ufm.solve_max_margin": lambda: dict(K=2, n=1, m=1, n_starts=1, seed=0),
-    "fctheory.ufm.solve_norm_constrained_ce": lambda: dict(K=2, n=1, m=2, Omega_W=1.0, Omega_H=1.0, n_starts=1,
+    "fctheory.ufm.solve_max_margin": lambda: dict(K=2, n_spl=1, d=1, n_starts=1, seed=0),
+    "fctheory.ufm.solve_norm_constrained_ce": lambda: dict(K=2, n_spl=1, d=2, Omega_W=1.0, Omega_H=1.0, n_starts=1,
                                                            seed=0),
     "fctheory.ufm.solve_output_ball": lambda: dict(K=3, R=2.0, k=1, n_starts=1, seed=0),
     # ------------------------------------------------------------------ LayerNorm UFM
     "fctheory.ufm.layernorm_ce": lambda: dict(K=3, d=4, lam=0.01, n_starts=1, seed=0),
     "fctheory.ufm.layernorm_mse": lambda: dict(K=3, d=5, lam=0.01, bias=False, n_starts=1, seed=0),
     "fctheory.ufm.layernorm_features": lambda: dict(G=_RNG.standard_normal((4, 5))),
-    "fctheory.ufm.solve_layernorm_ce": lambda: dict(K=2, n=1, d=3, lam=0.1, n_starts=1, seed=0),
-    "fctheory.ufm.solve_layernorm_mse": lambda: dict(K=2, n=1, d=3, lam=0.1, bias=True, n_starts=1, seed=0),
+    "fctheory.ufm.solve_layernorm_ce": lambda: dict(K=2, n_spl=1, d=3, lam=0.1, n_starts=1, seed=0),
+    "fctheory.ufm.solve_layernorm_mse": lambda: dict(K=2, n_spl=1, d=3, lam=0.1, bias=True, n_starts=1, seed=0),
     # ------------------------------------------------------------------ perturbation paper
-    "fctheory.ufm.collapsed_minimizer": lambda: dict(K=3, n=2, d=4, lam_W=0.5, lam_H=0.3, R=None, seed=0),
+    "fctheory.ufm.collapsed_minimizer": lambda: dict(K=3, n_spl=2, d=4, lam_W=0.5, lam_H=0.3, R=None, seed=0),
     "fctheory.ufm.anchored_objective": lambda: dict(W=PW, H=PH, H0=PH + 0.1, K=PK, lam_W=0.5, lam_H=0.3, beta=2.0),
     "fctheory.ufm.optimal_W": lambda: dict(H=PH, K=PK, lam_W=0.5),
     "fctheory.ufm.central_path_loss": lambda: dict(H=PH, K=PK, lam_W=0.5, lam_H=0.3, method="closed"),
@@ -105,8 +113,10 @@ EXAMPLES = {
     "fctheory.ufm.hessian_blocks": lambda: dict(W=PW, H=PH, K=PK, lam_W=0.5, lam_H=0.3, beta=2.0),
     "fctheory.ufm.first_order_response": lambda: dict(W=PW, H=PH, K=PK, lam_W=0.5, lam_H=0.3, beta=2.0,
                                                       kind="exact"),
-    "fctheory.ufm.class_blocks": lambda: dict(F=np.eye(PK * PD * PN), K=PK, n=PN, d=PD),
-    "fctheory.ufm.block_spectra": lambda: dict(K=2, n=2, d=3, lam_W=0.5, lam_H=0.3, beta=2.0),
+    # a method: (instance, kwargs); dH0 is a perturbation of the anchor H0 (same shape as H)
+    "fctheory.ufm.FirstOrderResponse.apply": lambda: (_response(), dict(dH0=0.01 * np.ones_like(PH))),
+    "fctheory.ufm.class_blocks": lambda: dict(F=np.eye(PK * PD * PN), K=PK, n_spl=PN, d=PD),
+    "fctheory.ufm.block_spectra": lambda: dict(K=2, n_spl=2, d=3, lam_W=0.5, lam_H=0.3, beta=2.0),
     "fctheory.ufm.nc1_tilde": lambda: dict(H=PH, K=PK),
 }
 

@@ -51,7 +51,7 @@ def _checkpoint():
 
 
 def _data():
-    return make_data(_task(), 2, 0, 1)
+    return make_data(_task(), n_spl=2, seed=0, n_test=1)
 
 
 EXAMPLES = {
@@ -119,8 +119,10 @@ ALLOW_NONFINITE = {
     },
     # a run's history has NaN test accuracy/loss at epochs without evaluation (documented)
     "fctheory.trainer.train": {"history": "NaN test_acc/test_loss at epochs not evaluated (documented)",
-                               "measurements": "documented NaN sentinels of Measurements"},
+                               "measurements": "documented NaN sentinels of Measurements",
+                               "snapshots": "the Measurements of each snapshot: the same documented NaN sentinels"},
     "fctheory.trainer.resume": {"history": "NaN test_acc/test_loss at epochs not evaluated (documented)",
-                                "measurements": "documented NaN sentinels of Measurements"},
+                                "measurements": "documented NaN sentinels of Measurements",
+                               "snapshots": "the Measurements of each snapshot: the same documented NaN sentinels"},
     "fctheory.trainer.load_checkpoint": {"history": "NaN test_acc/test_loss at epochs not evaluated (documented)"},
 }

@@ -11,16 +11,20 @@ Discovery (:func:`discover`) walks ``fctheory.__all__`` and, for each exported s
 and collects public functions, classes (their constructors) and the public methods, classmethods and
 staticmethods of public classes. Skipped: properties, names starting with ``_``, exception classes, the
 constructors of result classes marked ``@result_type`` (``__fc_result__``) and their methods without
-arguments (a result method that takes arguments, e.g. ``FirstOrderResponse.apply(dH0)``, is fuzzed). An object exported in several places is one
-entry, keyed by its shortest dotted path; examples may use any of its paths.
+arguments (a result method that takes arguments, e.g. ``FirstOrderResponse.apply(dH0)``, is fuzzed).
+An object exported in several places is one entry, keyed by its shortest dotted path; examples may use
+any of its paths. :func:`unexported_names` lists public functions/classes a package leaves out of its
+``__all__`` (they would escape the suite).
 
 Each entry must carry ``__fc_params__`` (from ``@public``) and a fast valid example in
 ``tests/fuzz/examples_<area>.py``. From the declared kind of every parameter the harness builds
 
 * bad values (:func:`bad_values`, :func:`bad_strategy` for Hypothesis): the call must raise
-  ``FCTheoryError`` whose message names the parameter;
-* valid extremes (:func:`extremes`): edges of the declared domain; the call must return finite values
-  (``inf``/``NaN`` only where the examples file allow-lists them) or raise ``FCTheoryError``;
+  ``FCTheoryError`` whose message names the parameter (for a project-specific Kind subclass: generic
+  junk that the kind itself refuses);
+* valid extremes (:func:`extremes`, one parameter at a time and in pairs): edges of the declared domain;
+  the call must return finite values (``NaN``/``inf`` only where the examples file allow-lists them, ±inf
+  where ±inf was passed) or raise ``FCTheoryError``;
 * shape variants (:func:`shape_variants`) of the example's arrays (transposed, truncated, one row more,
   swapped with another array argument): ``FCTheoryError`` naming some parameter, or a finite result.
 
@@ -246,7 +250,11 @@ def unexported_names() -> list:
                         and f"{path}.{n}" not in NOT_API and not any(p.startswith("_") for p in v.__name__.split(".")):
                     out.append(f"{path}.{n} (sub-package)")
             elif (inspect.isfunction(v) or inspect.isclass(v)) and _from_root(v):
-                out.append(f"{path}.{n}")
+                # only what the module (or package) defines: helpers a plain module imports (the validation
+                # kinds, Task, ...) are exported where they are defined, not by every module that uses them
+                home = getattr(v, "__module__", "") or ""
+                if hasattr(mod, "__path__") or home == mod.__name__:
+                    out.append(f"{path}.{n}")
     return out
 
 
@@ -825,9 +833,36 @@ def bad_values(kind, valid=MISSING) -> list:
         vals = _path_values(kind, "in") + [_v("None", None)]
     elif isinstance(kind, V.PathOut):
         vals = _path_values(kind, "out") + [_v("None", None)]
+    elif isinstance(kind, V.Kind) and not isinstance(kind, V.Anything):
+        vals = _custom_kind_bad_values(kind, valid)
     if optional:
         vals = [b for b in vals if b.label != "None"]
     return vals
+
+
+def _custom_kind_bad_values(kind, valid) -> list:
+    """Bad values for a project-specific Kind subclass: generic junk (plus perturbations of the example's
+    value) that the kind itself refuses — so the function must refuse it too, naming the parameter."""
+    nan = float("nan")
+    cands = [_v("None", None, core=True), _v("'abc'", "abc", core=True), _v("''", ""), _v("1.5", 1.5),
+             _v("-1", -1), _v("True", True), _v("nan", nan), _v("inf", float("inf")), _v("(1+2j)", 1 + 2j),
+             Value("object()", object), _v("[]", []), _v("[[1.0], [1.0, 2.0]]", [[1.0], [1.0, 2.0]]),
+             _v("10**400", 10**400)]
+    if isinstance(valid, np.ndarray) and valid.size and valid.dtype.kind in "iuf":
+        a = valid.astype(np.float64)
+        for label, arr in ((f"example with a nan entry {a.shape}", np.where(np.arange(a.size).reshape(a.shape) == 0, nan, a)),
+                           (f"example + 0.5 {a.shape}", a + 0.5), (f"example - 10**6 {a.shape}", a - 1e6),
+                           (f"example as a {a.ndim + 1}-D array", a[None]), (f"empty {(0,) + a.shape[1:]}", a[:0])):
+            cands.append(_v(label, arr, core=True))
+    out = []
+    for b in cands:
+        try:
+            kind("x", b.make())
+        except FCTheoryError:
+            out.append(b)
+        except Exception:  # noqa: BLE001 - a kind that crashes on junk: the call must still raise FCTheoryError
+            out.append(b)
+    return out
 
 
 def extremes(kind, valid=MISSING) -> list:
@@ -1298,7 +1333,8 @@ def describe(kind) -> str:
         return "writable folder path" if kind.dir else "writable file path (parent creatable)"
     if isinstance(kind, V.Anything):
         return f"unchecked ({kind.why})" if kind.why else "unchecked"
-    return repr(kind)
+    doc = (type(kind).__doc__ or "").strip().splitlines()
+    return doc[0].rstrip(".").replace(":class:", "").replace("~fctheory.", "") if doc else repr(kind)
 
 
 def _num(x) -> str:
