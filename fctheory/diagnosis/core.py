@@ -156,8 +156,11 @@ def applicable_theorem(task, *, d, lam_W, lam_U, layernorm=False, eps=0.0, assum
                    "scores and drives the penalty to 0)")
             return TheoryVerdict(None, None, "", False, [why], notes, None, 1.0, {}, A, B)
         # in logs: λ_W·λ_U and λ_U/λ_W may overflow for extreme decays
-        lam = math.exp((math.log(lam_W) + math.log(lam_U)) / 2)
-        a = math.exp((math.log(lam_U) - math.log(lam_W)) / 4)
+        if lam_W == lam_U:  # the common case: exactly λ and a = 1 (exp(log λ) would round)
+            lam, a = float(lam_W), 1.0
+        else:
+            lam = math.exp((math.log(lam_W) + math.log(lam_U)) / 2)
+            a = math.exp((math.log(lam_U) - math.log(lam_W)) / 4)
         if lam_W != lam_U:
             notes.append(f"λ_W ≠ λ_U: reduced exactly to λ = √(λ_W λ_U) = {lam:.6g} by W = aW′, U = U′/a with "
                          f"a = (λ_U/λ_W)^(1/4) = {a:.6g}")
