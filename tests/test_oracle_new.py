@@ -202,19 +202,41 @@ def test_cost_estimate_bytes_bound_the_allocated_peak(grad, tight):
     assert est.bytes <= 6 * peak  # and not a vacuous one
 
 
-@pytest.mark.xfail(strict=True, reason="library bug (see /work/team/library_bugs.txt): the array-API path "
-                   "(jit=False) allocates up to ~1.35x the memory budget its tile plan was sized for")
-def test_cost_estimate_bytes_bound_the_allocated_peak_of_the_array_api_path():
+@pytest.mark.parametrize("grad", [False, True])
+def test_cost_estimate_bytes_bound_the_allocated_peak_of_the_array_api_path(grad):
+    # the array-API path (jit=False) allocated up to ~1.35x the budget its tile plan was sized for, because
+    # the plan counted the compiled kernel's 9 bytes per normaliser entry; the plan now counts the
+    # temporaries of _post_group_xp (estimate_cost(..., jit=False))
     task = fc.Task.random(2, 5, 6, 30, seed=0)
     d = 3
     rng = np.random.default_rng(0)
     W, U = rng.standard_normal((d, task.n_w)), rng.standard_normal((task.K, task.L * d))
-    mb = estimate_cost(task, d=d, grad=True, workers=1, max_bytes=math.inf).bytes // 3
-    est = estimate_cost(task, d=d, grad=True, workers=1, max_bytes=mb)
+    mb = estimate_cost(task, d=d, grad=grad, workers=1, max_bytes=math.inf, jit=False).bytes // 3
+    est = estimate_cost(task, d=d, grad=grad, workers=1, max_bytes=mb, jit=False)
     tracemalloc.start()
     try:
-        evaluate_risk(task, W, U, 0.01, grad=True, workers=1, jit=False, max_bytes=mb)
+        evaluate_risk(task, W, U, 0.01, grad=grad, workers=1, jit=False, max_bytes=mb)
         peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
     assert peak <= est.bytes <= mb
+    assert est.bytes <= 6 * peak  # not a vacuous bound
+
+
+@pytest.mark.xfail(strict=True, reason="known issue (docs/testing.md): on the array-API path the state held "
+                   "before the per-class work (tiles of B_A, B_B, the lazily built partial scores) can exceed "
+                   "CostEstimate.bytes by up to ~25% for some task shapes")
+def test_cost_estimate_bytes_bound_the_array_api_path_on_a_three_concept_task():
+    task = fc.Task.random(3, 3, 5, 60, seed=1)
+    d = 4
+    rng = np.random.default_rng(0)
+    W, U = rng.standard_normal((d, task.n_w)), rng.standard_normal((task.K, task.L * d))
+    mb = estimate_cost(task, d=d, grad=False, workers=1, max_bytes=math.inf, jit=False).bytes // 3
+    est = estimate_cost(task, d=d, grad=False, workers=1, max_bytes=mb, jit=False)
+    tracemalloc.start()
+    try:
+        evaluate_risk(task, W, U, 0.01, grad=False, workers=1, jit=False, max_bytes=mb)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak <= est.bytes

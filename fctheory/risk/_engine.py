@@ -194,14 +194,18 @@ def _word_probs(mu: np.ndarray, h: int) -> np.ndarray:
     return p
 
 
-def _tile_plan(K, sA, sB, nA, nB, grad, budget, nw):
+def _tile_plan(K, sA, sB, nA, nB, grad, budget, nw, per_entry=9):
     """Tiles of prefix/suffix groups and the class block size that fit in ``budget`` bytes.
+
+    ``per_entry`` is the working memory per entry of a class's sA×sB normaliser block: 9 bytes for the
+    compiled kernel (S' and its fallback mask); the array-API path (CuPy, ``jit=False``) keeps
+    temporaries of the same size alive (see :func:`_post_group_xp`).
 
     Returns (tA, tB, block, bytes); tA or tB = 0 when even one group per side does not fit.
     """
     perA = 8 * K * sA * (3 if grad else 1)  # B (+ accumulator, fallback accumulator)
     perB = 8 * K * sB * (2 + nw * (3 if grad else 1))  # B, Bᵀ + per worker: copy (+ acc, fallback)
-    per_class = 9 * sA * sB + 8 * K * sB * (2 if grad else 1) + 8 * (sA + sB) * 3
+    per_class = per_entry * sA * sB + 8 * K * sB * (2 if grad else 1) + 8 * (sA + sB) * 3
     fixed = 8 * K * (sA + sB) * 2
     # integer arithmetic throughout: s^m may be far beyond the float range (the plan is then refused)
     budget = int(budget)
@@ -223,9 +227,9 @@ def _tile_plan(K, sA, sB, nA, nB, grad, budget, nw):
 
 
 @public(task=Instance(Task), d=Int(min=1, max=2**40), grad=Bool(), backend=_BACKEND, max_bytes=_LIMIT,
-        workers=_WORKERS, legacy_positional=("d",))
+        workers=_WORKERS, jit=Bool().or_none(), legacy_positional=("d",))
 def estimate_cost(task: Task, *, d: int, grad: bool = False, backend: str = "numpy", max_bytes: float | None = None,
-    workers: int | None = None) -> CostEstimate:
+    workers: int | None = None, jit: bool | None = None) -> CostEstimate:
     """Time and memory one exact evaluation will need, computed without allocating.
 
     Sizes are exact integers (s_c^L may be far beyond the float range: such a request gets
@@ -244,15 +248,24 @@ def estimate_cost(task: Task, *, d: int, grad: bool = False, backend: str = "num
         (:func:`fctheory.get_budget`), ``inf`` means unlimited.
     workers : int or None
         Host worker threads (see :func:`evaluate_risk`).
+    jit : bool or None
+        As in :func:`evaluate_risk`: ``False`` sizes the plan for the array-API path (what CuPy runs),
+        which keeps more temporaries per normaliser entry than the compiled kernel.
 
     Returns
     -------
     CostEstimate
     """
-    return _estimate(task, d, grad, backend, resolve_budget(None, max_bytes)[1], workers)
+    return _estimate(task, d, grad, backend, resolve_budget(None, max_bytes)[1], workers, jit)
 
 
-def _estimate(task, d, grad, backend, max_bytes, workers) -> CostEstimate:
+# bytes per normaliser entry on the array-API path: S', the mask (1), and what _post_group_xp keeps alive at
+# its peak: Ssafe, log Ssafe, α_A + α_B, t, softplus(t), sp and sp·D (6 × 8), plus t − sp, its exp, ds and
+# ds/Ssafe with the gradient (2 more at once); checked against tracemalloc in tests/test_oracle_new.py
+_XP_PER_ENTRY = {False: 8 + 1 + 6 * 8, True: 8 + 1 + 8 * 8}
+
+
+def _estimate(task, d, grad, backend, max_bytes, workers, jit=None) -> CostEstimate:
     K, L, s = task.K, task.L, task.s_c
     m = _split(L)
     sA, sB = s**m, s ** (L - m)
@@ -261,7 +274,9 @@ def _estimate(task, d, grad, backend, max_bytes, workers) -> CostEstimate:
     nw = 1 if backend == "cupy" else (workers or _default_workers())
     extras = 8 * (2 * K * L * task.n_w + 4 * d * (task.n_w + K * L))  # G, its gradient, W, U, …
     mb = max_bytes if max_bytes is not None else 1 << 62
-    tA, tB, block, need = _tile_plan(K, sA, sB, nA, nB, grad, mb - extras, nw)
+    compiled = backend != "cupy" and jit is not False  # else the array-API path (_post_group_xp)
+    per_entry = 9 if compiled else _XP_PER_ENTRY[bool(grad)]
+    tA, tB, block, need = _tile_plan(K, sA, sB, nA, nB, grad, mb - extras, nw, per_entry)
     pairs = K * s**L * K
     flops = 2.0 * _fl(K * max(K - 1, 0) * s**L * (3 if grad else 1))
     rate = _RATES["cupy" if backend == "cupy" else "host"]
@@ -434,7 +449,7 @@ def _evaluate(task, W, U, lam, layernorm, *, grad=False, eps=0.0, backend="numpy
     d = check_weights(task, W, U)  # shapes tied to the task, before any work
     if layernorm and eps == 0.0 and d == 1:
         fail("W", W, "LayerNorm with eps=0 needs d >= 2 rows (φ of a scalar is undefined)")
-    est = _estimate(task, d, grad, backend, max_bytes, workers)
+    est = _estimate(task, d, grad, backend, max_bytes, workers, jit)
     _check_budget(est, max_seconds, max_bytes, task)
 
     K, L, s, n_c = task.K, task.L, task.s_c, task.n_c
