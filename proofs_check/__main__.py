@@ -29,6 +29,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--list", action="store_true", help="list the checks (id, statement, method, mutant) and exit")
 
 
+def summary_lines(results, bad, lib_results, lib_bad, self_test) -> list:
+    """The closing lines of a run (shared by ``python -m proofs_check`` and ``fctheory check``)."""
+    word = "check mutants caught" if self_test else "passed"
+    lines = [f"{len(results) - len(bad)}/{len(results)} {word}" + (f"; not OK: {', '.join(r.id for r in bad)}" if bad else "")]
+    if self_test:
+        rate = (len(lib_results) - len(lib_bad)) / max(len(lib_results), 1)
+        lines.append(f"{len(lib_results) - len(lib_bad)}/{len(lib_results)} library mutants caught ({100 * rate:.0f}%)"
+                     + (f"; not caught: {', '.join(f'{r.id} ({r.status})' for r in lib_bad)}" if lib_bad else ""))
+    return lines
+
+
 def _table(rows, widths):
     return "  ".join(str(v)[:w].ljust(w) for v, w in zip(rows, widths))
 
@@ -86,12 +97,8 @@ def run_from_args(args) -> int:
         print(json.dumps(out, indent=1))
     else:
         print("-" * (sum(widths) + 8))
-        word = "check mutants caught" if args.self_test else "passed"
-        print(f"{len(results) - len(bad)}/{len(results)} {word}" + (f"; not OK: {', '.join(r.id for r in bad)}" if bad else ""))
-        if args.self_test:
-            rate = (len(lib_results) - len(lib_bad)) / max(len(lib_results), 1)
-            print(f"{len(lib_results) - len(lib_bad)}/{len(lib_results)} library mutants caught ({100 * rate:.0f}%)"
-                  + (f"; not caught: {', '.join(f'{r.id} ({r.status})' for r in lib_bad)}" if lib_bad else ""))
+        for line in summary_lines(results, bad, lib_results, lib_bad, args.self_test):
+            print(line)
         print(f"total {total:.1f}s")
     return 0 if not bad and not lib_bad else 1
 

@@ -113,12 +113,10 @@ def _run(args) -> int:
                                                                     for r in lib_results]
         print_csv(rows, ["kind", "id", "statement", "method", "status", "seconds", "assertions", "detail"])
     else:
+        from proofs_check.__main__ import summary_lines  # noqa: PLC0415
+
         print(rule)
-        word = "check mutants caught" if args.self_test else "passed"
-        _say(f"{len(results) - len(bad)}/{len(results)} {word}" + (f"; not OK: {', '.join(r.id for r in bad)}" if bad else ""))
-        if args.self_test:
-            rate = (len(lib_results) - len(lib_bad)) / max(len(lib_results), 1)
-            _say(f"{len(lib_results) - len(lib_bad)}/{len(lib_results)} library mutants caught ({100 * rate:.0f}%)"
-                 + (f"; not caught: {', '.join(f'{r.id} ({r.status})' for r in lib_bad)}" if lib_bad else ""))
+        for line in summary_lines(results, bad, lib_results, lib_bad, args.self_test):
+            _say(line)
         print(f"total {total:.1f}s")
     return 0 if ok else 1
