@@ -602,6 +602,31 @@ def public(*, renamed: dict | None = None, legacy_positional: tuple = (), **kind
     return deco
 
 
+def task_first(*, deprecated: bool):
+    """Also accept ``f(W, U, task, ...)`` for ``f(task, W, U, ...)`` (recognised by the Task in third place).
+
+    ``deprecated=True`` warns (an order being phased out); ``False`` accepts both orders silently (a Task is
+    never an array, so the call is unambiguous). Apply it above ``@public``.
+    """
+
+    def deco(fn):
+        @_functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            from .task import Task  # noqa: PLC0415 - fctheory.task imports this module
+
+            if len(args) >= 3 and isinstance(args[2], Task) and not isinstance(args[0], Task):
+                if deprecated:
+                    _warnings.warn(f"{fn.__qualname__}(W, U, task, ...) is deprecated: call "
+                                   f"{fn.__qualname__}(task, W, U, ...) (see CHANGELOG.md)", DeprecationWarning,
+                                   stacklevel=2)
+                args = (args[2], args[0], args[1], *args[3:])
+            return fn(*args, **kwargs)
+
+        return wrapper
+
+    return deco
+
+
 def public_class(cls):
     """Mark a class whose constructor is checked by ``@public`` on ``__init__`` (or validated in
     ``__post_init__``/``__new__``) — lets the fuzz suite find the declaration on the class."""
@@ -620,5 +645,5 @@ def result_type(cls):
 
 
 __all__ += ["Kind", "Optional", "Int", "Real", "Bool", "Choice", "Seed", "Prob", "Array", "Instance", "PathIn",
-            "PathOut", "Anything", "public", "public_class", "result_type", "check_output_path", "broadcast_shape",
+            "PathOut", "Anything", "public", "public_class", "task_first", "result_type", "check_output_path", "broadcast_shape",
             "broadcast_flat"]

@@ -29,6 +29,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--list", action="store_true", help="list the checks (id, statement, method, mutant) and exit")
 
 
+def listing(check) -> dict:
+    """What ``--list`` shows of a check (shared by ``python -m proofs_check`` and ``fctheory check``)."""
+    return dict(id=check.id, statement=check.statement, method=check.method, mutant=check.mutant,
+                quick=check.quick, tol=dict(check.tol), library=list(check.library), oracle=check.oracle)
+
+
+def listing_text(check) -> str:
+    """The ``--list`` entry of a check as text."""
+    return (f"{check.id}\n    statement: {check.statement}\n    method:    {check.method}\n    mutant:    {check.mutant}\n"
+            f"    quick:     {check.quick}\n    library:   {', '.join(check.library) or '-'}\n    oracle:    {check.oracle}\n"
+            f"    tol:       {dict(check.tol)}")
+
+
 def summary_lines(results, bad, lib_results, lib_bad, self_test) -> list:
     """The closing lines of a run (shared by ``python -m proofs_check`` and ``fctheory check``)."""
     word = "check mutants caught" if self_test else "passed"
@@ -53,13 +66,10 @@ def run_from_args(args) -> int:
         fail("only", args.only, "matches no check id (see --list)")
     if args.list:
         if args.json:
-            print(json.dumps([dict(id=c.id, statement=c.statement, method=c.method, mutant=c.mutant, quick=c.quick,
-                                   tol=dict(c.tol), library=list(c.library), oracle=c.oracle) for c in checks], indent=1))
+            print(json.dumps([listing(c) for c in checks], indent=1))
         else:
             for c in checks:
-                print(f"{c.id}\n    statement: {c.statement}\n    method:    {c.method}\n    mutant:    {c.mutant}\n"
-                      f"    quick:     {c.quick}\n    library:   {', '.join(c.library) or '-'}\n    oracle:    {c.oracle}\n"
-                      f"    tol:       {dict(c.tol)}")
+                print(listing_text(c))
         return 0
     widths = (32, 56, 19, 6, 8)
     if not args.json:

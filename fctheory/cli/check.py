@@ -61,17 +61,16 @@ def _run(args) -> int:
     if not checks:
         fail("--only", args.only, "matches no check id" + (" in the --quick subset" if args.quick else "") + " (see --list)")
     if args.list:
-        listed = [dict(id=c.id, statement=c.statement, method=c.method, mutant=c.mutant, quick=c.quick,
-                       tol=dict(c.tol), library=list(c.library), oracle=c.oracle) for c in checks]
+        from proofs_check.__main__ import listing, listing_text  # noqa: PLC0415
+
+        listed = [listing(c) for c in checks]
         if args.json:
             print_json("check", task=None, parameters=_params(args), results={"checks": listed})
         elif args.csv:
             print_csv(listed, ["id", "statement", "method", "mutant", "quick", "library", "oracle"])
         else:
             for c in checks:
-                print(f"{c.id}\n    statement: {c.statement}\n    method:    {c.method}\n    mutant:    {c.mutant}\n"
-                      f"    quick:     {c.quick}\n    library:   {', '.join(c.library) or '-'}\n    oracle:    {c.oracle}\n"
-                      f"    tol:       {dict(c.tol)}")
+                print(listing_text(c))
         return 0
     quiet = args.json or args.csv
     rule = "-" * (sum(_WIDTHS) + 2 * (len(_WIDTHS) - 1))

@@ -23,9 +23,7 @@ scaled by a, classifier norms by 1/a.
 """
 from __future__ import annotations
 
-import functools as _functools
 import math
-import warnings as _warnings
 import time
 from dataclasses import dataclass, field
 
@@ -33,7 +31,7 @@ import numpy as np
 
 from .._budget import get_budget
 from .._errors import FCTheoryError
-from .._validate import Array, Bool, Choice, Instance, Int, PathOut, Real, Seed, fail, public, result_type
+from .._validate import Array, Bool, Choice, Instance, Int, PathOut, Real, Seed, fail, public, result_type, task_first
 from ..network import U_hat, check_weights, phi
 from ..task import Task
 
@@ -465,6 +463,9 @@ def _geometry(task, W, U, layernorm, eps, want_distances):
 
 
 # ----------------------------------------------------------------------------- entry point
+# 1.0 puts the task first, as the rest of the library (true_risk(task, W, U, ...)); the 0.x order
+# diagnose(W, U, task, lam_W, lam_U) still works, with a DeprecationWarning
+@task_first(deprecated=True)
 @public(W=Array(ndim=2), U=Array(ndim=2), task=Instance(Task), lam_W=Real(lo=0), lam_U=Real(lo=0), layernorm=Bool(),
         eps=Real(lo=0), method=Choice("auto", "exact", "mc"), n_samples=Int(min=2, max=10**9).or_none(), seed=Seed(),
         confidence=Real(lo=0, hi=1 - 1e-12, lo_open=True), max_seconds=Real(lo=0, lo_open=True).or_none(),
@@ -602,15 +603,3 @@ def diagnose(task, W, U, *, lam_W, lam_U, layernorm=False, eps=0.0, method="auto
     )
 
 
-_diagnose = diagnose
-
-
-@_functools.wraps(_diagnose)
-def diagnose(*args, **kwargs):  # noqa: F811 (the 0.x argument order, then the checked entry point above)
-    # 1.0 puts the task first, as the rest of the library (true_risk(task, W, U, ...)); the 0.x order
-    # diagnose(W, U, task, lam_W, lam_U) is recognised by the Task in third place and still works.
-    if len(args) >= 3 and isinstance(args[2], Task) and not isinstance(args[0], Task):
-        _warnings.warn("diagnose(W, U, task, ...) is deprecated: call diagnose(task, W, U, lam_W=..., lam_U=...) "
-                       "(see CHANGELOG.md)", DeprecationWarning, stacklevel=2)
-        args = (args[2], args[0], args[1]) + tuple(args[3:])
-    return _diagnose(*args, **kwargs)

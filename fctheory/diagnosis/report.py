@@ -15,7 +15,7 @@ import os
 import numpy as np
 
 from .._files import atomic_path, write_json
-from .._validate import fail
+from .._plot import pyplot
 
 __all__ = ["plot_diagnosis", "write_report"]
 
@@ -24,14 +24,7 @@ _DPI = 110
 
 
 def _plt():
-    try:
-        import matplotlib  # noqa: PLC0415
-
-        matplotlib.use("Agg", force=False)
-        import matplotlib.pyplot as plt  # noqa: PLC0415
-    except ImportError as exc:  # pragma: no cover - depends on the install
-        fail("out", "figures", f"plotting needs matplotlib (pip install 'fctheory[plot]'): {exc}")
-    return plt
+    return pyplot("out", "figures")
 
 
 def _save(fig, path):

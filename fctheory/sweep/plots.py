@@ -20,6 +20,7 @@ import os
 
 import numpy as np
 
+from .._plot import pyplot
 from .._validate import Anything, Choice, PathOut, fail, public
 
 __all__ = ["plot", "KINDS"]
@@ -28,12 +29,7 @@ KINDS = ("auto", "tau", "type3", "collapse", "line", "heatmap")
 
 
 def _plt():
-    import matplotlib  # noqa: PLC0415
-
-    matplotlib.use("Agg", force=False)
-    import matplotlib.pyplot as plt  # noqa: PLC0415
-
-    return plt
+    return pyplot("out", "plot")
 
 
 def _ok(table):

@@ -20,6 +20,7 @@ import uuid
 
 import numpy as np
 
+from .._files import atomic_path
 from .._validate import PathIn, fail, public
 
 __all__ = ["read_table", "ResultStore"]
@@ -49,15 +50,8 @@ def _sanitize(df):
 
 
 def _atomic_parquet(df, path):
-    tmp = os.path.join(os.path.dirname(path), f".{os.path.basename(path)}.{uuid.uuid4().hex}.tmp")
-    try:
+    with atomic_path(path, name="output") as tmp:
         df.to_parquet(tmp, index=False)
-        with open(tmp, "rb+") as f:
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.remove(tmp)
 
 
 class ResultStore:

@@ -9,14 +9,13 @@ fctheory entry point raises. Reference: docs/testing-api.md.
 from __future__ import annotations
 
 import dataclasses
-import functools
 import math
 import numbers
 
 import numpy as np
 
 from .._errors import FCTheoryError
-from .._validate import Anything, Array, Bool, Instance, Int, Real, Seed, fail, public, result_type
+from .._validate import Anything, Array, Bool, Instance, Int, Real, Seed, fail, public, result_type, task_first
 from ..task import Task
 
 __all__ = ["TheoryAssertionError", "GradientCheck", "assert_type1_optimal", "assert_type2_optimal",
@@ -136,24 +135,7 @@ _COMMON = dict(task=Instance(Task), W=Array(ndim=2), U=Array(ndim=2), lam=Real(l
                rtol=Real(lo=0, lo_open=True), gtol=Real(lo=0, lo_open=True), atol=Real(lo=0))
 
 
-def _either_order(fn):
-    """Accept ``(W, U, task, lam)`` as well as ``(task, W, U, lam)``.
-
-    The library's own order is task first (as :func:`fctheory.true_risk`); the issue that specified these
-    helpers, and :func:`fctheory.diagnose`, put the weights first. Both are unambiguous (a Task is not an
-    array), so both are accepted rather than making one of them an error.
-    """
-
-    @functools.wraps(fn)
-    def wrapper(*args, **kwargs):
-        if len(args) >= 3 and not isinstance(args[0], Task) and isinstance(args[2], Task):
-            args = (args[2], args[0], args[1], *args[3:])
-        return fn(*args, **kwargs)
-
-    return wrapper
-
-
-@_either_order
+@task_first(deprecated=False)  # also (W, U, task, lam), the order these helpers were specified with
 @public(**_COMMON)
 def assert_type1_optimal(task, W, U, lam, *, rtol=1e-9, gtol=1e-8, atol=1e-12):
     """Assert that (W, U) is Theorem 1's optimum of the true risk (5) for the network h.
@@ -200,7 +182,7 @@ def assert_type1_optimal(task, W, U, lam, *, rtol=1e-9, gtol=1e-8, atol=1e-12):
     assert_critical_point(task, W, U, lam, gtol=gtol)
 
 
-@_either_order
+@task_first(deprecated=False)
 @public(**_COMMON)
 def assert_type2_optimal(task, W, U, lam, *, rtol=1e-9, gtol=1e-8, atol=1e-12):
     """Assert that (W, U) is Theorem 3's optimum of the true risk (10) for the LayerNorm network h*.
@@ -246,7 +228,7 @@ def assert_type2_optimal(task, W, U, lam, *, rtol=1e-9, gtol=1e-8, atol=1e-12):
     assert_critical_point(task, W, U, lam, layernorm=True, gtol=gtol)
 
 
-@_either_order
+@task_first(deprecated=False)
 @public(**_COMMON)
 def assert_type3_optimal(task, W, U, lam, *, rtol=1e-9, gtol=1e-8, atol=1e-12):
     """Assert that (W, U) is Theorem 2's type-III point of the true risk (5) for the network h.
@@ -284,7 +266,7 @@ def assert_type3_optimal(task, W, U, lam, *, rtol=1e-9, gtol=1e-8, atol=1e-12):
     assert_critical_point(task, W, U, lam, gtol=gtol)
 
 
-@_either_order
+@task_first(deprecated=False)
 @public(task=Instance(Task), W=Array(ndim=2), U=Array(ndim=2), lam=Real(lo=0), layernorm=Bool(), eps=Real(lo=0),
         gtol=Real(lo=0, lo_open=True), atol=Real(lo=0))
 def assert_critical_point(task, W, U, lam, *, layernorm=False, eps=0.0, gtol=1e-8, atol=0.0):

@@ -15,7 +15,7 @@ import os
 import numpy as np
 
 from .._files import atomic_path
-from .._validate import fail
+from .._plot import pyplot
 from ..network import phi
 
 __all__ = ["plot_pca_words", "plot_pca_classifier", "plot_norm_by_rank", "save_figures"]
@@ -24,14 +24,7 @@ _COLOURS = ["darkblue", "darkred", "darkgreen", "darkorange", "purple", "teal", 
 
 
 def _plt():
-    try:
-        import matplotlib  # noqa: PLC0415
-
-        matplotlib.use("Agg", force=False)
-        import matplotlib.pyplot as plt  # noqa: PLC0415
-    except ImportError as exc:  # pragma: no cover - depends on the install
-        fail("figures", "matplotlib", f"plotting needs matplotlib (pip install fctheory[plot]): {exc}")
-    return plt
+    return pyplot("figures", "matplotlib")
 
 
 def _pca2(M):
