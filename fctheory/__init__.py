@@ -59,7 +59,7 @@ from . import testing  # noqa: E402  issue 12: strategies/assertions; lazy (Hypo
 __version__ = "1.0.0"
 
 # the public API (one name per line: helpers add theirs with one-line edits); the fuzz suite
-# (tests/test_fuzz.py) fuzzes every callable listed here and in the sub-packages' __all__
+# (tests/fuzz/test_fuzz.py) fuzzes every callable listed here and in the sub-packages' __all__
 __all__ = [
     "FCTheoryError",
     "Budget",

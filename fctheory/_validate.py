@@ -238,7 +238,7 @@ def broadcast_flat(**arrays):
 # Every public entry point (function, class constructor, method, CLI command body) is wrapped by
 # ``@public(name=Kind, ...)``, which declares the kind of *every* parameter and checks the arguments
 # before the body runs.  The declaration is kept on the wrapper as ``__fc_params__`` so the fuzz suite
-# (tests/test_fuzz.py) can (a) refuse any public callable without one and (b) draw bad values per kind.
+# (tests/fuzz/test_fuzz.py) can (a) refuse any public callable without one and (b) draw bad values per kind.
 # Kinds check and convert cheap things (types, finiteness, ranges, overflow-safe integer bounds);
 # cross-parameter rules (shapes tied to a Task, sizes against the budget) stay in the function body,
 # written with the helpers above and in :mod:`fctheory._budget`.

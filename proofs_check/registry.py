@@ -25,7 +25,7 @@ class CheckFailed(AssertionError):
 
 
 # expect() calls made so far, and the call sites recorded while count_expects() is active: a check that
-# returns after making none is an ERROR, and tests/test_proofs_checks.py pins how many each check makes and
+# returns after making none is an ERROR, and tests/proofs_check/test_registry.py pins how many each check makes and
 # from how many distinct places (a deleted or bypassed assertion changes them)
 _EXPECTS = [0]
 _ACTIVE_SITES: list = []
@@ -77,7 +77,7 @@ class Check:
         Part of ``--quick`` (CI) runs.
     tol : mapping str -> float
         Every tolerance the check's comparisons use, declared here (and read by the check through
-        :func:`tolerances`) so that tests/test_proofs_library.py can pin them: none can be loosened
+        :func:`tolerances`) so that tests/proofs_check/test_library.py can pin them: none can be loosened
         silently.
     library : tuple of str
         The public fctheory functions whose output the check compares (dotted names below ``fctheory``).

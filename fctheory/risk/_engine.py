@@ -261,7 +261,8 @@ def estimate_cost(task: Task, *, d: int, grad: bool = False, backend: str = "num
 
 # bytes per normaliser entry on the array-API path: S', the mask (1), and what _post_group_xp keeps alive at
 # its peak: Ssafe, log Ssafe, α_A + α_B, t, softplus(t), sp and sp·D (6 × 8), plus t − sp, its exp, ds and
-# ds/Ssafe with the gradient (2 more at once); checked against tracemalloc in tests/test_oracle_new.py
+# ds/Ssafe with the gradient (2 more at once); checked against tracemalloc in
+# tests/oracle/test_oracle_diagnose_distributed_batched.py
 _XP_PER_ENTRY = {False: 8 + 1 + 6 * 8, True: 8 + 1 + 8 * 8}
 
 

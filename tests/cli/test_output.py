@@ -290,7 +290,7 @@ def test_docs_json_example_follows_the_schema():
     """The example object in docs/cli.md ("Output formats") is a valid fctheory/1 object."""
     from pathlib import Path
 
-    text = (Path(__file__).resolve().parents[1] / "docs" / "cli.md").read_text()
+    text = (Path(__file__).resolve().parents[2] / "docs" / "cli.md").read_text()
     block = text.split("<!-- example: fctheory/1 -->", 1)[1].split("```json", 1)[1].split("```", 1)[0]
     doc = json.loads(textwrap.dedent(block))
     doc["fctheory_version"] = fc.__version__  # the example was printed by some version

@@ -37,7 +37,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"
 
 FENCE = re.compile(r"^(?P<indent>[ \t]*)(?P<fence>`{3,}|~{3,})[ \t]*(?P<info>[^`\s]*)")
@@ -371,7 +371,7 @@ def test_mkdocs_build_strict(tmp_path):
     assert not missing, "\n".join(missing)
 
 
-if __name__ == "__main__":  # the runner of test_page_examples_run: python tests/test_docs.py PAGE
+if __name__ == "__main__":  # the runner of test_page_examples_run: python tests/docs/test_docs.py PAGE
     page = Path(sys.argv[1])
     os.environ["MPLBACKEND"] = "Agg"
     sys.argv = ["docs-example"]

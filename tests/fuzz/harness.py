@@ -1,6 +1,6 @@
 """Fuzz harness: discover the public API, draw bad and extreme values per declared kind, judge each call.
 
-Used by tests/test_fuzz.py (pytest) and on its own:
+Used by tests/fuzz/test_fuzz.py (pytest) and on its own:
 
     python -m tests.fuzz.harness --table            # the kinds table of docs/api.md, "Domains and errors"
     python -m tests.fuzz.harness --table --write    # ... written between the markers in docs/api.md
@@ -69,7 +69,7 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parent.parent
 ROOT = "fctheory"
 AREAS = ("core", "risk_trainer", "metrics_ufm", "diagnose", "sweep")  # tests/fuzz/examples_<area>.py
-NOT_API = {"fctheory.cli"}  # the command line is fuzzed by tests/test_fuzz_cli.py
+NOT_API = {"fctheory.cli"}  # the command line is fuzzed by tests/fuzz/test_fuzz_cli.py
 # public modules walked while their package has no __all__ yet (documented namespaces in docs/api.md)
 DOCUMENTED_MODULES = {"fctheory.ufm.perturbation"}
 TIMEOUT = float(os.environ.get("FCTHEORY_FUZZ_TIMEOUT", "10"))
@@ -1272,10 +1272,10 @@ def report(full: bool = False, *, progress=None, include_cli: bool = True) -> li
 
 
 def cli_failures(full: bool) -> list:
-    """Failures of tests/test_fuzz_cli.py's cases, run without pytest."""
-    path = REPO / "tests" / "test_fuzz_cli.py"
+    """Failures of tests/fuzz/test_fuzz_cli.py's cases, run without pytest."""
+    path = HERE / "test_fuzz_cli.py"
     if not path.exists():
-        return [Failure("cli", "", "", "tests/test_fuzz_cli.py is missing")]
+        return [Failure("cli", "", "", "tests/fuzz/test_fuzz_cli.py is missing")]
     spec = importlib.util.spec_from_file_location("_fctheory_fuzz_cli", path)
     mod = importlib.util.module_from_spec(spec)
     try:

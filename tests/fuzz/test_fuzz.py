@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from fuzz import harness as H
+from tests.fuzz import harness as H
 
 ENTRIES = H.discover()
 BY_KEY = {e.key: e for e in ENTRIES}
@@ -219,7 +219,7 @@ def test_judge_catches_each_kind_of_misbehaviour():
 
 
 # ----------------------------------------------------------------------- docs: "Domains and errors"
-API_MD = Path(__file__).resolve().parent.parent / "docs" / "api.md"
+API_MD = Path(__file__).resolve().parents[2] / "docs" / "api.md"
 
 
 def _docs_table():

@@ -83,7 +83,7 @@ NAMES = {
     ("check", "only"): ("only",), ("diagnose", "weights"): ("path",), ("sweep", "spec"): ("path",),
 }
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 USAGE_LINE = re.compile(r"^(usage: |\s+\S)")
 ERROR_LINE = re.compile(r"^fctheory( [\w-]+)?: error: ")
 
@@ -146,10 +146,7 @@ class CliResult:
 
 def run_cli(argv, *, timeout=120.0) -> CliResult:
     """``fctheory.cli.main(argv)`` in-process in a fresh scratch folder; never raises."""
-    try:
-        from fuzz.harness import CallTimeout, time_limit
-    except ImportError:  # run by ``python -m tests.fuzz.harness --report``
-        from tests.fuzz.harness import CallTimeout, time_limit
+    from tests.fuzz.harness import CallTimeout, time_limit
 
     from fctheory.cli import main
 
@@ -295,7 +292,7 @@ def all_failures(full: bool = False) -> list:
     subs = subcommands()
     for cmd in subs:
         if cmd not in VALID_ARGV:
-            fails.append((f"cli {cmd}", "", "", "no entry in VALID_ARGV of tests/test_fuzz_cli.py"))
+            fails.append((f"cli {cmd}", "", "", "no entry in VALID_ARGV of tests/fuzz/test_fuzz_cli.py"))
             continue
         r = run_cli(VALID_ARGV[cmd])
         if r.code != 0:
@@ -365,7 +362,7 @@ SUBCOMMANDS = sorted(subcommands())
 
 def test_every_subcommand_has_a_valid_command_line():
     missing = [c for c in SUBCOMMANDS if c not in VALID_ARGV]
-    assert not missing, f"sub-commands without an entry in VALID_ARGV (tests/test_fuzz_cli.py): {missing}"
+    assert not missing, f"sub-commands without an entry in VALID_ARGV (tests/fuzz/test_fuzz_cli.py): {missing}"
     assert not set(VALID_ARGV) - set(SUBCOMMANDS), f"VALID_ARGV names unknown commands {set(VALID_ARGV) - set(SUBCOMMANDS)}"
 
 

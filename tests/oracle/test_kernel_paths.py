@@ -2,7 +2,7 @@
 
 Risk engine: risk-only AND risk+gradient, on the numba kernels (backend "numpy" / "numba") and on
 the array-API path (``jit=False``: the code CuPy runs, here with NumPy as xp), each compared with
-``fctheory.true_risk_bruteforce`` and with the independent enumeration of tests/oracles.py, on
+``fctheory.true_risk_bruteforce`` and with the independent enumeration of tests/oracle/oracles.py, on
 adversarial inputs (exact ties, huge margins that force the log-space fallback, zero weights,
 LayerNorm with and without eps, K < n_c^L, non-uniform μ). Gradients also against Richardson
 central differences. Trainer: the numba epoch and the reference step (what CuPy runs, xp =
@@ -42,7 +42,7 @@ import numpy as np
 import pytest
 
 import fctheory as fc
-import oracles as O
+from tests.oracle import oracles as O
 from fctheory.risk import evaluate_risk, true_risk_bruteforce
 from fctheory.trainer import _numba_kernels as nk
 from fctheory.trainer import _reference as ref

@@ -23,7 +23,7 @@ from fctheory.metrics import (
 mp.mp.dps = 50
 REL = 1e-12
 EPS = np.finfo(np.float64).eps
-DOC = pathlib.Path(__file__).resolve().parents[1] / "docs" / "metrics-peers.md"
+DOC = pathlib.Path(__file__).resolve().parents[2] / "docs" / "metrics-peers.md"
 
 
 # ------------------------------------------------------------------------------------------- inputs

@@ -1,6 +1,6 @@
 """Oracles for every public number of fctheory.assumptions (issue 14, item 2).
 
-Everything is recomputed by brute force in tests/oracles.py, independently of the library's
+Everything is recomputed by brute force in tests/oracle/oracles.py, independently of the library's
 vectorised counting: Python loops and Fractions for the identities (35) of Assumption A; sympy
 ``linsolve`` of the (θ_r, A_r) system for Lemma B (iii); the equations (44) of Assumption B
 written pair by pair as an exact sympy matrix (its rank gives the solution space, its rows check
@@ -31,7 +31,7 @@ import sympy as sp
 
 import fctheory as fc
 from fctheory.assumptions import assumption_A_counts
-import oracles as O
+from tests.oracle import oracles as O
 
 LB_SET = np.array([[0, 0, 0], [0, 1, 1], [1, 0, 1], [1, 1, 0]])  # Lemma B with K = 4 < 2^3
 Z_CASES = {

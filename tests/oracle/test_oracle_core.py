@@ -1,6 +1,6 @@
 """Oracles for every public number of the analytic core (issue 14, item 2).
 
-Every value is compared with an independent computation from tests/oracles.py (mpmath at 50
+Every value is compared with an independent computation from tests/oracle/oracles.py (mpmath at 50
 digits from the formulas as printed, hand-built configurations evaluated by plain enumeration,
 SVDs), on inputs that reach each code path's regime.
 
@@ -35,7 +35,7 @@ import numpy as np
 import pytest
 
 import fctheory as fc
-import oracles as O
+from tests.oracle import oracles as O
 
 tau_mod = importlib.import_module("fctheory.tau")
 tau_star_mod = importlib.import_module("fctheory.tau_star")

@@ -2,12 +2,12 @@
 fctheory.risk.distributed, fctheory.train_batched, and CostEstimate.bytes.
 
 * diagnose: every numeric field of the Diagnosis of arbitrary (non-collapsed) weights is recomputed
-  here: R, R0 and the gradients by plain enumeration (tests/oracles.py my_risk), the penalty and its
+  here: R, R0 and the gradients by plain enumeration (tests/oracle/oracles.py my_risk), the penalty and its
   gradient by hand, norms and cosines by loops, PCA spectra by centred SVDs;
 * true_risk_distributed: R, R0, penalty and gradients against the same enumeration (not against
   the single-process engine it is built on); class_blocks against the partition and prefix-group
   rules it documents;
-* train_batched: the fields tests/test_batched.py leaves out (test_loss, epochs_done, every
+* train_batched: the fields tests/trainer/test_batched.py leaves out (test_loss, epochs_done, every
   measurement) against the sequential twin;
 * CostEstimate.bytes against the memory the engine actually allocates (tracemalloc peak, which
   numpy reports to), with and without a tight budget.
@@ -33,7 +33,7 @@ import numpy as np
 import pytest
 
 import fctheory as fc
-import oracles as O
+from tests.oracle import oracles as O
 from fctheory.risk import estimate_cost, evaluate_risk
 from fctheory.risk.distributed import class_blocks, plan_distributed, true_risk_distributed
 from fctheory.trainer.batched import train_batched

@@ -34,7 +34,7 @@ import numpy as np
 import pytest
 
 import fctheory as fc
-import oracles as O
+from tests.oracle import oracles as O
 from fctheory import metrics as M
 from fctheory.metrics import collapse as C
 

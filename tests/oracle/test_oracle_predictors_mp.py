@@ -1,7 +1,7 @@
 """Oracles for the precision="mp" paths of the predictors, predict()'s dispatch and the collapse
 configurations built from explicit constants (issue 14, item 2).
 
-The 50-digit references are tests/oracles.py's own bisection on H′ / H*′ (differentiated by hand
+The 50-digit references are tests/oracle/oracles.py's own bisection on H′ / H*′ (differentiated by hand
 from the printed H, H*) and mpmath.findroot on (7)–(8) as printed; the configurations are compared
 with hand-built (W, U) of Definitions 1–3 (word (α, β) at index α·s_c + β, u_{k,ℓ} = U[k, ℓd:(ℓ+1)d])
 evaluated entry by entry, and with the Gram matrices the definitions imply.
@@ -23,7 +23,7 @@ import numpy as np
 import pytest
 
 import fctheory as fc
-import oracles as O
+from tests.oracle import oracles as O
 
 MU3 = np.array([0.5, 0.3, 0.2])
 

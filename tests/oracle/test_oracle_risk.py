@@ -1,13 +1,13 @@
 """Oracles for every public number of the exact-risk package (issue 14, item 2).
 
-Reference: the independent enumeration of tests/oracles.py (itertools over sentences, explicit
+Reference: the independent enumeration of tests/oracle/oracles.py (itertools over sentences, explicit
 score loops, stable CE, complex-step LayerNorm Jacobian) and closed-form counts.
 
 Checklist (field -> test)
 -------------------------
 RiskResult.R, .R0, .penalty        -> test_public_wrappers_equal_enumeration (true_risk, unregularized_risk,
                                       true_risk_grad, evaluate_risk risk-only and with gradient); kernel paths:
-                                      tests/test_kernel_paths.py
+                                      tests/oracle/test_kernel_paths.py
 RiskResult.grad_W, .grad_U, .grad_norm -> test_public_wrappers_equal_enumeration
 RiskResult.n_fallback              -> test_n_fallback_counts_underflowed_normalizers (0 for moderate weights,
                                       > 0 and ≤ K·s_c^L for huge ones; identical risk-only / gradient)
@@ -26,7 +26,7 @@ import numpy as np
 import pytest
 
 import fctheory as fc
-import oracles as O
+from tests.oracle import oracles as O
 from fctheory.risk import (
     class_sentences,
     estimate_cost,

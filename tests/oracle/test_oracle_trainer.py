@@ -1,6 +1,6 @@
 """Oracles for every public number of the reference trainer (issue 14, item 2).
 
-A short run is replayed here with a hand-written SGD step (tests/test_kernel_paths.py checks the
+A short run is replayed here with a hand-written SGD step (tests/oracle/test_kernel_paths.py checks the
 step itself against finite differences) from the documented data/initialisation streams; every
 field of ``Measurements`` is recomputed from its definition (pair loops for cosines, population
 std, centred SVD for PCA, per-sample CE and argmax with ties to the lowest class); the attached
@@ -26,7 +26,7 @@ import numpy as np
 import pytest
 
 import fctheory as fc
-import oracles as O
+from tests.oracle import oracles as O
 from fctheory.metrics import collapse as C
 import importlib
 

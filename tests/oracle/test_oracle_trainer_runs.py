@@ -26,7 +26,7 @@ import numpy as np
 import pytest
 
 import fctheory as fc
-import oracles as O
+from tests.oracle import oracles as O
 from fctheory.trainer import core
 
 TASK = fc.Task.full(3, 2, 2, mu=[0.7, 0.3])

@@ -1,7 +1,7 @@
 """Oracles for every public number of fctheory.ufm (issue 14, item 2).
 
 For each closed form the optimum is *built* from the reported Grams (factored here), its
-objective is evaluated by the hand-written objectives of tests/oracles.py and compared with
+objective is evaluated by the hand-written objectives of tests/oracle/oracles.py and compared with
 ``value``; the point is checked stationary by central differences; norms are compared with the
 traces of the reported Grams; the scalar equations are re-solved in mpmath. The perturbation
 paper's spectra are compared with the SVD of the F blocks assembled from a finite-difference
@@ -29,7 +29,7 @@ import mpmath
 import numpy as np
 import pytest
 
-import oracles as O
+from tests.oracle import oracles as O
 from fctheory import ufm
 from fctheory.ufm import perturbation as P
 

@@ -3,9 +3,9 @@ convex_ce/convex_mse, the perturbation paper's gradient flow and anchored solver
 path in mpmath.
 
 Every value is recomputed from the returned point with the hand-written objectives of
-tests/oracles.py (per-sample softplus CE, explicit residual sums), constraints are checked entry by
+tests/oracle/oracles.py (per-sample softplus CE, explicit residual sums), constraints are checked entry by
 entry, gradient norms by central differences, and the closed forms of fctheory.ufm (themselves
-checked in tests/test_oracle_ufm.py) are the reference optimum. The central path L(H) and W*(H)
+checked in tests/oracle/test_oracle_ufm.py) are the reference optimum. The central path L(H) and W*(H)
 are recomputed in mpmath at 50 digits (a direct solve of the normal equations; ∇L by mpmath.diff),
 including H of magnitude 1e±150, where the library rescales by powers of two.
 
@@ -30,7 +30,7 @@ import numpy as np
 import pytest
 from scipy.integrate import solve_ivp
 
-import oracles as O
+from tests.oracle import oracles as O
 from fctheory import ufm
 from fctheory.ufm import perturbation as P
 

@@ -49,7 +49,7 @@ from proofs_check.symbolic import (
 
 # (expect() calls, distinct expect() call sites) of every check in quick mode: deleting or bypassing one of a
 # check's assertions changes these, so it cannot go unnoticed. Regenerate (after a deliberate change of a
-# check) with: python -c "from tests.test_proofs_checks import print_assertion_counts; print_assertion_counts()"
+# check) with: python -c "from tests.proofs_check.test_registry import print_assertion_counts; print_assertion_counts()"
 ASSERTIONS = {
     "lemmaB-i-pascal": (17, 3),
     "lemmaB-ii-sums": (25, 6),
