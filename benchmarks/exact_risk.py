@@ -1,4 +1,4 @@
-"""Benchmark of the exact true risk engine (issue 3).
+"""Benchmark of the exact true risk engine.
 
 Prints, for risk alone and risk + gradient:
   * (sentence, class) pairs per second, K·s_c^L·K pairs per evaluation;

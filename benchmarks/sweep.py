@@ -1,4 +1,4 @@
-"""Runs per second of batched training against sequential single runs, in the same process (issue 11).
+"""Runs per second of batched training against sequential single runs, in the same process.
 
 R runs of one shape that differ in seed (the typical seed / λ / lr sweep) are trained
 

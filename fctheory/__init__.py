@@ -10,14 +10,14 @@ from .frames import equiangular_frame, equiangular_gram, is_equiangular
 from .network import U_from_hat, U_hat, phi, scores
 from .task import Task
 
-# --- analytic core (issue 2) ---
+# --- analytic core ---
 from .tau import H, H_prime, lambda_trivial, tau
 from .tau_star import H_star, H_star_prime, tau_star
 from .type3 import Type3Solution, lambda_max_type3, solve_type3
 from .predictions import TypeIPrediction, TypeIIPrediction, TypeIIIPrediction, predict, predict_type1, predict_type2, predict_type3
 from .configurations import type1_configuration, type2_configuration, type3_configuration
 
-# --- exact true risk (issue 3) ---
+# --- exact true risk ---
 from .risk import (
     ExpectedMargins,
     MinimizeResult,
@@ -31,7 +31,7 @@ from .risk import (
     unregularized_risk,
 )
 
-# --- assumption checkers (issue 4) ---
+# --- assumption checkers ---
 from .assumptions import (
     AssumptionAResult,
     AssumptionBResult,
@@ -44,17 +44,17 @@ from .assumptions import (
     search_lemma_B,
 )
 
-# --- trainer (issue 5) ---
+# --- trainer ---
 from .trainer import TrainRun, train  # fctheory.train is the function; the package is fctheory.trainer
 
-# --- ufm and metrics (issue 6) ---
+# --- ufm and metrics ---
 from . import metrics, ufm  # noqa: E402  (sub-packages: fctheory.ufm.ce, fctheory.metrics.nc1, ...)
-from .diagnosis import Diagnosis, diagnose, load_task, save_task  # issue 10 (package: fctheory.diagnosis)
+from .diagnosis import Diagnosis, diagnose, load_task, save_task  # package: fctheory.diagnosis
 
-from .sweep import sweep  # issue 11: fctheory.sweep(spec) is the function; `from fctheory.sweep import plot, ...`
-from .trainer.batched import train_batched  # issue 11: many runs of one shape as one computation
-from . import finite_sample  # issue 13: finite-sample predictors (fctheory.finite_sample.predict_plugin, ...)
-from . import testing  # noqa: E402  issue 12: strategies/assertions; lazy (Hypothesis loads on first use)
+from .sweep import sweep  # fctheory.sweep(spec) is the function; `from fctheory.sweep import plot, ...`
+from .trainer.batched import train_batched  # many runs of one shape as one computation
+from . import finite_sample  # finite-sample predictors (fctheory.finite_sample.predict_plugin, ...)
+from . import testing  # noqa: E402  strategies/assertions; lazy (Hypothesis loads on first use)
 
 __version__ = "1.0.0"
 

@@ -1,4 +1,4 @@
-"""Finite-sample predictors (issue 13) against the exact empirical-risk minimiser on tiny tasks."""
+"""Finite-sample predictors against the exact empirical-risk minimiser on tiny tasks."""
 import numpy as np
 import pytest
 

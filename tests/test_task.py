@@ -1,4 +1,4 @@
-"""Task.random(replace=True): the authors' sampling of latent variables with replacement (issue 12, item 4)."""
+"""Task.random(replace=True): the authors' sampling of latent variables with replacement."""
 import math
 
 import numpy as np

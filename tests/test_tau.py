@@ -55,7 +55,7 @@ def test_theorem1_tiny_reference_H_value():
 
 
 def _assert_tau_matches_mp(p):
-    """Float path vs 50-digit mpmath: 1e-11 relative, 1e-6 within a relative 1e-6 of λ₀ (issue 2, item 5)."""
+    """Float path vs 50-digit mpmath: 1e-11 relative, 1e-6 within a relative 1e-6 of λ₀."""
     n_c, n_w, L, K, lam = p
     x = fc.tau(n_c=n_c, n_w=n_w, L=L, K=K, lam=lam)
     assert math.isfinite(x)

@@ -26,7 +26,7 @@ def theorem3_params(draw):
 
 
 def test_theorem3_reference_value_fig4c():
-    # K=1000, d=100, n_c=3, L=15, λ=1e-3: τ* = 11.94703 (issue 2 acceptance), c = τ*/√(KL) = 0.09755
+    # K=1000, d=100, n_c=3, L=15, λ=1e-3: τ* = 11.94703 (the acceptance value), c = τ*/√(KL) = 0.09755
     ts = fc.tau_star(n_c=3, L=15, K=1000, d=100, lam=1e-3)
     assert round(ts, 5) == 11.94703
     assert round(ts / math.sqrt(15000), 5) == 0.09755

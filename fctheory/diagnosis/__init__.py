@@ -1,4 +1,4 @@
-"""Your own network against the theory: :func:`diagnose`, task files and weight loading (issue 10).
+"""Your own network against the theory: :func:`diagnose`, task files and weight loading.
 
 * :func:`diagnose` → :class:`Diagnosis` — exact (or Monte-Carlo) true risk, gradient norm, the
   applicable theorem and why it may not apply, collapse distances, norms, spectra, cosines;

@@ -1,4 +1,4 @@
-"""Sweeps and phase diagrams (issue 11): a grid or random design over any target, on a process pool
+"""Sweeps and phase diagrams: a grid or random design over any target, on a process pool
 or a Dask cluster, as a tidy resumable Parquet table, with built-in phase-diagram plots.
 
 * :func:`sweep` — run a spec (TOML file, dict or :class:`SweepSpec`), skipping finished points;

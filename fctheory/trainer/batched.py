@@ -1,4 +1,4 @@
-"""Batched training: many runs of the same shape trained as one computation (issue 11, item 3).
+"""Batched training: many runs of the same shape trained as one computation.
 
 R runs that share the task, ``n_spl``, ``d``, the network, the batch size, the number of epochs and
 the dtype — and differ in ``seed``, ``lr``, ``lam_W``, ``lam_U`` — are stacked along a leading

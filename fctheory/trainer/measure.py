@@ -1,4 +1,4 @@
-"""Measurements of a trained network, each next to the theory's prediction (issue 5, item 4).
+"""Measurements of a trained network, each next to the theory's prediction.
 
 Observed: train/test accuracy and unregularised cross-entropy; word-embedding norms (mean ± std,
 overall and by frequency rank β); ‖u_{k,ℓ}‖ mean ± std; PCA singular values (centred data, as

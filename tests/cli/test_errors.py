@@ -1,4 +1,4 @@
-"""The command line's error contract (issue 9): user errors exit 2, runtime failures 1, Ctrl-C 130 —
+"""The command line's error contract: user errors exit 2, runtime failures 1, Ctrl-C 130 —
 always on one line, the traceback only with ``--debug`` (before or after the command)."""
 import subprocess
 import sys

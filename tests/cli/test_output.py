@@ -1,4 +1,4 @@
-"""One output format for every ``fctheory`` command (issue 12, item 5): the ``fctheory/1`` JSON object,
+"""One output format for every ``fctheory`` command: the ``fctheory/1`` JSON object,
 ``--csv`` rows, tables within 100 columns, and ``--precision mp`` values at full precision."""
 from __future__ import annotations
 

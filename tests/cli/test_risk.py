@@ -1,4 +1,4 @@
-"""``fctheory risk`` (issue 3, item 7): weights from files, exact R next to the prediction."""
+"""``fctheory risk``: weights from files, exact R next to the prediction."""
 import json
 
 import numpy as np

@@ -1,4 +1,4 @@
-"""Valid fast examples for every public callable of the analytic core (issue 9's fuzz suite).
+"""Valid fast examples for every public callable of the analytic core (the fuzz suite).
 
 Keys are public dotted paths; values build keyword arguments (functions, constructors) or
 ``(instance, kwargs)`` (methods). Each call takes well under 0.2 s. The fuzz suite replaces one

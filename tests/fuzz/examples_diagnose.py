@@ -1,4 +1,4 @@
-"""Valid, fast examples for every public callable of fctheory.diagnosis (issue 10) and fctheory.risk.load_weights.
+"""Valid, fast examples for every public callable of fctheory.diagnosis and fctheory.risk.load_weights.
 
 Tiny tasks (n_c = 3, s_c = 2, L = 2, K ≤ 9); files are written into a fresh temporary folder per call.
 """

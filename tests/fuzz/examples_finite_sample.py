@@ -1,4 +1,4 @@
-"""Valid fast examples for fctheory.finite_sample (issue 13)."""
+"""Valid fast examples for fctheory.finite_sample."""
 import numpy as np
 
 import fctheory as fc

@@ -1,4 +1,4 @@
-"""Valid fast examples for the metrics and UFM areas (issue 9): fctheory.metrics and fctheory.ufm.
+"""Valid fast examples for the metrics and UFM areas: fctheory.metrics and fctheory.ufm.
 
 Every example is a tiny, well-conditioned problem (a few classes, a few samples) that runs in well
 under 0.2 s, so the fuzz suite can call each one many times with bad and extreme values.

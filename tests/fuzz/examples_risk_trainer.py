@@ -1,4 +1,4 @@
-"""Valid, fast examples for every public callable of fctheory.risk and fctheory.trainer (issue 9).
+"""Valid, fast examples for every public callable of fctheory.risk and fctheory.trainer.
 
 Tiny tasks (n_c = 3, s_c = 2, L = 2, K ≤ 9) keep each call far below 0.2 s; the trainer runs on the
 NumPy backend (no JIT compilation). Keys use the sub-package paths; the harness also accepts them

@@ -1,4 +1,4 @@
-"""Valid fast examples for the sweep area (issue 11): fctheory.sweep and batched training."""
+"""Valid fast examples for the sweep area: fctheory.sweep and batched training."""
 import numpy as np
 
 import fctheory as fc

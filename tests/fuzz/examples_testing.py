@@ -1,4 +1,4 @@
-"""Valid fast examples for fctheory.testing (issue 12, item 2): strategies and assertion helpers.
+"""Valid fast examples for fctheory.testing: strategies and assertion helpers.
 
 Keys are public dotted paths; values build keyword arguments. Strategies only build a Hypothesis
 strategy (nothing is drawn), so they are instant; the assertion helpers run on tiny exact optima.

@@ -1,4 +1,4 @@
-"""The project's own fuzz suite (issue 9): every public callable validates its input.
+"""The project's own fuzz suite: every public callable validates its input.
 
 The public API is discovered by introspection (tests/fuzz/harness.py: ``__all__`` of fctheory and its
 public sub-packages, the public methods of public classes), so a new function is covered automatically:

@@ -1,4 +1,4 @@
-"""CuPy paths against their host twins (issue 11, issue 14 item 5): run on a machine with a GPU.
+"""CuPy paths against their host twins: run on a machine with a GPU.
 
 Each test is marked ``gpu`` and skips where CuPy or a CUDA device is missing, so the default run on a
 CPU machine reports them as skipped. The figures of the last run on a lent H100 are in docs/testing.md.

@@ -1,4 +1,4 @@
-"""Independent reference implementations for the oracle tests (issue 14, items 2 and 5).
+"""Independent reference implementations for the oracle tests.
 
 Nothing here imports fctheory's numerics: every function is written from the formulas of the
 paper and the notes in /work/shared/theory/ (feature-collapse-derivations.md, the review,

@@ -1,4 +1,4 @@
-"""Every kernel path against brute force (issue 14, item 5).
+"""Every kernel path against brute force.
 
 Risk engine: risk-only AND risk+gradient, on the numba kernels (backend "numpy" / "numba") and on
 the array-API path (``jit=False``: the code CuPy runs, here with NumPy as xp), each compared with

@@ -1,4 +1,4 @@
-"""Oracles for every public number of fctheory.assumptions (issue 14, item 2).
+"""Oracles for every public number of fctheory.assumptions.
 
 Everything is recomputed by brute force in tests/oracle/oracles.py, independently of the library's
 vectorised counting: Python loops and Fractions for the identities (35) of Assumption A; sympy

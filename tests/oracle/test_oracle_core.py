@@ -1,4 +1,4 @@
-"""Oracles for every public number of the analytic core (issue 14, item 2).
+"""Oracles for every public number of the analytic core.
 
 Every value is compared with an independent computation from tests/oracle/oracles.py (mpmath at 50
 digits from the formulas as printed, hand-built configurations evaluated by plain enumeration,

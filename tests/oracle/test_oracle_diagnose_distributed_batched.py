@@ -1,5 +1,4 @@
-"""Oracles for the public code added in the latest session (issue 14, item 2): fctheory.diagnose,
-fctheory.risk.distributed, fctheory.train_batched, and CostEstimate.bytes.
+"""Oracles for fctheory.diagnose, fctheory.risk.distributed, fctheory.train_batched, and CostEstimate.bytes.
 
 * diagnose: every numeric field of the Diagnosis of arbitrary (non-collapsed) weights is recomputed
   here: R, R0 and the gradients by plain enumeration (tests/oracle/oracles.py my_risk), the penalty and its

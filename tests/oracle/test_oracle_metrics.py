@@ -1,4 +1,4 @@
-"""Oracles for every public number of fctheory.metrics (issue 14, item 2).
+"""Oracles for every public number of fctheory.metrics.
 
 References are written here from the definitions (review §2.3 eqs. (4)–(9), (51); Papyan's
 equinorm/equiangularity; docs/ufm.md "Metrics"): explicit loops over samples and pairs, statistics

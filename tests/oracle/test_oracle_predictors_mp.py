@@ -1,5 +1,5 @@
 """Oracles for the precision="mp" paths of the predictors, predict()'s dispatch and the collapse
-configurations built from explicit constants (issue 14, item 2).
+configurations built from explicit constants.
 
 The 50-digit references are tests/oracle/oracles.py's own bisection on H′ / H*′ (differentiated by hand
 from the printed H, H*) and mpmath.findroot on (7)–(8) as printed; the configurations are compared

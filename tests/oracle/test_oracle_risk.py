@@ -1,4 +1,4 @@
-"""Oracles for every public number of the exact-risk package (issue 14, item 2).
+"""Oracles for every public number of the exact-risk package.
 
 Reference: the independent enumeration of tests/oracle/oracles.py (itertools over sentences, explicit
 score loops, stable CE, complex-step LayerNorm Jacobian) and closed-form counts.

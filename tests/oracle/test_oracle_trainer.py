@@ -1,4 +1,4 @@
-"""Oracles for every public number of the reference trainer (issue 14, item 2).
+"""Oracles for every public number of the reference trainer.
 
 A short run is replayed here with a hand-written SGD step (tests/oracle/test_kernel_paths.py checks the
 step itself against finite differences) from the documented data/initialisation streams; every

@@ -1,4 +1,4 @@
-"""Oracles for the trainer's run-level public numbers (issue 14, item 2): TrainRun.summary(),
+"""Oracles for the trainer's run-level public numbers: TrainRun.summary(),
 Measurements.to_dict(), the measurements attached to a run and its snapshots.
 
 summary() and to_dict() are compared field by field with the dataclass fields they serialise

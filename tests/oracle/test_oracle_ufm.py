@@ -1,4 +1,4 @@
-"""Oracles for every public number of fctheory.ufm (issue 14, item 2).
+"""Oracles for every public number of fctheory.ufm.
 
 For each closed form the optimum is *built* from the reported Grams (factored here), its
 objective is evaluated by the hand-written objectives of tests/oracle/oracles.py and compared with

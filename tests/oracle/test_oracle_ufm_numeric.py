@@ -1,4 +1,4 @@
-"""Oracles for the numerical UFM results (issue 14, item 2): NumericalOptimum of every solver,
+"""Oracles for the numerical UFM results: NumericalOptimum of every solver,
 convex_ce/convex_mse, the perturbation paper's gradient flow and anchored solver, and the central
 path in mpmath.
 

@@ -1,4 +1,4 @@
-"""The exact true risk against the paper's closed forms (issue 3 acceptance: Lemma K, Lemma R,
+"""The exact true risk against the paper's closed forms (Lemma K, Lemma R,
 Theorem 2, Theorem D).
 
 Tolerances: 1e-12 relative for identities between two exact float64 computations.

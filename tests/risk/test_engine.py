@@ -1,4 +1,4 @@
-"""The exact true risk engine against straightforward enumeration (issue 3, items 1–5).
+"""The exact true risk engine against straightforward enumeration.
 
 Tolerances: R, R₀ and the gradient agree with the brute-force log-sum-exp reference to 1e-12
 relative (norm-wise for gradients); finite differences to 1e-6 relative (their own truncation

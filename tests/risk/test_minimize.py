@@ -1,4 +1,4 @@
-"""minimize_true_risk lands on the theorems' predictions (issue 3, item 6).
+"""minimize_true_risk lands on the theorems' predictions.
 
 Risk to 1e-9 (absolute), norms to 1e-6, ‖∇R‖ ≤ 1e-10, and balancedness WWᵀ = ÛÛᵀ at the
 critical points it finds (from (161)–(164): ∇_W R·Wᵀ = ∇_Û R·Ûᵀ + λ(WWᵀ − ÛÛᵀ)).

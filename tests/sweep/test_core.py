@@ -1,4 +1,4 @@
-"""fctheory.sweep (issue 11): specs, resumable Parquet tables, local vs Dask executors, batching, plots, CLI."""
+"""fctheory.sweep: specs, resumable Parquet tables, local vs Dask executors, batching, plots, CLI."""
 import os
 import signal
 import subprocess

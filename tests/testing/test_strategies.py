@@ -1,4 +1,4 @@
-"""fctheory.testing (issue 12, item 2): the public strategies and assertion helpers, used on the library.
+"""fctheory.testing: the public strategies and assertion helpers, used on the library.
 
 Every strategy must draw only valid input; every assertion helper must pass on the theorems' optima and
 fail (TheoryAssertionError, an AssertionError) on perturbed points; and a user's property test written

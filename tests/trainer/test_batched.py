@@ -1,4 +1,4 @@
-"""Batched training (issue 11, item 3): every run of a batch equals its sequential twin fctheory.train."""
+"""Batched training: every run of a batch equals its sequential twin fctheory.train."""
 import numpy as np
 import pytest
 

@@ -1,6 +1,6 @@
 """Backends agree: same seed → same data, shuffles and initialisation; numba = NumPy to 1e-10.
 
-The numba kernels do the same arithmetic as the readable NumPy step (issue 5: "numba and NumPy
+The numba kernels do the same arithmetic as the readable NumPy step (the requirement "numba and NumPy
 agree to 1e-10 in float64 after 100 steps"); float32 runs agree to float32 rounding (1e-4).
 """
 import numpy as np

@@ -1,4 +1,4 @@
-"""API 1.0 (issue 12): the 0.x names and positional calls still work, warn, and give identical results.
+"""API 1.0: the 0.x names and positional calls still work, warn, and give identical results.
 
 Each test calls one function the old way under ``pytest.warns(DeprecationWarning)`` and compares with
 the new call bit for bit (the same code runs; only the argument binding differs).

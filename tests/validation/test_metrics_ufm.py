@@ -1,4 +1,4 @@
-"""Issue 9 for fctheory.metrics and fctheory.ufm: every bad input refused cleanly, valid extremes right.
+"""Input validation of fctheory.metrics and fctheory.ufm: every bad input refused cleanly, valid extremes right.
 
 One test per root cause. Each test fails on the code before the fix (NaN at M·1e300, wrapped negative
 labels, LinAlgError/ValueError/UnboundLocalError escaping, unbounded allocations, overflow at extreme λ).

@@ -1,4 +1,4 @@
-"""Issue 9 for the exact-risk engine and the trainer: every bad input refused cleanly, one test per root cause.
+"""Input validation of the exact-risk engine and the trainer: every bad input refused cleanly, one test per root cause.
 
 Each test fails on the code before the fix (the symptom is named in its docstring).
 """

@@ -1,4 +1,4 @@
-"""Issue 9 for the analytic core: every bad input refused cleanly, sizes checked before any work,
+"""Input validation of the analytic core: every bad input refused cleanly, sizes checked before any work,
 valid extremes answered (λ down to 5e-324, K up to 1e300, L up to 10**4).
 
 Each test targets one root cause or one extreme; oracles are mpmath (the predictors' ``precision="mp"``
