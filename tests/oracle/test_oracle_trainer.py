@@ -67,12 +67,11 @@ def _hand_eval(E, U, X, y, ln, eps):
     return math.fsum(tot), cor
 
 
-@pytest.mark.parametrize("backend", ["numpy", "numba"])
 @pytest.mark.parametrize("ln", [False, True])
-def test_train_history_and_weights_equal_hand_replay(backend, ln):
+def test_train_history_and_weights_equal_hand_replay(host_backend, ln):
     task = fc.Task.full(2, 2, 2)
     kw = dict(d=3, layernorm=ln, eps=1e-5, lr=0.5, batch=5, epochs=3, lam_W=1e-2, lam_U=2e-2, seed=4,
-              backend=backend, dtype="float64", init_scale=1.0, n_test=2, eval_every=2, measure=False)
+              backend=host_backend, dtype="float64", init_scale=1.0, n_test=2, eval_every=2, measure=False)
     run = fc.train(task, n_spl=3, **kw)
     data = core.make_data(task, n_spl=3, seed=4, n_test=2)
     E, U = core.init_weights(task, d=3, seed=4, init_scale=1.0)

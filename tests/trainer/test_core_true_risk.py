@@ -59,15 +59,14 @@ CASES = [
 ]
 
 
-@pytest.mark.parametrize("backend", ["numpy", "numba"])
 @pytest.mark.parametrize("n_c,s_c,L,Z,d,layernorm,eps", CASES)
-def test_enumerated_empirical_risk_equals_true_risk_eq5_eq10(backend, n_c, s_c, L, Z, d, layernorm, eps):
+def test_enumerated_empirical_risk_equals_true_risk_eq5_eq10(host_backend, n_c, s_c, L, Z, d, layernorm, eps):
     task = Task(n_c, s_c, L, np.array(Z), MU)
     X, y = _support_dataset(task)
     rng = np.random.default_rng(7)
     W = rng.standard_normal((d, task.n_w))
     U = rng.standard_normal((task.K, L * d)) * 0.7
-    eng = _engine(task, backend, X, y, W.T.copy(), U.copy(), layernorm, eps, 0.0, 0.0)
+    eng = _engine(task, host_backend, X, y, W.T.copy(), U.copy(), layernorm, eps, 0.0, 0.0)
     loss_sum, _ = eng.evaluate("train")
     R0 = _own_true_risk(task, W, U, layernorm, eps)
     assert loss_sum / X.shape[0] == pytest.approx(R0, rel=1e-12)
@@ -75,9 +74,8 @@ def test_enumerated_empirical_risk_equals_true_risk_eq5_eq10(backend, n_c, s_c, 
     assert loss_sum / X.shape[0] == pytest.approx(risk.unregularized_risk(task, W, U, layernorm=layernorm, eps=eps), rel=1e-11)
 
 
-@pytest.mark.parametrize("backend", ["numpy", "numba"])
 @pytest.mark.parametrize("n_c,s_c,L,Z,d,layernorm,eps", CASES)
-def test_full_batch_step_is_true_risk_gradient_lemma_S(backend, n_c, s_c, L, Z, d, layernorm, eps):
+def test_full_batch_step_is_true_risk_gradient_lemma_S(host_backend, n_c, s_c, L, Z, d, layernorm, eps):
     risk = pytest.importorskip("fctheory.risk")
     lam = 0.05
     task = Task(n_c, s_c, L, np.array(Z), MU)
@@ -86,7 +84,7 @@ def test_full_batch_step_is_true_risk_gradient_lemma_S(backend, n_c, s_c, L, Z, 
     W = rng.standard_normal((d, task.n_w))
     U = rng.standard_normal((task.K, L * d)) * 0.7
     lam_W = 0.0 if layernorm else lam  # (10) penalises U only
-    eng = _engine(task, backend, X, y, W.T.copy(), U.copy(), layernorm, eps, lam_W, lam)
+    eng = _engine(task, host_backend, X, y, W.T.copy(), U.copy(), layernorm, eps, lam_W, lam)
     eng.epoch(np.arange(X.shape[0]))  # one full-batch step, lr = 1
     E1, U1 = eng.weights()
     gW = W - E1.T
