@@ -25,7 +25,7 @@ class CheckFailed(AssertionError):
 
 
 # expect() calls made so far, and the call sites recorded while count_expects() is active: a check that
-# returns after making none is an ERROR, and tests/proofs_check/test_registry.py pins how many each check makes and
+# returns after making none is an ERROR, and proofs_check/pins.py pins how many each check makes and
 # from how many distinct places (a deleted or bypassed assertion changes them)
 _EXPECTS = [0]
 _ACTIVE_SITES: list = []
