@@ -1,4 +1,5 @@
-"""Task.random(replace=True): the authors' sampling of latent variables with replacement."""
+"""fctheory.task: the task model and its conventions; Task.random(replace=True), the authors' sampling of latent
+variables with replacement."""
 import math
 
 import numpy as np
@@ -95,3 +96,48 @@ def test_a_task_with_duplicates_round_trips_through_a_task_file(tmp_path):
     fc.save_task(t, tmp_path / "t.json")
     back = fc.load_task(tmp_path / "t.json")
     assert back.allow_duplicates and np.array_equal(back.Z, t.Z) and back.n_distinct == t.n_distinct
+
+
+def test_task_full_is_lexicographic_and_complete():
+    t = fc.Task.full(3, 2, 3)
+    assert t.K == 27 and t.is_full and t.n_w == 6
+    assert t.Z[0].tolist() == [0, 0, 0] and t.Z[1].tolist() == [0, 0, 1] and t.Z[-1].tolist() == [2, 2, 2]
+
+
+def test_task_random_distinct_and_seeded():
+    a = fc.Task.random(3, 2, 6, 100, seed=5)
+    b = fc.Task.random(3, 2, 6, 100, seed=5)
+    assert np.array_equal(a.Z, b.Z) and len({tuple(r) for r in a.Z}) == 100
+    big = fc.Task.random(10, 2, 40, 50, seed=1)  # n_c^L = 1e40 > 2^62
+    assert big.K == 50 and len({tuple(r) for r in big.Z}) == 50
+
+
+def test_task_mu_named_laws():
+    t = fc.Task.full(2, 4, 1, mu="zipf")
+    np.testing.assert_allclose(t.mu, np.array([1, 1 / 2, 1 / 3, 1 / 4]) / (25 / 12))
+
+
+def test_word_index_convention_and_matrices():
+    t = fc.Task.full(3, 4, 2, mu="zipf")
+    assert t.word_index(2, 1) == 9
+    assert t.word_concept[9] == 2 and t.word_rank[9] == 1
+    np.testing.assert_allclose(t.P @ t.Q.T, np.eye(3), atol=1e-15)  # PQᵀ = I
+    Z = t.Z_onehot
+    np.testing.assert_allclose(Z @ Z.T, t.K * t.L / t.n_c * np.eye(3))  # Lemma B: ZZᵀ = (KL/n_c)I
+
+
+def test_sample_is_class_major_and_respects_latents():
+    t = fc.Task.full(2, 3, 4, mu=np.array([0.5, 0.3, 0.2]))
+    X, y = t.sample(7, seed=np.random.default_rng(0))
+    assert X.shape == (t.K * 7, 4) and np.array_equal(y, np.repeat(np.arange(t.K), 7))
+    np.testing.assert_array_equal(X // t.s_c, t.Z[y])
+    X2, _ = t.sample(7, seed=0)  # an int seed is deterministic too
+    X3, _ = t.sample(7, seed=0)
+    np.testing.assert_array_equal(X2, X3)
+
+
+def test_sample_word_frequencies_follow_mu():
+    t = fc.Task.full(2, 3, 1, mu=np.array([0.6, 0.3, 0.1]))
+    X, _ = t.sample(20000, seed=1)
+    freq = np.bincount(X.ravel() % 3, minlength=3) / X.size
+    np.testing.assert_allclose(freq, t.mu, atol=0.01)

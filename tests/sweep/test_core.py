@@ -10,8 +10,7 @@ import numpy as np
 import pytest
 
 import fctheory as fc
-from fctheory.sweep import load_spec, plot, read_table
-from fctheory.sweep.spec import point_id
+from fctheory.sweep import read_table
 
 pd = pytest.importorskip("pandas")
 pytest.importorskip("pyarrow")
@@ -32,27 +31,6 @@ def client():
 def _train_spec(out, **kw):
     return {"target": "train", "output": str(out), "workers": 1, "fixed": dict(TRAIN_FIXED),
             "grid": {"lam": [1e-3, 1e-2]}, "seeds": [0, 1, 2], **kw}
-
-
-@pytest.mark.parametrize("bad, key", [
-    ({"target": "tau", "bogus": 1}, "bogus="),
-    ({"target": "no_such_function"}, "target="),
-    ({"target": "tau", "grid": {"lam": 0.1}}, "grid.lam="),
-    ({"target": "tau", "grid": {"lam": [-1.0]}, "fixed": {"n_c": 3, "n_w": 6, "L": 2, "K": 4}}, "grid.lam="),
-    ({"target": "tau", "fixed": {"colour": 1}}, "fixed.colour="),
-    ({"target": "tau", "random": {"n": 3, "lam": {"log_uniform": [0, 1]}}}, "random.lam.log_uniform="),
-    ({"target": "tau", "seeds": -2}, "seeds="),
-    ({"target": "tau", "executor": "mpi"}, "executor="),
-])
-def test_spec_errors_name_the_key(bad, key):
-    with pytest.raises(fc.FCTheoryError, match=key):
-        load_spec(bad)
-
-
-def test_point_id_depends_on_parameters_not_their_order():
-    assert point_id("tau", {"a": 1, "b": 2.5}) == point_id("tau", {"b": 2.5, "a": 1})
-    assert point_id("tau", {"a": 1, "b": 2.5}) != point_id("tau", {"a": 1, "b": 2.50001})
-    assert point_id("tau", {"a": 1}) != point_id("tau_star", {"a": 1})
 
 
 def test_predictor_sweep_values_equal_direct_calls(tmp_path):
@@ -152,62 +130,3 @@ def test_killed_sweep_reruns_only_unfinished_points(tmp_path):
     assert rerun == set(range(16)) - flushed
     t = read_table(str(tmp_path / "out"))
     assert sorted(t["x"]) == list(range(16)) and (t["y"] == 2 * t["x"]).all()
-
-
-def test_random_design_is_reproducible_and_within_bounds():
-    spec = {"target": "tau", "fixed": {"n_c": 3, "s_c": 5, "L": 3, "K": 9},
-            "random": {"n": 5, "seed": 3, "lam": {"log_uniform": [1e-4, 1e-1]}}}
-    a, b = load_spec(spec).points(), load_spec(spec).points()
-    assert a == b and len(a) == 5
-    assert all(1e-4 <= p["lam"] <= 1e-1 for p in a)
-
-
-def test_seed_is_derived_from_the_point_when_not_given(tmp_path):
-    spec = {"target": "true_risk", "workers": 1, "fixed": {"n_c": 2, "s_c": 2, "L": 2, "d": 3, "scale": 0.5},
-            "grid": {"lam": [0.0, 0.1]}}
-    t1, t2 = fc.sweep(spec), fc.sweep(spec)
-    assert (t1["seed"] == t2["seed"]).all() and t1["seed"].nunique() == 2
-    task = fc.Task.full(2, 2, 2)
-    rng = np.random.default_rng([int(t1["seed"].iloc[1]), 7])
-    W, U = rng.standard_normal((3, 4)) * 0.5, rng.standard_normal((4, 6)) * 0.5
-    assert abs(t1["R"].iloc[1] - fc.true_risk(task, W, U, 0.1)) <= 1e-12 * t1["R"].iloc[1]
-
-
-@pytest.mark.skipif(not hasattr(fc, "diagnose"), reason="fctheory.diagnose not available yet")
-def test_diagnose_target_runs(tmp_path):
-    t = fc.sweep({"target": "diagnose", "workers": 1, "fixed": {"n_c": 3, "s_c": 2, "L": 2, "d": 4,
-                                                               "weights": "type1"}, "grid": {"lam": [0.01, 0.05]}})
-    assert (t["status"] == "ok").all(), t["error"].tolist()
-
-
-def test_phase_diagram_plots_are_written(tmp_path):
-    t = fc.sweep({"target": "tau", "workers": 1, "fixed": {"n_c": 3, "s_c": 4, "L": 3},
-                  "grid": {"lam": [1e-3, 1e-2, 1e-1, 1.0], "K": [2, 9, 27]}})
-    assert os.path.getsize(plot(t, str(tmp_path / "tau.png"))) > 5000
-    spec = _train_spec(tmp_path / "c", grid={"n_spl": [2, 4], "layernorm": [False, True]}, seeds=[0])
-    del spec["fixed"]["n_spl"]
-    c = fc.sweep(spec)
-    assert os.path.getsize(plot(c, str(tmp_path / "c.png"), kind="collapse")) > 5000
-    with pytest.raises(fc.FCTheoryError, match="kind="):
-        plot(t, str(tmp_path / "x.png"), kind="pie")
-
-
-def test_cli_sweep_runs_and_plots(tmp_path, capsys):
-    from fctheory.cli import main
-
-    (tmp_path / "s.toml").write_text(textwrap.dedent("""
-        target = "lambda_trivial"
-        output = "o"
-        workers = 1
-        [fixed]
-        n_c = 3
-        s_c = 4
-        L = 2
-        [grid]
-        K = [2, 4, 9]
-    """))
-    assert main(["sweep", str(tmp_path / "s.toml"), "--plot", "line", "--no-progress"]) == 0
-    out = capsys.readouterr().out
-    assert "3/3 points" in out
-    assert (tmp_path / "o" / "results.parquet").exists() and (tmp_path / "o" / "plot-line.png").exists()
-    assert main(["sweep", str(tmp_path / "missing.toml")]) == 2
