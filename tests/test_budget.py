@@ -5,7 +5,7 @@ import math
 import pytest
 
 import fctheory as fc
-from fctheory._budget import Budget, budget, check_work, get_budget, log_size, set_budget
+from fctheory._budget import budget, check_work, get_budget, log_size, set_budget
 
 
 def test_log_size_equals_the_log_of_the_exact_product():
