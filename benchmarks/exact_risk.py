@@ -13,7 +13,7 @@ Prints, for risk alone and risk + gradient:
 
 Usage::
 
-    python benchmarks/exact_risk.py            # sizes of the issue's targets
+    python benchmarks/exact_risk.py            # the target sizes
     python benchmarks/exact_risk.py --quick    # smaller sizes, seconds
     python benchmarks/exact_risk.py --backend cupy --large   # on a GPU machine
 """

@@ -9,7 +9,7 @@ from hypothesis import given, strategies as st
 import fctheory as fc
 from fctheory.tau import H_second
 
-# --- strategies over the domain: n_c ∈ [2,100], L ∈ [1,5000], K ∈ [1, n_c^L] (≤ 1e300),
+# --- strategies over the specified domain: n_c ∈ [2,100], L ∈ [1,5000], K ∈ [1, n_c^L] (≤ 1e300),
 # n_w ≤ 1e9, λ ∈ [1e-12, 1e3]
 
 

@@ -124,7 +124,7 @@ def quick_acceptance(run, *, name: str | None = None) -> dict:
 
 @public(name=Choice(*PRESETS), run=Anything("a TrainRun (or an object with .measurements, .epochs_done)"))
 def acceptance(name: str, run) -> dict:
-    """The issue's acceptance criteria for the full preset ``name`` → {criterion: bool}."""
+    """The acceptance criteria for the full preset ``name`` → {criterion: bool}."""
     m = getattr(run, "measurements", None)
     if m is None:
         from .._validate import fail  # noqa: PLC0415

@@ -92,7 +92,7 @@ def test_assert_scale_invariant_catches_a_scale_dependent_metric():
 
 
 def test_optimality_helpers_accept_the_weights_first_order():
-    # assert_type1_optimal(W, U, task, lam) (the and diagnose's order) is the same check as (task, W, U, lam)
+    # assert_type1_optimal(W, U, task, lam) (diagnose's order) is the same check as (task, W, U, lam)
     import fctheory as fc
     from fctheory.testing import assert_type1_optimal
 
