@@ -1,5 +1,6 @@
 """fctheory._latent: the latent-variable sum G(s) of H and H* and its constants, against 50-digit mpmath
 (tests/oracle/oracles.py) and mpmath differentiation."""
+
 import mpmath
 import numpy as np
 import pytest

@@ -1,5 +1,6 @@
 """fctheory._validate: the boundary checks every public function uses: integers, word frequencies, latent-set
 sizes, broadcasting, and the @public decorator's declared kinds (each refusal names the parameter)."""
+
 from fractions import Fraction
 
 import numpy as np

@@ -1,7 +1,6 @@
 """fctheory.diagnose: exact/Monte-Carlo risk, gradient, theorem verdicts, collapse distances, outputs."""
 from __future__ import annotations
 
-import json
 import math
 
 import numpy as np
@@ -191,22 +190,3 @@ def test_shapes_that_do_not_fit_the_task_are_refused_naming_the_parameter(bad, n
         U = U[:-1]
     with pytest.raises(fc.FCTheoryError, match=f"^{name}="):
         diagnose(task, W, U, lam_W=LAM, lam_U=LAM)
-
-
-def test_outputs_json_frame_figures_and_report(tmp_path):
-    task = fc.Task.full(3, 2, 2)
-    W, U = _random_weights(task, 4, 5, 0.5)
-    D = diagnose(task, W, U, lam_W=LAM, lam_U=LAM)
-    d = json.loads(json.dumps(D.to_dict(), allow_nan=False))
-    assert d["task"]["n_c"] == 3 and d["R"] == D.R and "numpy" in d["versions"]
-    f = D.to_frame()
-    assert list(f.columns) == ["quantity", "observed", "predicted", "relative_difference"]
-    assert f.loc[f.quantity == "true risk R", "observed"].item() == D.R
-    path = D.report(tmp_path)
-    text = (tmp_path / "report.md").read_text()
-    assert path.endswith("report.md") and "Theorem 1" in text
-    for name in ("pca_W", "pca_U", "norm_by_rank", "u_norms", "spectra"):
-        png = tmp_path / f"{name}.png"
-        assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size > 5000
-        assert f"({name}.png)" in text
-    assert json.loads((tmp_path / "diagnosis.json").read_text())["R"] == D.R
