@@ -1,4 +1,4 @@
-"""fctheory.diagnosis.report: a Diagnosis written as JSON, a frame, PNG figures and a markdown report that links them."""
+"""fctheory.diagnosis.report: a Diagnosis as JSON, a frame, PNG figures and a markdown report linking them."""
 from __future__ import annotations
 
 import json
