@@ -9,7 +9,6 @@ type I (Thm 1: ‖w‖ = √(τ/n_w), ‖u‖ = √(τ/KL)), type III (Thm 2: �
 import itertools
 
 import numpy as np
-import pytest
 
 from fctheory import Task
 from fctheory.trainer._engines import ENGINES
