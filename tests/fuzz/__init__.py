@@ -2,5 +2,5 @@
 
 ``harness.py`` discovers every public callable and draws bad values per declared parameter kind;
 ``examples_<area>.py`` hold one fast valid call per callable (see docs/api.md, "Domains and errors",
-and /work/team/COMMON.md for the format). The tests are tests/fuzz/test_fuzz.py and tests/fuzz/test_fuzz_cli.py.
+for the format). The tests are tests/fuzz/test_fuzz.py and tests/fuzz/test_fuzz_cli.py.
 """
