@@ -56,7 +56,7 @@ from .trainer.batched import train_batched  # issue 11: many runs of one shape a
 from . import finite_sample  # issue 13: finite-sample predictors (fctheory.finite_sample.predict_plugin, ...)
 from . import testing  # noqa: E402  issue 12: strategies/assertions; lazy (Hypothesis loads on first use)
 
-__version__ = "1.0.0"
+from ._version import __version__  # noqa: E402, F401 - re-exported: fctheory.__version__
 
 # the public API (one name per line: helpers add theirs with one-line edits); the fuzz suite
 # (tests/test_fuzz.py) fuzzes every callable listed here and in the sub-packages' __all__
