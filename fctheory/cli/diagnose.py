@@ -113,30 +113,41 @@ def run(args) -> int:
     )
     report = D.report(args.out) if args.out is not None else None
     if args.json:
-        out = D.to_dict()
-        out.pop("task", None)
-        out.pop("versions", None)  # the envelope lists them
-        out["source"] = {"path": os.path.abspath(args.weights), "kind": rf.source}
-        if report:
-            out["report"] = os.path.abspath(report)
-        params = {
-            "weights": args.weights,
-            "lam_W": D.lam_W,
-            "lam_U": D.lam_U,
-            "layernorm": bool(layernorm),
-            "eps": eps,
-            "method": args.method,
-            "samples": n,
-            "seed": args.seed,
-            "confidence": args.confidence,
-            "max_seconds": args.max_seconds,
-            "rtol": args.rtol,
-            "backend": args.backend,
-            "assumptions": not args.no_assumptions,
-            "out": None if args.out is None else os.path.abspath(args.out),
-        }
-        print_json("diagnose", task=D.task, parameters=params, results=out)
+        _print_json(args, D, rf, report, layernorm=layernorm, eps=eps, n=n)
         return 0
+    _print_text(args, D, rf, report)
+    return 0
+
+
+def _print_json(args, D, rf, report, *, layernorm, eps, n) -> None:
+    """The fctheory/1 object: the diagnosis (task and versions in the envelope), where it came from, the options."""
+    out = D.to_dict()
+    out.pop("task", None)
+    out.pop("versions", None)  # the envelope lists them
+    out["source"] = {"path": os.path.abspath(args.weights), "kind": rf.source}
+    if report:
+        out["report"] = os.path.abspath(report)
+    params = {
+        "weights": args.weights,
+        "lam_W": D.lam_W,
+        "lam_U": D.lam_U,
+        "layernorm": bool(layernorm),
+        "eps": eps,
+        "method": args.method,
+        "samples": n,
+        "seed": args.seed,
+        "confidence": args.confidence,
+        "max_seconds": args.max_seconds,
+        "rtol": args.rtol,
+        "backend": args.backend,
+        "assumptions": not args.no_assumptions,
+        "out": None if args.out is None else os.path.abspath(args.out),
+    }
+    print_json("diagnose", task=D.task, parameters=params, results=out)
+
+
+def _print_text(args, D, rf, report) -> None:
+    """The diagnosis as text: risk, theory and why it may not apply, the comparison table, the verdict."""
     t = D.task
     say(f"{rf.source} {args.weights}: network {D.network}, d={D.d}, {t!r}, λ_W={D.lam_W:g}, λ_U={D.lam_U:g}")
     if D.method == "exact":
@@ -157,4 +168,3 @@ def run(args) -> int:
     say(f"verdict: {D.verdict}")
     if report:
         say(f"report: {os.path.abspath(report)}")
-    return 0
