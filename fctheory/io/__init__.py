@@ -9,7 +9,7 @@
   ``.safetensors`` and PyTorch state_dicts in the authors' notebook layout;
 * run directories (:func:`load_run`, :func:`save_run`, :class:`RunFiles`).
 
-docs/io.md lists every format.
+docs/api.md ("File formats") lists every format.
 """
 
 from ._versions import versions
