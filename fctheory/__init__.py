@@ -125,6 +125,7 @@ __all__ = [
     "load_task",
     "save_task",
     "diagnosis",
+    "io",
     "trainer",
     "finite_sample",
     "testing",

@@ -23,8 +23,9 @@ import textwrap
 import numpy as np
 
 from .._version import __version__
-from ..io import Z_MAX_ENTRIES, is_mpf, mp_str, task_object, to_json
+from ..io import Z_MAX_ENTRIES, task_object, to_json
 from ..io import versions as io_versions
+from ..io.json import is_mpf, mp_str
 
 SCHEMA = "fctheory/1"
 #: widest table line the commands print (the tests hold every command to it)

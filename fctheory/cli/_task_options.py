@@ -14,8 +14,8 @@ from ..task import Task
 
 __all__ = ["add_task_arguments", "task_from_args"]
 
-#: refusals of the task builder name the command-line options
-_OPTION_NAMES = {"n_c": "--nc", "s_c": "--sc", "L": "--L", "K": "--K", "Z": "--Z"}
+#: refusals of the task builder name the command-line options (the sizes were checked here, on their options)
+_OPTION_NAMES = {"K": "--K", "Z": "--Z"}
 
 
 def add_task_arguments(p, *, random_Z: bool) -> None:

@@ -13,7 +13,7 @@ docs/api.md ("File formats") lists every format.
 """
 
 from ._versions import versions
-from .json import is_mpf, mp_str, to_json
+from .json import to_json
 from .runs import RUN_FORMAT, RunFiles, load_run, save_run
 from .tasks import (
     TASK_FORMAT,
@@ -32,8 +32,6 @@ from .weights import load_weights, weights_from_state_dict
 
 __all__ = [
     "to_json",
-    "mp_str",
-    "is_mpf",
     "versions",
     "load_task",
     "save_task",

@@ -6,6 +6,7 @@ import functools
 import sys
 from importlib import metadata
 
+from .._validate import Bool, public
 from .._version import __version__
 
 __all__ = ["versions"]
@@ -29,6 +30,7 @@ def _installed() -> tuple:
     return tuple(out)
 
 
+@public(include_fctheory=Bool())
 def versions(*, include_fctheory: bool = True) -> dict:
     """fctheory, Python and the installed versions of the packages fctheory uses.
 

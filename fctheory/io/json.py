@@ -12,6 +12,8 @@ from dataclasses import fields, is_dataclass
 import mpmath
 import numpy as np
 
+from .._validate import Anything, Instance, Int, public
+
 __all__ = ["to_json", "mp_str", "is_mpf"]
 
 
@@ -36,6 +38,7 @@ def _float(v: float, notes: list | None, path: str):
     return None
 
 
+@public(v=Anything("any value"), notes=Instance(list).or_none(), path=Instance(str), dps=Int(min=1, max=10**6))
 def to_json(v, notes: list | None = None, path: str = "", *, dps: int = 50):
     """``v`` as plain JSON values (``json.dumps(..., allow_nan=False)`` accepts the result).
 
@@ -63,6 +66,10 @@ def to_json(v, notes: list | None = None, path: str = "", *, dps: int = 50):
     dps : int
         Significant digits of mpmath numbers.
     """
+    return _convert(v, notes, path, dps)
+
+
+def _convert(v, notes, path, dps):
     if v is None or isinstance(v, (str, bool)):
         return v
     if isinstance(v, np.bool_):
@@ -74,13 +81,13 @@ def to_json(v, notes: list | None = None, path: str = "", *, dps: int = 50):
     if is_mpf(v):
         return mp_str(v, dps)
     if isinstance(v, dict):
-        return {str(k): to_json(x, notes, f"{path}.{k}" if path else str(k), dps=dps) for k, x in v.items()}
+        return {str(k): _convert(x, notes, f"{path}.{k}" if path else str(k), dps) for k, x in v.items()}
     if isinstance(v, np.ndarray):
         if v.ndim == 0:
-            return to_json(v[()], notes, path, dps=dps)
-        return [to_json(x, notes, f"{path}[{i}]", dps=dps) for i, x in enumerate(v)]
+            return _convert(v[()], notes, path, dps)
+        return [_convert(x, notes, f"{path}[{i}]", dps) for i, x in enumerate(v)]
     if isinstance(v, (list, tuple)):
-        return [to_json(x, notes, f"{path}[{i}]", dps=dps) for i, x in enumerate(v)]
+        return [_convert(x, notes, f"{path}[{i}]", dps) for i, x in enumerate(v)]
     if is_dataclass(v) and not isinstance(v, type):
-        return to_json({f.name: getattr(v, f.name) for f in fields(v)}, notes, path, dps=dps)
+        return _convert({f.name: getattr(v, f.name) for f in fields(v)}, notes, path, dps)
     return str(v)

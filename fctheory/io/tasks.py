@@ -31,7 +31,7 @@ import numpy as np
 
 from .._errors import FCTheoryError
 from .._files import load_json, write_json
-from .._validate import Bool, Instance, Int, PathIn, PathOut, check_mu, fail, public
+from .._validate import Anything, Bool, Instance, Int, PathIn, PathOut, Seed, check_mu, fail, public
 from ..task import Task, digits
 
 __all__ = [
@@ -277,6 +277,7 @@ def load_frequencies(path, *, s_c=None, normalize=False):
 
 
 # ----------------------------------------------------------------------------- the task of a result
+@public(task=Instance(Task), z_max_entries=Int(min=0))
 def task_object(task: Task, *, z_max_entries: int = Z_MAX_ENTRIES) -> dict:
     """The task as a JSON object: a task file (:func:`task_from_dict` reads it back) without ``format`` and
     ``version``, plus ``n_w``.
@@ -303,9 +304,22 @@ def task_object(task: Task, *, z_max_entries: int = Z_MAX_ENTRIES) -> dict:
 
 def _full_rows(n_c: int, L: int):
     """n_c^L, or None when it exceeds the size of a full task fctheory ever builds."""
-    return None if L * math.log(n_c) > math.log(_FULL_MAX) else n_c**L
+    # L > 24 first: 2**24 > 10**7 already, and L * log(n_c) would overflow for an astronomically large L
+    return None if L > 24 or L * math.log(n_c) > math.log(_FULL_MAX) else n_c**L
 
 
+@public(
+    n_c=Int(min=2),
+    s_c=Int(min=1),
+    L=Int(min=1),
+    K=Int(min=1).or_none(),
+    Z=Anything("K x L concept indices, or None (checked in the body)"),
+    mu=Anything("'uniform', 'zipf' or s_c frequencies (checked by Task)"),
+    seed=Seed(),
+    random_Z=Bool(),
+    names=Instance(dict).or_none(),
+    hint=Instance(str),
+)
 def task_from_sizes(n_c, s_c, L, *, K=None, Z=None, mu="uniform", seed=None, random_Z=True, names=None, hint=""):
     """The task that sizes describe: the one builder behind command-line options and sweep points.
 
@@ -314,11 +328,11 @@ def task_from_sizes(n_c, s_c, L, *, K=None, Z=None, mu="uniform", seed=None, ran
     * otherwise ``Task.random(n_c, s_c, L, K, mu=mu, seed=seed)`` when ``random_Z``; refused (naming Z,
       followed by ``hint``) when not, as a random Z would be a different task than the one meant.
 
-    ``names`` maps ``"n_c"``, ``"s_c"``, ``"L"``, ``"K"``, ``"Z"`` to the names used in error messages
-    (``{"K": "--K"}`` on the command line); refusals are :class:`~fctheory.FCTheoryError`.
+    ``names`` maps ``"K"`` and ``"Z"`` to the names the refusals of the body use (``{"K": "--K"}`` on the
+    command line, where the options were checked before the call); refusals are
+    :class:`~fctheory.FCTheoryError`.
     """
-    nm = {k: k for k in ("n_c", "s_c", "L", "K", "Z")} | dict(names or {})
-    n_c, s_c, L = Int(min=2)(nm["n_c"], n_c), Int(min=1)(nm["s_c"], s_c), Int(min=1)(nm["L"], L)
+    nm = {"K": "K", "Z": "Z"} | {k: str(v) for k, v in (names or {}).items()}
     if Z is not None:
         return make_task(n_c, s_c, L, Z, mu, nm["Z"])
     N = _full_rows(n_c, L)
@@ -326,7 +340,6 @@ def task_from_sizes(n_c, s_c, L, *, K=None, Z=None, mu="uniform", seed=None, ran
         if N is None:
             fail(nm["K"], None, f"is required: n_c^L = {n_c}^{L} latent variables are too many for a full task")
         K = N
-    K = Int(min=1)(nm["K"], K)
     if N is not None and K > N:
         fail(nm["K"], K, f"must be <= n_c^L = {N} (the number of distinct latent variables)")
     if K == N:

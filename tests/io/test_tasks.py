@@ -182,7 +182,7 @@ def test_sizes_with_Z_use_it():
 @pytest.mark.parametrize(
     "kw, match",
     [
-        ({"n_c": 1}, "^--nc"),
+        ({"n_c": 1}, "^n_c"),
         ({"K": 10}, "^--K.*<= n_c"),
         ({"K": 4, "random_Z": False}, "^--Z.*latent variables are needed"),
         ({"L": 30, "K": None}, "^--K.*too many"),
@@ -191,7 +191,7 @@ def test_sizes_with_Z_use_it():
 )
 def test_sizes_refusals_name_the_given_option(kw, match):
     args = {"n_c": 3, "s_c": 2, "L": 2, **kw}
-    names = {"n_c": "--nc", "K": "--K", "Z": "--Z"}
+    names = {"K": "--K", "Z": "--Z"}
     with pytest.raises(FCTheoryError, match=match):
         task_from_sizes(args.pop("n_c"), args.pop("s_c"), args.pop("L"), names=names, **args)
 
