@@ -56,7 +56,7 @@ from .trainer.batched import train_batched  # many runs of one shape as one comp
 from . import finite_sample  # finite-sample predictors (fctheory.finite_sample.predict_plugin, ...)
 from . import testing  # noqa: E402  strategies/assertions; lazy (Hypothesis loads on first use)
 
-__version__ = "1.0.0"
+from ._version import __version__  # noqa: E402, F401 - re-exported: fctheory.__version__
 
 # the public API (one name per line: helpers add theirs with one-line edits); the fuzz suite
 # (tests/fuzz/test_fuzz.py) fuzzes every callable listed here and in the sub-packages' __all__
@@ -125,6 +125,7 @@ __all__ = [
     "load_task",
     "save_task",
     "diagnosis",
+    "io",
     "trainer",
     "finite_sample",
     "testing",

@@ -491,13 +491,17 @@ class Anything(Kind):
         return value
 
 
-def _as_path(name, value) -> str:
+def as_path(name, value) -> str:
+    """``value`` as a non-empty ``str`` path (``str`` or ``os.PathLike``); refuses anything else naming ``name``."""
     if isinstance(value, (bytes, bool)) or not isinstance(value, (str, _os.PathLike)):
         fail(name, value, "must be a path (str or os.PathLike)")
     path = _os.fspath(value)
     if not isinstance(path, str) or path == "" or "\x00" in path:
         fail(name, value, "must be a non-empty path without NUL characters")
     return path
+
+
+_as_path = as_path  # the former private name, still used inside this module
 
 
 def check_output_path(name: str, path, *, dir: bool = False) -> str:

@@ -401,7 +401,7 @@ def _show_power(n_c: int, L: int) -> str:
     return f"{n_c}**{L} ≈ 10^{L * math.log10(n_c):.6g}"
 
 
-def _digits(idx: np.ndarray, n_c: int, L: int) -> np.ndarray:
+def digits(idx: np.ndarray, n_c: int, L: int) -> np.ndarray:
     """Base-n_c digits of idx, most significant first (lexicographic order)."""
     out = np.empty((idx.size, L), dtype=np.int64)
     rem = idx.copy()
@@ -409,6 +409,9 @@ def _digits(idx: np.ndarray, n_c: int, L: int) -> np.ndarray:
         out[:, ell] = rem % n_c
         rem //= n_c
     return out
+
+
+_digits = digits  # the former private name, still used inside this module
 
 
 def _distinct_rows(rng, n_c: int, L: int, K: int) -> np.ndarray:

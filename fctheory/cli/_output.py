@@ -11,61 +11,31 @@ Numbers are JSON numbers, never strings, except values computed with ``--precisi
 decimal strings (a JSON number is read back as a double and would lose the digits). A NaN or an
 infinity becomes ``null`` and a line in ``notes`` says which field held what. Arrays are lists.
 """
+
 from __future__ import annotations
 
 import csv
-import hashlib
 import io
 import json
-import math
 import sys
-from dataclasses import fields, is_dataclass
+import textwrap
 
 import numpy as np
+
+from .._version import __version__
+from ..io import Z_MAX_ENTRIES, task_object, to_json
+from ..io import versions as io_versions
+from ..io.json import is_mpf, mp_str
 
 SCHEMA = "fctheory/1"
 #: widest table line the commands print (the tests hold every command to it)
 WIDTH = 100
-#: Z is written out in the task object up to this many entries (K·L); beyond, only its SHA-256
-Z_MAX_ENTRIES = 10_000
-
-_PACKAGES = ("numpy", "scipy", "numba", "mpmath", "pandas", "pyarrow", "hypothesis", "matplotlib", "torch",
-             "safetensors", "dask", "cupy")
 
 
 def versions() -> dict:
-    """Python and the installed versions of the packages fctheory uses (from the package metadata: nothing
-    is imported, so listing torch or cupy costs nothing)."""
-    from importlib import metadata  # noqa: PLC0415
-
-    out = {"python": sys.version.split()[0]}
-    for name in _PACKAGES:
-        try:
-            out[name] = metadata.version(name)
-        except metadata.PackageNotFoundError:
-            if name in ("numpy", "scipy", "numba", "mpmath"):  # required: always listed
-                out[name] = None
-    return out
-
-
-def task_object(task) -> dict:
-    """The task as a JSON object: a task file (``fctheory.diagnosis.task_from_dict`` reads it back) plus n_w.
-
-    Z is ``"full"`` (all n_c^L rows in lexicographic order), the K×L list when K·L ≤ 10 000, else omitted
-    and referenced by ``Z_sha256`` (SHA-256 of the int64 C-order bytes of Z).
-    """
-    from ..diagnosis.files import task_to_dict  # noqa: PLC0415
-
-    t = task_to_dict(task)
-    t.pop("format", None)
-    t.pop("version", None)
-    out = {"n_c": int(t["n_c"]), "s_c": int(t["s_c"]), "L": int(t["L"]), "K": int(t["K"]),
-           "n_w": int(task.n_w), "mu": t["mu"]}
-    if isinstance(t["Z"], str) or task.K * task.L <= Z_MAX_ENTRIES:
-        out["Z"] = t["Z"]
-    else:
-        out["Z_sha256"] = hashlib.sha256(np.ascontiguousarray(task.Z, dtype=np.int64).tobytes()).hexdigest()
-    return out
+    """Python and the installed versions of the packages fctheory uses (the envelope's ``versions``: fctheory's
+    own version is its ``fctheory_version`` field). See :func:`fctheory.io.versions`."""
+    return io_versions(include_fctheory=False)
 
 
 def setting_object(*, n_c, L, K, n_w=None, s_c=None, mu="uniform") -> dict:
@@ -77,60 +47,24 @@ def setting_object(*, n_c, L, K, n_w=None, s_c=None, mu="uniform") -> dict:
     return {"n_c": n_c, "s_c": s_c, "L": L, "K": K, "n_w": n_w, "mu": mu}
 
 
-def _is_mpf(v) -> bool:
-    return type(v).__module__.startswith("mpmath") and hasattr(v, "_mpf_")
-
-
-def mp_str(v, dps: int) -> str:
-    """An mpmath number as a decimal string with ``dps`` significant digits (its full working precision)."""
-    import mpmath  # noqa: PLC0415
-
-    return mpmath.nstr(v, dps, min_fixed=-mpmath.inf, max_fixed=mpmath.inf) if math.isfinite(v) else str(v)
-
-
-def jsonable(v, notes: list, path: str = "", *, dps: int = 50):
-    """``v`` as JSON values: numpy → Python, arrays → lists, dataclasses → objects, mpf → strings,
-    NaN/±inf → None with a note naming ``path``."""
-    if v is None or isinstance(v, (str, bool)):
-        return v
-    if isinstance(v, np.bool_):
-        return bool(v)
-    if isinstance(v, (int, np.integer)):
-        return int(v)
-    if isinstance(v, (float, np.floating)):
-        v = float(v)
-        if math.isfinite(v):
-            return v
-        notes.append(f"{path or 'value'}: {'NaN' if math.isnan(v) else ('inf' if v > 0 else '-inf')} written as null")
-        return None
-    if _is_mpf(v):
-        return mp_str(v, dps)
-    if isinstance(v, dict):
-        return {str(k): jsonable(x, notes, f"{path}.{k}" if path else str(k), dps=dps) for k, x in v.items()}
-    if isinstance(v, np.ndarray):
-        if v.ndim == 0:
-            return jsonable(v[()], notes, path, dps=dps)
-        return [jsonable(x, notes, f"{path}[{i}]", dps=dps) for i, x in enumerate(v)]
-    if isinstance(v, (list, tuple)):
-        return [jsonable(x, notes, f"{path}[{i}]", dps=dps) for i, x in enumerate(v)]
-    if is_dataclass(v) and not isinstance(v, type):
-        return jsonable({f.name: getattr(v, f.name) for f in fields(v)}, notes, path, dps=dps)
-    if hasattr(v, "__fspath__"):
-        return str(v)
-    return str(v)
+#: the converter of every output (the old name of :func:`fctheory.io.to_json`)
+jsonable = to_json
 
 
 def envelope(command: str, *, task=None, parameters=None, results=None, notes=None, dps: int = 50) -> dict:
     """The ``fctheory/1`` object of one command's output (see the module docstring)."""
-    from .. import __version__  # noqa: PLC0415
-
     notes = list(notes or [])
     if task is not None and not isinstance(task, dict):
         task = task_object(task)
-    out = {"schema": SCHEMA, "command": command, "fctheory_version": __version__, "versions": versions(),
-           "task": None if task is None else jsonable(task, notes, "task", dps=dps),
-           "parameters": jsonable(dict(parameters or {}), notes, "parameters", dps=dps),
-           "results": jsonable(results if results is not None else {}, notes, "results", dps=dps)}
+    out = {
+        "schema": SCHEMA,
+        "command": command,
+        "fctheory_version": __version__,
+        "versions": versions(),
+        "task": None if task is None else to_json(task, notes, "task", dps=dps),
+        "parameters": to_json(dict(parameters or {}), notes, "parameters", dps=dps),
+        "results": to_json(results if results is not None else {}, notes, "results", dps=dps),
+    }
     out["notes"] = notes
     return out
 
@@ -142,10 +76,12 @@ def print_json(command: str, **kw) -> None:
 
 def say(text: str, indent: str = "    ") -> None:
     """Print a line of prose wrapped at :data:`WIDTH` columns (continuation lines indented)."""
-    import textwrap  # noqa: PLC0415
-
-    print(textwrap.fill(text, WIDTH, subsequent_indent=indent, break_on_hyphens=False, break_long_words=False)
-          if len(text) > WIDTH else text, flush=True)
+    print(
+        textwrap.fill(text, WIDTH, subsequent_indent=indent, break_on_hyphens=False, break_long_words=False)
+        if len(text) > WIDTH
+        else text,
+        flush=True,
+    )
 
 
 # ----------------------------------------------------------------------------- CSV
@@ -158,7 +94,7 @@ def _csv_cell(v, dps: int = 50) -> str:
         return str(int(v))
     if isinstance(v, (float, np.floating)):
         return repr(float(v))  # shortest round-trip text: nan, inf as Python writes them
-    if _is_mpf(v):
+    if is_mpf(v):
         return mp_str(v, dps)
     if isinstance(v, (list, tuple, np.ndarray)):
         return ";".join(_csv_cell(x, dps) for x in np.ravel(np.asarray(v, dtype=object)))
@@ -195,5 +131,19 @@ def add_format_options(p, *, csv_ok: bool, json_help: str = "machine-readable ou
     return g
 
 
-__all__ = ["SCHEMA", "WIDTH", "versions", "task_object", "setting_object", "mp_str", "jsonable", "envelope",
-           "print_json", "say", "csv_text", "print_csv", "add_format_options"]
+__all__ = [
+    "SCHEMA",
+    "WIDTH",
+    "Z_MAX_ENTRIES",
+    "versions",
+    "task_object",
+    "setting_object",
+    "mp_str",
+    "jsonable",
+    "envelope",
+    "print_json",
+    "say",
+    "csv_text",
+    "print_csv",
+    "add_format_options",
+]

@@ -8,7 +8,7 @@ Public API (also exported from :mod:`fctheory`):
 * :func:`minimize_true_risk` — L-BFGS on the exact risk down to ‖∇R‖ ≤ 1e-10;
 * :func:`estimate_cost` — time/memory estimate used to refuse runs over budget;
 * :func:`true_risk_bruteforce` — straightforward enumeration (reference and baseline);
-* :func:`load_weights` — (W, U) from ``.npz`` or a PyTorch state_dict.
+* :func:`load_weights` — (W, U) from ``.npz`` or a PyTorch state_dict (home: :mod:`fctheory.io`).
 """
 from ._brute import class_sentences, true_risk_bruteforce
 from ._engine import (
@@ -20,7 +20,7 @@ from ._engine import (
     evaluate_risk,
 )
 from .api import true_risk, true_risk_grad, unregularized_risk
-from .io import load_weights
+from ..io.weights import load_weights
 from .margins import ExpectedMargins, expected_margins
 from .minimize import MinimizeResult, minimize_true_risk
 

@@ -5,23 +5,22 @@ a process pool or a dask worker alike): one point per row for most targets, one 
 for a group of compatible ``train`` points. Units finish in any order; the table is ordered and
 seeded by point, so the order does not show in the results.
 """
+
 from __future__ import annotations
 
 import os
-import platform
 import time
 
 from .._validate import fail
+from ..io import versions as io_versions
 
 __all__ = ["run_unit", "LocalExecutor", "DaskExecutor", "make_executor", "versions"]
 
 
 def versions() -> str:
-    import numpy as np  # noqa: PLC0415
-
-    from .. import __version__  # noqa: PLC0415
-
-    return f"fctheory {__version__}; numpy {np.__version__}; python {platform.python_version()}"
+    """The ``versions`` column of a sweep table: ``"fctheory X; numpy Y; python Z"`` (:func:`fctheory.io.versions`)."""
+    v = io_versions()
+    return f"fctheory {v['fctheory']}; numpy {v['numpy']}; python {v['python']}"
 
 
 def run_unit(target: str, kind: str, points: list) -> list:
@@ -121,9 +120,13 @@ class LocalExecutor:
                 try:
                     rows = f.result()
                 except BrokenProcessPool as exc:
-                    fail("workers", self.workers, f"the process pool broke ({exc}); a worker died (out of memory?) "
-                         "or the calling script lacks `if __name__ == '__main__':` (processes are spawned); "
-                         "finished points are saved: run again to resume, or use workers = 1")
+                    fail(
+                        "workers",
+                        self.workers,
+                        f"the process pool broke ({exc}); a worker died (out of memory?) "
+                        "or the calling script lacks `if __name__ == '__main__':` (processes are spawned); "
+                        "finished points are saved: run again to resume, or use workers = 1",
+                    )
                 yield rows
         finally:
             for f in futs:
@@ -160,8 +163,9 @@ class DaskExecutor:
                 except (OSError, TimeoutError, ValueError) as exc:
                     fail("address", self.address, f"cannot connect to the dask scheduler ({exc})")
             else:
-                cluster = LocalCluster(n_workers=self.workers or os.cpu_count() or 1, threads_per_worker=1,
-                                       dashboard_address=None)
+                cluster = LocalCluster(
+                    n_workers=self.workers or os.cpu_count() or 1, threads_per_worker=1, dashboard_address=None
+                )
                 self.client = Client(cluster)
                 self._own = [self.client, cluster]
         return self

@@ -27,6 +27,7 @@ import numbers
 import numpy as np
 
 from .._validate import fail
+from ..io import task_from_sizes
 
 __all__ = ["TARGETS", "resolve_target", "check_params", "run_point", "run_train_batch", "train_batch_key",
            "TASK_PARAMS"]
@@ -152,18 +153,13 @@ def _mu(p: dict):
 
 
 def build_task(p: dict):
-    """The Task of a point from n_c, s_c, L, K, mu / zipf, task_seed."""
-    from ..task import Task  # noqa: PLC0415
-
+    """The Task of a point from n_c, s_c, L, K, mu / zipf, task_seed (K < n_c^L: Z drawn from task_seed)."""
     for k in ("n_c", "s_c", "L"):
         if k not in p:
             fail(k, None, "is required (task parameters n_c, s_c, L; optional K, mu, zipf, task_seed)")
-    n_c, s_c, L = p["n_c"], p["s_c"], p["L"]
-    mu = _mu(p)
-    K = p.get("K")
-    if K is None or (isinstance(n_c, int) and isinstance(L, int) and n_c ** L == K):
-        return Task.full(n_c, s_c, L, mu=mu)
-    return Task.random(n_c, s_c, L, K, mu=mu, seed=np.random.default_rng([int(p.get("task_seed", 0)), 0]))
+    ts = p.get("task_seed")
+    seed = np.random.default_rng([0 if ts is None else int(ts), 0])
+    return task_from_sizes(p["n_c"], p["s_c"], p["L"], K=p.get("K"), mu=_mu(p), seed=seed)
 
 
 def _renamed(fn) -> dict:
