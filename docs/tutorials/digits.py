@@ -69,7 +69,7 @@ def train_epoch(backbone, fc, opt, X, y, batch, N, gen):
 
 
 def main(
-    epochs=400, out="docs/tutorials/digits-out", *, n_train=140, batch=128, lr=0.1, seed=0, progress=True, threads=1
+    epochs=400, out="out/digits", *, n_train=140, batch=128, lr=0.1, seed=0, progress=True, threads=1
 ):
     """Train, monitor, diagnose; writes ``history.parquet``, ``nc_history.png`` and the diagnosis report
     (``report.md``, ``grams.png``, ``metrics.png``) into ``out``; returns a dict of the numbers.
@@ -113,9 +113,10 @@ def _run(epochs, out, n_train, batch, lr, seed, progress):
     monitor.plot(os.path.join(out, "nc_history.png"))
     with torch.no_grad():
         H = backbone(Xtr).double().numpy()
-    D = diagnose_features(
-        H, ytr.numpy(), fc.weight.detach().double().numpy(), fc.bias.detach().double().numpy(), lam_W=LAM_W, lam_H=LAM_H
-    )
+    W, b = fc.weight.detach().double().numpy(), fc.bias.detach().double().numpy()
+    # the final features, for `fctheory diagnose-features features.npz --lam-W .. --lam-H ..`
+    np.savez(os.path.join(out, "features.npz"), H=H, y=ytr.numpy(), W=W, b=b)
+    D = diagnose_features(H, ytr.numpy(), W, b, lam_W=LAM_W, lam_H=LAM_H)
     D.report(out)
     df = monitor.table()
     return {
@@ -124,6 +125,7 @@ def _run(epochs, out, n_train, batch, lr, seed, progress):
         "table": df,
         "seconds": seconds,
         "monitor_seconds": float(df["monitor_seconds"].sum()),
+        "out": out,
     }
 
 
@@ -147,3 +149,6 @@ if __name__ == "__main__":
         print(df[cols].iloc[[0, 9, 49, 99, 199, len(df) - 1]].to_string(index=False))
     print(f"training {res['seconds']:.1f} s, of which monitor {res['monitor_seconds']:.2f} s")
     print(D.verdict)
+    z = np.load(os.path.join(res["out"], "features.npz"))
+    wrong = diagnose_features(z["H"], z["y"], z["W"], z["b"], lam_W=LAM_W, lam_H=10 * LAM_H)
+    print("with lam_H x 10:", wrong.verdict)
