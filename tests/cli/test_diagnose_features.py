@@ -76,3 +76,12 @@ def test_missing_entry_and_unknown_suffix_exit_2(tmp_path, capsys):
     other.write_text("1,2\n")
     assert main(["diagnose-features", str(other), "--lam-W", "1e-3", "--lam-H", "1e-3"]) == 2
     assert ".npz" in capsys.readouterr().err
+
+
+def test_safetensors_input(tmp_path, capsys):
+    st = pytest.importorskip("safetensors.numpy")
+    H, y, W = _optimum()
+    path = tmp_path / "features.safetensors"
+    st.save_file({"H": H, "y": y.astype(np.int64), "W": W}, str(path))
+    assert main(["diagnose-features", str(path), "--lam-W", str(LAM_W), "--lam-H", str(LAM_H), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["results"]["matches"] is True

@@ -213,3 +213,15 @@ def test_an_epoch_missing_a_class_is_refused():
     mon.update(torch.randn(3, D), torch.as_tensor([0, 1, 2]))
     with pytest.raises(FCTheoryError, match="class 3"):
         mon.end_epoch()
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+def test_statistics_on_a_cuda_device_equal_two_pass_numpy():
+    H, y = _data()
+    mon = NCMonitor(K, lam_W=1e-3, lam_H=1e-3, progress=False)
+    with mon.epoch():
+        for idx in np.array_split(np.arange(len(y)), 4):
+            mon.update(torch.as_tensor(H[idx], device="cuda"), torch.as_tensor(y[idx], device="cuda"))
+    means, sigma_W, _ = _two_pass(H, y)
+    assert _rel(mon.statistics.means, means) < 1e-12
+    assert _rel(mon.statistics.sigma_W, sigma_W) < 1e-12

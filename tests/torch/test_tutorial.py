@@ -1,4 +1,5 @@
 """The digits tutorial (docs/tutorials/digits.py) runs end to end at a reduced size."""
+
 import importlib.util
 from pathlib import Path
 
