@@ -9,6 +9,7 @@ the monitor's overhead is (monitored − pass) / train. ``--d`` repeats it for w
 
 Run:  python benchmarks/torch_monitor.py [--epochs 30] [--d 32,128,512] [--threads 1]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -80,8 +81,11 @@ def main():
     for d in (int(x) for x in args.d.split(",")):
         r = one_setting(tut, d, args.epochs)
         over = (r["monitored"] - r["pass"]) / r["train"]
-        print(f"| {d} | {1e3 * r['train']:.1f} ms | {1e3 * r['pass']:.2f} ms | {1e3 * r['monitored']:.2f} ms | "
-              f"{1e3 * r['end_epoch']:.2f} ms | **{100 * over:.0f}%** |", flush=True)
+        print(
+            f"| {d} | {1e3 * r['train']:.1f} ms | {1e3 * r['pass']:.2f} ms | {1e3 * r['monitored']:.2f} ms | "
+            f"{1e3 * r['end_epoch']:.2f} ms | **{100 * over:.0f}%** |",
+            flush=True,
+        )
 
 
 if __name__ == "__main__":

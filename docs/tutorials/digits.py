@@ -68,9 +68,7 @@ def train_epoch(backbone, fc, opt, X, y, batch, N, gen):
     return total / seen
 
 
-def main(
-    epochs=400, out="out/digits", *, n_train=140, batch=128, lr=0.1, seed=0, progress=True, threads=1
-):
+def main(epochs=400, out="out/digits", *, n_train=140, batch=128, lr=0.1, seed=0, progress=True, threads=1):
     """Train, monitor, diagnose; writes ``history.parquet``, ``nc_history.png`` and the diagnosis report
     (``report.md``, ``grams.png``, ``metrics.png``) into ``out``; returns a dict of the numbers.
 

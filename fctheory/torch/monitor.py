@@ -175,6 +175,7 @@ class NCMonitor:
         self._handle = None
         self._seconds = 0.0
         self._t_epoch = None
+        self._app, self._app_key = None, None
 
     # ----------------------------------------------------------------- feeding
     def _classifier_tensors(self, device):
@@ -184,6 +185,7 @@ class NCMonitor:
         b = self.classifier.bias
         return W, (None if b is None else b.detach().to(device=device, dtype=torch.float64))
 
+    @public(features=Anything("a (B, d) tensor, checked in the body"), labels=Anything("a (B,) integer tensor"))
     @torch.no_grad()
     def update(self, features, labels) -> "NCMonitor":
         """Add a batch: ``features`` (B, d) (more dimensions are flattened), ``labels`` (B,) in [0, K−1].
@@ -222,6 +224,7 @@ class NCMonitor:
         self._seconds += time.perf_counter() - t0
         return self
 
+    @public(module=Anything("a torch.nn.Module, checked in the body"))
     def attach(self, module) -> "NCMonitor":
         """Register a forward hook on ``module`` (the penultimate layer): its output is fed to
         :meth:`update` with the labels of the enclosing :meth:`batch` block (outputs produced outside
@@ -296,16 +299,20 @@ class NCMonitor:
             W = self.classifier.weight.detach().cpu().double().numpy()
             if self.bias:
                 b = self.classifier.bias.detach().cpu().double().numpy()
-        app = applicable_result(
-            loss=self.loss,
-            K=self.K,
-            d=st.d,
-            counts=st.counts,
-            lam_W=self.lam_W,
-            lam_H=self.lam_H,
-            lam_b=self.lam_b,
-            bias=self.bias,
-        )
+        key = (st.d, tuple(st.counts.tolist()))
+        if self._app_key != key:  # the optimum depends on the counts and d only: solved once per training
+            self._app = applicable_result(
+                loss=self.loss,
+                K=self.K,
+                d=st.d,
+                counts=st.counts,
+                lam_W=self.lam_W,
+                lam_H=self.lam_H,
+                lam_b=self.lam_b,
+                bias=self.bias,
+            )
+            self._app_key = key
+        app = self._app
         row = {"epoch": len(self.rows), "N": st.N}
         row.update(nc_metrics(st, W))
         if W is not None:
