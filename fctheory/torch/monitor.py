@@ -190,8 +190,8 @@ class NCMonitor:
     def update(self, features, labels) -> "NCMonitor":
         """Add a batch: ``features`` (B, d) (more dimensions are flattened), ``labels`` (B,) in [0, K−1].
 
-        Runs on the features' device in float64; nothing is copied to the host except three scalars
-        of the checks. Starts an epoch if none is open.
+        Runs on the features' device in float64; nothing is copied to the host except the three
+        scalars of the checks (in one transfer). Starts an epoch if none is open; an empty batch is ignored.
         """
         t0 = time.perf_counter()
         H = _as_tensor("features", features)
@@ -211,10 +211,14 @@ class NCMonitor:
                 f"tensor of shape {tuple(H.shape)}",
                 f"must have d = {m.sums.shape[1]} columns like the earlier batches",
             )
-        if y.numel() and (int(y.min()) < 0 or int(y.max()) >= self.K):
-            fail("labels", f"values {int(y.min())}..{int(y.max())}", f"must lie in [0, K-1] = [0, {self.K - 1}]")
+        if y.numel() == 0:
+            return self
         Hd = H.to(torch.float64)
-        if not bool(torch.isfinite(Hd).all()):
+        # one device-to-host transfer for the three checks (each separate one would synchronise)
+        lo, hi, finite = torch.stack([y.min().double(), y.max().double(), torch.isfinite(Hd).all().double()]).tolist()
+        if lo < 0 or hi >= self.K:
+            fail("labels", f"values {int(lo)}..{int(hi)}", f"must lie in [0, K-1] = [0, {self.K - 1}]")
+        if not finite:
             fail("features", "tensor with non-finite entries", "must be finite")
         if m is None:
             ref = self._ref if (self._ref is not None and self._ref.shape[1] == H.shape[1]) else None

@@ -225,3 +225,14 @@ def test_statistics_on_a_cuda_device_equal_two_pass_numpy():
     means, sigma_W, _ = _two_pass(H, y)
     assert _rel(mon.statistics.means, means) < 1e-12
     assert _rel(mon.statistics.sigma_W, sigma_W) < 1e-12
+
+
+def test_progress_bar_shows_the_epochs(capsys):
+    H, y = _data()
+    mon = NCMonitor(K, lam_W=1e-3, lam_H=1e-3, total_epochs=2, progress=True)
+    for _ in range(2):
+        with mon.epoch():
+            _feed(mon, H, y)
+    mon.close()
+    err = capsys.readouterr().err
+    assert "NC monitor" in err and "2/2" in err
