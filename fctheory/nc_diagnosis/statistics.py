@@ -7,8 +7,8 @@ They come from :func:`fctheory.metrics.class_statistics` (two passes over an in-
 streaming accumulator such as :class:`fctheory.torch.NCMonitor` (one pass on the features' device).
 
 The metrics of :mod:`fctheory.metrics` take features. The ones that depend on the features only through
-these statistics (NC1, CDNV, NC2, NC3) are evaluated on a small *surrogate* feature set with exactly the
-same statistics (at most K + 2d rows), so the conventions of :mod:`fctheory.metrics` apply unchanged and
+these statistics (NC1, CDNV, NC2, NC3) are evaluated on small *surrogate* feature sets with exactly the
+statistics each metric depends on (at most 3K rows), so the conventions of :mod:`fctheory.metrics` apply unchanged and
 the real features are never needed again. NC4 needs the samples and is computed by the caller.
 """
 
@@ -135,16 +135,32 @@ def statistics_from_moments(counts, sums, scatter, sq, shift) -> FeatureStatisti
 
 # ----------------------------------------------------------------------------- metrics
 def _surrogate_within(st: FeatureStatistics):
-    """Rows (H̃, ỹ) with the class means μ_k and the pooled Σ_W of ``st`` (K + 2r rows, r = rank Σ_W).
+    """Rows (H̃, ỹ) with the class means μ_k of ``st``, its Σ_W on the span of the centred means, and tr Σ_W.
 
-    Every class gets its mean as one row; class 0 also gets the pairs μ_0 ± a_j v_j (eigenpairs
-    (λ_j, v_j) of Σ_W), whose scatter Σ 2a_j² v_j v_jᵀ divided by Ñ = K + 2r is Σ_W when a_j² = Ñλ_j/2.
+    NC1 depends on Σ_W only through tr(Σ_W Σ_B⁺) (Σ_B⁺ lives on the span V of the centred means) and
+    tr Σ_W, so the surrogate reproduces exactly those: every class gets its mean as one row; class 0
+    also gets the pairs μ_0 ± a_j u_j, where (λ_j, u_j) are the eigenpairs of Σ_W compressed to V
+    (an r×r problem, r ≤ K−1, instead of d×d), and one pair along a direction orthogonal to V carrying
+    the rest of the trace. A pair's scatter 2a²·uuᵀ divided by Ñ (the surrogate's rows) gives λ when
+    a² = Ñλ/2.
     """
-    lam, V = np.linalg.eigh(st.sigma_W)
+    Mc = st.means - st.means.mean(axis=0)
+    _, sv, Vt = np.linalg.svd(Mc, full_matrices=False)
+    # the directions fctheory.metrics keeps for Σ_B⁺ (its default rank rule)
+    smax = float(sv.max()) if sv.size else 0.0
+    V = Vt[(sv > 10.0 * max(Mc.shape) * np.finfo(np.float64).eps * smax) & (np.arange(sv.size) < st.K - 1)].T
+    lam, Q = np.linalg.eigh(V.T @ st.sigma_W @ V)
     keep = lam > 0.0
-    lam, V = lam[keep], V[:, keep]
+    lam, U = lam[keep], (V @ Q)[:, keep]
+    rest = float(np.trace(st.sigma_W)) - float(lam.sum())
+    if V.shape[1] < st.d and rest > 0.0:
+        # the basis vector farthest from V, projected off V: a unit vector orthogonal to the span
+        j = int(np.argmin(np.sum(V * V, axis=1)))
+        u = -V @ V[j]
+        u[j] += 1.0
+        lam, U = np.append(lam, rest), np.column_stack([U, u / np.linalg.norm(u)])
     Nt = st.K + 2 * lam.size
-    A = V * np.sqrt(Nt * lam / 2.0)[None, :]
+    A = U * np.sqrt(Nt * lam / 2.0)[None, :]
     rows = [st.means, st.means[0] + A.T, st.means[0] - A.T]
     y = np.concatenate([np.arange(st.K), np.zeros(2 * lam.size, dtype=np.int64)])
     return np.concatenate(rows, axis=0), y

@@ -14,11 +14,11 @@ from fctheory.nc_diagnosis import feature_statistics, nc_metrics, statistics_fro
 K, D = 5, 7
 
 
-def _data(seed=0, N=157):
+def _data(seed=0, N=157, d=D):
     rng = np.random.default_rng(seed)
     y = rng.integers(0, K, N)
     y[:K] = np.arange(K)
-    return 50.0 + 3.0 * rng.standard_normal((K, D))[y] + rng.standard_normal((N, D)), y
+    return 50.0 + 3.0 * rng.standard_normal((K, d))[y] + rng.standard_normal((N, d)), y
 
 
 def test_moments_with_any_shift_give_the_two_pass_statistics():
@@ -35,14 +35,23 @@ def test_moments_with_any_shift_give_the_two_pass_statistics():
     assert st.H_norm_sq == pytest.approx(float(np.sum(H * H)), rel=1e-12)
 
 
-def test_metrics_from_statistics_equal_the_metrics_of_the_features():
-    H, y = _data()
-    W = np.random.default_rng(2).standard_normal((K, D))
+@pytest.mark.parametrize("d", [K - 1, D, 40])
+def test_metrics_from_statistics_equal_the_metrics_of_the_features(d):
+    """d = K−1 (Σ_W lies in the span of the centred means), d > K−1 (part of its trace outside), d = 40."""
+    H, y = _data(d=d)
+    W = np.random.default_rng(2).standard_normal((K, d))
     m = nc_metrics(feature_statistics(H, y), W)
     assert m["nc1"] == pytest.approx(metrics.nc1(H, y), rel=1e-10)
     assert m["nc1_trace_ratio"] == pytest.approx(metrics.nc1(H, y, variant="trace_ratio"), rel=1e-10)
     assert m["cdnv"] == pytest.approx(metrics.cdnv(H, y), rel=1e-10)
     assert m["nc3"] == pytest.approx(metrics.nc3(W, H, y), rel=1e-10)
+
+
+def test_collapsed_features_give_zero_nc1():
+    H, y = _data()
+    means = np.stack([H[y == k].mean(axis=0) for k in range(K)])
+    m = nc_metrics(feature_statistics(means[y], y))
+    assert m["nc1"] == 0.0 and m["nc1_trace_ratio"] == 0.0 and m["cdnv"] == 0.0
 
 
 def test_an_empty_class_in_the_moments_is_refused():
