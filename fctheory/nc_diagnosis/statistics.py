@@ -21,7 +21,7 @@ import numpy as np
 
 from .. import metrics as _m
 from .. import ufm as _ufm
-from .._validate import Array, Bool, Choice, Int, Real, fail, public, result_type
+from .._validate import Array, Bool, Choice, Instance, Int, Real, fail, public, result_type
 
 __all__ = [
     "FeatureStatistics",
@@ -191,6 +191,14 @@ def _centred_cosines(M):
     return float(C[~np.eye(M.shape[0], dtype=bool)].mean())
 
 
+def _check_layer(st, W, b=None):
+    if W is not None and W.shape != (st.K, st.d):
+        fail("W", f"array of shape {W.shape}", f"must have shape (K, d) = ({st.K}, {st.d}) like the statistics")
+    if b is not None and b.shape != (st.K,):
+        fail("b", f"array of shape {b.shape}", f"must have K = {st.K} entries")
+
+
+@public(st=Instance(FeatureStatistics), W=Array(ndim=2).or_none())
 def nc_metrics(st: FeatureStatistics, W=None) -> dict:
     """NC1–NC3, CDNV, equinorm/equiangularity and norms from the statistics (see the module docstring).
 
@@ -209,6 +217,7 @@ def nc_metrics(st: FeatureStatistics, W=None) -> dict:
         for a simplex), ``mean_norm_means``; with W also ``nc2_W``, ``equinorm_W``, ``mean_cos_W``,
         ``W_norm_sq``, ``nc3``. Undefined values are NaN.
     """
+    _check_layer(st, W)
     Hw, yw = _surrogate_within(st)
     Hv, yv = _surrogate_class_var(st)
     M = st.means
@@ -260,6 +269,13 @@ def _ratio(obs, pred):
     return obs / pred if pred > 0 else (math.inf if obs > 0 else 1.0)
 
 
+@public(
+    st=Instance(FeatureStatistics),
+    W=Array(ndim=2).or_none(),
+    b=Array(ndim=1).or_none(),
+    opt=Instance(_ufm.UFMOptimum),
+    n_spl=Int(min=1),
+)
 def ufm_distances(st: FeatureStatistics, W, b, opt, *, n_spl: int) -> dict:
     """How far (W, b, class means, norms) are from the UFM optimum ``opt`` (a :class:`fctheory.ufm.UFMOptimum`
     for ``n_spl`` samples per class).
@@ -272,6 +288,7 @@ def ufm_distances(st: FeatureStatistics, W, b, opt, *, n_spl: int) -> dict:
     √(‖H‖²/N) / √(‖W‖²/K), the UFM's √(λ_W/(nλ_H)) at the optimum). Against the trivial
     optimum (0, 0) the Gram distances are absolute.
     """
+    _check_layer(st, W, b)
     n_total = st.K * n_spl
     out = {
         "ufm_W_norm_sq": float(opt.W_norm_sq),

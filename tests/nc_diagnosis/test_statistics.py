@@ -65,3 +65,9 @@ def test_import_fctheory_and_nc_diagnosis_do_not_import_torch():
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_a_classifier_of_the_wrong_shape_is_refused():
+    st = feature_statistics(*_data())
+    with pytest.raises(FCTheoryError, match="W"):
+        nc_metrics(st, np.ones((K, D + 1)))
