@@ -18,7 +18,7 @@ import traceback
 from .._errors import FCTheoryError
 
 # sub-command modules, in the order shown by --help
-COMMANDS = ("predict", "check", "train", "risk", "diagnose", "sweep")
+COMMANDS = ("predict", "check", "train", "risk", "diagnose", "diagnose_features", "sweep")
 
 
 def build_parser() -> argparse.ArgumentParser:

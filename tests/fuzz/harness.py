@@ -70,6 +70,9 @@ REPO = HERE.parent.parent
 ROOT = "fctheory"
 AREAS = ("core", "risk_trainer", "metrics_ufm", "diagnose", "sweep")  # tests/fuzz/examples_<area>.py
 NOT_API = {"fctheory.cli"}  # the command line is fuzzed by tests/fuzz/test_fuzz_cli.py
+# not (yet) exported by fctheory: fctheory.torch needs the optional PyTorch; fctheory.nc_diagnosis awaits its final
+# home next to fctheory.diagnosis (tests/nc_diagnosis, tests/torch test their validation meanwhile)
+NOT_API |= {"fctheory.torch", "fctheory.nc_diagnosis"}
 # public modules walked while their package has no __all__ yet (documented namespaces in docs/api.md)
 DOCUMENTED_MODULES = {"fctheory.ufm.perturbation"}
 TIMEOUT = float(os.environ.get("FCTHEORY_FUZZ_TIMEOUT", "10"))

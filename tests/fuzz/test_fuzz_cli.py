@@ -48,6 +48,7 @@ VALID_ARGV = {
                   "--json", "--out", "{tmp}/out"],
     "risk": ["risk", "{weights}", "--lam", "0.01", "--json"],
     "diagnose": ["diagnose", "{weights}", "--lam-W", "0.01", "--lam-U", "0.01", "--method", "exact", "--json"],
+    "diagnose-features": ["diagnose-features", "{features}", "--lam-W", "0.01", "--lam-H", "0.01", "--json"],
     "sweep": ["sweep", "{sweep_spec}", "--output", "{tmp}/o", "--workers", "1", "--no-progress", "--json"],
 }
 
@@ -133,7 +134,12 @@ def weights_file() -> str:
 def fill(argv, tmp) -> list:
     if any("{sweep_spec}" in t for t in argv) and os.path.isdir(tmp):
         Path(tmp, "sweep.toml").write_text(SWEEP_SPEC)
-    return [t.replace("{tmp}", str(tmp)).replace("{weights}", weights_file())
+    if any("{features}" in t for t in argv) and os.path.isdir(tmp):
+        # {features}: features H (12 x 3) with labels y (3 classes) and a last layer W, for diagnose-features
+        rng = np.random.default_rng(0)
+        np.savez(Path(tmp, "features.npz"), H=rng.standard_normal((12, 3)), y=np.arange(12) % 3,
+                 W=rng.standard_normal((3, 3)))
+    return [t.replace("{tmp}", str(tmp)).replace("{features}", str(Path(tmp) / "features.npz")).replace("{weights}", weights_file())
             .replace("{sweep_spec}", str(Path(tmp) / "sweep.toml"))
             .replace("{missing}", str(Path(tmp) / "missing_folder" / "missing.npz")) for t in argv]
 

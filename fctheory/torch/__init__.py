@@ -1,0 +1,17 @@
+"""PyTorch integration: watch neural collapse of your own network while it trains (needs PyTorch:
+``pip install 'fctheory[torch]'``; ``import fctheory`` never imports it).
+
+:class:`NCMonitor` accumulates the class statistics of the penultimate-layer features on their device
+(a forward hook or explicit ``update`` calls), and per epoch writes NC1–NC4, norms and angles and the
+distances to the regularised UFM optimum into a table (pandas/Parquet) and a figure.
+"""
+
+try:
+    import torch as _torch  # noqa: F401 - fail early with the install hint
+except ImportError as exc:  # pragma: no cover - depends on the install
+    raise ImportError("fctheory.torch needs PyTorch: pip install 'fctheory[torch]'") from exc
+
+from .monitor import NCMonitor
+from .plots import plot_history
+
+__all__ = ["NCMonitor", "plot_history"]

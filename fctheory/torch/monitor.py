@@ -1,0 +1,376 @@
+"""A neural-collapse monitor for a user's own PyTorch training loop.
+
+Per epoch it accumulates, in one pass and on the features' device, the O(K·d + d²) class statistics
+of the penultimate-layer features (counts, per-class sums and the pooled d×d second moment of the
+features shifted per class; float32 features accumulate in float64), then computes from them alone
+NC1–NC3, CDNV, class-mean norms and angles with the conventions of :mod:`fctheory.metrics` (through
+:func:`fctheory.nc_diagnosis.statistics.nc_metrics`) and the distances to the regularised UFM optimum
+of the network's (K, n, d, λ_W, λ_H, bias) from :mod:`fctheory.ufm`. Only the small K×d and d×d
+statistics ever leave the device; the features are never stored.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import time
+
+import numpy as np
+import torch
+
+from .._files import atomic_path
+from .._threads import blas_threads
+from .._validate import Anything, Bool, Choice, Int, PathOut, Real, fail, public, public_class
+from ..nc_diagnosis import applicable_result, nc_metrics, statistics_from_moments, ufm_distances
+from .plots import plot_history
+
+__all__ = ["NCMonitor"]
+
+
+class _Moments:
+    """One epoch's moments of the per-class shifted features on one device (see statistics_from_moments)."""
+
+    def __init__(self, K, d, device, ref_means):
+        f64 = dict(dtype=torch.float64, device=device)
+        self.counts = torch.zeros(K, dtype=torch.int64, device=device)
+        self.sums = torch.zeros(K, d, **f64)
+        self.scatter = torch.zeros(d, d, **f64)
+        self.sq = torch.zeros(K, **f64)
+        self.shift = torch.zeros(K, d, **f64)
+        self.have = torch.zeros(K, dtype=torch.bool, device=device)
+        self.ref = ref_means  # the previous epoch's class means (shift and NC4 reference), or None
+        self.disagree = torch.zeros((), dtype=torch.int64, device=device)
+
+    def add(self, H, y, W=None, b=None):
+        K = self.counts.shape[0]
+        present = torch.bincount(y, minlength=K) > 0
+        new = present & ~self.have
+        if bool(new.any()):
+            # shift each class by a point close to its mean so that S − Σ s sᵀ/n does not cancel:
+            # the previous epoch's mean, else the class's first sample in this epoch
+            if self.ref is not None:
+                self.shift[new] = self.ref[new]
+            else:
+                first = torch.full((K,), y.shape[0], dtype=torch.int64, device=y.device)
+                first.scatter_reduce_(0, y, torch.arange(y.shape[0], device=y.device), reduce="amin")
+                self.shift[new] = H[first[new]]
+            self.have |= new
+        D = H - self.shift[y]
+        self.counts += torch.bincount(y, minlength=K)
+        self.sums.index_add_(0, y, D)
+        self.sq.index_add_(0, y, (D * D).sum(dim=1))
+        self.scatter.addmm_(D.T, D)
+        if W is not None and self.ref is not None:
+            logits = H @ W.T + (b if b is not None else 0.0)
+            M = self.ref
+            ncc = torch.argmin((M * M).sum(dim=1)[None, :] - 2.0 * (H @ M.T), dim=1)
+            self.disagree += (torch.argmax(logits, dim=1) != ncc).sum()
+
+    def statistics(self):
+        cpu = [t.detach().cpu().numpy() for t in (self.counts, self.sums, self.scatter, self.sq, self.shift)]
+        return statistics_from_moments(*cpu)
+
+
+def _as_tensor(name, x, *, labels=False):
+    if not isinstance(x, torch.Tensor):
+        try:
+            x = torch.as_tensor(np.asarray(x))
+        except (TypeError, ValueError, RuntimeError):
+            fail(name, x, "must be a torch tensor or an array")
+    if labels:
+        if x.ndim != 1 or x.dtype.is_floating_point or x.dtype.is_complex or x.dtype == torch.bool:
+            fail(name, f"tensor of shape {tuple(x.shape)} and dtype {x.dtype}", "must be a 1-D integer label tensor")
+        return x.detach().long()
+    if x.dtype.is_complex or not (x.dtype.is_floating_point or x.dtype in (torch.int32, torch.int64)):
+        fail(name, f"tensor of dtype {x.dtype}", "must hold real numbers")
+    if x.ndim < 2:
+        fail(name, f"tensor of shape {tuple(x.shape)}", "must be (batch, features) (more dimensions are flattened)")
+    return x.detach().flatten(1)
+
+
+@public_class
+class NCMonitor:
+    """Neural collapse of a network's penultimate layer, epoch by epoch, against the UFM optimum.
+
+    Parameters
+    ----------
+    num_classes : int
+        K (≥ 2); labels lie in {0, …, K−1} and every class must be seen in each epoch.
+    lam_W : float
+        Weight decay on the last layer W (the UFM's (λ_W/2)‖W‖²).
+    lam_H : float
+        The feature penalty of the UFM, (λ_H/2)‖H‖² over all N samples with the loss averaged over N.
+    loss : {"ce", "mse"}
+    classifier : torch.nn.Module, optional
+        The last layer (``.weight`` K × d, optional ``.bias``): adds NC2/NC3 of W, NC4, the W Gram and
+        norm distances. Its weights are read when an epoch ends (NC4: during the updates).
+    bias : bool, optional
+        Whether the last layer has a bias (default: read from ``classifier``; False without one).
+    lam_b : float
+        Penalty on the bias (0: unregularised, as in the closed forms).
+    total_epochs : int, optional
+        Length of the tqdm progress bar.
+    progress : bool
+        Show a tqdm progress bar (one step per epoch, the latest NC1 and distances as postfix).
+
+    Notes
+    -----
+    Usage: ``monitor.update(features, labels)`` for every batch of an epoch, or ``monitor.attach(layer)``
+    (a forward hook on the penultimate layer) and ``with monitor.batch(labels): model(x)``; an epoch is
+    ``with monitor.epoch() as extra: ...`` (put e.g. ``extra["loss"]`` in the dict) or
+    :meth:`begin_epoch` / :meth:`end_epoch`. NC4 compares the classifier's decisions during the epoch
+    with the nearest class mean of the *previous* epoch (one pass, no stored features): NaN in the
+    first epoch, and equal to :func:`fctheory.metrics.nc4` when the features and the classifier did not
+    change between the two epochs (e.g. an evaluation pass after training converged).
+    """
+
+    @public(
+        num_classes=Int(min=2),
+        lam_W=Real(lo=0.0, lo_open=True),
+        lam_H=Real(lo=0.0, lo_open=True),
+        loss=Choice("ce", "mse"),
+        classifier=Anything("a torch.nn.Module with .weight (and .bias)").or_none(),
+        bias=Bool().or_none(),
+        lam_b=Real(lo=0.0),
+        total_epochs=Int(min=1).or_none(),
+        progress=Bool(),
+    )
+    def __init__(
+        self,
+        num_classes: int,
+        *,
+        lam_W: float,
+        lam_H: float,
+        loss: str = "ce",
+        classifier=None,
+        bias: bool | None = None,
+        lam_b: float = 0.0,
+        total_epochs: int | None = None,
+        progress: bool = True,
+    ):
+        if classifier is not None:
+            w = getattr(classifier, "weight", None)
+            if not isinstance(w, torch.Tensor) or w.ndim != 2 or w.shape[0] != num_classes:
+                fail(
+                    "classifier",
+                    type(classifier).__name__,
+                    f"must have a .weight tensor of shape (K, d), K = {num_classes}",
+                )
+            has_b = getattr(classifier, "bias", None) is not None
+            if bias is not None and bias != has_b:
+                fail("bias", bias, f"contradicts the classifier, which {'has' if has_b else 'has no'} bias")
+            bias = has_b
+        self.K = num_classes
+        self.lam_W, self.lam_H, self.loss, self.lam_b = lam_W, lam_H, loss, lam_b
+        self.classifier = classifier
+        self.bias = bool(bias)
+        self.rows: list = []
+        self.statistics = None  # the last epoch's FeatureStatistics
+        self.applicability = None  # the last epoch's UFMApplicability (with the optimum)
+        self._progress, self._total, self._bar = progress, total_epochs, None
+        self._moments = None
+        self._open = False
+        self._ref = None
+        self._pending = None
+        self._handle = None
+        self._seconds = 0.0
+        self._t_epoch = None
+        self._app, self._app_key = None, None
+
+    # ----------------------------------------------------------------- feeding
+    def _classifier_tensors(self, device):
+        if self.classifier is None:
+            return None, None
+        W = self.classifier.weight.detach().to(device=device, dtype=torch.float64)
+        b = self.classifier.bias
+        return W, (None if b is None else b.detach().to(device=device, dtype=torch.float64))
+
+    @public(features=Anything("a (B, d) tensor, checked in the body"), labels=Anything("a (B,) integer tensor"))
+    @torch.no_grad()
+    def update(self, features, labels) -> "NCMonitor":
+        """Add a batch: ``features`` (B, d) (more dimensions are flattened), ``labels`` (B,) in [0, K−1].
+
+        Runs on the features' device in float64; nothing is copied to the host except the three
+        scalars of the checks (in one transfer). Starts an epoch if none is open; an empty batch is ignored.
+        """
+        t0 = time.perf_counter()
+        H = _as_tensor("features", features)
+        y = _as_tensor("labels", labels, labels=True).to(H.device)
+        if y.shape[0] != H.shape[0]:
+            fail(
+                "labels",
+                f"tensor of shape {tuple(y.shape)}",
+                f"must have one label per row of features (B = {H.shape[0]})",
+            )
+        if not self._open:
+            self.begin_epoch()
+        m = self._moments
+        if m is not None and m.sums.shape[1] != H.shape[1]:
+            fail(
+                "features",
+                f"tensor of shape {tuple(H.shape)}",
+                f"must have d = {m.sums.shape[1]} columns like the earlier batches",
+            )
+        if y.numel() == 0:
+            return self
+        Hd = H.to(torch.float64)
+        # one device-to-host transfer for the three checks (each separate one would synchronise)
+        lo, hi, finite = torch.stack([y.min().double(), y.max().double(), torch.isfinite(Hd).all().double()]).tolist()
+        if lo < 0 or hi >= self.K:
+            fail("labels", f"values {int(lo)}..{int(hi)}", f"must lie in [0, K-1] = [0, {self.K - 1}]")
+        if not finite:
+            fail("features", "tensor with non-finite entries", "must be finite")
+        if m is None:
+            ref = self._ref if (self._ref is not None and self._ref.shape[1] == H.shape[1]) else None
+            ref = None if ref is None else ref.to(H.device)
+            m = self._moments = _Moments(self.K, H.shape[1], H.device, ref)
+        m.add(Hd, y, *self._classifier_tensors(H.device))
+        self._seconds += time.perf_counter() - t0
+        return self
+
+    @public(module=Anything("a torch.nn.Module, checked in the body"))
+    def attach(self, module) -> "NCMonitor":
+        """Register a forward hook on ``module`` (the penultimate layer): its output is fed to
+        :meth:`update` with the labels of the enclosing :meth:`batch` block (outputs produced outside
+        such a block are ignored)."""
+        if not isinstance(module, torch.nn.Module):
+            fail("module", type(module).__name__, "must be a torch.nn.Module")
+        self.detach()
+
+        def hook(_mod, _inputs, output):
+            if self._pending is not None:
+                self.update(output[0] if isinstance(output, (tuple, list)) else output, self._pending)
+
+        self._handle = module.register_forward_hook(hook)
+        return self
+
+    def detach(self) -> None:
+        """Remove the forward hook (if any)."""
+        if self._handle is not None:
+            self._handle.remove()
+            self._handle = None
+
+    @contextlib.contextmanager
+    def batch(self, labels):
+        """``with monitor.batch(y): model(x)``: the hooked layer's output in this block is labelled ``y``."""
+        self._pending = labels
+        try:
+            yield self
+        finally:
+            self._pending = None
+
+    # ----------------------------------------------------------------- epochs
+    def begin_epoch(self) -> None:
+        """Start a new epoch (forgets the moments of an epoch that was not ended)."""
+        self._moments = None  # allocated on the first batch, on its device
+        self._open = True
+        self._t_epoch = time.perf_counter()
+
+    @contextlib.contextmanager
+    def epoch(self):
+        """``with monitor.epoch() as extra:`` one epoch; the dict ``extra`` (e.g. the loss) joins its row."""
+        self.begin_epoch()
+        extra: dict = {}
+        yield extra
+        self.end_epoch(**extra)
+
+    def end_epoch(self, **extra) -> dict:
+        """Close the epoch: metrics and UFM distances from its statistics; returns (and records) its row.
+
+        Keyword arguments (numbers such as the training loss) are added to the row.
+        """
+        m = self._moments
+        if m is None:
+            fail("update", None, "no batch was added in this epoch (call update() or run the hooked model)")
+        t0 = time.perf_counter()
+        with blas_threads(1):  # K×d and d×d work: threaded BLAS would spend more time waking threads
+            row = self._row(m)
+        self._ref = torch.as_tensor(self.statistics.means, device=m.sums.device)
+        self._moments, self._open = None, False
+        self._seconds += time.perf_counter() - t0
+        row["monitor_seconds"] = self._seconds
+        row["epoch_seconds"] = time.perf_counter() - self._t_epoch
+        self._seconds = 0.0
+        row.update(extra)
+        self.rows.append(row)
+        self._show(row)
+        return row
+
+    def _row(self, m) -> dict:
+        st = m.statistics()
+        W = b = None
+        if self.classifier is not None:
+            W = self.classifier.weight.detach().cpu().double().numpy()
+            if self.bias:
+                b = self.classifier.bias.detach().cpu().double().numpy()
+        key = (st.d, tuple(st.counts.tolist()))
+        if self._app_key != key:  # the optimum depends on the counts and d only: solved once per training
+            self._app = applicable_result(
+                loss=self.loss,
+                K=self.K,
+                d=st.d,
+                counts=st.counts,
+                lam_W=self.lam_W,
+                lam_H=self.lam_H,
+                lam_b=self.lam_b,
+                bias=self.bias,
+            )
+            self._app_key = key
+        app = self._app
+        row = {"epoch": len(self.rows), "N": st.N}
+        row.update(nc_metrics(st, W))
+        if W is not None:
+            row["nc4"] = int(m.disagree) / st.N if m.ref is not None else math.nan
+        row.update(ufm_distances(st, W, b, app.optimum, n_spl=app.n_spl))
+        row["ufm_applies"] = app.applies
+        self.statistics, self.applicability = st, app
+        return row
+
+    def _show(self, row):
+        if not self._progress:
+            return
+        if self._bar is None:
+            from tqdm.auto import tqdm  # noqa: PLC0415 - the progress display is optional
+
+            self._bar = tqdm(total=self._total, desc="NC monitor", unit="epoch")
+        post = {"NC1": f"{row['nc1']:.3g}", "NC2": f"{row['nc2']:.3g}"}
+        if "dist_W_gram" in row:
+            post["W-Gram dist"] = f"{row['dist_W_gram']:.3g}"
+        self._bar.set_postfix(post, refresh=False)
+        self._bar.update(1)
+
+    def close(self) -> None:
+        """Close the progress bar and remove the hook."""
+        if self._bar is not None:
+            self._bar.close()
+            self._bar = None
+        self.detach()
+
+    # ----------------------------------------------------------------- outputs
+    def table(self):
+        """pandas DataFrame, one row per epoch (metrics, distances, UFM predictions, the extras)."""
+        try:
+            import pandas as pd  # noqa: PLC0415 - optional dependency
+        except ImportError:  # pragma: no cover - depends on the install
+            fail("table", "pandas", "needs pandas (pip install pandas)")
+        return pd.DataFrame(self.rows)
+
+    @public(path=PathOut())
+    def save(self, path) -> str:
+        """Write the table as Parquet (pyarrow) at ``path``, atomically; returns the path."""
+        df = self.table()
+        with atomic_path(path, name="path") as tmp:
+            df.to_parquet(tmp, engine="pyarrow", index=False)
+        return path
+
+    @public(path=PathOut())
+    def plot(self, path) -> str:
+        """Each metric over the epochs, the UFM prediction as a line (see :func:`fctheory.torch.plot_history`)."""
+        if not self.rows:
+            fail("path", path, "nothing to plot: no epoch has ended yet")
+        return plot_history(
+            self.table(),
+            path,
+            title=f"K = {self.K}, λ_W = {self.lam_W:g}, λ_H = {self.lam_H:g}, "
+            f"{self.loss}{' + bias' if self.bias else ''}",
+        )

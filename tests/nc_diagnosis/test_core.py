@@ -1,0 +1,119 @@
+"""diagnose_features: the applicable UFM result per case, the verdict at a numerically trained UFM optimum
+(and under a wrong lambda), the report files and the refusal of bad input."""
+
+import json
+import math
+
+import numpy as np
+import pytest
+
+from fctheory import FCTheoryError, ufm
+from fctheory.nc_diagnosis import applicable_result, diagnose_features
+
+
+def _counts(K, n):
+    return np.full(K, n)
+
+
+def test_ce_balanced_applies_with_and_without_bias():
+    for bias in (False, True):
+        a = applicable_result(loss="ce", K=4, d=3, counts=_counts(4, 10), lam_W=1e-3, lam_H=1e-3, bias=bias)
+        assert a.applies and a.reasons == []
+        assert a.model == ("ce+bias" if bias else "ce")
+        assert not a.optimum.trivial
+
+
+def test_mse_without_bias_needs_d_at_least_K():
+    a = applicable_result(loss="mse", K=4, d=3, counts=_counts(4, 10), lam_W=1e-3, lam_H=1e-3)
+    assert not a.applies and "d = 3" in a.reasons[0]
+    assert applicable_result(loss="mse", K=4, d=3, counts=_counts(4, 10), lam_W=1e-3, lam_H=1e-3, bias=True).applies
+
+
+def test_mse_with_a_regularised_bias_does_not_apply():
+    a = applicable_result(loss="mse", K=4, d=5, counts=_counts(4, 10), lam_W=1e-3, lam_H=1e-3, lam_b=1e-2, bias=True)
+    assert not a.applies and "regularised" in a.reasons[0]
+
+
+def test_unbalanced_classes_do_not_apply():
+    a = applicable_result(loss="ce", K=3, d=5, counts=np.array([10, 10, 4]), lam_W=1e-3, lam_H=1e-3)
+    assert not a.applies and "unbalanced" in a.reasons[0]
+
+
+def test_threshold_of_the_trivial_solution():
+    # K·sqrt(n λ_W λ_H) = 4·sqrt(25·0.1·0.1) = 2 ≥ 1: W = H = 0 is optimal; 4·sqrt(25·0.1·0.023) = 0.96: not
+    a = applicable_result(loss="ce", K=4, d=5, counts=_counts(4, 25), lam_W=0.1, lam_H=0.1)
+    assert a.optimum.trivial and "trivial" in a.notes[0]
+    b = applicable_result(loss="ce", K=4, d=5, counts=_counts(4, 25), lam_W=0.1, lam_H=0.023)
+    assert not b.optimum.trivial
+
+
+def _trained_ufm(lam_W, lam_H, K=4, n=5, d=4):
+    """A UFM trained numerically (multi-start L-BFGS), independent of the closed form."""
+    sol = ufm.solve_ce(K=K, n_spl=n, d=d, lam_W=lam_W, lam_H=lam_H, n_starts=2, seed=1)
+    return sol.H.T, np.repeat(np.arange(K), n), sol.W
+
+
+def test_verdict_matches_at_a_trained_optimum():
+    H, y, W = _trained_ufm(5e-3, 1e-2)
+    D = diagnose_features(H, y, W, lam_W=5e-3, lam_H=1e-2, rtol=1e-3)
+    assert D.applicability.applies and D.matches is True
+    assert D.verdict.startswith("matches")
+    assert D.distances["dist_W_gram"] < 1e-3 and D.metrics["nc1_trace_ratio"] < 1e-6
+
+
+def test_verdict_flags_a_wrong_lambda():
+    """Features trained with lam_H = 1e-2, diagnosed with lam_H = 1e-3: collapsed geometry, wrong norms."""
+    H, y, W = _trained_ufm(5e-3, 1e-2)
+    D = diagnose_features(H, y, W, lam_W=5e-3, lam_H=1e-3, rtol=1e-3)
+    assert D.matches is False
+    assert "does NOT match" in D.verdict and "imply lam_W/lam_H" in D.verdict
+    # the ratio the features imply is the one they were trained with: λ_W/λ_H = 0.5
+    implied = float(D.verdict.split("imply lam_W/lam_H ≈ ")[1].split()[0])
+    assert implied == pytest.approx(0.5, rel=1e-3)
+
+
+def test_unbalanced_features_give_no_verdict_of_match():
+    H, y, W = _trained_ufm(5e-3, 1e-2)
+    keep = np.ones(len(y), bool)
+    keep[0] = False
+    D = diagnose_features(H[keep], y[keep], W, lam_W=5e-3, lam_H=1e-2)
+    assert D.matches is None and "no UFM closed form applies" in D.verdict
+
+
+def test_to_dict_is_strict_json_and_report_writes_files(tmp_path):
+    pytest.importorskip("matplotlib")
+    H, y, W = _trained_ufm(5e-3, 1e-2)
+    D = diagnose_features(H, y, W, np.zeros(4), lam_W=5e-3, lam_H=1e-2)
+    text = json.dumps(D.to_dict(), allow_nan=False)
+    assert json.loads(text)["result"]["model"] == "ce+bias"
+    path = D.report(str(tmp_path / "rep"))
+    for name in ("report.md", "diagnosis.json", "grams.png", "metrics.png"):
+        assert (tmp_path / "rep" / name).is_file(), name
+    assert D.verdict in open(path, encoding="utf-8").read()
+
+
+@pytest.mark.parametrize(
+    "kw, name",
+    [
+        (dict(W=np.ones((3, 5))), "W"),
+        (dict(b=np.ones(4)), "b"),
+        (dict(y=np.array([0, 1, 2, 7] * 5)), "y"),
+        (dict(lam_H=-1.0), "lam_H"),
+        (dict(lam_W=math.nan), "lam_W"),
+        (dict(loss="hinge"), "loss"),
+    ],
+)
+def test_bad_input_names_the_parameter(kw, name):
+    rng = np.random.default_rng(0)
+    args = dict(
+        H=rng.standard_normal((20, 4)),
+        y=np.repeat(np.arange(3), [7, 7, 6]),
+        W=rng.standard_normal((3, 4)),
+        b=None,
+        lam_W=1e-3,
+        lam_H=1e-3,
+        loss="ce",
+    )
+    args.update(kw)
+    with pytest.raises(FCTheoryError, match=name):
+        diagnose_features(args.pop("H"), args.pop("y"), args.pop("W"), args.pop("b"), **args)

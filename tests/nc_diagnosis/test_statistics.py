@@ -1,0 +1,73 @@
+"""fctheory.nc_diagnosis.statistics: moments → statistics against a two-pass oracle, the metrics from the
+statistics against fctheory.metrics on the features themselves, and the package needs no PyTorch."""
+
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from fctheory import FCTheoryError, metrics
+from fctheory.nc_diagnosis import feature_statistics, nc_metrics, statistics_from_moments
+
+K, D = 5, 7
+
+
+def _data(seed=0, N=157, d=D):
+    rng = np.random.default_rng(seed)
+    y = rng.integers(0, K, N)
+    y[:K] = np.arange(K)
+    return 50.0 + 3.0 * rng.standard_normal((K, d))[y] + rng.standard_normal((N, d)), y
+
+
+def test_moments_with_any_shift_give_the_two_pass_statistics():
+    H, y = _data()
+    shift = np.random.default_rng(1).standard_normal((K, D)) + 50.0
+    Dv = H - shift[y]
+    sums = np.stack([Dv[y == k].sum(axis=0) for k in range(K)])
+    sq = np.array([np.sum(Dv[y == k] ** 2) for k in range(K)])
+    st = statistics_from_moments(np.bincount(y, minlength=K), sums, Dv.T @ Dv, sq, shift)
+    means = np.stack([H[y == k].mean(axis=0) for k in range(K)])
+    dev = H - means[y]
+    assert np.allclose(st.means, means, rtol=1e-13, atol=0)
+    assert np.max(np.abs(st.sigma_W - dev.T @ dev / len(y))) < 1e-12 * np.max(np.abs(dev.T @ dev / len(y)))
+    assert st.H_norm_sq == pytest.approx(float(np.sum(H * H)), rel=1e-12)
+
+
+@pytest.mark.parametrize("d", [K - 1, D, 40])
+def test_metrics_from_statistics_equal_the_metrics_of_the_features(d):
+    """d = K−1 (Σ_W lies in the span of the centred means), d > K−1 (part of its trace outside), d = 40."""
+    H, y = _data(d=d)
+    W = np.random.default_rng(2).standard_normal((K, d))
+    m = nc_metrics(feature_statistics(H, y), W)
+    assert m["nc1"] == pytest.approx(metrics.nc1(H, y), rel=1e-10)
+    assert m["nc1_trace_ratio"] == pytest.approx(metrics.nc1(H, y, variant="trace_ratio"), rel=1e-10)
+    assert m["cdnv"] == pytest.approx(metrics.cdnv(H, y), rel=1e-10)
+    assert m["nc3"] == pytest.approx(metrics.nc3(W, H, y), rel=1e-10)
+
+
+def test_collapsed_features_give_zero_nc1():
+    H, y = _data()
+    means = np.stack([H[y == k].mean(axis=0) for k in range(K)])
+    m = nc_metrics(feature_statistics(means[y], y))
+    assert m["nc1"] == 0.0 and m["nc1_trace_ratio"] == 0.0 and m["cdnv"] == 0.0
+
+
+def test_an_empty_class_in_the_moments_is_refused():
+    z = np.zeros((K, D))
+    with pytest.raises(FCTheoryError, match="counts"):
+        statistics_from_moments(np.array([3, 0, 1, 1, 1]), z, np.zeros((D, D)), np.zeros(K), z)
+
+
+def test_import_fctheory_and_nc_diagnosis_do_not_import_torch():
+    code = "import sys, fctheory, fctheory.nc_diagnosis, fctheory.cli; print('torch' in sys.modules)"
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)
+    assert out.stdout.strip() == "False"
+
+
+def test_a_classifier_of_the_wrong_shape_is_refused():
+    st = feature_statistics(*_data())
+    with pytest.raises(FCTheoryError, match="W"):
+        nc_metrics(st, np.ones((K, D + 1)))

@@ -1,0 +1,238 @@
+"""NCMonitor: one-pass device statistics against a two-pass NumPy oracle, metrics against fctheory.metrics,
+the hook path against explicit updates, the table, the Parquet file and the figure."""
+
+import math
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from fctheory import FCTheoryError, metrics, ufm  # noqa: E402
+from fctheory.torch import NCMonitor  # noqa: E402
+
+K, D = 4, 6
+
+
+def _data(seed=0, N=203, offset=1e3):
+    """Unbalanced labels, class means with a large common offset (cancellation-prone moments)."""
+    rng = np.random.default_rng(seed)
+    y = rng.integers(0, K, N)
+    y[:K] = np.arange(K)
+    H = offset + 5.0 * rng.standard_normal((K, D))[y] + rng.standard_normal((N, D))
+    return H, y
+
+
+def _two_pass(H, y):
+    """Independent oracle: class means first, then the deviations (plain NumPy loops)."""
+    means = np.stack([H[y == k].mean(axis=0) for k in range(K)])
+    Dev = H - means[y]
+    sigma_W = Dev.T @ Dev / len(y)
+    var = np.array([np.sum(Dev[y == k] ** 2) / np.sum(y == k) for k in range(K)])
+    return means, sigma_W, var
+
+
+def _feed(mon, H, y, sizes=(17, 64, 1, 50)):
+    i, j = 0, 0
+    while i < len(y):
+        b = sizes[j % len(sizes)]
+        mon.update(torch.as_tensor(H[i : i + b]), torch.as_tensor(y[i : i + b]))
+        i, j = i + b, j + 1
+
+
+def _rel(a, b):
+    return float(np.max(np.abs(a - b)) / np.max(np.abs(b)))
+
+
+@pytest.mark.parametrize("epochs", [1, 2])
+def test_streaming_statistics_equal_two_pass_numpy(epochs):
+    """Epoch 1 shifts each class by its first sample, epoch 2 by the previous epoch's mean: both
+    reproduce the two-pass means, Σ_W and class variances to 1e-12 despite the 1e3 offset."""
+    H, y = _data()
+    mon = NCMonitor(K, lam_W=1e-3, lam_H=1e-3, progress=False)
+    for _ in range(epochs):
+        with mon.epoch():
+            _feed(mon, H, y)
+    means, sigma_W, var = _two_pass(H, y)
+    st = mon.statistics
+    assert _rel(st.means, means) < 1e-12
+    assert _rel(st.sigma_W, sigma_W) < 1e-12
+    assert _rel(st.class_var, var) < 1e-12
+    assert st.counts.tolist() == np.bincount(y, minlength=K).tolist()
+
+
+def test_float32_features_accumulate_in_float64():
+    """float32 batches: the statistics are those of the float32 values in float64 arithmetic."""
+    H, y = _data(offset=10.0)
+    H32 = H.astype(np.float32)
+    mon = NCMonitor(K, lam_W=1e-3, lam_H=1e-3, progress=False)
+    with mon.epoch():
+        _feed(mon, H32, y)
+    _, sigma_W, _ = _two_pass(H32.astype(np.float64), y)
+    assert mon.statistics.sigma_W.dtype == np.float64
+    assert _rel(mon.statistics.sigma_W, sigma_W) < 1e-12
+
+
+def test_metrics_equal_fctheory_metrics_on_the_same_features():
+    H, y = _data(offset=3.0)
+    fc = torch.nn.Linear(D, K).double()
+    mon = NCMonitor(K, lam_W=1e-3, lam_H=1e-3, classifier=fc, progress=False)
+    for _ in range(2):  # NC4 compares with the previous epoch's means: equal features give metrics.nc4
+        with mon.epoch():
+            _feed(mon, H, y)
+    row = mon.rows[-1]
+    W, b = fc.weight.detach().numpy(), fc.bias.detach().numpy()
+    expected = {
+        "nc1": metrics.nc1(H, y),
+        "nc1_trace_ratio": metrics.nc1(H, y, variant="trace_ratio"),
+        "cdnv": metrics.cdnv(H, y),
+        "nc2": metrics.nc2(metrics.class_statistics(H, y).means),
+        "nc3": metrics.nc3(W, H, y),
+        "nc4": metrics.nc4(W, H, y, b=b),
+    }
+    for name, value in expected.items():
+        assert row[name] == pytest.approx(value, rel=1e-10, abs=1e-14), name
+
+
+def test_nc4_is_nan_in_the_first_epoch():
+    H, y = _data()
+    mon = NCMonitor(K, lam_W=1e-3, lam_H=1e-3, classifier=torch.nn.Linear(D, K).double(), progress=False)
+    with mon.epoch():
+        _feed(mon, H, y)
+    assert math.isnan(mon.rows[0]["nc4"])
+
+
+def test_hook_path_equals_explicit_update_path():
+    H, y = _data(offset=1.0)
+    torch.manual_seed(0)
+    body, fc = torch.nn.Linear(D, D).double(), torch.nn.Linear(D, K).double()
+    X = torch.as_tensor(H)
+    hooked = NCMonitor(K, lam_W=1e-3, lam_H=1e-3, classifier=fc, progress=False).attach(body)
+    explicit = NCMonitor(K, lam_W=1e-3, lam_H=1e-3, classifier=fc, progress=False)
+    for _ in range(2):
+        with torch.no_grad(), hooked.epoch(), explicit.epoch():
+            for idx in torch.arange(len(y)).split(40):
+                with hooked.batch(torch.as_tensor(y)[idx]):
+                    body(X[idx])
+                explicit.update(body(X[idx]), torch.as_tensor(y)[idx])
+            body(X)  # outside a batch block: ignored by the hook
+    for a, b in zip(hooked.rows, explicit.rows):
+        for key in a:
+            if key.endswith("seconds"):
+                continue
+            assert a[key] == pytest.approx(b[key], rel=1e-12, abs=0, nan_ok=True), key
+
+
+def _optimum_network(K=4, n=6, d=5, lam_W=5e-3, lam_H=2e-3):
+    opt = ufm.ce(K=K, n_spl=n, lam_W=lam_W, lam_H=lam_H)
+    W = np.zeros((K, d))
+    W[:, :K] = math.sqrt(opt.W_norm_sq / (K - 1)) * (np.eye(K) - 1.0 / K)
+    y = np.repeat(np.arange(K), n)
+    return W, opt.extras["h_over_w"] * W[y], y
+
+
+def test_distances_vanish_at_the_ufm_optimum():
+    W, H, y = _optimum_network()
+    fc = torch.nn.Linear(5, 4, bias=False).double()
+    with torch.no_grad():
+        fc.weight.copy_(torch.as_tensor(W))
+    mon = NCMonitor(4, lam_W=5e-3, lam_H=2e-3, classifier=fc, progress=False)
+    with mon.epoch():
+        mon.update(torch.as_tensor(H), torch.as_tensor(y))
+    row = mon.rows[-1]
+    assert row["dist_W_gram"] < 1e-13 and row["dist_means_gram"] < 1e-13
+    assert row["W_norm_sq_ratio"] == pytest.approx(1.0, rel=1e-13)
+    assert row["H_norm_sq_ratio"] == pytest.approx(1.0, rel=1e-13)
+    assert row["ufm_applies"]
+
+
+def test_table_columns_parquet_and_figure(tmp_path):
+    pd = pytest.importorskip("pandas")
+    pytest.importorskip("pyarrow")
+    pytest.importorskip("matplotlib")
+    H, y = _data(offset=1.0)
+    mon = NCMonitor(K, lam_W=1e-3, lam_H=1e-3, classifier=torch.nn.Linear(D, K).double(), progress=False)
+    for e in range(3):
+        with mon.epoch() as extra:
+            _feed(mon, H + 0.1 * e, y)
+            extra["loss"] = 1.0 / (e + 1)
+    df = mon.table()
+    assert len(df) == 3 and df["epoch"].tolist() == [0, 1, 2]
+    for col in (
+        "nc1",
+        "nc1_trace_ratio",
+        "cdnv",
+        "nc2",
+        "nc2_W",
+        "nc3",
+        "nc4",
+        "mean_cos_means",
+        "W_norm_sq",
+        "ufm_W_norm_sq",
+        "dist_W_gram",
+        "dist_means_gram",
+        "W_norm_sq_ratio",
+        "H_norm_sq_ratio",
+        "monitor_seconds",
+        "loss",
+    ):
+        assert col in df.columns, col
+    path = mon.save(str(tmp_path / "history.parquet"))
+    back = pd.read_parquet(path)
+    assert back["nc1"].tolist() == df["nc1"].tolist()
+    fig = mon.plot(str(tmp_path / "history.png"))
+    with open(fig, "rb") as f:
+        assert f.read(8) == b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.mark.parametrize(
+    "labels, match", [([0, 1, 2, 9], "labels"), ([[0, 1], [2, 3]], "labels"), ([0.0, 1.0, 2.0, 3.0], "labels")]
+)
+def test_bad_labels_are_refused_naming_labels(labels, match):
+    mon = NCMonitor(K, lam_W=1e-3, lam_H=1e-3, progress=False)
+    with pytest.raises(FCTheoryError, match=match):
+        mon.update(torch.zeros(4, D), torch.as_tensor(labels))
+
+
+def test_bad_features_and_constructor_arguments_are_refused():
+    mon = NCMonitor(K, lam_W=1e-3, lam_H=1e-3, progress=False)
+    mon.update(torch.zeros(2, D), torch.as_tensor([0, 1]))
+    with pytest.raises(FCTheoryError, match="features"):
+        mon.update(torch.zeros(2, D + 1), torch.as_tensor([0, 1]))
+    with pytest.raises(FCTheoryError, match="features"):
+        mon.update(torch.full((2, D), float("nan")), torch.as_tensor([0, 1]))
+    with pytest.raises(FCTheoryError, match="lam_H"):
+        NCMonitor(K, lam_W=1e-3, lam_H=-1.0)
+    with pytest.raises(FCTheoryError, match="classifier"):
+        NCMonitor(K, lam_W=1e-3, lam_H=1e-3, classifier=torch.nn.Linear(D, K + 1))
+
+
+def test_an_epoch_missing_a_class_is_refused():
+    mon = NCMonitor(K, lam_W=1e-3, lam_H=1e-3, progress=False)
+    mon.begin_epoch()
+    mon.update(torch.randn(3, D), torch.as_tensor([0, 1, 2]))
+    with pytest.raises(FCTheoryError, match="class 3"):
+        mon.end_epoch()
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+def test_statistics_on_a_cuda_device_equal_two_pass_numpy():
+    H, y = _data()
+    mon = NCMonitor(K, lam_W=1e-3, lam_H=1e-3, progress=False)
+    with mon.epoch():
+        for idx in np.array_split(np.arange(len(y)), 4):
+            mon.update(torch.as_tensor(H[idx], device="cuda"), torch.as_tensor(y[idx], device="cuda"))
+    means, sigma_W, _ = _two_pass(H, y)
+    assert _rel(mon.statistics.means, means) < 1e-12
+    assert _rel(mon.statistics.sigma_W, sigma_W) < 1e-12
+
+
+def test_progress_bar_shows_the_epochs(capsys):
+    H, y = _data()
+    mon = NCMonitor(K, lam_W=1e-3, lam_H=1e-3, total_epochs=2, progress=True)
+    for _ in range(2):
+        with mon.epoch():
+            _feed(mon, H, y)
+    mon.close()
+    err = capsys.readouterr().err
+    assert "NC monitor" in err and "2/2" in err
