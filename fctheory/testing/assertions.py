@@ -15,6 +15,7 @@ import numbers
 import numpy as np
 
 from .._errors import FCTheoryError
+from .._numerics import pow2_exponent, pow2_scale, pow2_unscale
 from .._validate import Anything, Array, Bool, Instance, Int, Real, Seed, fail, public, result_type, task_first
 from ..task import Task
 
@@ -46,10 +47,7 @@ def _check_shapes(task: Task, W, U):
 
 def _pow2_scale(A):
     """2^e ≥ max|A| (dividing by it is exact): norms of huge or tiny matrices without overflow."""
-    m = float(np.max(np.abs(A))) if A.size else 0.0
-    if m == 0.0:
-        return 0
-    return math.frexp(m)[1]
+    return pow2_exponent(A)
 
 
 # =====================================================================================================
@@ -326,7 +324,7 @@ def assert_critical_point(task, W, U, lam, *, layernorm=False, eps=0.0, gtol=1e-
 
 def _norm(A) -> float:
     e = _pow2_scale(A)
-    return float(np.ldexp(np.linalg.norm(np.ldexp(A, -e)), e)) if e else float(np.linalg.norm(A))
+    return float(pow2_unscale(np.linalg.norm(pow2_scale(A, e)), e))
 
 
 # =====================================================================================================
