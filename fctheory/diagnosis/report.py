@@ -38,9 +38,13 @@ def _save(fig, path):
     return path
 
 
-def _scatter(path, pts, labels, n_c, title, radius=None, radius_label=""):
-    plt = _plt()
-    fig, ax = plt.subplots(figsize=(6.6, 5))
+def scatter_figure(pts, labels, n_c, title, radius=None, radius_label=""):
+    """The PCA scatter (one colour per concept, the predicted radius dashed) as a matplotlib figure.
+
+    The legend sits outside the axes, to the right: at collapse the points lie on a circle around the
+    origin in every direction, so no corner of the axes is reliably free of data.
+    """
+    fig, ax = _plt().subplots(figsize=(6.6, 5))
     for a in range(n_c):
         sel = labels == a
         ax.scatter(pts[sel, 0], pts[sel, 1], s=6, color=_COLOURS[a % len(_COLOURS)], label=f"concept {a}")
@@ -51,10 +55,13 @@ def _scatter(path, pts, labels, n_c, title, radius=None, radius_label=""):
     ax.set_xlabel("PCA component 1")
     ax.set_ylabel("PCA component 2")
     ax.set_title(title, fontsize=9)
-    # outside the axes: at collapse the points fill every direction around the circle, so no corner is free
     ax.legend(fontsize=7, markerscale=2, loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0)
     fig.subplots_adjust(left=0.12, right=0.72, bottom=0.1, top=0.92)
-    return _save(fig, path)
+    return fig
+
+
+def _scatter(path, *args, **kw):
+    return _save(scatter_figure(*args, **kw), path)
 
 
 def _pca_figures(diag, out, th) -> dict:
