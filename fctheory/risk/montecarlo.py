@@ -131,6 +131,58 @@ def _ce_rows(S, y):
     return ce, P
 
 
+def _sample(task, Gt, rng, n, grad):
+    """Per-class sampled cross-entropies (K × n) and, with ``grad``, ∂CE/∂G summed over each half of the samples."""
+    K, L, n_w, s_c = task.K, task.L, task.n_w, task.s_c
+    ce_all = np.empty((K, n))
+    half = n // 2
+    acc = [np.zeros((L, n_w, K)), np.zeros((L, n_w, K))] if grad else None
+    # classes in blocks of about 4096 sentences: bounded memory, BLAS-free inner loop
+    kb = max(1, 4096 // n)
+    for k0 in range(0, K, kb):
+        ks = np.arange(k0, min(K, k0 + kb))
+        beta = rng.choice(s_c, size=(ks.size, n, L), p=task.mu)
+        X = (task.Z[ks][:, None, :] * s_c + beta).reshape(-1, L)
+        y = np.repeat(ks, n)
+        S = Gt[0, X[:, 0], :].copy()
+        for ell in range(1, L):
+            S += Gt[ell, X[:, ell], :]
+        ce, P = _ce_rows(S, y)
+        ce_all[ks] = ce.reshape(ks.size, n)
+        if grad:
+            P[np.arange(y.size), y] -= 1.0  # ∂CE/∂scores = p − e_y
+            first = np.tile(np.arange(n) < half, ks.size)
+            for h, sel in enumerate((first, ~first)):
+                Ph, Xh = P[sel], X[sel]
+                m = Ph.shape[0]
+                for ell in range(L):
+                    oh = csr_matrix((np.ones(m), (Xh[:, ell], np.arange(m))), shape=(n_w, m))
+                    acc[h][ell] += oh @ Ph
+    return ce_all, acc
+
+
+def _grad_R0(task, W, V, Uh, acc, cnt, layernorm, eps):
+    """(∂R₀/∂W, ∂R₀/∂U) estimated from one half: (1/K) Σ_k (1/cnt) Σ_i, pulled back as in Lemma S."""
+    K, L, n_w = task.K, task.L, task.n_w
+    dG = (acc / (K * cnt)).transpose(2, 0, 1).reshape(K * L, n_w)  # laid out as Ĝ (KL × n_w)
+    dV = Uh @ dG
+    dW0 = phi_jacobian_vjp(W, dV, eps) if layernorm else dV
+    return dW0, U_from_hat(V @ dG.T, L=L)
+
+
+def _grad_estimates(a, b, pW, pU, lam_W, lam_U):
+    """(⟨a, b⟩, ⟨a + p, b + p⟩, ∇R_W, ∇R_U) from two independent half-sample gradients a, b of R₀ and the penalty p."""
+    (a_W, a_U), (b_W, b_U) = a, b
+    g0n2 = float(np.sum(a_W * b_W) + np.sum(a_U * b_U))
+    # ⟨a + p, b + p⟩ scaled by the largest entry, so the products cannot overflow
+    sc = max(safe_norm(a_W, a_U, b_W, b_U, pW, pU), 1e-300)
+    dot = np.sum(((a_W + pW) / sc) * ((b_W + pW) / sc)) + np.sum(((a_U + pU) / sc) * ((b_U + pU) / sc))
+    gn2 = sc * sc * float(dot)
+    if not np.isfinite(gn2):
+        fail("lam_W" if lam_W >= lam_U else "lam_U", max(lam_W, lam_U), "the squared gradient norm overflows float64")
+    return g0n2, gn2, (a_W + b_W) / 2 + pW, (a_U + b_U) / 2 + pU
+
+
 @public(
     task=Instance(Task),
     W=Array(ndim=2),
@@ -176,7 +228,7 @@ def monte_carlo_risk(
     t0 = time.perf_counter()
     check_weights(task, W, U)
     check_magnitude(W, U, layernorm, lam_W)
-    K, L, n_w, s_c = task.K, task.L, task.n_w, task.s_c
+    K, L, n_w = task.K, task.L, task.n_w
     n = n_samples
     check_work(
         "n_samples",
@@ -190,33 +242,8 @@ def monte_carlo_risk(
     Uh = U_hat(U, L=L)  # d × KL
     Gt = np.ascontiguousarray((Uh.T @ V).reshape(K, L, n_w).transpose(1, 2, 0))  # [ℓ, w, j] = ⟨u_{j,ℓ}, v_w⟩
     rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
-    ce_all = np.empty((K, n))
-    half = n // 2
-    acc = [np.zeros((L, n_w, K)), np.zeros((L, n_w, K))] if grad else None
-    # classes in blocks of about 4096 sentences: bounded memory, BLAS-free inner loop
-    kb = max(1, 4096 // n)
-    for k0 in range(0, K, kb):
-        ks = np.arange(k0, min(K, k0 + kb))
-        beta = rng.choice(s_c, size=(ks.size, n, L), p=task.mu)
-        X = (task.Z[ks][:, None, :] * s_c + beta).reshape(-1, L)
-        y = np.repeat(ks, n)
-        S = Gt[0, X[:, 0], :].copy()
-        for ell in range(1, L):
-            S += Gt[ell, X[:, ell], :]
-        ce, P = _ce_rows(S, y)
-        ce_all[ks] = ce.reshape(ks.size, n)
-        if grad:
-            P[np.arange(y.size), y] -= 1.0  # ∂CE/∂scores = p − e_y
-            first = np.tile(np.arange(n) < half, ks.size)
-            for h, sel in enumerate((first, ~first)):
-                Ph = P[sel]
-                Xh = X[sel]
-                m = Ph.shape[0]
-                for ell in range(L):
-                    oh = csr_matrix((np.ones(m), (Xh[:, ell], np.arange(m))), shape=(n_w, m))
-                    acc[h][ell] += oh @ Ph
-    means = ce_all.mean(axis=1)
-    R0 = float(means.mean())
+    ce_all, acc = _sample(task, Gt, rng, n, grad)
+    R0 = float(ce_all.mean(axis=1).mean())
     var = ce_all.var(axis=1, ddof=1)
     stderr = float(math.sqrt(max(var.sum(), 0.0) / n) / K)
     penalty, pW, pU, _ = penalty_terms(W, U, lam_W, lam_U)
@@ -225,31 +252,9 @@ def monte_carlo_risk(
     ci = (max(R0 - z * stderr, 0.0) + penalty, R0 + z * stderr + penalty)
     gW = gU = gn = gn2 = g0n2 = None
     if grad:
-        parts = []
-        for h, cnt in ((0, half), (1, n - half)):
-            # ∂R₀/∂G averaged over the half: (1/K) Σ_k (1/cnt) Σ_i, laid out as Ĝ (KL × n_w)
-            dG = (acc[h] / (K * cnt)).transpose(2, 0, 1).reshape(K * L, n_w)
-            dV = Uh @ dG
-            dUh = V @ dG.T
-            dW0 = phi_jacobian_vjp(W, dV, eps) if layernorm else dV
-            dU0 = U_from_hat(dUh, L=L)
-            parts.append((dW0, dU0))
-        (a_W, a_U), (b_W, b_U) = parts
-        g0n2 = float(np.sum(a_W * b_W) + np.sum(a_U * b_U))
-        # ⟨a + p, b + p⟩ scaled by the largest entry, so the products cannot overflow
-        sc = max(safe_norm(a_W, a_U, b_W, b_U, pW, pU), 1e-300)
-        gn2 = (
-            sc
-            * sc
-            * float(np.sum(((a_W + pW) / sc) * ((b_W + pW) / sc)) + np.sum(((a_U + pU) / sc) * ((b_U + pU) / sc)))
-        )
-        if not np.isfinite(gn2):
-            fail(
-                "lam_W" if lam_W >= lam_U else "lam_U", max(lam_W, lam_U), "the squared gradient norm overflows float64"
-            )
+        halves = [_grad_R0(task, W, V, Uh, acc[h], cnt, layernorm, eps) for h, cnt in ((0, n // 2), (1, n - n // 2))]
+        g0n2, gn2, gW, gU = _grad_estimates(*halves, pW, pU, lam_W, lam_U)
         gn = math.sqrt(max(gn2, 0.0))
-        gW = (a_W + b_W) / 2 + pW
-        gU = (a_U + b_U) / 2 + pU
     if not (math.isfinite(R) and math.isfinite(stderr)):
         fail("W", "weights", "the sampled cross-entropies are not finite (weights too large for float64)")
     return MonteCarloRisk(
