@@ -114,7 +114,7 @@ def theory_prediction(task, *, d: int, layernorm: bool, lam_W: float, lam_U: flo
     """The prediction of Theorem 1, 2 or 3 for this setting ({} when none applies).
 
     A view of :func:`fctheory.predictions.applicable_theorem` (unequal decays reduced as there).
-    Keys: ``theorem`` ("Theorem 1", "Theorem 2" or "Theorem 3"), ``tau`` (τ, τ*; None for type III),
+    Keys: ``theorem`` ("Theorem 1", "Theorem 2" or "Theorem 3"), ``tau`` (τ, τ*; not for type III),
     ``w_norm`` (mean ‖w‖; ‖φ(w)‖ for h*), ``u_norm``, ``pca_W``, ``pca_U`` (length-3 arrays, the
     n_c−1 predicted nonzero ones then zeros), ``ce`` (the unregularised cross-entropy),
     ``cos_within``, ``cos_across`` and for type III ``r`` (‖w_(α,β)‖ against β). Only ``theorem``
@@ -144,7 +144,8 @@ def theory_prediction(task, *, d: int, layernorm: bool, lam_W: float, lam_U: flo
         "cos_within": p["cos_within"],
         "cos_across": p["cos_across"],
     }
-    if v.configuration == "III":
+    if v.configuration == "III":  # type III has no τ; its word norms follow the curve r_β
+        del out["tau"]
         out["r"] = np.asarray(p["w_norm_by_rank"], dtype=np.float64)
     return out
 

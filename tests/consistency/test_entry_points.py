@@ -60,9 +60,12 @@ def _same_trainer_view(v, p, where):
     if "R" not in v.predicted:
         return
     q = v.predicted
+    if v.configuration == "III":
+        assert "tau" not in p, where  # no τ in Theorem 2
+    else:
+        _close(p["tau"], q["tau"], f"{where}: tau")
     for k, key in (
         ("ce", "R0"),
-        ("tau", "tau"),
         ("w_norm", "w_norm"),
         ("u_norm", "u_norm"),
         ("cos_within", "cos_within"),
