@@ -513,9 +513,7 @@ def _type3_verdict(task, lam, a, reasons, notes, A, B):
             f"λ = {lam:.6g} violates condition (9): λ < λ_max = {lmax:.6g}; then (7)-(8) has no "
             "solution with c > 0 (the trivial point is the only type-III critical point)"
         )
-        v = _theorem("Theorem 2", reasons, notes, lam, a, {"lambda_bound": lmax}, A, B)
-        v.applies = False
-        return v
+        return _theorem("Theorem 2", reasons, notes, lam, a, {"lambda_bound": lmax}, A, B)  # applies: False
     p = predict_type3(mu=task.mu, n_c=task.n_c, L=task.L, lam=lam)
     r = a * np.asarray(p.r, dtype=np.float64)
     notes.append("Theorem 2 asserts a critical point; its global optimality is conjectured")
