@@ -12,6 +12,7 @@ import numpy as np
 
 from ._backend import array_namespace_of
 from ._budget import check_work
+from ._numerics import column_exponents
 from ._validate import Array, Bool, Int, Real, fail, public
 
 __all__ = ["phi", "phi_jacobian_vjp", "U_hat", "U_from_hat", "scores", "check_weights"]
@@ -29,9 +30,7 @@ def phi(W, *, eps: float = 0.0):
     """
     xp = array_namespace_of(W)
     # power-of-two column scale 2^e ≥ max|w|: dividing by it is exact, and φ(W) = (C/2^e)/√(σ²/4^e + eps/4^e)
-    amax = xp.max(xp.abs(W), axis=0, keepdims=True)
-    _, e = xp.frexp(amax)
-    e = xp.where(amax > 0, e, 0)
+    e = column_exponents(W, xp, keepdims=True)
     Ws = xp.ldexp(W, -e)
     C = Ws - Ws.mean(axis=0, keepdims=True)
     var = (C * C).mean(axis=0, keepdims=True)
@@ -59,9 +58,7 @@ def phi_jacobian_vjp(W, G, eps: float = 0.0):
     d = W.shape[0]
     # the same exact power-of-two column scaling as :func:`phi`: with W = 2^e·Ws, σ = 2^e·σ_s, so
     # J_φ(w)ᵀg = 2^-e·(g − mean g − φ(φ·g)/d)/σ_s, and neither 1e300 nor 1e-300 columns over/underflow
-    amax = xp.max(xp.abs(W), axis=0, keepdims=True)
-    _, e = xp.frexp(amax)
-    e = xp.where(amax > 0, e, 0)
+    e = column_exponents(W, xp, keepdims=True)
     Ws = xp.ldexp(W, -e)
     C = Ws - Ws.mean(axis=0, keepdims=True)
     with np.errstate(over="ignore"):

@@ -4,15 +4,30 @@ Each ``predict_type*`` returns a frozen dataclass whose fields broadcast like th
 ``to_dict()`` for JSON. Norms are Frobenius norms; PCA singular values are those of the centred
 data matrix (what ``sklearn.decomposition.PCA.singular_values_`` reports) at exact collapse,
 assuming each concept occurs equally often among the u_{k,ℓ} (true under Assumption 1).
+
+:func:`applicable_theorem` is the one place that decides which theorem speaks about a setting
+(task, network h or h*, d, λ_W, λ_U) and what it predicts (:class:`TheoryVerdict`); :func:`predict`,
+the trainer's measurements, :func:`fctheory.diagnose`, the command line, sweeps and
+:mod:`fctheory.testing` all read their theorem and numbers from it.
+
+Unequal weight decays are reduced to the theorems exactly: with a = (λ_U/λ_W)^{1/4} the change of
+variables W = aW′, U = U′/a leaves every score of h (bilinear in W and U) unchanged and turns the
+penalty (λ_W/2)‖W‖² + (λ_U/2)‖U‖² into (√(λ_Wλ_U)/2)(‖W′‖² + ‖U′‖²), the penalty of (5) with
+λ = √(λ_Wλ_U). So Theorems 1–2 apply at that λ, with the predicted word norms multiplied by a and
+the classifier norms divided by a; risks, τ and cosines are those of the reduced problem.
 """
+
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, fields
+import math
+from dataclasses import dataclass, field, fields
 
 import numpy as np
 
+from ._budget import check_work
 from ._latent import LatentSum
-from ._validate import Choice, Int, Instance, fail, float_array, public, result_type
+from ._validate import Bool, Choice, Instance, Int, Real, fail, float_array, public, result_type
+from .assumptions import check_assumption_A, check_assumption_B
 from .task import Task
 from .tau import H as _H
 from .tau import KK, LAM, LEN, N_C, N_W
@@ -20,7 +35,7 @@ from .tau import _log_eta, _params as _params1, lambda_trivial, tau
 from .tau_star import D_EMB
 from .tau_star import H_star as _H_star
 from .tau_star import _log_eta_star, _params as _params3, tau_star
-from .type3 import MU, S_C, solve_type3
+from .type3 import MU, S_C, lambda_max_type3, solve_type3
 
 __all__ = [
     "TypeIPrediction",
@@ -30,6 +45,8 @@ __all__ = [
     "predict_type2",
     "predict_type3",
     "predict",
+    "applicable_theorem",
+    "TheoryVerdict",
 ]
 
 
@@ -94,8 +111,6 @@ class TypeIPrediction(_Pred):
         """Full vector of PCA singular values of W (scalar inputs only): n_c − 1 copies."""
         if np.ndim(self.n_c) or np.ndim(self.pca_sigma):
             fail("self", self, "pca_W needs a prediction made from scalar inputs (use pca_sigma for arrays)")
-        from ._budget import check_work
-
         check_work("n_c", self.n_c, bytes=8 * self.n_c, what="pca_W (n_c - 1 singular values)")
         return np.full(int(self.n_c) - 1, self.pca_sigma)
 
@@ -199,7 +214,11 @@ def predict_type1(*, n_c, n_w, L, K, lam) -> TypeIPrediction:
         return np.where(t > 0, np.exp(0.5 * (log_t - log_den)), 0.0)
 
     return TypeIPrediction(
-        n_c=_s(n_c_a), n_w=_s(n_w_a), L=_s(L_a), K=_s(K_a), lam=_s(lam_a),
+        n_c=_s(n_c_a),
+        n_w=_s(n_w_a),
+        L=_s(L_a),
+        K=_s(K_a),
+        lam=_s(lam_a),
         tau=_s(t),
         c=_s(root(np.log(n_w_a))),
         c_prime=_s(root(np.log(K_a) + np.log(L_a))),
@@ -216,7 +235,9 @@ def predict_type1(*, n_c, n_w, L, K, lam) -> TypeIPrediction:
     )
 
 
-@public(n_c=N_C, L=LEN, K=KK, d=D_EMB, lam=LAM, n_w=N_W.or_none(), legacy_positional=("n_c", "L", "K", "d", "lam", "n_w"))
+@public(
+    n_c=N_C, L=LEN, K=KK, d=D_EMB, lam=LAM, n_w=N_W.or_none(), legacy_positional=("n_c", "L", "K", "d", "lam", "n_w")
+)
 def predict_type2(*, n_c, L, K, d, lam, n_w=None) -> TypeIIPrediction:
     """Predictions of Theorem 3 (network h* with LayerNorm, risk (10), any μ > 0).
 
@@ -235,15 +256,24 @@ def predict_type2(*, n_c, L, K, d, lam, n_w=None) -> TypeIIPrediction:
     bad = np.broadcast_to(d_a < n_c_a, np.broadcast(d_a, n_c_a).shape)
     if bad.any():
         i = tuple(np.argwhere(bad)[0])
-        fail("d", np.broadcast_to(d_a, bad.shape)[i],
-             f"the type-II configuration needs a mean-zero equiangular frame, so d >= n_c = {np.broadcast_to(n_c_a, bad.shape)[i]:g}")
+        n_c_i = np.broadcast_to(n_c_a, bad.shape)[i]
+        fail(
+            "d",
+            np.broadcast_to(d_a, bad.shape)[i],
+            f"the type-II configuration needs a mean-zero equiangular frame, so d >= n_c = {n_c_i:g}",
+        )
     n_w_a = None if n_w is None else _params1(n_c_a, n_w, L_a, K_a)[1]
     ts = np.asarray(tau_star(n_c=n_c_a, L=L_a, K=K_a, d=d_a, lam=lam_a))
     log_eta = _log_eta_star(n_c_a, L_a, K_a, d_a)
     risk = np.asarray(_H_star(ts, n_c=n_c_a, L=L_a, K=K_a, d=d_a, lam=lam_a))
     phi_w = None if n_w_a is None else _s(np.exp(0.5 * (np.log(n_w_a) + np.log(d_a) - np.log(n_c_a - 1))) + 0 * ts)
     return TypeIIPrediction(
-        n_c=_s(n_c_a), L=_s(L_a), K=_s(K_a), d=_s(d_a), lam=_s(lam_a), n_w=None if n_w_a is None else _s(n_w_a),
+        n_c=_s(n_c_a),
+        L=_s(L_a),
+        K=_s(K_a),
+        d=_s(d_a),
+        lam=_s(lam_a),
+        n_w=None if n_w_a is None else _s(n_w_a),
         tau_star=_s(ts),
         c=_s(np.exp(np.log(ts) - 0.5 * (np.log(K_a) + np.log(L_a)))),
         eta_star=_s(np.exp(log_eta)),
@@ -279,7 +309,9 @@ def predict_type3(*, mu, n_c, L, lam, s_c=None) -> TypeIIIPrediction:
     logK = L_a * log_nc
     with np.errstate(over="ignore"):
         # exact n_c**L where it is an exact float (< 2**53), exp(log) beyond; inf past the float range (documented)
-        K = np.where(logK < 53 * np.log(2.0), np.power(n_c_a, np.where(logK < 53 * np.log(2.0), L_a, 0.0)), np.exp(logK))
+        K = np.where(
+            logK < 53 * np.log(2.0), np.power(n_c_a, np.where(logK < 53 * np.log(2.0), L_a, 0.0)), np.exp(logK)
+        )
     log_c = np.log(c)
     log_r = np.log(r)
     x = np.exp(log_kappa[..., None] + log_c[..., None] + log_r)
@@ -292,8 +324,16 @@ def predict_type3(*, mu, n_c, L, lam, s_c=None) -> TypeIIIPrediction:
     reg = 0.5 * (np.exp(np.log(lam_a) + log_norm_W2) + np.exp(np.log(lam_a) + log_norm_U2))
     log_nc1 = np.log(n_c_a - 1)
     return TypeIIIPrediction(
-        mu=mu, n_c=_s(n_c_a), L=_s(L_a), K=_s(K), lam=_s(lam_a),
-        c=_s(c), r=r, lam_max=_s(sol.lam_max), residual_7=_s(sol.residual_7), residual_8=_s(sol.residual_8),
+        mu=mu,
+        n_c=_s(n_c_a),
+        L=_s(L_a),
+        K=_s(K),
+        lam=_s(lam_a),
+        c=_s(c),
+        r=r,
+        lam_max=_s(sol.lam_max),
+        residual_7=_s(sol.residual_7),
+        residual_8=_s(sol.residual_8),
         ce=_s(ce),
         risk=_s(ce + reg),
         H0=_s(L_a * log_nc),
@@ -305,30 +345,359 @@ def predict_type3(*, mu, n_c, L, lam, s_c=None) -> TypeIIIPrediction:
     )
 
 
-@public(task=Instance(Task), lam=LAM, network=Choice("h", "h*"), d=Int(min=1).or_none(),
-        legacy_positional=("lam", "network", "d"))
+# ============================================================================= the one dispatcher
+THEOREM_CONFIGURATION = {"Theorem 1": "I", "Theorem 2": "III", "Theorem 3": "II"}
+_STATEMENT = {
+    "Theorem 1": "type-I collapse with c = √(τ/n_w), c′ = √(τ/(KL)) is a global minimiser of (5)",
+    "Theorem 2": "type-III collapse with (c, r_β) solving (7)-(8) is a critical point of (5)",
+    "Theorem 3": "type-II collapse with c = τ*/√(KL) is a global minimiser of (10)",
+}
+_ASSUMPTION_K_MAX = 400  # exact Assumption A/B checks for K < n_c^L only up to this K (they grow like K²)
+
+
+@result_type
+@dataclass
+class TheoryVerdict:
+    """Which theorem speaks about this setting, whether its hypotheses hold, and what it predicts.
+
+    Attributes
+    ----------
+    theorem : str or None
+        ``"Theorem 1"`` (h, uniform μ: type I is globally optimal), ``"Theorem 2"`` (h, non-uniform μ,
+        K = n_c^L: type III with (7)–(8) is critical), ``"Theorem 3"`` (h*: type II is globally
+        optimal), or None when no theorem gives a prediction. The one vocabulary of the library.
+    configuration : str or None
+        ``"I"``, ``"II"`` or ``"III"``.
+    statement : str
+        What the theorem asserts about its configuration.
+    applies : bool
+        Every hypothesis of the theorem holds (then ``reasons`` is empty).
+    reasons : list of str
+        The hypotheses that fail (the prediction, when given, is then an approximation).
+    notes : list of str
+    lam : float or None
+        The λ the theorem is evaluated at (√(λ_Wλ_U) for h, λ_U for h*).
+    scale : float
+        a = (λ_U/λ_W)^{1/4} (h; 1 for h*): predicted W norms are multiplied by a, U norms divided.
+    predicted : dict
+        ``R`` (the regularised risk at the predicted point), ``R0`` (its unregularised
+        cross-entropy), ``tau`` (τ or τ*; None for type III), ``w_norm`` (the mean word norm ‖w‖ for
+        h, ‖φ(w)‖ for h*), ``w_norm_by_rank`` (s_c values: the type-I constant or the type-III curve
+        r_β), ``u_norm``, ``pca_W``, ``pca_U`` (the n_c − 1 nonzero singular values), ``cos_within``,
+        ``cos_across``; ``lambda_bound`` (λ₀ of Theorem 1 or λ_max of (9)). Empty when no
+        prediction exists (``{"lambda_bound": λ_max}`` alone when λ violates (9)).
+    assumption_A, assumption_B : dict
+        ``holds`` (bool or None when not computed), ``reason``, and ``n_violations`` / ``dim``.
+    prediction : TypeIPrediction, TypeIIPrediction, TypeIIIPrediction or None
+        The full prediction object of the (reduced) problem, as :func:`predict` returns it.
+    """
+
+    theorem: str | None
+    configuration: str | None
+    statement: str
+    applies: bool
+    reasons: list
+    notes: list
+    lam: float | None
+    scale: float
+    predicted: dict
+    assumption_A: dict
+    assumption_B: dict
+    prediction: object = field(default=None, repr=False)
+
+
+def _none(reasons, notes, A, B, lam=None, a=1.0):
+    """The verdict when no theorem gives a prediction."""
+    return TheoryVerdict(None, None, "", False, reasons, notes, lam, a, {}, A, B)
+
+
+def _theorem(name, reasons, notes, lam, a, predicted, A, B, prediction=None):
+    return TheoryVerdict(
+        name,
+        THEOREM_CONFIGURATION[name],
+        _STATEMENT[name],
+        not reasons,
+        reasons,
+        notes,
+        lam,
+        a,
+        predicted,
+        A,
+        B,
+        prediction,
+    )
+
+
+def _assumptions(task: Task, check: bool) -> tuple[dict, dict]:
+    """Assumption A (35) and B (44) on Z: exact for the full set, counted for K < n_c^L when K ≤ 400."""
+    if not check:
+        return (
+            {"holds": None, "reason": "not checked", "n_violations": None},
+            {"holds": None, "reason": "not checked", "dim": None},
+        )
+    if task.is_full:
+        return (
+            {"holds": True, "reason": "K = n_c^L: Z is all of C^L, so (35) holds by (30)-(31)", "n_violations": 0},
+            {"holds": True, "reason": "K = n_c^L: Lemma C", "dim": 2},
+        )
+    why = (
+        f"K = {task.K} < n_c^L = {task.n_latent}: the right-hand side K/n_c^L of (35) at r = 0 is not an "
+        "integer, so Assumption A cannot hold for any Z"
+    )
+    A = {"holds": False, "reason": why, "n_violations": None}
+    B = {
+        "holds": None,
+        "reason": f"not computed (K > {_ASSUMPTION_K_MAX}; call fctheory.check_assumption_B)",
+        "dim": None,
+    }
+    if task.K <= _ASSUMPTION_K_MAX:
+        A["n_violations"] = len(check_assumption_A(task).violations)
+        b = check_assumption_B(task, sdp=False)
+        B = {
+            "holds": bool(b.holds),
+            "dim": int(b.dim),
+            "reason": "the PSD solutions of (44) are span{I, 11ᵀ}"
+            if b.holds
+            else f"(44) has a {b.dim}-dimensional solution space (> 2): the converses of Theorems 1 and 3 are "
+            "not covered",
+        }
+    return A, B
+
+
+def equal_decay_reduction(lam_W: float, lam_U: float) -> tuple[float, float]:
+    """(λ, a) = (√(λ_Wλ_U), (λ_U/λ_W)^{1/4}): W = aW′, U = U′/a turns the penalty into that of (5) at λ.
+
+    Both decays must be > 0. Formed in logs (λ_Wλ_U and λ_U/λ_W may overflow for extreme decays);
+    equal decays give exactly (λ_W, 1.0).
+    """
+    if lam_W == lam_U:
+        return float(lam_W), 1.0
+    return (math.exp((math.log(lam_W) + math.log(lam_U)) / 2), math.exp((math.log(lam_U) - math.log(lam_W)) / 4))
+
+
+def _frame_sigmas(task, v):
+    return [float(v)] * (task.n_c - 1)
+
+
+def _type1_verdict(task, lam, a, reasons, notes, A, B):
+    p = predict_type1(n_c=task.n_c, n_w=task.n_w, L=task.L, K=task.K, lam=lam)
+    if p.trivial:
+        notes.append(f"λ = {lam:.6g} ≥ λ₀ = {p.lambda_trivial:.6g}: τ = 0, the minimiser is (W, U) = (0, 0)")
+    pred = {
+        "R": p.risk,
+        "R0": p.ce,
+        "tau": p.tau,
+        "w_norm": a * p.c,
+        "w_norm_by_rank": [a * p.c] * task.s_c,
+        "u_norm": p.c_prime / a,
+        "pca_W": _frame_sigmas(task, a * p.pca_sigma),
+        "pca_U": _frame_sigmas(task, p.pca_sigma / a),
+        "cos_within": None if p.trivial else 1.0,
+        "cos_across": None if p.trivial else -1.0 / (task.n_c - 1),
+        "lambda_bound": p.lambda_trivial,
+    }
+    return _theorem("Theorem 1", reasons, notes, lam, a, pred, A, B, p)
+
+
+def _type3_verdict(task, lam, a, reasons, notes, A, B):
+    if not task.is_full:  # Theorem 2 needs the full latent set; nothing else covers h with non-uniform μ
+        reasons = [
+            f"K = {task.K} < n_c^L = {task.n_latent}: Theorem 2 (non-uniform μ) needs all n_c^L latent "
+            "variables; no theorem covers h with non-uniform word frequencies and K < n_c^L "
+            "(minimize_true_risk gives the exact optimum of small tasks)"
+        ]
+        return _none(reasons, notes, A, B, lam, a)
+    lmax = float(lambda_max_type3(mu=task.mu, n_c=task.n_c, L=task.L))
+    if lam >= lmax:
+        reasons.append(
+            f"λ = {lam:.6g} violates condition (9): λ < λ_max = {lmax:.6g}; then (7)-(8) has no "
+            "solution with c > 0 (the trivial point is the only type-III critical point)"
+        )
+        return _theorem("Theorem 2", reasons, notes, lam, a, {"lambda_bound": lmax}, A, B)  # applies: False
+    p = predict_type3(mu=task.mu, n_c=task.n_c, L=task.L, lam=lam)
+    r = a * np.asarray(p.r, dtype=np.float64)
+    notes.append("Theorem 2 asserts a critical point; its global optimality is conjectured")
+    # every concept holds every rank once, so the mean word norm is the mean of r_β
+    pred = {
+        "R": p.risk,
+        "R0": p.ce,
+        "tau": None,
+        "w_norm": float(np.mean(r)),
+        "w_norm_by_rank": [float(x) for x in r],
+        "u_norm": p.c / a,
+        "pca_W": _frame_sigmas(task, a * p.pca_sigma_W),
+        "pca_U": _frame_sigmas(task, p.pca_sigma_U / a),
+        "cos_within": 1.0,
+        "cos_across": -1.0 / (task.n_c - 1),
+        "lambda_bound": lmax,
+    }
+    return _theorem("Theorem 2", reasons, notes, lam, a, pred, A, B, p)
+
+
+def _verdict_h(task, d, lam_W, lam_U, reasons, notes, A, B):
+    """Network h: Theorem 1 (uniform μ) or 2 (non-uniform μ, K = n_c^L), after the decay reduction."""
+    if lam_W == 0 or lam_U == 0:
+        why = (
+            "λ_W = λ_U = 0: R₀ has no minimiser (its infimum 0 is approached as the weights grow)"
+            if lam_W == lam_U
+            else "λ_W = 0 or λ_U = 0: the regularised risk of h has no minimiser (W ↦ aW, U ↦ U/a keeps the "
+            "scores and drives the penalty to 0)"
+        )
+        return _none([why], notes, A, B)
+    lam, a = equal_decay_reduction(lam_W, lam_U)
+    if lam_W != lam_U:
+        notes.append(
+            f"λ_W ≠ λ_U: reduced exactly to λ = √(λ_W λ_U) = {lam:.6g} by W = aW′, U = U′/a with "
+            f"a = (λ_U/λ_W)^(1/4) = {a:.6g}"
+        )
+    if d is not None and d < task.n_c - 1:
+        reasons.append(
+            f"d = {d} < n_c − 1 = {task.n_c - 1}: no equiangular frame (4) fits in R^d, so collapse "
+            "configurations do not exist"
+        )
+    if task.is_uniform:
+        return _type1_verdict(task, lam, a, reasons, notes, A, B)
+    return _type3_verdict(task, lam, a, reasons, notes, A, B)
+
+
+def _verdict_h_star(task, d, lam_W, lam_U, eps, reasons, notes, A, B):
+    """Network h* (LayerNorm): Theorem 3 at λ = λ_U, for any word frequencies."""
+    if lam_U == 0:
+        return _none(["λ_U = 0: R* of h* has no minimiser (scaling U up drives R₀ towards 0)"], notes, A, B)
+    if lam_W > 0:
+        reasons.append(
+            f"λ_W = {lam_W:.6g} > 0: Theorem 3 is about (10), which does not penalise W; the "
+            "prediction ignores the W penalty"
+        )
+    if eps > 0:
+        notes.append(
+            f"φ uses ε = {eps:g} (PyTorch's LayerNorm); Theorem 3's φ has ε = 0, so ‖φ(w)‖ = "
+            "√d·σ/√(σ²+ε) is slightly below √d"
+        )
+    if d < task.n_c:
+        return _none(
+            reasons
+            + [
+                f"d = {d} < n_c = {task.n_c}: no mean-zero equiangular frame fits in R^d, so "
+                "type-II configurations do not exist"
+            ],
+            notes,
+            A,
+            B,
+            lam_U,
+        )
+    p = predict_type2(n_c=task.n_c, L=task.L, K=task.K, d=d, lam=lam_U, n_w=task.n_w)
+    pred = {
+        "R": p.risk,
+        "R0": p.ce,
+        "tau": p.tau_star,
+        "w_norm": p.phi_norm,
+        "w_norm_by_rank": [p.phi_norm] * task.s_c,
+        "u_norm": p.c,
+        "pca_W": _frame_sigmas(task, p.pca_sigma_phiW),
+        "pca_U": _frame_sigmas(task, p.pca_sigma_U),
+        "cos_within": 1.0,
+        "cos_across": -1.0 / (task.n_c - 1),
+    }
+    return _theorem("Theorem 3", reasons, notes, lam_U, 1.0, pred, A, B, p)
+
+
+def verdict(task, d, lam_W, lam_U, layernorm=False, eps=0.0, assumptions=True) -> TheoryVerdict:
+    """:func:`applicable_theorem` without the argument checks (``d`` may be None for h)."""
+    A, B = _assumptions(task, assumptions)
+    reasons, notes = [], []
+    if not task.is_full:
+        reasons.append(
+            A["reason"]
+            if assumptions
+            else f"K = {task.K} < n_c^L = {task.n_latent}: Assumption A cannot hold for any Z"
+        )
+        reasons[-1] += "; the theorem's prediction is its large-K idealisation"
+    if layernorm:
+        return _verdict_h_star(task, d, lam_W, lam_U, eps, reasons, notes, A, B)
+    return _verdict_h(task, d, lam_W, lam_U, reasons, notes, A, B)
+
+
+@public(
+    task=Instance(Task),
+    d=Int(min=1),
+    lam_W=Real(lo=0),
+    lam_U=Real(lo=0),
+    layernorm=Bool(),
+    eps=Real(lo=0),
+    assumptions=Bool(),
+    legacy_positional=("d", "lam_W", "lam_U"),
+)
+def applicable_theorem(task, *, d, lam_W, lam_U, layernorm=False, eps=0.0, assumptions=True) -> TheoryVerdict:
+    """The theorem that speaks about (task, network, d, λ_W, λ_U), its prediction and failed hypotheses.
+
+    The one dispatcher of the library (see the module docstring for the reduction of λ_W ≠ λ_U):
+
+    * network h, uniform μ: Theorem 1 (type I) at λ = √(λ_Wλ_U);
+    * network h, non-uniform μ, K = n_c^L: Theorem 2 (type III), when λ satisfies (9);
+    * network h* (``layernorm``): Theorem 3 (type II) at λ = λ_U, for any μ (needs d ≥ n_c).
+
+    Parameters
+    ----------
+    task : Task
+    d : int
+        Embedding dimension.
+    lam_W, lam_U : float
+        Weight decays on W and U ((5) has λ_W = λ_U = λ; (10) has λ_W = 0).
+    layernorm : bool
+        Network h* (Theorem 3) instead of h (Theorems 1, 2).
+    eps : float
+        LayerNorm ε; Theorem 3 is stated for φ with ε = 0 (a note is added otherwise).
+    assumptions : bool
+        Check Assumption A (35) and B (44) on Z (exact; for K < n_c^L only when K ≤ 400).
+
+    Returns
+    -------
+    TheoryVerdict
+
+    Examples
+    --------
+    >>> v = applicable_theorem(Task.full(3, 2, 2), d=4, lam_W=0.01, lam_U=0.04)
+    >>> v.theorem, round(v.lam, 12), round(v.scale ** 4, 12)
+    ('Theorem 1', 0.02, 4.0)
+    """
+    return verdict(task, d, lam_W, lam_U, layernorm=layernorm, eps=eps, assumptions=assumptions)
+
+
+@public(
+    task=Instance(Task),
+    lam=LAM,
+    network=Choice("h", "h*"),
+    d=Int(min=1).or_none(),
+    legacy_positional=("lam", "network", "d"),
+)
 def predict(task, *, lam, network: str = "h", d=None):
-    """The applicable theorem's prediction for ``task``.
+    """The applicable theorem's prediction for ``task`` (the prediction object of :func:`applicable_theorem`).
 
     * network "h*" (LayerNorm): Theorem 3 (needs ``d`` ≥ n_c);
     * network "h", uniform μ: Theorem 1;
     * network "h", non-uniform μ, K = n_c^L: Theorem 2 (type III).
 
     With network "h", ``d`` is optional (the predictions do not depend on it); when given it must
-    admit the predicted configuration's equiangular frame, d ≥ n_c − 1.
+    admit the predicted configuration's equiangular frame, d ≥ n_c − 1. λ is both decays for h
+    (λ_W = λ_U = λ, risk (5)) and λ_U for h* (risk (10), λ_W = 0).
 
-    Raises the project error when no theorem covers the case (h, non-uniform μ, K < n_c^L).
+    Raises the project error when no theorem covers the case (h, non-uniform μ, K < n_c^L) or λ
+    violates condition (9) of Theorem 2.
     """
     if network == "h*":
         if d is None:
             fail("d", d, "Theorem 3's prediction depends on the embedding dimension d")
-        return predict_type2(n_c=task.n_c, L=task.L, K=task.K, d=d, lam=lam, n_w=task.n_w)
-    if d is not None and d < task.n_c - 1:
+        if d < task.n_c:
+            fail("d", d, f"the type-II configuration needs a mean-zero equiangular frame, so d >= n_c = {task.n_c}")
+    elif d is not None and d < task.n_c - 1:
         fail("d", d, f"type-I/III configurations need an equiangular frame, so d >= n_c - 1 = {task.n_c - 1}")
-    if task.is_uniform:
-        return predict_type1(n_c=task.n_c, n_w=task.n_w, L=task.L, K=task.K, lam=lam)
-    if task.is_full:
-        return predict_type3(mu=task.mu, n_c=task.n_c, L=task.L, lam=lam)
+    ln = network == "h*"
+    v = verdict(task, d, 0.0 if ln else lam, lam, layernorm=ln, assumptions=False)
+    if v.prediction is not None:
+        return v.prediction
+    if v.theorem == "Theorem 2":  # λ violates (9)
+        fail("lam", lam, v.reasons[-1])
     fail(
         "task",
         task,

@@ -82,7 +82,7 @@ def _task(args, W, U, extra):
 
 
 def run(args) -> int:
-    from ..predictions import predict
+    from ..predictions import predict, verdict
     from ..risk import evaluate_risk, load_weights
 
     # ranges are checked here (exit status 2 with one line naming the option), parsing by argparse
@@ -96,8 +96,9 @@ def run(args) -> int:
     network = "h*" if args.layernorm else "h"
     try:
         pred = predict(task, lam=args.lam, network=network, d=W.shape[0])
-        theorem = {"h*": "Theorem 3 (type II)"}.get(network) or (
-            "Theorem 1 (type I)" if task.is_uniform else "Theorem 2 (type III)")
+        # the label from the same dispatcher as predict, train and diagnose (lam is both decays for h, lam_U for h*)
+        theorem = verdict(task, W.shape[0], 0.0 if args.layernorm else args.lam, args.lam, layernorm=args.layernorm,
+                          assumptions=False).theorem
         pred_risk = float(pred.risk)
         pred_ce = float(pred.ce)
         why = ""

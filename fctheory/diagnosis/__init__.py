@@ -25,7 +25,7 @@ from .files import (
     task_from_dict,
     task_to_dict,
 )
-from .montecarlo import MonteCarloRisk, monte_carlo_risk
+from ..risk.montecarlo import MonteCarloRisk, monte_carlo_risk
 
 __all__ = [
     "diagnose",

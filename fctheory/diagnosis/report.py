@@ -8,6 +8,7 @@
 * ``u_norms.png`` — histogram of ‖u_{k,ℓ}‖ with the predicted value;
 * ``spectra.png`` — PCA singular values of W (φ(W)) and of the u_{k,ℓ}, observed and predicted.
 """
+
 from __future__ import annotations
 
 import os
@@ -16,6 +17,8 @@ import numpy as np
 
 from .._files import atomic_path, write_json
 from .._plot import pyplot
+from ..metrics.geometry import pca2
+from ..network import U_hat, phi
 
 __all__ = ["plot_diagnosis", "write_report"]
 
@@ -35,18 +38,13 @@ def _save(fig, path):
     return path
 
 
-def _pca2(M):
-    C = M - M.mean(axis=0, keepdims=True)
-    _, s, Vt = np.linalg.svd(C, full_matrices=False)
-    P = C @ Vt[:2].T
-    if P.shape[1] < 2:
-        P = np.column_stack([P, np.zeros(P.shape[0])])
-    return P, s
+def scatter_figure(pts, labels, n_c, title, radius=None, radius_label=""):
+    """The PCA scatter (one colour per concept, the predicted radius dashed) as a matplotlib figure.
 
-
-def _scatter(path, pts, labels, n_c, title, radius=None, radius_label=""):
-    plt = _plt()
-    fig, ax = plt.subplots(figsize=(5.2, 5))
+    The legend sits outside the axes, to the right: at collapse the points lie on a circle around the
+    origin in every direction, so no corner of the axes is reliably free of data.
+    """
+    fig, ax = _plt().subplots(figsize=(6.6, 5))
     for a in range(n_c):
         sel = labels == a
         ax.scatter(pts[sel, 0], pts[sel, 1], s=6, color=_COLOURS[a % len(_COLOURS)], label=f"concept {a}")
@@ -57,49 +55,59 @@ def _scatter(path, pts, labels, n_c, title, radius=None, radius_label=""):
     ax.set_xlabel("PCA component 1")
     ax.set_ylabel("PCA component 2")
     ax.set_title(title, fontsize=9)
-    ax.legend(fontsize=7, markerscale=2, loc="best")
-    fig.subplots_adjust(left=0.14, right=0.97, bottom=0.1, top=0.92)
-    return _save(fig, path)
+    ax.legend(fontsize=7, markerscale=2, loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0)
+    fig.subplots_adjust(left=0.12, right=0.72, bottom=0.1, top=0.92)
+    return fig
 
 
-def plot_diagnosis(diag, out) -> dict:
-    """Write the five figures of ``diag`` into folder ``out``; returns {name: path}."""
-    from ..network import U_hat, phi  # noqa: PLC0415
+def _scatter(path, *args, **kw):
+    return _save(scatter_figure(*args, **kw), path)
 
-    os.makedirs(out, exist_ok=True)
-    task = diag.task
-    p = diag.theory.predicted
-    ln = diag.network == "h*"
-    th = diag.theory.theorem or "no theorem"
+
+def _pca_figures(diag, out, th) -> dict:
+    """pca_W.png and pca_U.png: PCA scatter by concept, with the predicted radius (types I and II)."""
+    task, p, ln = diag.task, diag.theory.predicted, diag.network == "h*"
     V = phi(diag.W, eps=diag.eps) if ln else diag.W
-    Uh = U_hat(diag.U, L=task.L)
-    paths = {}
     what = "φ(W)" if ln else "W"
-    pts, s = _pca2(V.T)
-    conf = diag.theory.configuration
-    rad_w = p.get("w_norm") if conf in ("I", "II") else None
-    paths["pca_W"] = _scatter(
-        os.path.join(out, "pca_W.png"), pts, task.word_concept, task.n_c,
-        f"PCA of {what} ({task.n_w} words): σ = " + ", ".join(f"{v:.4g}" for v in s[:3]),
-        rad_w, f"{th}: ‖{'φ(w)' if ln else 'w'}‖ = {rad_w:.4g}" if rad_w else "")
-    pts, s = _pca2(Uh.T)
+    pts, s = pca2(V.T)
+    rad_w = p.get("w_norm") if diag.theory.configuration in ("I", "II") else None
+    paths = {
+        "pca_W": _scatter(
+            os.path.join(out, "pca_W.png"),
+            pts,
+            task.word_concept,
+            task.n_c,
+            f"PCA of {what} ({task.n_w} words): σ = " + ", ".join(f"{v:.4g}" for v in s[:3]),
+            rad_w,
+            f"{th}: ‖{'φ(w)' if ln else 'w'}‖ = {rad_w:.4g}" if rad_w else "",
+        )
+    }
+    pts, s = pca2(U_hat(diag.U, L=task.L).T)
     rad_u = p.get("u_norm")
     paths["pca_U"] = _scatter(
-        os.path.join(out, "pca_U.png"), pts, task.Z.ravel(), task.n_c,
+        os.path.join(out, "pca_U.png"),
+        pts,
+        task.Z.ravel(),
+        task.n_c,
         f"PCA of u_kℓ ({task.K * task.L} vectors): σ = " + ", ".join(f"{v:.4g}" for v in s[:3]),
-        rad_u, f"{th}: ‖u‖ = {rad_u:.4g}" if rad_u else "")
+        rad_u,
+        f"{th}: ‖u‖ = {rad_u:.4g}" if rad_u else "",
+    )
+    return paths
 
-    plt = _plt()
-    # norms against frequency rank
-    fig, ax = plt.subplots(figsize=(6, 4))
+
+def _norm_by_rank_figure(diag, path, th):
+    """Word norms (‖φ(w)‖ for h*) against frequency rank, with the type-I constant or type-III curve."""
+    task, p, ln = diag.task, diag.theory.predicted, diag.network == "h*"
+    fig, ax = _plt().subplots(figsize=(6, 4))
     norms = (diag.phiW_norms if ln else diag.W_norms).reshape(task.n_c, task.s_c)
     ranks = np.arange(1, task.s_c + 1)
     for a in range(task.n_c):
         ax.plot(ranks, norms[a], "o", ms=3, color=_COLOURS[a % len(_COLOURS)], label=f"concept {a}")
     curve = p.get("w_norm_by_rank")
     if curve is not None:
-        lab = {"III": "type III: r_β (Thm 2)", "I": "type I: c (Thm 1)", "II": "type II: √d (Thm 3)"}[conf]
-        ax.plot(ranks, curve, "k-", lw=1.4, label=lab)
+        lab = {"III": "type III: r_β (Thm 2)", "I": "type I: c (Thm 1)", "II": "type II: √d (Thm 3)"}
+        ax.plot(ranks, curve, "k-", lw=1.4, label=lab[diag.theory.configuration])
     if task.s_c > 10:  # long tails (Zipf) read best on a log axis; a few ranks on a linear one
         ax.set_xscale("log")
     elif task.s_c > 1:
@@ -109,11 +117,14 @@ def plot_diagnosis(diag, out) -> dict:
     ax.set_title(f"word norms against frequency rank ({th})", fontsize=9)
     ax.legend(fontsize=7)
     fig.subplots_adjust(left=0.12, right=0.97, bottom=0.13, top=0.92)
-    paths["norm_by_rank"] = _save(fig, os.path.join(out, "norm_by_rank.png"))
+    return _save(fig, path)
 
-    # classifier norms
-    fig, ax = plt.subplots(figsize=(6, 4))
+
+def _u_norms_figure(diag, path, th):
+    """Histogram of ‖u_kℓ‖ with the predicted value."""
+    fig, ax = _plt().subplots(figsize=(6, 4))
     un = diag.U_norms.ravel()
+    rad_u = diag.theory.predicted.get("u_norm")
     lo, hi = float(un.min()), float(un.max())
     if hi - lo <= 1e-9 * max(abs(hi), 1e-300):  # collapsed norms: a visible bar around the common value
         w = max(abs(hi), 1e-12) * 0.01
@@ -126,10 +137,14 @@ def plot_diagnosis(diag, out) -> dict:
     ax.set_ylabel("count")
     ax.set_title(f"‖u_kℓ‖: mean {un.mean():.4g}, std {un.std():.3g}", fontsize=9)
     fig.subplots_adjust(left=0.12, right=0.97, bottom=0.13, top=0.92)
-    paths["u_norms"] = _save(fig, os.path.join(out, "u_norms.png"))
+    return _save(fig, path)
 
-    # spectra
-    fig, axes = plt.subplots(1, 2, figsize=(9, 3.8))
+
+def _spectra_figure(diag, path, th):
+    """PCA singular values of W (φ(W)) and of the u_kℓ, observed and predicted."""
+    p = diag.theory.predicted
+    what = "φ(W)" if diag.network == "h*" else "W"
+    fig, axes = _plt().subplots(1, 2, figsize=(9, 3.8))
     for ax, obs, key, name in ((axes[0], diag.pca_W, "pca_W", what), (axes[1], diag.pca_U, "pca_U", "u_kℓ")):
         idx = np.arange(1, len(obs) + 1)
         ax.semilogy(idx, np.maximum(obs, 1e-300), "o-", label="observed")
@@ -141,7 +156,17 @@ def plot_diagnosis(diag, out) -> dict:
         ax.set_title(f"PCA spectrum of {name}", fontsize=9)
         ax.legend(fontsize=7)
     fig.subplots_adjust(left=0.08, right=0.98, bottom=0.14, top=0.9, wspace=0.3)
-    paths["spectra"] = _save(fig, os.path.join(out, "spectra.png"))
+    return _save(fig, path)
+
+
+def plot_diagnosis(diag, out) -> dict:
+    """Write the five figures of ``diag`` into folder ``out``; returns {name: path}."""
+    os.makedirs(out, exist_ok=True)
+    th = diag.theory.theorem or "no theorem"
+    paths = _pca_figures(diag, out, th)
+    paths["norm_by_rank"] = _norm_by_rank_figure(diag, os.path.join(out, "norm_by_rank.png"), th)
+    paths["u_norms"] = _u_norms_figure(diag, os.path.join(out, "u_norms.png"), th)
+    paths["spectra"] = _spectra_figure(diag, os.path.join(out, "spectra.png"), th)
     return paths
 
 
@@ -160,79 +185,119 @@ def _fmt(v):
     return f"{v:.6g}" if 1e-4 <= abs(v) < 1e7 else f"{v:.4e}"
 
 
-def write_report(diag, out) -> str:
-    """Write ``report.md``, ``diagnosis.json`` and the figures into folder ``out``; returns the report path."""
-    os.makedirs(out, exist_ok=True)
-    figs = plot_diagnosis(diag, out)
-    d = diag.to_dict()
-    write_json(os.path.join(out, "diagnosis.json"), d, name="out")
+def _setting_section(diag) -> list:
     t = diag.task
-    th = diag.theory
     law = "uniform" if t.is_uniform else "non-uniform (first μ = " + ", ".join(f"{v:.4g}" for v in t.mu[:3]) + ", …)"
-    lines = [
+    net = f"LayerNorm φ, eps = {diag.eps:g}" if diag.network == "h*" else "no LayerNorm"
+    return [
         "# Diagnosis: trained network against the theory of *Feature Collapse*",
         "",
         f"**Verdict:** {diag.verdict}",
         "",
         "## Setting",
         "",
-        "| | |", "|---|---|",
-        f"| network | {diag.network} ({'LayerNorm φ, eps = ' + format(diag.eps, 'g') if diag.network == 'h*' else 'no LayerNorm'}) |",
+        "| | |",
+        "|---|---|",
+        f"| network | {diag.network} ({net}) |",
         f"| task | n_c = {t.n_c}, s_c = {t.s_c} (n_w = {t.n_w}), L = {t.L}, K = {t.K}"
         f"{' = n_c^L (all latent variables)' if t.is_full else ' < n_c^L = ' + str(t.n_latent)} |",
         f"| word frequencies | {law} |",
         f"| embedding dimension d | {diag.d} |",
         f"| weight decays | λ_W = {diag.lam_W:g}, λ_U = {diag.lam_U:g} |",
         "",
-        "## True risk",
-        "",
     ]
+
+
+def _risk_section(diag) -> list:
+    t = diag.task
+    lines = ["## True risk", ""]
     if diag.method == "exact":
-        lines += [f"Exact, by enumerating all K·s_c^L = {t.K}·{t.s_c}^{t.L} sentences (estimated cost "
-                  f"{_fmt(diag.exact_cost.get('seconds'))} s).", ""]
+        lines += [
+            f"Exact, by enumerating all K·s_c^L = {t.K}·{t.s_c}^{t.L} sentences (estimated cost "
+            f"{_fmt(diag.exact_cost.get('seconds'))} s).",
+            "",
+        ]
     else:
         ec = diag.exact_cost
-        cost = (f"{_fmt(ec['seconds'])} s" if ec.get("seconds") is not None else f"about 10^{ec['log10_seconds']:.1f} s")
-        lines += [f"Monte Carlo: {diag.n_samples} sentences per class (all {t.K} classes), unbiased; "
-                  f"{diag.confidence:.0%} normal interval. The exact enumeration would cost {cost} "
-                  f"(10^{ec['log10_pairs']:.1f} sentence-class pairs).", ""]
-    lines += ["| quantity | value |", "|---|---|",
-              f"| R | {_fmt(diag.R)} |", f"| R0 (unregularised) | {_fmt(diag.R0)} |",
-              f"| penalty | {_fmt(diag.penalty)} |"]
+        cost = f"{_fmt(ec['seconds'])} s" if ec.get("seconds") is not None else f"about 10^{ec['log10_seconds']:.1f} s"
+        lines += [
+            f"Monte Carlo: {diag.n_samples} sentences per class (all {t.K} classes), unbiased; "
+            f"{diag.confidence:.0%} normal interval. The exact enumeration would cost {cost} "
+            f"(10^{ec['log10_pairs']:.1f} sentence-class pairs).",
+            "",
+        ]
+    lines += [
+        "| quantity | value |",
+        "|---|---|",
+        f"| R | {_fmt(diag.R)} |",
+        f"| R0 (unregularised) | {_fmt(diag.R0)} |",
+        f"| penalty | {_fmt(diag.penalty)} |",
+    ]
     if diag.R_ci is not None:
-        lines += [f"| {diag.confidence:.0%} interval for R | [{_fmt(diag.R_ci[0])}, {_fmt(diag.R_ci[1])}] |",
-                  f"| standard error | {_fmt(diag.R_stderr)} |"]
-    lines += [f"| ‖∇R‖_F | {_fmt(diag.grad_norm)} |",
-              f"| ‖∇R‖/(‖∇R0‖ + ‖∇penalty‖) | {_fmt(diag.grad_rel)} (0 at a critical point) |",
-              f"| critical point (≤ {diag.rtol:g}) | {_fmt(diag.critical)} |", ""]
-    lines += ["## Theory", ""]
+        lines += [
+            f"| {diag.confidence:.0%} interval for R | [{_fmt(diag.R_ci[0])}, {_fmt(diag.R_ci[1])}] |",
+            f"| standard error | {_fmt(diag.R_stderr)} |",
+        ]
+    return lines + [
+        f"| ‖∇R‖_F | {_fmt(diag.grad_norm)} |",
+        f"| ‖∇R‖/(‖∇R0‖ + ‖∇penalty‖) | {_fmt(diag.grad_rel)} (0 at a critical point) |",
+        f"| critical point (≤ {diag.rtol:g}) | {_fmt(diag.critical)} |",
+        "",
+    ]
+
+
+def _theory_section(th) -> list:
+    lines = ["## Theory", ""]
     if th.theorem:
         lines += [f"**{th.theorem}** — {th.statement}. Hypotheses all met: **{_fmt(th.applies)}**.", ""]
     else:
         lines += ["**No theorem gives a prediction for this setting.**", ""]
-    for r in th.reasons:
-        lines.append(f"- does not apply exactly: {r}")
-    for n in th.notes:
-        lines.append(f"- note: {n}")
-    lines += ["", f"- Assumption A (35): {_fmt(th.assumption_A.get('holds'))} — {th.assumption_A.get('reason')}"
-              + (f" ({th.assumption_A['n_violations']} violated identities)"
-                 if th.assumption_A.get("n_violations") else ""),
-              f"- Assumption B (44): {_fmt(th.assumption_B.get('holds'))} — {th.assumption_B.get('reason')}", ""]
-    lines += ["## Observed against predicted", "", "| quantity | observed | theory | relative difference |",
-              "|---|---|---|---|"]
+    lines += [f"- does not apply exactly: {r}" for r in th.reasons]
+    lines += [f"- note: {n}" for n in th.notes]
+    A, B = th.assumption_A, th.assumption_B
+    return lines + [
+        "",
+        f"- Assumption A (35): {_fmt(A.get('holds'))} — {A.get('reason')}"
+        + (f" ({A['n_violations']} violated identities)" if A.get("n_violations") else ""),
+        f"- Assumption B (44): {_fmt(B.get('holds'))} — {B.get('reason')}",
+        "",
+    ]
+
+
+def _comparison_section(diag) -> list:
+    lines = [
+        "## Observed against predicted",
+        "",
+        "| quantity | observed | theory | relative difference |",
+        "|---|---|---|---|",
+    ]
     for q, o, p in diag.comparison():
         rel = None
         if p is not None and o is not None:
             rel = (o - p) / abs(p) if p != 0 else o - p
         lines.append(f"| {q} | {_fmt(o)} | {_fmt(p)} | {_fmt(rel)} |")
-    lines += ["", "Distances are relative Frobenius distances to the nearest configuration "
-              "(0 = exactly collapsed; `fctheory.metrics.collapse`)."]
-    for k, note in diag.distance_notes.items():
-        lines.append(f"- type {k}: {note}")
+    lines += [
+        "",
+        "Distances are relative Frobenius distances to the nearest configuration "
+        "(0 = exactly collapsed; `fctheory.metrics.collapse`).",
+    ]
+    return lines + [f"- type {k}: {note}" for k, note in diag.distance_notes.items()]
+
+
+def write_report(diag, out) -> str:
+    """Write ``report.md``, ``diagnosis.json`` and the figures into folder ``out``; returns the report path."""
+    os.makedirs(out, exist_ok=True)
+    figs = plot_diagnosis(diag, out)
+    write_json(os.path.join(out, "diagnosis.json"), diag.to_dict(), name="out")
+    lines = _setting_section(diag) + _risk_section(diag) + _theory_section(diag.theory) + _comparison_section(diag)
     lines += ["", "## Figures", ""]
-    captions = {"pca_W": "PCA of the word embeddings" + (" after φ" if diag.network == "h*" else ""),
-                "pca_U": "PCA of the classifier vectors u_kℓ", "norm_by_rank": "word norms against frequency rank",
-                "u_norms": "distribution of ‖u_kℓ‖", "spectra": "PCA spectra, observed and predicted"}
+    captions = {
+        "pca_W": "PCA of the word embeddings" + (" after φ" if diag.network == "h*" else ""),
+        "pca_U": "PCA of the classifier vectors u_kℓ",
+        "norm_by_rank": "word norms against frequency rank",
+        "u_norms": "distribution of ‖u_kℓ‖",
+        "spectra": "PCA spectra, observed and predicted",
+    }
     for k, path in figs.items():
         lines += [f"![{captions[k]}]({os.path.basename(path)})", "", f"*{captions[k]}*", ""]
     path = os.path.join(out, "report.md")

@@ -21,6 +21,7 @@ import numpy as np
 
 from .._backend import to_numpy
 from .._budget import check_work
+from .._numerics import column_exponents, pow2_exponent, pow2_scale, pow2_unscale
 from .._validate import Array, Bool, Instance, Int, Real, fail, public, result_type
 from ..frames import _simplex_coords
 from ..task import Task
@@ -162,21 +163,18 @@ def _check_WU(task, W, U):
 
 def _exponent(A) -> int:
     """e with max|A|·2^-e in [0.5, 1) (0 for A = 0): dividing by 2^e is exact and never overflows."""
-    a = float(np.max(np.abs(A))) if A.size else 0.0
-    return int(np.frexp(a)[1]) if a > 0.0 else 0
+    return pow2_exponent(A)
 
 
 def _scaled(A, e):
-    with np.errstate(under="ignore"):
-        return np.ldexp(A, -e) if e else A
+    return pow2_scale(A, e)
 
 
 def _unscaled(name, value, A, e, what):
     """A·2^e; refuse (naming the input) when the result is beyond the float64 range."""
     if e == 0 or A is None:
         return A
-    with np.errstate(over="ignore", under="ignore"):
-        out = np.ldexp(np.asarray(A, dtype=np.float64), e)
+    out = pow2_unscale(np.asarray(A, dtype=np.float64), e)
     if not np.all(np.isfinite(out)):
         fail(name, value, f"{what} overflows float64 at this scale (entries up to 2^{e})")
     return float(out) if np.ndim(A) == 0 else out
@@ -184,8 +182,7 @@ def _unscaled(name, value, A, e, what):
 
 def _unit_columns(A):
     """Each column divided exactly by a power of two bringing its largest entry into [0.5, 1)."""
-    a = np.max(np.abs(A), axis=0)
-    e = np.where(a > 0, np.frexp(a)[1], 0)
+    e = column_exponents(A)
     with np.errstate(under="ignore"):
         return np.ldexp(A, -e[None, :])
 

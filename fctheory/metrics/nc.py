@@ -26,6 +26,7 @@ import numpy as np
 
 from .._backend import array_namespace_of, to_numpy
 from .._budget import check_work
+from .._numerics import pow2_exponent, pow2_scale
 from .._validate import Array, Bool, Choice, Int, Real, fail, public, public_class, result_type
 
 __all__ = [
@@ -115,14 +116,13 @@ def _exponent(xp, A) -> int:
     Scale-invariant metrics work on A·2^-e, so A·1e300 (whose squares overflow) and A·1e-300 (whose
     squares underflow) give the same answer as A.
     """
-    a = float(xp.max(xp.abs(A))) if A.size else 0.0
-    return int(np.frexp(a)[1]) if a > 0.0 else 0
+    return pow2_exponent(A, xp)
 
 
 def _unit(xp, A):
     """(A·2^-e, e) with max|A·2^-e| < 1 (exact rescaling)."""
     e = _exponent(xp, A)
-    return (xp.ldexp(A, -e) if e else A), e
+    return pow2_scale(A, e, xp), e
 
 
 def _scale_back(name, value, A, e, what):

@@ -10,6 +10,8 @@
   compatible points are trained as one batch (:func:`fctheory.trainer.batched.train_batched`).
 * ``true_risk`` (the exact risk of a weights recipe), ``minimize_true_risk``, ``diagnose``
   (:func:`fctheory.diagnose` when it exists).
+* ``theory``: the applicable theorem and its prediction (:func:`fctheory.predictions.applicable_theorem`,
+  the dispatcher ``train`` and ``diagnose`` report from; ``lam`` sets λ_W = λ_U, ``d`` defaults to 4).
 
 Task parameters: ``n_c``, ``s_c``, ``L``, ``K`` (default n_c^L: ``Task.full``; otherwise
 ``Task.random`` drawn from ``task_seed``, default 0), ``mu`` (``"uniform"``, ``"zipf"`` or a list),
@@ -39,7 +41,7 @@ _TRAIN_EXCLUDED = ("task", "checkpoint", "checkpoint_every", "resume", "progress
 _MAX_LIST = 256  # longer arrays in an output are left out of the table
 
 # registered names that are not plain fctheory attributes
-_SPECIAL = ("train", "true_risk", "minimize_true_risk", "diagnose")
+_SPECIAL = ("train", "true_risk", "minimize_true_risk", "diagnose", "theory")
 
 
 def _import(path: str):
@@ -63,7 +65,8 @@ def resolve_target(name: str):
                 return fn
             return _import({"train": "fctheory.trainer.core:train",
                             "true_risk": "fctheory.risk._engine:evaluate_risk",
-                            "minimize_true_risk": "fctheory.risk.minimize:minimize_true_risk"}[name])
+                            "minimize_true_risk": "fctheory.risk.minimize:minimize_true_risk",
+                            "theory": "fctheory.predictions:applicable_theorem"}[name])
         if ":" in name:
             fn = _import(name)
         else:
@@ -274,6 +277,17 @@ def _train_outputs(run) -> dict:
 
 
 # --------------------------------------------------------------------------------- running
+def _decays(p: dict) -> dict:
+    """The point with ``lam_W``/``lam_U``: ``lam`` sets both (as for ``train``), 0 when neither is given."""
+    q = dict(p)
+    if "lam" in q:
+        q.setdefault("lam_W", q["lam"])
+        q.setdefault("lam_U", q["lam"])
+    q.setdefault("lam_W", 0.0)
+    q.setdefault("lam_U", 0.0)
+    return q
+
+
 def run_point(target: str, p: dict) -> dict:
     """Run one point; returns its outputs (raises what the target raises)."""
     fn = resolve_target(target)
@@ -297,13 +311,12 @@ def run_point(target: str, p: dict) -> dict:
     if target == "diagnose":
         task = build_task(p)
         W, U = build_weights(task, p)
-        q = dict(p)
-        if "lam" in q:
-            q.setdefault("lam_W", q["lam"])
-            q.setdefault("lam_U", q["lam"])
-        q.setdefault("lam_W", 0.0)
-        q.setdefault("lam_U", 0.0)
+        q = _decays(p)
         return flatten(_call(fn, {**{k: v for k, v in q.items() if k not in ("d",)}, "task": task, "W": W, "U": U}))
+    if target == "theory":
+        q = _decays(p)
+        q.setdefault("d", 4)
+        return flatten(_call(fn, {**q, "task": build_task(p)}))
     # generic function
     sig = _sig(fn)
     q = dict(p)
@@ -370,6 +383,7 @@ TARGETS = {
     "true_risk": "fctheory.evaluate_risk on a weights recipe: R, R0, penalty",
     "minimize_true_risk": "fctheory.minimize_true_risk: R, R0, grad_norm, nit, ‖W‖, ‖U‖",
     "diagnose": "fctheory.diagnose on a weights recipe (default: random; weights='train' trains first)",
+    "theory": "fctheory.predictions.applicable_theorem: the theorem and its prediction (lam sets lam_W = lam_U)",
     "tau": "fctheory.tau (n_w defaults to n_c·s_c, K to n_c^L)",
     "tau_star": "fctheory.tau_star",
     "lambda_trivial": "fctheory.lambda_trivial",

@@ -15,6 +15,9 @@ import numbers
 import numpy as np
 
 from .._errors import FCTheoryError
+from .._numerics import pow2_exponent, pow2_scale, pow2_unscale
+from ..network import phi
+from ..predictions import predict, verdict
 from .._validate import Anything, Array, Bool, Instance, Int, Real, Seed, fail, public, result_type, task_first
 from ..task import Task
 
@@ -46,10 +49,7 @@ def _check_shapes(task: Task, W, U):
 
 def _pow2_scale(A):
     """2^e ≥ max|A| (dividing by it is exact): norms of huge or tiny matrices without overflow."""
-    m = float(np.max(np.abs(A))) if A.size else 0.0
-    if m == 0.0:
-        return 0
-    return math.frexp(m)[1]
+    return pow2_exponent(A)
 
 
 # =====================================================================================================
@@ -170,9 +170,7 @@ def assert_type1_optimal(task, W, U, lam, *, rtol=1e-9, gtol=1e-8, atol=1e-12):
     _check_shapes(task, W, U)
     if not (task.is_full and task.is_uniform):
         fail("task", task, "Theorem 1 is stated for the full latent set (K = n_c**L, Assumption A) with uniform words")
-    from ..predictions import predict_type1
-
-    p = predict_type1(n_c=task.n_c, n_w=task.n_w, L=task.L, K=task.K, lam=lam)
+    p = predict(task, lam=lam)  # the library's one dispatcher: Theorem 1 here
     if p.trivial:
         _trivial(W, U, lam, p.lambda_trivial, atol, "Theorem 1")
         return
@@ -215,13 +213,10 @@ def assert_type2_optimal(task, W, U, lam, *, rtol=1e-9, gtol=1e-8, atol=1e-12):
         fail("task", task, "Theorem 3 is stated for the full latent set (K = n_c**L, Assumption A)")
     if d < task.n_c:
         fail("W", W, f"has d = {d} rows; type-II configurations need d >= n_c = {task.n_c} (mean-zero frame)")
-    from ..network import phi
-    from ..predictions import predict_type2
-
     if np.any(np.ptp(W, axis=0) == 0):
         _fail("(W, U) is not type-II (Definition 2): W has a constant column, where φ is undefined")
     P = phi(W)
-    p = predict_type2(n_c=task.n_c, L=task.L, K=task.K, d=d, lam=lam)
+    p = predict(task, lam=lam, network="h*", d=d)  # Theorem 3
     r, _, cu = _structure(task, P, U, kind="type2", rtol=rtol)
     _compare("‖φ(w_(α,β))‖", r[0], math.sqrt(d), rtol, "Definition 2 (√d)")
     _compare("c = ‖u_{k,ℓ}‖", cu, p.c, rtol, "Theorem 3 (c = τ*/√(KL))")
@@ -257,12 +252,13 @@ def assert_type3_optimal(task, W, U, lam, *, rtol=1e-9, gtol=1e-8, atol=1e-12):
     _check_shapes(task, W, U)
     if not task.is_full:
         fail("task", task, "Theorem 2 is stated for the full latent set (K = n_c**L)")
-    from ..type3 import solve_type3
-
-    sol = solve_type3(mu=task.mu, n_c=task.n_c, L=task.L, lam=lam)
+    # the dispatcher's prediction: Theorem 2 ((7)–(8)); for uniform μ its special case, Theorem 1's type I
+    v = verdict(task, None, lam, lam, assumptions=False)
+    if "R" not in v.predicted or getattr(v.prediction, "trivial", False):
+        fail("lam", lam, (v.reasons or v.notes)[-1])
     r, _, cu = _structure(task, W, U, kind="type3", rtol=rtol)
-    _compare("r_β = ‖w_(α,β)‖", r, sol.r, rtol, "Theorem 2 ((7)–(8))")
-    _compare("c = ‖u_{k,ℓ}‖", cu, sol.c, rtol, "Theorem 2 ((7)–(8))")
+    _compare("r_β = ‖w_(α,β)‖", r, np.asarray(v.predicted["w_norm_by_rank"]), rtol, "Theorem 2 ((7)–(8))")
+    _compare("c = ‖u_{k,ℓ}‖", cu, v.predicted["u_norm"], rtol, "Theorem 2 ((7)–(8))")
     assert_critical_point(task, W, U, lam, gtol=gtol)
 
 
@@ -326,7 +322,7 @@ def assert_critical_point(task, W, U, lam, *, layernorm=False, eps=0.0, gtol=1e-
 
 def _norm(A) -> float:
     e = _pow2_scale(A)
-    return float(np.ldexp(np.linalg.norm(np.ldexp(A, -e)), e)) if e else float(np.linalg.norm(A))
+    return float(pow2_unscale(np.linalg.norm(pow2_scale(A, e)), e))
 
 
 # =====================================================================================================

@@ -16,6 +16,7 @@ import numpy as np
 
 from .._files import atomic_path
 from .._plot import pyplot
+from ..metrics.geometry import pca2, vector_norms
 from ..network import phi
 
 __all__ = ["plot_pca_words", "plot_pca_classifier", "plot_norm_by_rank", "save_figures"]
@@ -25,13 +26,6 @@ _COLOURS = ["darkblue", "darkred", "darkgreen", "darkorange", "purple", "teal", 
 
 def _plt():
     return pyplot("figures", "matplotlib")
-
-
-def _pca2(M):
-    M = np.asarray(M, dtype=np.float64)
-    C = M - M.mean(axis=0, keepdims=True)
-    _, s, Vt = np.linalg.svd(C, full_matrices=False)
-    return C @ Vt[:2].T, s
 
 
 def _scatter(path, pts, labels, n_c, title):
@@ -59,7 +53,7 @@ def plot_pca_words(run, path, eps=None):
     """PCA scatter of the word embeddings (φ(W) for h*) coloured by concept; returns ``path``."""
     W = np.asarray(run.W, dtype=np.float64)
     V = phi(W, eps=run.config.eps if eps is None else eps).T if run.config.layernorm else W.T
-    pts, s = _pca2(V)
+    pts, s = pca2(V)
     what = "φ(W)" if run.config.layernorm else "W"
     return _scatter(path, pts, run.task.word_concept, run.task.n_c,
                     f"PCA of {what}: σ = {s[0]:.4g}, {s[1]:.4g}, {s[2] if len(s) > 2 else 0:.3g}")
@@ -69,7 +63,7 @@ def plot_pca_classifier(run, path):
     """PCA scatter of all u_{k,ℓ} coloured by the concept z_{k,ℓ}; returns ``path``."""
     d = run.W.shape[0]
     Uh = np.asarray(run.U, dtype=np.float64).reshape(run.task.K * run.task.L, d)
-    pts, s = _pca2(Uh)
+    pts, s = pca2(Uh)
     return _scatter(path, pts, run.task.Z.ravel(), run.task.n_c,
                     f"PCA of u_kℓ: σ = {s[0]:.4g}, {s[1]:.4g}, {s[2] if len(s) > 2 else 0:.3g}")
 
@@ -78,7 +72,7 @@ def plot_norm_by_rank(run, path):
     """‖w_(α,β)‖ against β (log-scale rank), every word, with the predicted curve where it applies."""
     plt = _plt()
     task = run.task
-    norms = np.linalg.norm(np.asarray(run.W, dtype=np.float64), axis=0).reshape(task.n_c, task.s_c)
+    norms = vector_norms(run.W, 0, "W").reshape(task.n_c, task.s_c)
     ranks = np.arange(1, task.s_c + 1)
     fig, ax = plt.subplots(figsize=(6, 4))
     for a in range(task.n_c):

@@ -24,6 +24,7 @@ from scipy.integrate import solve_ivp
 from scipy.optimize import minimize
 
 from .._budget import check_work, get_budget
+from .._numerics import pow2_exponent
 from .._validate import Array, Bool, Choice, Int, Real, Seed, fail, public, result_type
 from ._common import rng_of, seconds_of, single_thread_blas
 
@@ -78,8 +79,7 @@ def _Y(K, n):
 
 
 def _exponent(A) -> int:
-    a = float(np.max(np.abs(A))) if A.size else 0.0
-    return int(np.frexp(a)[1]) if a > 0.0 else 0
+    return pow2_exponent(A)
 
 
 def _finite(name, value, *arrays, what="the result"):

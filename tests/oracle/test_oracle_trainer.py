@@ -196,13 +196,18 @@ def test_theory_prediction_values_equal_mpmath():
     p = meas.theory_prediction(t3, d=4, layernorm=False, lam_W=0.02, lam_U=0.02)
     sol = fc.solve_type3(mu=t3.mu, n_c=3, L=2, lam=0.02)
     c, r = O.mp_solve_type3(t3.mu, 3, 2, 0.02, (sol.c, sol.r))
-    assert p["theorem"] == "Theorem 2 (type III)"
+    assert p["theorem"] == "Theorem 2"
     assert abs(p["u_norm"] - float(c)) <= 1e-12 * float(c)
     np.testing.assert_allclose(p["r"], [float(x) for x in r], rtol=1e-12)
     # λ above (9), or no theorem: no numbers
     lm = float(O.mp_lambda_max(t3.mu, 3, 2))
     assert set(meas.theory_prediction(t3, d=4, layernorm=False, lam_W=2 * lm, lam_U=2 * lm)) == {"theorem"}
-    assert meas.theory_prediction(t, d=4, layernorm=False, lam_W=0.01, lam_U=0.02) == {}
+    # unequal decays: Theorem 1 at λ = √(λ_W λ_U), word norms times a = (λ_U/λ_W)^(1/4) (the reduction of diagnose)
+    q = meas.theory_prediction(t, d=4, layernorm=False, lam_W=0.01, lam_U=0.02)
+    tau = float(O.mp_tau(3, 6, 2, 9, math.sqrt(0.01 * 0.02)))
+    assert q["theorem"] == "Theorem 1" and abs(q["tau"] - tau) <= 1e-12 * tau
+    assert abs(q["w_norm"] - 2**0.25 * math.sqrt(tau / 6)) <= 1e-12 and abs(q["u_norm"] - math.sqrt(tau / 18) / 2**0.25) <= 1e-12
+    assert meas.theory_prediction(t, d=4, layernorm=False, lam_W=0.0, lam_U=0.02) == {}
 
 
 def test_comparison_rows_pair_observed_with_predicted():

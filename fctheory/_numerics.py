@@ -1,0 +1,164 @@
+"""Overflow-free numerics shared by the whole library: one home for each trick.
+
+* Exact power-of-two rescaling (:func:`pow2_exponent`, :func:`pow2_scale`, :func:`pow2_unscale`,
+  :func:`column_exponents`): dividing by 2^e only changes the exponent of every float, so it is
+  exact (barring underflow of entries 2^-1074 below the largest) and cannot overflow. Scale-invariant
+  quantities (cosines, φ, relative distances) are computed on A·2^-e; norms and singular values are
+  computed on A·2^-e and multiplied back by 2^e, so 1e300 and 1e-300 inputs neither overflow nor
+  underflow in their squares.
+* :func:`safe_norm` and :func:`norms`: Frobenius / column norms by that rescaling.
+* The predictors' building blocks (float64 or long double): ``log1p_aexpm1`` and its derivative, and
+  the safeguarded vectorised Newton :func:`solve_monotone`. They are ufunc compositions, so they work
+  elementwise on float64 arrays (the fast path) and ``np.longdouble`` (the final Newton polish:
+  64-bit mantissa on x86-64, which buys the ~3 digits lost to conditioning near thresholds).
+
+Every function taking ``xp`` works on NumPy or CuPy arrays (``xp`` is the array namespace).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from scipy.special import expit
+
+__all__ = [
+    "expit",
+    "log1p_aexpm1",
+    "log1p_aexpm1_prime",
+    "solve_monotone",
+    "pow2_exponent",
+    "pow2_scale",
+    "pow2_unscale",
+    "column_exponents",
+    "safe_norm",
+    "norms",
+]
+
+
+# ----------------------------------------------------------------------------- exact power-of-two rescaling
+def pow2_exponent(A, xp=np) -> int:
+    """e with max|A|·2^-e in [0.5, 1); 0 for an empty or all-zero A (then nothing is rescaled).
+
+    A non-finite maximum gives 0 as well: the caller's own finiteness checks then see the inf/NaN.
+    """
+    a = float(xp.max(xp.abs(A))) if A.size else 0.0
+    return int(math.frexp(a)[1]) if a > 0.0 and math.isfinite(a) else 0
+
+
+def pow2_scale(A, e: int, xp=np):
+    """A·2^-e (exact; A itself when e = 0). Entries more than 2^1074 below the largest underflow to 0."""
+    if not e:
+        return A
+    with np.errstate(under="ignore"):
+        return xp.ldexp(A, -e)
+
+
+def pow2_unscale(A, e: int, xp=np):
+    """A·2^e (A itself when e = 0); the caller checks the result for overflow where it can happen."""
+    if not e:
+        return A
+    with np.errstate(over="ignore", under="ignore"):
+        return xp.ldexp(A, e)
+
+
+def column_exponents(A, xp=np, *, keepdims: bool = False):
+    """Per-column e with max_i |A_ij|·2^-e_j in [0.5, 1) (0 for an all-zero column), as an int array."""
+    amax = xp.max(xp.abs(A), axis=0, keepdims=keepdims)
+    _, e = xp.frexp(amax)
+    return xp.where(amax > 0, e, 0)
+
+
+def safe_norm(*arrays) -> float:
+    """Frobenius norm of the concatenated arrays by exact power-of-two rescaling (squares cannot overflow).
+
+    inf or NaN entries give inf/NaN; an overflowing norm (entries near 1.8e308) gives inf.
+    """
+    arrays = [np.asarray(a, dtype=np.float64) for a in arrays]
+    m = max((float(np.max(np.abs(a))) for a in arrays if a.size), default=0.0)
+    if m == 0.0 or not math.isfinite(m):
+        return m
+    e = math.frexp(m)[1]
+    s = math.sqrt(sum(float(np.sum(np.ldexp(a, -e) ** 2)) for a in arrays))
+    with np.errstate(over="ignore"):
+        return float(np.ldexp(s, e))
+
+
+def norms(M, axis: int, xp=np):
+    """Euclidean norms of M along ``axis`` (columns: 0, rows: 1) by exact power-of-two rescaling.
+
+    Overflowing results (norms beyond 1.8e308) are inf; the caller refuses them, naming its input.
+    """
+    e = pow2_exponent(M, xp)
+    return pow2_unscale(xp.linalg.norm(pow2_scale(M, e, xp), axis=axis), e, xp)
+
+
+# ----------------------------------------------------------------------------- the predictors' building blocks
+
+
+def log1p_aexpm1(logA, log1mA, t):
+    """ℓ(A, t) = log(1 + A(e^t − 1)) for A ∈ [0, 1], t ≥ 0, given log A and log(1 − A).
+
+    For small t it is log1p(A·expm1(t)) (accurate relative to its tiny size); for t ≥ 1 it is
+    logaddexp(log(1 − A), log A + t), which cannot overflow however large t is.
+    """
+    small = t < 1
+    ts = np.where(small, t, 0)
+    with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
+        a_small = np.log1p(np.exp(logA) * np.expm1(ts))
+        a_big = np.logaddexp(log1mA, logA + t)
+    return np.where(small, a_small, a_big)
+
+
+def log1p_aexpm1_prime(logA, log1mA, t):
+    """∂ℓ(A, t)/∂t = A e^t/(1 − A + A e^t) = expit(t + log A − log(1 − A))."""
+    with np.errstate(invalid="ignore"):
+        return expit(t + logA - log1mA)
+
+
+def solve_monotone(
+    fun, lo, hi, x0=None, *, increasing: bool, rtol: float, maxiter: int = 200, atol: float = 0.0, n_bisect: int = 0
+):
+    """Vectorised safeguarded Newton for a monotone scalar equation, elementwise.
+
+    ``fun(x, mask)`` returns ``(f, f')`` at ``x[mask]``.  ``lo``/``hi`` bracket the root
+    (sign of f known at each end); a Newton step leaving the bracket is replaced by bisection.
+    Stops elementwise when the step is below ``rtol·|x| + atol``. ``n_bisect`` plain bisection
+    steps are taken first (from the bracket midpoint when ``x0`` is None): cheap insurance
+    against the slow Newton crawl on the far side of an exponential.
+
+    Returns the root array and the number of iterations used by the slowest element.
+    """
+    lo = np.array(lo, copy=True)
+    hi = np.array(hi, copy=True)
+    for _ in range(n_bisect):
+        mid = 0.5 * (lo + hi)
+        f, _fp = fun(mid, (slice(None),))
+        below = (f > 0) == increasing
+        hi = np.where(below, mid, hi)
+        lo = np.where(below, lo, mid)
+    x = np.array(0.5 * (lo + hi) if x0 is None else x0, copy=True)
+    active = np.ones(x.shape, dtype=bool)
+    it = 0
+    for it in range(1, maxiter + 1):
+        idx = np.nonzero(active)
+        f, fp = fun(x[idx], idx)
+        xi, loi, hii = x[idx], lo[idx], hi[idx]
+        pos = f > 0
+        # the root is below x where (f > 0) == increasing
+        below = pos == increasing
+        hii = np.where(below, xi, hii)
+        loi = np.where(below, loi, xi)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            xn = xi - f / fp
+        bad = ~np.isfinite(xn) | (xn <= loi) | (xn >= hii)
+        xn = np.where(bad, 0.5 * (loi + hii), xn)
+        step = np.abs(xn - xi)
+        done = (step <= rtol * np.abs(xn) + atol) | (f == 0)
+        x[idx], lo[idx], hi[idx] = np.where(f == 0, xi, xn), loi, hii
+        sub = np.zeros(active.shape, dtype=bool)
+        sub[idx] = done
+        active &= ~sub
+        if not active.any():
+            break
+    return x, it

@@ -1,0 +1,69 @@
+"""fctheory._numerics: exact power-of-two rescaling, overflow-free norms, and the _logmath shim."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from fctheory import _logmath, _numerics
+from fctheory._numerics import column_exponents, norms, pow2_exponent, pow2_scale, pow2_unscale, safe_norm
+
+
+@pytest.mark.parametrize("scale", [1.0, 1e300, 1e-300, 3.7e-310])
+def test_pow2_exponent_brings_the_largest_entry_into_half_open_unit_interval(scale):
+    A = np.random.default_rng(0).standard_normal((5, 4)) * scale
+    e = pow2_exponent(A)
+    assert 0.5 <= np.max(np.abs(np.ldexp(A, -e))) < 1.0
+
+
+@pytest.mark.parametrize("A", [np.zeros((3, 2)), np.zeros((0, 4)), np.array([np.inf, 1.0]), np.array([np.nan])])
+def test_pow2_exponent_is_zero_where_nothing_may_be_rescaled(A):
+    assert pow2_exponent(A) == 0
+
+
+def test_rescaling_round_trips_bit_for_bit():
+    A = np.random.default_rng(1).standard_normal((6, 7)) * 1e250
+    e = pow2_exponent(A)
+    assert np.array_equal(pow2_unscale(pow2_scale(A, e), e), A)
+    assert pow2_scale(A, 0) is A and pow2_unscale(A, 0) is A
+
+
+def test_column_exponents_scale_each_column_separately():
+    A = np.array([[1e300, 3e-300, 0.0], [-2e300, 1e-300, 0.0]])
+    e = column_exponents(A)
+    cols = np.max(np.abs(np.ldexp(A, -e[None, :])), axis=0)
+    assert np.all((cols[:2] >= 0.5) & (cols[:2] < 1.0)) and e[2] == 0
+    assert column_exponents(A, keepdims=True).shape == (1, 3)
+
+
+@pytest.mark.parametrize("scale", [1.0, 1e200, 1e-200])
+def test_safe_norm_equals_math_hypot_of_all_entries(scale):
+    rng = np.random.default_rng(2)
+    A, B = rng.standard_normal((3, 4)) * scale, rng.standard_normal(5) * scale
+    ref = math.hypot(*A.ravel(), *B.ravel())  # correctly rounded to within an ulp, overflow-free
+    assert safe_norm(A, B) == pytest.approx(ref, rel=4e-16)
+
+
+def test_safe_norm_of_zero_and_of_an_overflowing_norm():
+    assert safe_norm(np.zeros(3), np.zeros((0,))) == 0.0
+    assert safe_norm(np.full(4, 1.5e308)) == math.inf
+
+
+@pytest.mark.parametrize("axis", [0, 1])
+def test_norms_match_hypot_along_each_axis_at_extreme_scales(axis):
+    M = np.random.default_rng(3).standard_normal((4, 6)) * 1e-305
+    got = norms(M, axis)
+    ref = [math.hypot(*v) for v in (M.T if axis == 0 else M)]
+    np.testing.assert_allclose(got, ref, rtol=4e-16)
+
+
+def test_norms_at_moderate_scale_equal_numpy_bit_for_bit():
+    M = np.random.default_rng(4).standard_normal((5, 3))
+    assert np.array_equal(norms(M, 0), np.linalg.norm(M, axis=0))
+
+
+def test_logmath_is_a_shim_of_numerics():
+    for name in ("expit", "log1p_aexpm1", "log1p_aexpm1_prime", "solve_monotone"):
+        assert getattr(_logmath, name) is getattr(_numerics, name)
