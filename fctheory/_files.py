@@ -5,6 +5,7 @@ so a crash leaves either the old file or the new one, never half of one. ``.npz`
 ``__format__`` entry (the writer name and version); :func:`load_npz` refuses damaged, truncated or
 foreign files with :class:`~fctheory.FCTheoryError`.
 """
+
 from __future__ import annotations
 
 import contextlib

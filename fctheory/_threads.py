@@ -5,6 +5,7 @@ threads in the engine's case); a threaded OpenBLAS spends more time waking threa
 on such products — up to two orders of magnitude on a loaded 2-core machine — so they pin BLAS
 to one thread while they run. Built on threadpoolctl, which finds every loaded BLAS.
 """
+
 from __future__ import annotations
 
 import threading

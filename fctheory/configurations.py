@@ -4,6 +4,7 @@
 * type II  (Def. 2): φ(w_(α,β)) = √d f_α,    u_{k,ℓ} = c f_{z_kℓ}    (f mean-zero equiangular)
 * type III (Def. 3): w_(α,β) = r_β f_α,      u_{k,ℓ} = c f_{z_kℓ}    (f equiangular)
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -22,8 +23,12 @@ __all__ = ["type1_configuration", "type2_configuration", "type3_configuration"]
 
 def _task(task, d):
     """Budget of the (W, U) pair: W is d×n_w and U is K×(L·d) (plus the frame and a copy)."""
-    check_work("d", d, bytes=8 * d * (2 * task.n_w + 2 * task.K * task.L + 3 * task.n_c),
-               what=f"a configuration for {task!r} with d={d}")
+    check_work(
+        "d",
+        d,
+        bytes=8 * d * (2 * task.n_w + 2 * task.K * task.L + 3 * task.n_c),
+        what=f"a configuration for {task!r} with d={d}",
+    )
     return task
 
 
@@ -50,8 +55,16 @@ def _U(task: Task, F, c):
     return U_from_hat(c * F[:, task.Z.ravel()], L=task.L)
 
 
-@public(task=Instance(Task), d=Int(min=1), lam=_LAM, c=_C, c_prime=_C, frame=Array(ndim=2).or_none(), seed=Seed(),
-        legacy_positional=("d", "lam"))
+@public(
+    task=Instance(Task),
+    d=Int(min=1),
+    lam=_LAM,
+    c=_C,
+    c_prime=_C,
+    frame=Array(ndim=2).or_none(),
+    seed=Seed(),
+    legacy_positional=("d", "lam"),
+)
 def type1_configuration(task, *, d, lam=None, c=None, c_prime=None, frame=None, seed=None):
     """(W, U) in a type-I collapse configuration (Definition 1).
 
@@ -93,9 +106,17 @@ def type1_configuration(task, *, d, lam=None, c=None, c_prime=None, frame=None, 
     return W, _U(task, F, c_prime)
 
 
-@public(task=Instance(Task), d=Int(min=1), lam=_LAM, c=_C, frame=Array(ndim=2).or_none(), seed=Seed(),
-        scale=Real(lo=0, lo_open=True, array=True).or_none(), shift=Real(array=True).or_none(),
-        legacy_positional=("d", "lam"))
+@public(
+    task=Instance(Task),
+    d=Int(min=1),
+    lam=_LAM,
+    c=_C,
+    frame=Array(ndim=2).or_none(),
+    seed=Seed(),
+    scale=Real(lo=0, lo_open=True, array=True).or_none(),
+    shift=Real(array=True).or_none(),
+    legacy_positional=("d", "lam"),
+)
 def type2_configuration(task, *, d, lam=None, c=None, frame=None, seed=None, scale=None, shift=None):
     """(W, U) in a type-II collapse configuration (Definition 2) for the network h*.
 
@@ -126,8 +147,16 @@ def type2_configuration(task, *, d, lam=None, c=None, frame=None, seed=None, sca
     return W, _U(task, F, c)
 
 
-@public(task=Instance(Task), d=Int(min=1), lam=_LAM, c=_C, r=Real(lo=0, array=True).or_none(),
-        frame=Array(ndim=2).or_none(), seed=Seed(), legacy_positional=("d", "lam"))
+@public(
+    task=Instance(Task),
+    d=Int(min=1),
+    lam=_LAM,
+    c=_C,
+    r=Real(lo=0, array=True).or_none(),
+    frame=Array(ndim=2).or_none(),
+    seed=Seed(),
+    legacy_positional=("d", "lam"),
+)
 def type3_configuration(task, *, d, lam=None, c=None, r=None, frame=None, seed=None):
     """(W, U) in a type-III collapse configuration (Definition 3).
 

@@ -18,6 +18,7 @@ with D increasing from D(0) = 0: one monotone equation, solved in σ = log s as
 log D(e^σ) = log(2 log(λ_max/λ)), accurate even as λ ↑ λ_max (then c → 0⁺). A long-double
 Newton polish follows.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -134,7 +135,7 @@ class _System:
         m = log_mu2.max(axis=1, keepdims=True)
         self.log_w = log_mu2 - (m + np.log(np.sum(np.exp(log_mu2 - m), axis=1, keepdims=True)))
         self.w = np.exp(self.log_w)
-        self.delta = (2 * (_log_lambda_max(self.mu, self.n_c[:, 0], self.L[:, 0]) - np.log(self.lam[:, 0])))
+        self.delta = 2 * (_log_lambda_max(self.mu, self.n_c[:, 0], self.L[:, 0]) - np.log(self.lam[:, 0]))
 
     def take(self, idx):
         out = object.__new__(_System)
@@ -173,7 +174,7 @@ class _System:
         S = np.sum(self.w * -np.expm1(-2 * ell), axis=1)
         lse_terms = self.log_w - 2 * ell
         m = lse_terms.max(axis=1, keepdims=True)
-        log_sum = (m[:, 0] + np.log(np.sum(np.exp(lse_terms - m), axis=1)))
+        log_sum = m[:, 0] + np.log(np.sum(np.exp(lse_terms - m), axis=1))
         D = np.where(S < 0.5, -np.log1p(-np.minimum(S, 0.5)), -log_sum)
         omega = np.exp(lse_terms - log_sum[:, None])
         dx = x / (1 + x * expit(x - self.c1))
@@ -184,9 +185,13 @@ class _System:
 def _solve_sigma(sys: _System):
     """σ = log c² solving log D(e^σ) = log δ, δ = 2 log(λ_max/λ) > 0."""
     # linearisation at s = 0: x_β ≈ κ s m_β/n_c, D ≈ (2κ/n_c²)Σ w_β m_β · s
-    log_Dp0 = np.log(2.0) + sys.log_kappa[:, 0] - 2 * sys.log_nc[:, 0] + np.log(
-        np.sum(sys.w * np.exp(sys.log_m - sys.log_m.max(axis=1, keepdims=True)), axis=1)
-    ) + sys.log_m.max(axis=1)
+    log_Dp0 = (
+        np.log(2.0)
+        + sys.log_kappa[:, 0]
+        - 2 * sys.log_nc[:, 0]
+        + np.log(np.sum(sys.w * np.exp(sys.log_m - sys.log_m.max(axis=1, keepdims=True)), axis=1))
+        + sys.log_m.max(axis=1)
+    )
     target = np.log(sys.delta)
     x0 = target - log_Dp0
 
@@ -213,8 +218,16 @@ def _solve_sigma(sys: _System):
     return sigma
 
 
-@public(mu=MU, n_c=N_C, L=LEN, lam=LAM, s_c=S_C, precision=PRECISION, dps=DPS,
-        legacy_positional=("mu", "n_c", "L", "lam", "precision", "dps"))
+@public(
+    mu=MU,
+    n_c=N_C,
+    L=LEN,
+    lam=LAM,
+    s_c=S_C,
+    precision=PRECISION,
+    dps=DPS,
+    legacy_positional=("mu", "n_c", "L", "lam", "precision", "dps"),
+)
 def solve_type3(*, mu, n_c, L, lam, s_c=None, precision: str = "float", dps: int = 50) -> Type3Solution:
     """Unique solution (c, r_1, …, r_{s_c}) of (7)–(8), Theorem 2 / Proposition D.
 
@@ -336,8 +349,12 @@ def _check_type3_batch(batch, s_c, *, what, precision="float", dps=50):
         B *= int(k)
     check_work("shape", batch, items=B * s_c, bytes=B * s_c * 8 * 48, what=what)
     if precision == "mp":
-        check_work("shape", batch, seconds=B * (0.1 + 0.008 * s_c * s_c) * (dps / 50) ** 0.5,
-                   what=f"{what} with precision='mp', dps={dps}")
+        check_work(
+            "shape",
+            batch,
+            seconds=B * (0.1 + 0.008 * s_c * s_c) * (dps / 50) ** 0.5,
+            what=f"{what} with precision='mp', dps={dps}",
+        )
 
 
 def _residuals(mu, n_c, L, lam, c, r):

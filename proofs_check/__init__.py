@@ -8,9 +8,30 @@ table; ``--self-test`` runs every check against a deliberately wrong statement.
 Each check is importable, e.g. ``from proofs_check.symbolic import check_lemma_B_i`` and
 ``check_lemma_B_i()`` returns a detail string or raises :class:`CheckFailed`.
 """
-from .registry import REGISTRY, Check, CheckFailed, CheckResult, count_expects, expect, get_checks, run_checks, tolerances
 
-__all__ = ["REGISTRY", "Check", "CheckFailed", "CheckResult", "count_expects", "expect", "get_checks", "run_checks", "tolerances"]
+from .registry import (
+    REGISTRY,
+    Check,
+    CheckFailed,
+    CheckResult,
+    count_expects,
+    expect,
+    get_checks,
+    run_checks,
+    tolerances,
+)
+
+__all__ = [
+    "REGISTRY",
+    "Check",
+    "CheckFailed",
+    "CheckResult",
+    "count_expects",
+    "expect",
+    "get_checks",
+    "run_checks",
+    "tolerances",
+]
 
 _MODULES = ("symbolic", "enumeration", "assumption_checks", "properties", "convex", "library")
 

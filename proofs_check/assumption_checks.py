@@ -1,5 +1,6 @@
 """Checks of the assumption checkers against the paper (Lemma C, Assumption A/B on random sets) and
 of the existence search (the question the paper leaves open)."""
+
 from __future__ import annotations
 
 from fractions import Fraction
@@ -54,7 +55,9 @@ def check_assumption_A_random(mutant: bool = False, quick: bool = False) -> str:
     from fctheory.assumptions import check_assumption_A
 
     n_viol = 0
-    cases = [(2, 3, 5, 0), (3, 2, 4, 1), (3, 3, 10, 2)] + ([] if quick else [(3, 3, 20, 3), (2, 4, 12, 4), (4, 2, 7, 5)])
+    cases = [(2, 3, 5, 0), (3, 2, 4, 1), (3, 3, 10, 2)] + (
+        [] if quick else [(3, 3, 20, 3), (2, 4, 12, 4), (4, 2, 7, 5)]
+    )
     for n_c, L, K, seed in cases:
         task = Task.random(n_c, 1, L, K, seed=seed)
         res = check_assumption_A(task)
@@ -71,8 +74,14 @@ def check_assumption_A_random(mutant: bool = False, quick: bool = False) -> str:
                     for alpha in range(n_c):
                         cnt = _count_direct(task.Z, k, r, ell, alpha)
                         same = task.Z[k, ell] == alpha
-                        e = Fraction(K * (comb(L - 1, r) * (n_c - 1) ** r if same else comb(L - 1, r - 1) * (n_c - 1) ** (r - 1)), N)
-                        expect((cnt != e) == ((k, r, ell, alpha) in reported), f"checker disagrees at {(k, r, ell, alpha)}")
+                        e = Fraction(
+                            K
+                            * (comb(L - 1, r) * (n_c - 1) ** r if same else comb(L - 1, r - 1) * (n_c - 1) ** (r - 1)),
+                            N,
+                        )
+                        expect(
+                            (cnt != e) == ((k, r, ell, alpha) in reported), f"checker disagrees at {(k, r, ell, alpha)}"
+                        )
         n_viol += len(res.violations)
     return f"{len(cases)} random sets, {n_viol} violations, all confirmed by direct counting"
 
@@ -104,7 +113,11 @@ def check_assumption_B_cert(mutant: bool = False, quick: bool = False) -> str:
 
     T = tolerances("assumptionB-certificates")
     n_fail = n_hold = 0
-    cases = [(3, 3, 3, s) for s in range(3)] + [(3, 2, 3, 0), (4, 2, 4, 0)] + ([] if quick else [(3, 3, 5, s) for s in range(3)] + [(3, 3, 12, 0)])
+    cases = (
+        [(3, 3, 3, s) for s in range(3)]
+        + [(3, 2, 3, 0), (4, 2, 4, 0)]
+        + ([] if quick else [(3, 3, 5, s) for s in range(3)] + [(3, 3, 12, 0)])
+    )
     for n_c, L, K, seed in cases:
         task = Task.random(n_c, 1, L, K, seed=seed)
         res = check_assumption_B(task)
@@ -146,12 +159,16 @@ def check_existence_A(mutant: bool = False, quick: bool = False) -> str:
     for n_c, L in [(2, 2), (2, 3), (3, 2)] + ([] if quick else [(2, 4), (4, 2)]):
         N = n_c**L
         if mutant:
+
             def bad(K, n, Lx, r, same):
                 if same:
                     return Fraction(K * comb(Lx - 1, r) * (n - 1) ** (r + 1), n**Lx)
                 return Fraction(K * comb(Lx - 1, r - 1) * (n - 1) ** (r - 1), n**Lx)
+
             full = asm._all_latent(n_c, L)
-            expect(asm.check_assumption_A(full, n_c=n_c, expected=bad).holds, f"full set ({n_c},{L}) fails the statement")
+            expect(
+                asm.check_assumption_A(full, n_c=n_c, expected=bad).holds, f"full set ({n_c},{L}) fails the statement"
+            )
             continue
         ex = asm.search_assumption_A(n_c=n_c, L=L)
         integ = asm.search_assumption_A(n_c=n_c, L=L, method="integrality")
@@ -217,7 +234,10 @@ def check_lemma_B_forced(mutant: bool = False, quick: bool = False) -> str:
                         expect(res.S_r[0, r] == 0, "theta undetermined on a non-empty sphere")
                         continue
                     claim = Fraction(r, L) if mutant else Fraction(n_c * r, (n_c - 1) * L)
-                    expect(res.theta[r - 1] == claim, f"theta_{r} = {res.theta[r - 1]} != {claim} on {allz[list(sub)].tolist()}")
+                    expect(
+                        res.theta[r - 1] == claim,
+                        f"theta_{r} = {res.theta[r - 1]} != {claim} on {allz[list(sub)].tolist()}",
+                    )
                     a = Fraction(-r, (n_c - 1) * L)
                     expect(all(v == a for row in res.A[r - 1] for v in row), f"A_{r} != {a} 11^T")
     return f"{n_sets} Lemma-B sets with K < n_c^L: theta_r = kappa r/L and A_r = -r/((n_c-1)L)11^T exactly"

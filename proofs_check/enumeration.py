@@ -1,5 +1,6 @@
 """Checks by enumeration: exact rational counts over full latent sets, and the true risk of small
 tasks computed by enumerating every sentence (numeric, float64, tolerances stated per check)."""
+
 from __future__ import annotations
 
 from fractions import Fraction
@@ -80,7 +81,9 @@ def check_lemma_K(mutant: bool = False, quick: bool = False) -> str:
 
     T = tolerances("lemmaK-eq92")
     worst = 0.0
-    cases = [(2, 2, 3, "uniform"), (3, 2, 2, "uniform"), (3, 3, 2, "zipf")] + ([] if quick else [(4, 1, 3, "uniform"), (3, 2, 3, "zipf")])
+    cases = [(2, 2, 3, "uniform"), (3, 2, 2, "uniform"), (3, 3, 2, "zipf")] + (
+        [] if quick else [(4, 1, 3, "uniform"), (3, 2, 3, "zipf")]
+    )
     for n_c, s_c, L, mu in cases:
         task = Task.full(n_c, s_c, L, mu=mu)
         S = _risk.enumerate_sentences(task)
@@ -96,7 +99,9 @@ def check_lemma_K(mutant: bool = False, quick: bool = False) -> str:
                 Hl = float(lead("H")(t, n_c=n_c, n_w=task.n_w, L=L, K=task.K, lam=lam))
                 err = abs(R - Hc) / abs(Hc)
                 worst = max(worst, err)
-                expect(err <= T["rel"], f"R(type I) = {R!r} != H(n_w c^2) = {Hc!r} (rel {err:.2e}) at {task}, d={d}, c={c}")
+                expect(
+                    err <= T["rel"], f"R(type I) = {R!r} != H(n_w c^2) = {Hc!r} (rel {err:.2e}) at {task}, d={d}, c={c}"
+                )
                 expect(abs(Hl - Hc) <= T["rel"] * abs(Hc), f"fctheory.H = {Hl!r} != (92) = {Hc!r}")
     return f"max rel. error {worst:.1e} over {len(cases)} tasks x 2 d x 4 c"
 
@@ -137,7 +142,9 @@ def check_lemma_R(mutant: bool = False, quick: bool = False) -> str:
                 Hl = float(lead("H_star")(tt, n_c=n_c, L=L, K=task.K, d=d, lam=lam))
                 err = abs(R - Hc) / abs(Hc)
                 worst = max(worst, err)
-                expect(err <= T["rel"], f"R*(type II) = {R!r} != H*(sqrt(KL)c) = {Hc!r} (rel {err:.2e}) at {task}, d={d}")
+                expect(
+                    err <= T["rel"], f"R*(type II) = {R!r} != H*(sqrt(KL)c) = {Hc!r} (rel {err:.2e}) at {task}, d={d}"
+                )
                 expect(abs(Hl - Hc) <= T["rel"] * abs(Hc), f"fctheory.H_star = {Hl!r} != (124) = {Hc!r}")
     return f"max rel. error {worst:.1e}"
 
@@ -226,7 +233,9 @@ def check_thm2_critical(mutant: bool = False, quick: bool = False) -> str:
     for n_c, s_c, L, lam in cases:
         task = Task.full(n_c, s_c, L, mu="zipf")
         lmax = float(lead("lambda_max_type3")(mu=task.mu, n_c=n_c, L=L))
-        expect(abs(lmax - np.sqrt(L * np.sum(task.mu**2) / n_c ** (L + 1))) <= T["lam_max_rel"] * lmax, "lambda_max != (9)")
+        expect(
+            abs(lmax - np.sqrt(L * np.sum(task.mu**2) / n_c ** (L + 1))) <= T["lam_max_rel"] * lmax, "lambda_max != (9)"
+        )
         if mutant:
             try:
                 lead("solve_type3")(mu=task.mu, n_c=n_c, L=L, lam=1.01 * lmax)
@@ -247,6 +256,9 @@ def check_thm2_critical(mutant: bool = False, quick: bool = False) -> str:
         _, gW, gU = _risk.risk_grad(task, W, U, lam, S=S)
         gn = np.sqrt(np.sum(gW**2) + np.sum(gU**2))
         worst = max(worst, res7, res8, gn)
-        expect(res7 <= T["residual"] and res8 <= T["residual"], f"(7)/(8) residuals {res7:.1e}, {res8:.1e} at {task}, lambda={lam}")
+        expect(
+            res7 <= T["residual"] and res8 <= T["residual"],
+            f"(7)/(8) residuals {res7:.1e}, {res8:.1e} at {task}, lambda={lam}",
+        )
         expect(gn <= T["grad"], f"gradient norm {gn:.2e} at the type-III point of {task}, lambda={lam}")
     return f"max residual / gradient norm {worst:.1e}"

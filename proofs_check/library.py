@@ -6,6 +6,7 @@ recomputed here without fctheory (``proofs_check._oracle``: mpmath at 50 digits 
 ``proofs_check._risk``: enumeration of every sentence; finite differences) and compared at the tolerance
 declared in the check's ``tol``.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -34,10 +35,20 @@ def _rel(a, b):
     "numeric (mpmath)",
     "H taken without its 1 - K/n_c^L term (log(p(1+u)^L) + lambda t) on the reference side",
     tol=dict(rel=1e-12, residual_rel=0.2, residual_abs=1e-18, near=1e-5, above=1e-9),
-    library=("tau", "tau_star", "H", "H_prime", "tau.H_second", "H_star", "H_star_prime",
-             "lambda_trivial", "solve_type3", "lambda_max_type3"),
+    library=(
+        "tau",
+        "tau_star",
+        "H",
+        "H_prime",
+        "tau.H_second",
+        "H_star",
+        "H_star_prime",
+        "lambda_trivial",
+        "solve_type3",
+        "lambda_max_type3",
+    ),
     oracle="mpmath (50 digits): the printed H, H* with hand-written derivatives, bisection for tau, tau*; "
-           "nested bisection for (7)-(8) (Prop. D); residuals of (7)-(8) re-evaluated at the returned floats",
+    "nested bisection for (7)-(8) (Prop. D); residuals of (7)-(8) re-evaluated at the returned floats",
 )
 def check_predictors_mpmath(mutant: bool = False, quick: bool = False) -> str:
     import mpmath
@@ -83,9 +94,16 @@ def check_predictors_mpmath(mutant: bool = False, quick: bool = False) -> str:
             lam = l0 * (1 - eps)
             ref = orc.tau(n_c, n_w, L, K, lam)
             for backend in ("numba", "numpy"):
-                cmp(fctheory.tau(n_c=n_c, n_w=n_w, L=L, K=K, lam=lam, backend=backend), ref,
-                    f"tau at lambda = lambda0(1 - {eps:g}) on {(n_c, n_w, L, K)} [{backend}]", T["rel"])
-        expect(fctheory.tau(n_c=n_c, n_w=n_w, L=L, K=K, lam=l0 * (1 + T["above"])) == 0, f"tau > 0 just above lambda0 on {(n_c, n_w, L, K)}")
+                cmp(
+                    fctheory.tau(n_c=n_c, n_w=n_w, L=L, K=K, lam=lam, backend=backend),
+                    ref,
+                    f"tau at lambda = lambda0(1 - {eps:g}) on {(n_c, n_w, L, K)} [{backend}]",
+                    T["rel"],
+                )
+        expect(
+            fctheory.tau(n_c=n_c, n_w=n_w, L=L, K=K, lam=l0 * (1 + T["above"])) == 0,
+            f"tau > 0 just above lambda0 on {(n_c, n_w, L, K)}",
+        )
     for n_c, L, K, d, lam in _T3 if not quick else _T3[:3]:
         args = (n_c, L, K, d)
         kw = dict(n_c=n_c, L=L, K=K, d=d)
@@ -95,8 +113,19 @@ def check_predictors_mpmath(mutant: bool = False, quick: bool = False) -> str:
         for t in (0.0, 0.5 * float(tr), float(tr), 2.0 * float(tr)):
             cmp(fctheory.H_star(t, **kw, lam=lam), orc.H_star(t, *args, lam), f"H*({t:.6g}; {args})", T["rel"])
             hp = orc.H_star_prime(t, *args, lam)
-            cmp(fctheory.H_star_prime(t, **kw, lam=lam), hp, f"H*'({t:.6g}; {args})", T["rel"], scale=lam * t + abs(hp - lam * t))
-            cmp(tau_star_mod.H_star_second(t, **kw, lam=lam), orc.H_star_second(t, *args, lam), f"H*''({t:.6g}; {args})", T["rel"])
+            cmp(
+                fctheory.H_star_prime(t, **kw, lam=lam),
+                hp,
+                f"H*'({t:.6g}; {args})",
+                T["rel"],
+                scale=lam * t + abs(hp - lam * t),
+            )
+            cmp(
+                tau_star_mod.H_star_second(t, **kw, lam=lam),
+                orc.H_star_second(t, *args, lam),
+                f"H*''({t:.6g}; {args})",
+                T["rel"],
+            )
     # Theorem 2: the type-III constants and the residuals solve_type3 reports
     from fctheory import Task
 
@@ -104,7 +133,9 @@ def check_predictors_mpmath(mutant: bool = False, quick: bool = False) -> str:
     for n_c, s_c, L, lam, kind in cases if not quick else cases[:2]:
         mu = Task.full(n_c, s_c, L, mu="zipf").mu if kind == "zipf" else np.array([0.5, 0.3, 0.2])
         with mpmath.workdps(orc.DPS):
-            lmax_ref = mpmath.sqrt(mpmath.mpf(L) / mpmath.mpf(n_c) ** (L + 1) * sum(mpmath.mpf(float(m)) ** 2 for m in mu))
+            lmax_ref = mpmath.sqrt(
+                mpmath.mpf(L) / mpmath.mpf(n_c) ** (L + 1) * sum(mpmath.mpf(float(m)) ** 2 for m in mu)
+            )
         cmp(fctheory.lambda_max_type3(mu=mu, n_c=n_c, L=L), lmax_ref, f"lambda_max_type3 on {(n_c, s_c, L)}", T["rel"])
         sol = fctheory.solve_type3(mu=mu, n_c=n_c, L=L, lam=lam)
         c_ref, r_ref = orc.solve_type3(mu=mu, n_c=n_c, L=L, lam=lam)
@@ -114,8 +145,10 @@ def check_predictors_mpmath(mutant: bool = False, quick: bool = False) -> str:
         res7, res8 = orc.type3_residuals(mu, n_c, L, lam, sol.c, sol.r)
         for got, ref, name in ((sol.residual_7, res7, "residual_7"), (sol.residual_8, res8, "residual_8")):
             err = abs(float(got) - float(ref))
-            expect(err <= T["residual_abs"] + T["residual_rel"] * float(ref),
-                   f"solve_type3 {name} = {float(got):.3e} but the residual of the returned (c, r) is {float(ref):.3e}")
+            expect(
+                err <= T["residual_abs"] + T["residual_rel"] * float(ref),
+                f"solve_type3 {name} = {float(got):.3e} but the residual of the returned (c, r) is {float(ref):.3e}",
+            )
     return f"max rel. error {worst:.1e} (tau, tau*, H, H', H'', H*, ..., type-III constants) vs 50-digit mpmath"
 
 
@@ -134,7 +167,7 @@ def _rand_weights(rng, task, d, scale=0.7):
     tol=dict(rel=1e-12, grad_abs=1e-12, fd_rel=1e-6, fd_step=1e-5),
     library=("true_risk", "true_risk_grad", "unregularized_risk", "evaluate_risk", "true_risk_bruteforce", "phi"),
     oracle="proofs_check._risk: every sentence of every class with D(x) = prod mu, scipy logsumexp; own LayerNorm; "
-           "analytic gradient in X = U_hat^T W; central finite differences",
+    "analytic gradient in X = U_hat^T W; central finite differences",
 )
 def check_risk_engine(mutant: bool = False, quick: bool = False) -> str:
     import fctheory
@@ -166,7 +199,10 @@ def check_risk_engine(mutant: bool = False, quick: bool = False) -> str:
             for name, v in got.items():
                 e = _rel(v, R_ref)
                 worst = max(worst, e)
-                expect(e <= T["rel"], f"{name} = {v!r} != enumerated {R_ref!r} (rel {e:.1e}) on {task}, layernorm={layernorm}, eps={eps}")
+                expect(
+                    e <= T["rel"],
+                    f"{name} = {v!r} != enumerated {R_ref!r} (rel {e:.1e}) on {task}, layernorm={layernorm}, eps={eps}",
+                )
             e = _rel(fctheory.unregularized_risk(task, W, U, layernorm=layernorm, **kw), R0_ref)
             expect(e <= T["rel"], f"unregularized_risk off by rel {e:.1e} on {task}, layernorm={layernorm}")
             Rg, gW, gU = fctheory.true_risk_grad(task, W, U, lam, layernorm=layernorm, **kw)
@@ -174,20 +210,28 @@ def check_risk_engine(mutant: bool = False, quick: bool = False) -> str:
             bres = fctheory.true_risk_bruteforce(task, W, U, lam, layernorm=layernorm, grad=True, **kw)
             if not layernorm:
                 _, gW_ref, gU_ref = _risk.risk_grad(task, W, U, lam, S=S)
-                for name, a, b in (("dW", gW, gW_ref), ("dU", gU, gU_ref), ("bruteforce dW", bres.grad_W, gW_ref),
-                                   ("bruteforce dU", bres.grad_U, gU_ref)):
+                for name, a, b in (
+                    ("dW", gW, gW_ref),
+                    ("dU", gU, gU_ref),
+                    ("bruteforce dW", bres.grad_W, gW_ref),
+                    ("bruteforce dU", bres.grad_U, gU_ref),
+                ):
                     err = float(np.max(np.abs(np.asarray(a) - b)))
                     expect(err <= T["grad_abs"], f"true_risk_grad {name} off by {err:.1e} on {task}")
             else:  # directional central differences of the enumerated R*
                 h = T["fd_step"]
                 for _ in range(2):
                     VW, VU = rng.normal(size=W.shape), rng.normal(size=U.shape)
-                    fd = (_own_risk(task, W + h * VW, U + h * VU, lam, True, eps, S)
-                          - _own_risk(task, W - h * VW, U - h * VU, lam, True, eps, S)) / (2 * h)
+                    fd = (
+                        _own_risk(task, W + h * VW, U + h * VU, lam, True, eps, S)
+                        - _own_risk(task, W - h * VW, U - h * VU, lam, True, eps, S)
+                    ) / (2 * h)
                     for name, gw, gu in (("true_risk_grad", gW, gU), ("bruteforce", bres.grad_W, bres.grad_U)):
                         dd = float(np.sum(np.asarray(gw) * VW) + np.sum(np.asarray(gu) * VU))
-                        expect(abs(dd - fd) <= T["fd_rel"] * max(1.0, abs(fd)),
-                               f"{name} (h*, eps={eps}) directional derivative {dd!r} != finite difference {fd!r}")
+                        expect(
+                            abs(dd - fd) <= T["fd_rel"] * max(1.0, abs(fd)),
+                            f"{name} (h*, eps={eps}) directional derivative {dd!r} != finite difference {fd!r}",
+                        )
             n += 1
     # the LayerNorm itself
     Wt = rng.normal(size=(5, 7)) * rng.uniform(0.1, 10, size=7) + rng.normal(size=7)
@@ -218,8 +262,17 @@ def _pca_sigmas(M):
     "numeric enumeration",
     "c' claimed as sqrt(tau/K) (L dropped)",
     tol=dict(rel=1e-12, abs=1e-12, grad=1e-11),
-    library=("predict_type1", "predict_type2", "predict_type3", "predict", "type1_configuration",
-             "type2_configuration", "type3_configuration", "equiangular_frame", "equiangular_gram"),
+    library=(
+        "predict_type1",
+        "predict_type2",
+        "predict_type3",
+        "predict",
+        "type1_configuration",
+        "type2_configuration",
+        "type3_configuration",
+        "equiangular_frame",
+        "equiangular_gram",
+    ),
     oracle="own enumeration of the true risk of the returned (W, U), numpy SVD, own scores, 50-digit tau/tau*",
 )
 def check_predictions(mutant: bool = False, quick: bool = False) -> str:
@@ -238,7 +291,9 @@ def check_predictions(mutant: bool = False, quick: bool = False) -> str:
     for n_c, d, mz in [(3, 4, False), (4, 3, False), (3, 5, True), (5, 5, True)]:
         F = fctheory.equiangular_frame(n_c, d, mean_zero=mz, seed=7)
         gram = (n_c * np.eye(n_c) - np.ones((n_c, n_c))) / (n_c - 1)
-        expect(np.max(np.abs(F.T @ F - gram)) <= T["abs"], f"equiangular_frame({n_c},{d}) Gram != kappa I - 11^T/(n_c-1)")
+        expect(
+            np.max(np.abs(F.T @ F - gram)) <= T["abs"], f"equiangular_frame({n_c},{d}) Gram != kappa I - 11^T/(n_c-1)"
+        )
         expect(np.max(np.abs(fctheory.equiangular_gram(n_c) - gram)) <= T["abs"], f"equiangular_gram({n_c})")
         if mz:
             expect(np.max(np.abs(F.sum(axis=0))) <= T["abs"], f"mean_zero frame columns do not sum to 0 ({n_c},{d})")
@@ -318,8 +373,11 @@ def check_predictions(mutant: bool = False, quick: bool = False) -> str:
         close([p.norm_W, p.norm_U], [np.linalg.norm(W), np.linalg.norm(U)], "predict_type3 norms")
         kap = n_c / (n_c - 1)
         close(p.margins_per_position, kap * c_ref * r_ref, "predict_type3 margins kappa c r_b")
-        close([p.pca_sigma_W, p.pca_sigma_U], [_pca_sigmas(W.T)[0], _pca_sigmas(_risk.U_hat(U, L=L).T)[0]],
-              "predict_type3 PCA singular values")
+        close(
+            [p.pca_sigma_W, p.pca_sigma_U],
+            [_pca_sigmas(W.T)[0], _pca_sigmas(_risk.U_hat(U, L=L).T)[0]],
+            "predict_type3 PCA singular values",
+        )
     return "predictions, configurations and frames agree with the definitions (enumerated risks, SVDs, 50-digit tau)"
 
 
@@ -348,8 +406,11 @@ def check_lower_bound(mutant: bool = False, quick: bool = False) -> str:
         S = _risk.enumerate_sentences(task)
         min_g = float(orc.H(orc.tau(n_c, task.n_w, L, task.K, lam), n_c, task.n_w, L, task.K, lam))
         tau_lib = fctheory.tau(n_c=n_c, n_w=task.n_w, L=L, K=task.K, lam=lam)
-        expect(abs(fctheory.H(tau_lib, n_c=n_c, n_w=task.n_w, L=L, K=task.K, lam=lam) - min_g) <= T["slack"] * max(1.0, min_g),
-               "fctheory's H(tau) differs from the 50-digit minimum")
+        expect(
+            abs(fctheory.H(tau_lib, n_c=n_c, n_w=task.n_w, L=L, K=task.K, lam=lam) - min_g)
+            <= T["slack"] * max(1.0, min_g),
+            "fctheory's H(tau) differs from the 50-digit minimum",
+        )
         W, U = _risk.type1_point(task, np.sqrt(tau_lib / task.n_w), n_c - 1)
         X_opt = _risk.X_of(W, U, L)
         points = [("optimum", X_opt)]
@@ -362,8 +423,10 @@ def check_lower_bound(mutant: bool = False, quick: bool = False) -> str:
                 lb = f - float(np.sum(G * X))
             else:
                 lb, _ = lower_bound(S, X, lam)
-            expect(lb <= min_g + T["slack"] * max(1.0, abs(min_g)),
-                   f"lower bound {lb!r} exceeds the true minimum {min_g!r} at the {name} point of {task}")
+            expect(
+                lb <= min_g + T["slack"] * max(1.0, abs(min_g)),
+                f"lower bound {lb!r} exceeds the true minimum {min_g!r} at the {name} point of {task}",
+            )
             if name == "optimum":
                 expect(abs(lb - min_g) <= T["tight"], f"bound {lb!r} not tight at the optimum (min {min_g!r})")
             n += 1

@@ -2,6 +2,7 @@
 lower bound, and the bilinear bounds of Lemmas F and M. Hypothesis runs derandomised, without an
 example database, so a run is reproducible and leaves no files behind. Hypothesis is a test dependency
 (``pip install fctheory[test]``); without it these checks report ERROR and the others still run."""
+
 from __future__ import annotations
 
 import os
@@ -84,7 +85,7 @@ def _seeds(st):
     tol=dict(rel=1e-10, imbalance=1e-3, strict=1e-12, nonzero=1e-6),
     library=(),
     oracle="numpy SVD (nuclear norm) and an explicit balanced factorisation; a statement about matrices that no "
-           "fctheory function computes",
+    "fctheory function computes",
 )
 def check_nuclear_inequality(mutant: bool = False, quick: bool = False) -> str:
     given, st = _hyp()
@@ -106,7 +107,9 @@ def check_nuclear_inequality(mutant: bool = False, quick: bool = False) -> str:
         # "only if": a clearly unbalanced pair gives a strict inequality (the gap grows like the imbalance²)
         imbalance = np.linalg.norm(A.T @ A - B @ B.T)
         if imbalance > T["imbalance"] * max(1.0, half):
-            expect(half - nuc > T["strict"] * max(1.0, half), f"equality without A^T A = B B^T (imbalance {imbalance:.2e})")
+            expect(
+                half - nuc > T["strict"] * max(1.0, half), f"equality without A^T A = B B^T (imbalance {imbalance:.2e})"
+            )
         # balanced factorisation of X = AB: A' = U√S R, B' = Rᵀ√S Vᵀ (R orthogonal) has A'ᵀA' = B'B'ᵀ
         X = A @ B
         Uu, s, Vt = np.linalg.svd(X, full_matrices=False)
@@ -209,8 +212,13 @@ def check_bilinear_bounds(mutant: bool = False, quick: bool = False) -> str:
     given, st = _hyp()
 
     @_settings(quick, 80)
-    @given(st.sampled_from([(3, 2, 2), (2, 3, 3), (4, 1, 2)]), st.sampled_from(["uniform", "zipf"]), st.integers(0, 3),
-           _seeds(st), st.floats(0.1, 3.0))
+    @given(
+        st.sampled_from([(3, 2, 2), (2, 3, 3), (4, 1, 2)]),
+        st.sampled_from(["uniform", "zipf"]),
+        st.integers(0, 3),
+        _seeds(st),
+        st.floats(0.1, 3.0),
+    )
     def prop(shape, mu, dd, seed, c):
         n_c, s_c, L = shape
         task = Task.full(n_c, s_c, L, mu=mu)

@@ -5,6 +5,7 @@ paper and returns a one-line detail, or raises :class:`CheckFailed`. With ``muta
 deliberately wrong variant of the same statement (described by ``Check.mutant``), which must fail:
 ``--self-test`` runs every check that way and passes only if every mutant is caught.
 """
+
 from __future__ import annotations
 
 import fnmatch
@@ -16,8 +17,18 @@ from dataclasses import asdict, dataclass, field
 from types import MappingProxyType, SimpleNamespace
 from typing import Callable, Mapping
 
-__all__ = ["Check", "CheckFailed", "CheckResult", "REGISTRY", "register", "expect", "tolerances", "count_expects",
-           "get_checks", "run_checks"]
+__all__ = [
+    "Check",
+    "CheckFailed",
+    "CheckResult",
+    "REGISTRY",
+    "register",
+    "expect",
+    "tolerances",
+    "count_expects",
+    "get_checks",
+    "run_checks",
+]
 
 
 class CheckFailed(AssertionError):
@@ -102,8 +113,9 @@ class Check:
 REGISTRY: dict[str, Check] = {}
 
 
-def register(id: str, statement: str, method: str, mutant: str, quick: bool = True, *, tol=None, library=(),
-             oracle: str = ""):
+def register(
+    id: str, statement: str, method: str, mutant: str, quick: bool = True, *, tol=None, library=(), oracle: str = ""
+):
     """Decorator adding ``func`` to :data:`REGISTRY` under ``id`` (the function itself is returned).
 
     ``tol`` declares every tolerance of the check (read back with :func:`tolerances`), ``library`` the
@@ -113,8 +125,9 @@ def register(id: str, statement: str, method: str, mutant: str, quick: bool = Tr
     def deco(func):
         if id in REGISTRY:
             raise ValueError(f"duplicate check id {id!r}")
-        REGISTRY[id] = Check(id, statement, method, func, mutant, quick, MappingProxyType(dict(tol or {})),
-                             tuple(library), oracle)
+        REGISTRY[id] = Check(
+            id, statement, method, func, mutant, quick, MappingProxyType(dict(tol or {})), tuple(library), oracle
+        )
         func.check = REGISTRY[id]
         return func
 

@@ -3,6 +3,7 @@
 The table is the runner's, narrowed to 100 columns; ``--json`` prints the ``fctheory/1`` object and
 ``--csv`` one row per check.
 """
+
 from __future__ import annotations
 
 import time
@@ -39,9 +40,13 @@ def _say(text: str, indent: str = "") -> None:
 
 
 def _params(args) -> dict:
-    return {"only": args.only or None, "quick": bool(args.quick), "self_test": bool(args.self_test),
-            "list": bool(args.list),
-            "mode": "self-test" if args.self_test else ("quick" if args.quick else "full")}
+    return {
+        "only": args.only or None,
+        "quick": bool(args.quick),
+        "self_test": bool(args.self_test),
+        "list": bool(args.list),
+        "mode": "self-test" if args.self_test else ("quick" if args.quick else "full"),
+    }
 
 
 def _run(args) -> int:
@@ -59,7 +64,11 @@ def _run(args) -> int:
             fail("--only", args.only, "must be one or more comma-separated id patterns (globs or substrings)")
     checks = get_checks(args.only or None, args.quick)
     if not checks:
-        fail("--only", args.only, "matches no check id" + (" in the --quick subset" if args.quick else "") + " (see --list)")
+        fail(
+            "--only",
+            args.only,
+            "matches no check id" + (" in the --quick subset" if args.quick else "") + " (see --list)",
+        )
     if args.list:
         from proofs_check.__main__ import listing, listing_text  # noqa: PLC0415
 
@@ -108,8 +117,9 @@ def _run(args) -> int:
             out["library_mutants"] = [r.as_dict() for r in lib_results]
         print_json("check", task=None, parameters=_params(args), results=out)
     elif args.csv:
-        rows = [dict(r.as_dict(), kind="check") for r in results] + [dict(r.as_dict(), kind="library_mutant")
-                                                                    for r in lib_results]
+        rows = [dict(r.as_dict(), kind="check") for r in results] + [
+            dict(r.as_dict(), kind="library_mutant") for r in lib_results
+        ]
         print_csv(rows, ["kind", "id", "statement", "method", "status", "seconds", "assertions", "detail"])
     else:
         from proofs_check.__main__ import summary_lines  # noqa: PLC0415

@@ -13,6 +13,7 @@ for fixed constants the optimal Q is an orthogonal Procrustes solution (polar fa
 the optimal constants are non-negative least-squares scalars in closed form. Every step decreases
 the objective, and on an exact configuration the first Procrustes step already returns its frame.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -369,8 +370,13 @@ def _fit_budget(name, value, d, n_c, groups, columns, max_iter, n_blocks):
     """Size one alternating fit before it runs: each step costs a d×(n_c−1) SVD and O(d·n_c·groups)."""
     starts = 2 + (n_blocks if n_blocks > 1 else 0)
     flops = d * n_c * (n_c + groups + 4)
-    check_work(name, value, bytes=8 * (3 * d * (columns + n_c * (groups + 2))),
-               seconds=starts * max_iter * (2e-4 + 4e-9 * flops), what="the equiangular-frame fit")
+    check_work(
+        name,
+        value,
+        bytes=8 * (3 * d * (columns + n_c * (groups + 2))),
+        seconds=starts * max_iter * (2e-4 + 4e-9 * flops),
+        what="the equiangular-frame fit",
+    )
 
 
 @public(task=Instance(Task), W=Array(ndim=2), layernorm=Bool())
@@ -412,8 +418,12 @@ def within_concept_spread(task, W, layernorm: bool = False) -> WithinConceptSpre
     Uc = Un - Un.mean(axis=2, keepdims=True)
     n_nonzero = float(np.count_nonzero(norms))
     ang = float(np.einsum("iab,iab->", Uc, Uc) / n_nonzero) if n_nonzero else 0.0
-    return WithinConceptSpread(spread=spread, angular_spread=ang, per_concept=per,
-                               centres=_unscaled("W", f"array of shape {np.shape(W)}", centres, e, "the concept centres"))
+    return WithinConceptSpread(
+        spread=spread,
+        angular_spread=ang,
+        per_concept=per,
+        centres=_unscaled("W", f"array of shape {np.shape(W)}", centres, e, "the concept centres"),
+    )
 
 
 @public(task=Instance(Task), W=Array(ndim=2), layernorm=Bool(), max_iter=_ITER, tol=_TOL)
@@ -510,10 +520,16 @@ def distance_to_type1(task, W, U, *, max_iter: int = 500, tol: float = 1e-15) ->
     c, cp = float(scales[0][0]), float(scales[1][0])
     show = "(W, U) of this magnitude"
     return CollapseDistance(
-        kind="I", distance=_distance(obj, total), frame=F,
-        c=_unscaled("W", show, c, e, "c"), c_prime=_unscaled("U", show, cp, e, "c'"), r=None,
+        kind="I",
+        distance=_distance(obj, total),
+        frame=F,
+        c=_unscaled("W", show, c, e, "c"),
+        c_prime=_unscaled("U", show, cp, e, "c'"),
+        r=None,
         W_star=_unscaled("W", show, c * F[:, task.word_concept], e, "W*"),
-        U_star=_unscaled("U", show, _U_star(task, F, cp), e, "U*"), n_iter=it, converged=conv,
+        U_star=_unscaled("U", show, _U_star(task, F, cp), e, "U*"),
+        n_iter=it,
+        converged=conv,
     )
 
 
@@ -531,16 +547,29 @@ def distance_to_type2(task, W, U, *, max_iter: int = 500, tol: float = 1e-15) ->
     _fit_budget("max_iter", max_iter, d, task.n_c, 1, task.n_w + task.K * task.L, max_iter, 2)
     P = _phi(W)
     e = _joint_scale(P, U)
-    bw = _Block(_scaled(P, e), task.word_concept, np.zeros(task.n_w, dtype=np.intp), 1, task.n_c,
-                fixed=float(np.ldexp(np.sqrt(d), -e)))
+    bw = _Block(
+        _scaled(P, e),
+        task.word_concept,
+        np.zeros(task.n_w, dtype=np.intp),
+        1,
+        task.n_c,
+        fixed=float(np.ldexp(np.sqrt(d), -e)),
+    )
     bu = _U_blocks(task, _scaled(U, e), d)
     (obj, F, scales, it, conv), total = _fit([bw, bu], task.n_c, d, True, max_iter, tol)
     c = float(scales[1][0])
     show = "U of this magnitude"
     return CollapseDistance(
-        kind="II", distance=_distance(obj, total), frame=F, c=_unscaled("U", show, c, e, "c"), c_prime=None, r=None,
-        W_star=np.sqrt(d) * F[:, task.word_concept], U_star=_unscaled("U", show, _U_star(task, F, c), e, "U*"),
-        n_iter=it, converged=conv,
+        kind="II",
+        distance=_distance(obj, total),
+        frame=F,
+        c=_unscaled("U", show, c, e, "c"),
+        c_prime=None,
+        r=None,
+        W_star=np.sqrt(d) * F[:, task.word_concept],
+        U_star=_unscaled("U", show, _U_star(task, F, c), e, "U*"),
+        n_iter=it,
+        converged=conv,
     )
 
 
@@ -564,8 +593,14 @@ def distance_to_type3(task, W, U, *, max_iter: int = 500, tol: float = 1e-15) ->
     r, c = scales[0], float(scales[1][0])
     show = "(W, U) of this magnitude"
     return CollapseDistance(
-        kind="III", distance=_distance(obj, total), frame=F, c=_unscaled("U", show, c, e, "c"), c_prime=None,
+        kind="III",
+        distance=_distance(obj, total),
+        frame=F,
+        c=_unscaled("U", show, c, e, "c"),
+        c_prime=None,
         r=_unscaled("W", show, r, e, "r"),
         W_star=_unscaled("W", show, F[:, task.word_concept] * r[task.word_rank][None, :], e, "W*"),
-        U_star=_unscaled("U", show, _U_star(task, F, c), e, "U*"), n_iter=it, converged=conv,
+        U_star=_unscaled("U", show, _U_star(task, F, c), e, "U*"),
+        n_iter=it,
+        converged=conv,
     )

@@ -17,6 +17,7 @@ matrix products 2(K−1)s^L per class. The gradient is two more products per cla
 and per suffix, then scattered into ∂R₀/∂(ÛᵀV) and mapped to W and U by two products.
 Entries whose S' underflows (huge margins, long L) are recomputed in log space.
 """
+
 from __future__ import annotations
 
 import math
@@ -226,10 +227,26 @@ def _tile_plan(K, sA, sB, nA, nB, grad, budget, nw, per_entry=9):
     return tA, tB, block, need
 
 
-@public(task=Instance(Task), d=Int(min=1, max=2**40), grad=Bool(), backend=_BACKEND, max_bytes=_LIMIT,
-        workers=_WORKERS, jit=Bool().or_none(), legacy_positional=("d",))
-def estimate_cost(task: Task, *, d: int, grad: bool = False, backend: str = "numpy", max_bytes: float | None = None,
-    workers: int | None = None, jit: bool | None = None) -> CostEstimate:
+@public(
+    task=Instance(Task),
+    d=Int(min=1, max=2**40),
+    grad=Bool(),
+    backend=_BACKEND,
+    max_bytes=_LIMIT,
+    workers=_WORKERS,
+    jit=Bool().or_none(),
+    legacy_positional=("d",),
+)
+def estimate_cost(
+    task: Task,
+    *,
+    d: int,
+    grad: bool = False,
+    backend: str = "numpy",
+    max_bytes: float | None = None,
+    workers: int | None = None,
+    jit: bool | None = None,
+) -> CostEstimate:
     """Time and memory one exact evaluation will need, computed without allocating.
 
     Sizes are exact integers (s_c^L may be far beyond the float range: such a request gets
@@ -290,8 +307,15 @@ def _estimate(task, d, grad, backend, max_bytes, workers, jit=None) -> CostEstim
         + _fl(8 * K * L * task.n_w * d) * 1e-10
     )
     mem = need + extras
-    return CostEstimate(seconds=float(seconds), bytes=int(mem), pairs=int(pairs), flops=float(flops),
-                        split=m, tiles=(tA, tB), block=block)
+    return CostEstimate(
+        seconds=float(seconds),
+        bytes=int(mem),
+        pairs=int(pairs),
+        flops=float(flops),
+        split=m,
+        tiles=(tA, tB),
+        block=block,
+    )
 
 
 def _check_budget(est: CostEstimate, max_seconds, max_bytes, task=None):
@@ -299,14 +323,22 @@ def _check_budget(est: CostEstimate, max_seconds, max_bytes, task=None):
     mib = _fl(est.bytes) / 2**20
     mem = f"{mib:.4g} MiB" if math.isfinite(mib) else f"{_g(est.bytes)} bytes"
     if max_bytes is not None and (est.tiles[0] < 1 or est.tiles[1] < 1 or est.bytes > max_bytes):
-        fail("task", task, f"estimated working memory {mem} (estimated time {est.seconds:.3g} s, "
-             f"{_g(est.pairs)} sentence-class pairs) exceeds the memory budget max_bytes={max_bytes} "
-             f"({max_bytes / 2**20:.1f} MiB); pass a larger max_bytes (inf: no limit) or raise "
-             "it with fctheory.set_budget(max_bytes=...)")
+        fail(
+            "task",
+            task,
+            f"estimated working memory {mem} (estimated time {est.seconds:.3g} s, "
+            f"{_g(est.pairs)} sentence-class pairs) exceeds the memory budget max_bytes={max_bytes} "
+            f"({max_bytes / 2**20:.1f} MiB); pass a larger max_bytes (inf: no limit) or raise "
+            "it with fctheory.set_budget(max_bytes=...)",
+        )
     if max_seconds is not None and est.seconds > max_seconds:
-        fail("task", task, f"estimated time {est.seconds:.3g} s ({_g(est.pairs)} sentence-class pairs, "
-             f"{est.flops:.3g} flops, {mem}) exceeds the time budget max_seconds={max_seconds}; "
-             "pass a larger max_seconds (inf: no limit) or raise it with fctheory.set_budget(max_seconds=...)")
+        fail(
+            "task",
+            task,
+            f"estimated time {est.seconds:.3g} s ({_g(est.pairs)} sentence-class pairs, "
+            f"{est.flops:.3g} flops, {mem}) exceeds the time budget max_seconds={max_seconds}; "
+            "pass a larger max_seconds (inf: no limit) or raise it with fctheory.set_budget(max_seconds=...)",
+        )
 
 
 # --------------------------------------------------------------------------------- building blocks
@@ -375,15 +407,40 @@ def _tiles(n, t):
 
 # --------------------------------------------------------------------------------- driver
 #: the kinds of the risk entry points' parameters (shared by true_risk & co.)
-RISK_KINDS = dict(task=Instance(Task), W=Array(ndim=2), U=Array(ndim=2), lam=Real(lo=0.0), layernorm=Bool(),
-                  grad=Bool(), eps=Real(lo=0.0), backend=_BACKEND, jit=Bool().or_none(), progress=Bool().or_none(),
-                  max_seconds=_LIMIT, max_bytes=_LIMIT, workers=_WORKERS)
+RISK_KINDS = dict(
+    task=Instance(Task),
+    W=Array(ndim=2),
+    U=Array(ndim=2),
+    lam=Real(lo=0.0),
+    layernorm=Bool(),
+    grad=Bool(),
+    eps=Real(lo=0.0),
+    backend=_BACKEND,
+    jit=Bool().or_none(),
+    progress=Bool().or_none(),
+    max_seconds=_LIMIT,
+    max_bytes=_LIMIT,
+    workers=_WORKERS,
+)
 
 
 @public(**RISK_KINDS, legacy_positional=("layernorm",))
-def evaluate_risk(task: Task, W, U, lam=0.0, *, layernorm: bool = False, grad: bool = False, eps: float = 0.0,
-    backend: str = "numpy", jit: bool | None = None, progress: bool | None = None,
-    max_seconds: float | None = None, max_bytes: float | None = None, workers: int | None = None) -> RiskResult:
+def evaluate_risk(
+    task: Task,
+    W,
+    U,
+    lam=0.0,
+    *,
+    layernorm: bool = False,
+    grad: bool = False,
+    eps: float = 0.0,
+    backend: str = "numpy",
+    jit: bool | None = None,
+    progress: bool | None = None,
+    max_seconds: float | None = None,
+    max_bytes: float | None = None,
+    workers: int | None = None,
+) -> RiskResult:
     """Exact true risk (5) — or R* (10) with ``layernorm`` — and optionally its gradient.
 
     Every sentence of every class is accounted for with its probability D_{z_k}(x); nothing is
@@ -428,12 +485,40 @@ def evaluate_risk(task: Task, W, U, lam=0.0, *, layernorm: bool = False, grad: b
         Invalid input (naming the parameter), W/U shapes not those of the task, an estimate over
         the budget, or weights so large that the scores (or the penalty) overflow float64.
     """
-    return _evaluate(task, W, U, lam, layernorm, grad=grad, eps=eps, backend=backend, jit=jit, progress=progress,
-                     max_seconds=max_seconds, max_bytes=max_bytes, workers=workers)
+    return _evaluate(
+        task,
+        W,
+        U,
+        lam,
+        layernorm,
+        grad=grad,
+        eps=eps,
+        backend=backend,
+        jit=jit,
+        progress=progress,
+        max_seconds=max_seconds,
+        max_bytes=max_bytes,
+        workers=workers,
+    )
 
 
-def _evaluate(task, W, U, lam, layernorm, *, grad=False, eps=0.0, backend="numpy", jit=None, progress=None,
-              max_seconds=None, max_bytes=None, workers=None, overflow="raise") -> RiskResult:
+def _evaluate(
+    task,
+    W,
+    U,
+    lam,
+    layernorm,
+    *,
+    grad=False,
+    eps=0.0,
+    backend="numpy",
+    jit=None,
+    progress=None,
+    max_seconds=None,
+    max_bytes=None,
+    workers=None,
+    overflow="raise",
+) -> RiskResult:
     """The engine behind :func:`evaluate_risk` on checked arguments.
 
     ``overflow="inf"`` (the minimizer's line search) returns R = inf with NaN gradients instead
@@ -461,18 +546,31 @@ def _evaluate(task, W, U, lam, layernorm, *, grad=False, eps=0.0, backend="numpy
     gmax = float(xp.max(xp.abs(G3))) if G3.size else 0.0
     bad = None
     if not (math.isfinite(gmax) and 2.0 * L * gmax <= _SCORE_MAX):
-        bad = ("U" if float(xp.max(xp.abs(U))) > float(xp.max(xp.abs(V))) else "W",
-               f"the scores overflow float64 (max |<u_(k,l), w>| = {gmax:.3g}); use smaller weights")
+        bad = (
+            "U" if float(xp.max(xp.abs(U))) > float(xp.max(xp.abs(V))) else "W",
+            f"the scores overflow float64 (max |<u_(k,l), w>| = {gmax:.3g}); use smaller weights",
+        )
     elif not math.isfinite(penalty):
         with np.errstate(over="ignore"):
-            big = "W" if not math.isfinite(float(xp.sum(W * W))) else "U" if not math.isfinite(
-                float(xp.sum(U * U))) else "lam"
+            big = (
+                "W"
+                if not math.isfinite(float(xp.sum(W * W)))
+                else "U"
+                if not math.isfinite(float(xp.sum(U * U)))
+                else "lam"
+            )
         bad = (big, "the penalty (λ/2)(‖W‖² + ‖U‖²) overflows float64; use smaller weights or λ")
     if bad is not None:
         if overflow == "inf":
             nan = xp.full(W.shape, xp.nan), xp.full(U.shape, xp.nan)
-            return RiskResult(R=math.inf, R0=math.inf, penalty=penalty, grad_W=nan[0] if grad else None,
-                              grad_U=nan[1] if grad else None, pairs=est.pairs)
+            return RiskResult(
+                R=math.inf,
+                R0=math.inf,
+                penalty=penalty,
+                grad_W=nan[0] if grad else None,
+                grad_U=nan[1] if grad else None,
+                pairs=est.pairs,
+            )
         fail(bad[0], lam if bad[0] == "lam" else (W if bad[0] == "W" else U), bad[1])
 
     n_fallback = 0
@@ -482,8 +580,7 @@ def _evaluate(task, W, U, lam, layernorm, *, grad=False, eps=0.0, backend="numpy
     else:
         R0, gG3, n_fallback = _enumerate(xp, use_numba, task, G3, grad, est, progress, workers)
 
-    res = RiskResult(R=R0 + penalty, R0=R0, penalty=penalty, n_fallback=n_fallback,
-                     pairs=est.pairs)
+    res = RiskResult(R=R0 + penalty, R0=R0, penalty=penalty, n_fallback=n_fallback, pairs=est.pairs)
     if grad:
         with np.errstate(over="ignore", invalid="ignore"):
             gG = gG3.reshape(K * L, task.n_w) / K
@@ -553,8 +650,8 @@ def _fallback_xp(xp, mask, k_of, lb, YAg, YB, pA, pB, grad, ce, rA, rB, fbAg, fb
     width = fbB.shape[1] if fbB is not None else 0
     chunk = max(1, (1 << 22) // K)
     for c0 in range(0, int(aa.shape[0]), chunk):
-        a = aa[c0:c0 + chunk]
-        c = cc[c0:c0 + chunk]
+        a = aa[c0 : c0 + chunk]
+        c = cc[c0 : c0 + chunk]
         i = c // sB
         b = c % sB
         m = int(a.shape[0])
@@ -595,7 +692,7 @@ class _LazyY:
         with self.lock:
             if side == "A":
                 if g not in self.A:
-                    self.A[g] = _partial_scores(xp, G3, concA[g:g + 1], 0, s)[0]
+                    self.A[g] = _partial_scores(xp, G3, concA[g : g + 1], 0, s)[0]
                 return self.A[g]
             if self.B is None:
                 self.B = _partial_scores(xp, G3, concB, m, s)
@@ -672,12 +769,21 @@ def _run_group_inner(xp, use_numba, ctx, wk, g, ks_h, lb_h, full):
             dummy = np.zeros((1, 1))
             for i in np.nonzero(nflag)[0]:
                 q = int(lb_h[i])
-                ce[i] += fallback_class(int(ks_h[i]), YAg, YB[q], pA, pB, mask[:, i * sB:(i + 1) * sB], grad,
-                                        fbA[g] if grad else dummy,
-                                        fbB[:, q * sB:(q + 1) * sB] if grad else dummy, rA[i], rB[i])
+                ce[i] += fallback_class(
+                    int(ks_h[i]),
+                    YAg,
+                    YB[q],
+                    pA,
+                    pB,
+                    mask[:, i * sB : (i + 1) * sB],
+                    grad,
+                    fbA[g] if grad else dummy,
+                    fbB[:, q * sB : (q + 1) * sB] if grad else dummy,
+                    rA[i],
+                    rB[i],
+                )
         else:
-            _fallback_xp(xp, mask, ks, lb, YAg, YB, pA, pB, grad, ce, rA, rB,
-                         fbA[g] if grad else None, fbB, sB)
+            _fallback_xp(xp, mask, ks, lb, YAg, YB, pA, pB, grad, ce, rA, rB, fbA[g] if grad else None, fbB, sB)
     if grad:
         Om = S  # ω = D σ(t)/S', written over S'
         r0, r1 = int(ks_h.min()), int(ks_h.max()) + 1
@@ -781,15 +887,27 @@ def _enumerate(xp, use_numba, task, G3, grad, est, progress, workers=None, class
                     nTB = tileB.size
                     BBt = xp.ascontiguousarray(xp.transpose(BB, (1, 0, 2)).reshape(K, nTB * sB))
                     del BB
-                    ctx = (ownA, ownB, BA, MA, MB, BBt, pA, pB, K, grad, accA,
-                           _LazyY(xp, G3, concA[tileA], concB[tileB], m, s))
+                    ctx = (
+                        ownA,
+                        ownB,
+                        BA,
+                        MA,
+                        MB,
+                        BBt,
+                        pA,
+                        pB,
+                        K,
+                        grad,
+                        accA,
+                        _LazyY(xp, G3, concA[tileA], concB[tileB], m, s),
+                    )
                     sel = sel[np.lexsort((gidB[sel], gidA[sel]))]
                     la_sel = locA[gidA[sel]]
                     cuts = np.nonzero(np.diff(la_sel))[0] + 1
                     units = []  # (group, classes, suffix ids, full?) — a group is one worker's
                     for ks_g in np.split(sel, cuts):
                         g = int(locA[gidA[ks_g[0]]])
-                        chunks = [ks_g[c0:c0 + block] for c0 in range(0, ks_g.size, block)]
+                        chunks = [ks_g[c0 : c0 + block] for c0 in range(0, ks_g.size, block)]
                         units.append((g, [(c, locB[gidB[c]], c.size == nTB) for c in chunks]))
                     nwk = min(nw, len(units))
                     wks = [_Worker(xp, grad, K, tileA.size, sA, nTB * sB) for _ in range(nwk)]

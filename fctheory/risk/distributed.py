@@ -15,6 +15,7 @@ so a block recomputes only its own prefix bases; the suffix bases are recomputed
 a small cost next to the 2K(K−1)s_c^L flops of the products. :func:`plan_distributed` says when
 splitting pays.
 """
+
 from __future__ import annotations
 
 import math
@@ -102,9 +103,16 @@ def class_blocks(task, blocks):
     return [np.sort(p).astype(np.int64) for p in parts if p.size]
 
 
-@public(task=Instance(Task), d=Int(min=1, max=2**40), workers=Int(min=1, max=10**6), grad=Bool(),
-        blocks=Int(min=1, max=10**7).or_none(), backend=Choice("numpy", "numba", "cupy"),
-        max_bytes=Real(lo=0, lo_open=True, inf_ok=True).or_none(), legacy_positional=("d", "workers"))
+@public(
+    task=Instance(Task),
+    d=Int(min=1, max=2**40),
+    workers=Int(min=1, max=10**6),
+    grad=Bool(),
+    blocks=Int(min=1, max=10**7).or_none(),
+    backend=Choice("numpy", "numba", "cupy"),
+    max_bytes=Real(lo=0, lo_open=True, inf_ok=True).or_none(),
+    legacy_positional=("d", "workers"),
+)
 def plan_distributed(task, *, d, workers, grad=False, blocks=None, backend="numpy", max_bytes=None):
     """Estimate whether splitting one exact evaluation over ``workers`` Dask workers pays.
 
@@ -155,11 +163,25 @@ def plan_distributed(task, *, d, workers, grad=False, blocks=None, backend="nump
     elif speedup >= 1.5:
         pays, why = True, f"{speedup:.3g}x faster than one process ({single.seconds:.3g} s → {dist:.3g} s)"
     else:
-        pays, why = False, (f"only {speedup:.3g}x ({single.seconds:.3g} s in one process vs {dist:.3g} s on "
-                            f"{workers} workers): the evaluation is too small for the cluster's overhead")
-    return DistributedPlan(blocks=nb, workers=workers, seconds_single=single.seconds, seconds_block=per_block,
-                           seconds_distributed=dist, speedup=speedup, pays=pays, bytes_single=int(single.bytes),
-                           bytes_block=int(one.bytes), reason=why)
+        pays, why = (
+            False,
+            (
+                f"only {speedup:.3g}x ({single.seconds:.3g} s in one process vs {dist:.3g} s on "
+                f"{workers} workers): the evaluation is too small for the cluster's overhead"
+            ),
+        )
+    return DistributedPlan(
+        blocks=nb,
+        workers=workers,
+        seconds_single=single.seconds,
+        seconds_block=per_block,
+        seconds_distributed=dist,
+        speedup=speedup,
+        pays=pays,
+        bytes_single=int(single.bytes),
+        bytes_block=int(one.bytes),
+        reason=why,
+    )
 
 
 def _fl(x) -> float:
@@ -184,8 +206,9 @@ def _run_block(task, W, U, layernorm, eps, classes, grad, jit, workers, max_byte
     _, _, G3 = _tables(task, W, U, layernorm, eps)
     est = _estimate(task, W.shape[0], grad, "numpy", max_bytes, workers)
     with np.errstate(under="ignore", over="ignore", divide="ignore", invalid="ignore"):
-        ce, gG3, nfb = _enumerate(np, jit is not False, task, G3, grad, est, False, workers,
-                                  classes=np.asarray(classes, np.int64))
+        ce, gG3, nfb = _enumerate(
+            np, jit is not False, task, G3, grad, est, False, workers, classes=np.asarray(classes, np.int64)
+        )
     return np.asarray(classes), np.asarray(ce, dtype=np.float64), gG3, int(nfb), time.perf_counter() - t0
 
 
@@ -206,14 +229,38 @@ def _get_client(client):
     return client
 
 
-@public(task=Instance(Task), W=Array(ndim=2), U=Array(ndim=2), lam=Real(lo=0), layernorm=Bool(), grad=Bool(),
-        eps=Real(lo=0), blocks=Int(min=1, max=10**7).or_none(),
-        client=Anything("None (blocks run here, one after the other), a dask Client or a scheduler address"),
-        jit=Bool().or_none(), engine_workers=Int(min=1, max=1024),
-        max_seconds=Real(lo=0, lo_open=True, inf_ok=True).or_none(),
-        max_bytes=Real(lo=0, lo_open=True, inf_ok=True).or_none(), legacy_positional=("layernorm",))
-def true_risk_distributed(task, W, U, lam=0.0, *, layernorm=False, grad=False, eps=0.0, blocks=None, client=None, jit=None,
-    engine_workers=1, max_seconds=None, max_bytes=None):
+@public(
+    task=Instance(Task),
+    W=Array(ndim=2),
+    U=Array(ndim=2),
+    lam=Real(lo=0),
+    layernorm=Bool(),
+    grad=Bool(),
+    eps=Real(lo=0),
+    blocks=Int(min=1, max=10**7).or_none(),
+    client=Anything("None (blocks run here, one after the other), a dask Client or a scheduler address"),
+    jit=Bool().or_none(),
+    engine_workers=Int(min=1, max=1024),
+    max_seconds=Real(lo=0, lo_open=True, inf_ok=True).or_none(),
+    max_bytes=Real(lo=0, lo_open=True, inf_ok=True).or_none(),
+    legacy_positional=("layernorm",),
+)
+def true_risk_distributed(
+    task,
+    W,
+    U,
+    lam=0.0,
+    *,
+    layernorm=False,
+    grad=False,
+    eps=0.0,
+    blocks=None,
+    client=None,
+    jit=None,
+    engine_workers=1,
+    max_seconds=None,
+    max_bytes=None,
+):
     """Exact true risk (5) — or R* (10) — with the class enumeration split into blocks over workers.
 
     Parameters
@@ -284,8 +331,10 @@ def true_risk_distributed(task, W, U, lam=0.0, *, layernorm=False, grad=False, e
             results = [_run_block(task, W, U, layernorm, eps, p, grad, jit, engine_workers, byt) for p in parts]
         else:
             t_f, W_f, U_f = cl.scatter([task, W, U], broadcast=True)
-            futs = [cl.submit(_run_block, t_f, W_f, U_f, layernorm, eps, p, grad, jit, engine_workers, byt,
-                              pure=False) for p in parts]
+            futs = [
+                cl.submit(_run_block, t_f, W_f, U_f, layernorm, eps, p, grad, jit, engine_workers, byt, pure=False)
+                for p in parts
+            ]
             results = cl.gather(futs)
         for classes, ce, g, nfb, _ in results:  # in block order: a fixed summation order for ∂G3
             ce_all[classes] = ce

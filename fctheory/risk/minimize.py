@@ -1,4 +1,5 @@
 """L-BFGS on the exact true risk (5)/(10), polished to a gradient norm of 1e-10."""
+
 from __future__ import annotations
 
 import time
@@ -120,14 +121,44 @@ def _line_search(phi, f0, d0, a1, c1=1e-4, c2=0.9, max_eval=40):
     return None
 
 
-@public(task=Instance(Task), d=Int(min=1, max=2**40), lam=Real(lo=0.0, lo_open=True), layernorm=Bool(), seed=Seed(),
-        W0=Array(ndim=2).or_none(), U0=Array(ndim=2).or_none(), init_scale=Real(lo=0.0, lo_open=True, hi=1e6),
-        gtol=Real(lo=0.0, lo_open=True), maxiter=Int(min=1, max=10**9), memory=Int(min=1, max=1000),
-        eps=Real(lo=0.0), backend=_BACKEND, max_seconds=_LIMIT, max_bytes=_LIMIT,
-        callback=Anything("callable(it, R, grad_norm) or None"), legacy_positional=("d", "lam", "layernorm"))
-def minimize_true_risk(task: Task, *, d: int, lam, layernorm: bool = False, seed=None, W0=None, U0=None,
-    init_scale: float = 0.1, gtol: float = 1e-10, maxiter: int = 5000, memory: int = 20,
-    eps: float = 0.0, backend: str = "numpy", max_seconds=None, max_bytes=None, callback=None):
+@public(
+    task=Instance(Task),
+    d=Int(min=1, max=2**40),
+    lam=Real(lo=0.0, lo_open=True),
+    layernorm=Bool(),
+    seed=Seed(),
+    W0=Array(ndim=2).or_none(),
+    U0=Array(ndim=2).or_none(),
+    init_scale=Real(lo=0.0, lo_open=True, hi=1e6),
+    gtol=Real(lo=0.0, lo_open=True),
+    maxiter=Int(min=1, max=10**9),
+    memory=Int(min=1, max=1000),
+    eps=Real(lo=0.0),
+    backend=_BACKEND,
+    max_seconds=_LIMIT,
+    max_bytes=_LIMIT,
+    callback=Anything("callable(it, R, grad_norm) or None"),
+    legacy_positional=("d", "lam", "layernorm"),
+)
+def minimize_true_risk(
+    task: Task,
+    *,
+    d: int,
+    lam,
+    layernorm: bool = False,
+    seed=None,
+    W0=None,
+    U0=None,
+    init_scale: float = 0.1,
+    gtol: float = 1e-10,
+    maxiter: int = 5000,
+    memory: int = 20,
+    eps: float = 0.0,
+    backend: str = "numpy",
+    max_seconds=None,
+    max_bytes=None,
+    callback=None,
+):
     """Minimize the exact true risk (5) — or (10) with ``layernorm`` — by L-BFGS.
 
     Each iteration uses the exact risk and gradient of :func:`fctheory.true_risk_grad`; the line
@@ -193,9 +224,20 @@ def minimize_true_risk(task: Task, *, d: int, lam, layernorm: bool = False, seed
     def fg(x, overflow="inf"):
         nonlocal nfev
         nfev += 1
-        r = _evaluate(task, x[:nW].reshape(d, n_w), x[nW:].reshape(K, L * d), lam, layernorm,
-                      grad=True, eps=eps, backend=backend, progress=False,
-                      max_seconds=max_seconds, max_bytes=max_bytes, overflow=overflow)
+        r = _evaluate(
+            task,
+            x[:nW].reshape(d, n_w),
+            x[nW:].reshape(K, L * d),
+            lam,
+            layernorm,
+            grad=True,
+            eps=eps,
+            backend=backend,
+            progress=False,
+            max_seconds=max_seconds,
+            max_bytes=max_bytes,
+            overflow=overflow,
+        )
         from .._backend import to_numpy
 
         g = np.concatenate([to_numpy(r.grad_W).ravel(), to_numpy(r.grad_U).ravel()])
@@ -208,20 +250,31 @@ def minimize_true_risk(task: Task, *, d: int, lam, layernorm: bool = False, seed
         if "overflow" not in str(exc):
             raise
         name = "W0" if W0 is not None else "U0" if U0 is not None else "init_scale"
-        fail(name, {"W0": W0, "U0": U0, "init_scale": init_scale}[name],
-             f"the starting point is too large: {exc}")
+        fail(name, {"W0": W0, "U0": U0, "init_scale": init_scale}[name], f"the starting point is too large: {exc}")
     history = [f]
     message = "maximum number of iterations reached"
     with np.errstate(over="ignore", invalid="ignore"):  # trial steps may overflow: rejected explicitly
-        it, x, f, g, history, message = _iterate(fg, x, f, g, history, message, gtol, maxiter, memory, sec, t0,
-                                                 callback)
+        it, x, f, g, history, message = _iterate(
+            fg, x, f, g, history, message, gtol, maxiter, memory, sec, t0, callback
+        )
     f, g, f0 = fg(x, overflow="raise")
     gn = _norm(g)
     if not (np.isfinite(f) and np.isfinite(gn)):
         fail("lam", lam, f"the minimization left float64 (R = {f!r}, |grad| = {gn!r}); the problem is badly scaled")
     Wf, Uf = x[:nW].reshape(d, n_w).copy(), x[nW:].reshape(K, L * d).copy()
-    res = MinimizeResult(W=Wf, U=Uf, R=f, R0=f0, grad_norm=gn, success=gn <= gtol, message=message,
-                         nit=it, nfev=nfev, seconds=time.perf_counter() - t0, history=history)
+    res = MinimizeResult(
+        W=Wf,
+        U=Uf,
+        R=f,
+        R0=f0,
+        grad_norm=gn,
+        success=gn <= gtol,
+        message=message,
+        nit=it,
+        nfev=nfev,
+        seconds=time.perf_counter() - t0,
+        history=history,
+    )
     return Wf, Uf, res
 
 

@@ -1,4 +1,5 @@
 """``fctheory.sweep(spec)``: run every point of a spec, resumably, on a process pool or a Dask cluster."""
+
 from __future__ import annotations
 
 import math
@@ -32,8 +33,21 @@ def plan_points(spec) -> list:
     return out
 
 
-_CHEAP = {"tau", "tau_star", "lambda_trivial", "H", "H_prime", "H_star", "H_star_prime", "predict_type1",
-          "predict_type2", "predict_type3", "solve_type3", "lambda_max_type3", "predict"}
+_CHEAP = {
+    "tau",
+    "tau_star",
+    "lambda_trivial",
+    "H",
+    "H_prime",
+    "H_star",
+    "H_star_prime",
+    "predict_type1",
+    "predict_type2",
+    "predict_type3",
+    "solve_type3",
+    "lambda_max_type3",
+    "predict",
+}
 
 
 def _units(spec, todo: list, nworkers: int) -> list:
@@ -49,20 +63,37 @@ def _units(spec, todo: list, nworkers: int) -> list:
             # at least one batch per worker when the group is large enough, at most max_batch runs each
             n = max(math.ceil(len(items) / spec.max_batch), min(nworkers, len(items)))
             size = math.ceil(len(items) / n)
-            units += [("batch", items[i:i + size]) for i in range(0, len(items), size)]
+            units += [("batch", items[i : i + size]) for i in range(0, len(items), size)]
         return units
     # closed-form predictors take about a millisecond a point: chunks of >= 256 (a process start costs seconds)
     least = 256 if spec.target in _CHEAP else 1
     size = spec.chunk or max(least, min(max(64, least), math.ceil(len(todo) / (4 * nworkers))))
-    return [("points", todo[i:i + size]) for i in range(0, len(todo), size)]
+    return [("points", todo[i : i + size]) for i in range(0, len(todo), size)]
 
 
-@public(spec=Anything("a TOML path, a dict or a SweepSpec"), executor=Choice("local", "dask").or_none(),
-        workers=Int(min=1, max=4096).or_none(), address=Anything("a dask scheduler address or None"),
-        client=Anything("a dask.distributed Client or None"), output=PathOut(dir=True).or_none(),
-        max_points=Int(min=0, max=10**7).or_none(), progress=Bool().or_none(), retry_errors=Bool())
-def sweep(spec, *, executor=None, workers=None, address=None, client=None, output=None, max_points=None,
-          progress=None, retry_errors=False):
+@public(
+    spec=Anything("a TOML path, a dict or a SweepSpec"),
+    executor=Choice("local", "dask").or_none(),
+    workers=Int(min=1, max=4096).or_none(),
+    address=Anything("a dask scheduler address or None"),
+    client=Anything("a dask.distributed Client or None"),
+    output=PathOut(dir=True).or_none(),
+    max_points=Int(min=0, max=10**7).or_none(),
+    progress=Bool().or_none(),
+    retry_errors=Bool(),
+)
+def sweep(
+    spec,
+    *,
+    executor=None,
+    workers=None,
+    address=None,
+    client=None,
+    output=None,
+    max_points=None,
+    progress=None,
+    retry_errors=False,
+):
     """Run a sweep: every point of ``spec``, skipping those already in its output; return the table.
 
     Parameters
@@ -124,8 +155,9 @@ def sweep(spec, *, executor=None, workers=None, address=None, client=None, outpu
     if progress and todo:
         from tqdm.auto import tqdm  # noqa: PLC0415
 
-        bar = tqdm(total=len(pts), initial=len(pts) - len(todo), unit="point", desc=s.name or s.target,
-                   dynamic_ncols=True)
+        bar = tqdm(
+            total=len(pts), initial=len(pts) - len(todo), unit="point", desc=s.name or s.target, dynamic_ncols=True
+        )
     ex = make_executor(s, client)
     try:
         if todo and (max_points is None or max_points > 0):

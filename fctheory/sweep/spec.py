@@ -29,6 +29,7 @@ Every point is a dict of parameters; its id is a stable hash of the target and t
 so re-running a spec skips the points already in the output and a seed is attached to a point,
 not to the order in which points run.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -45,14 +46,32 @@ from .._validate import Anything, PathIn, fail, public, result_type
 
 __all__ = ["SweepSpec", "load_spec", "point_id"]
 
-_TOP_KEYS = {"target", "output", "executor", "workers", "address", "seeds", "batch", "max_batch", "fixed", "grid",
-             "random", "chunk", "name", "description", "plot"}
+_TOP_KEYS = {
+    "target",
+    "output",
+    "executor",
+    "workers",
+    "address",
+    "seeds",
+    "batch",
+    "max_batch",
+    "fixed",
+    "grid",
+    "random",
+    "chunk",
+    "name",
+    "description",
+    "plot",
+}
 _DISTS = {"uniform", "log_uniform", "int_uniform", "choice"}
 
 
 def _scalar_ok(v) -> bool:
-    return v is None or isinstance(v, (bool, str, numbers.Real)) or (
-        isinstance(v, list) and all(isinstance(x, (numbers.Real, str)) and not isinstance(x, bool) for x in v))
+    return (
+        v is None
+        or isinstance(v, (bool, str, numbers.Real))
+        or (isinstance(v, list) and all(isinstance(x, (numbers.Real, str)) and not isinstance(x, bool) for x in v))
+    )
 
 
 def _norm(v):
@@ -66,8 +85,12 @@ def _norm(v):
 
 def point_id(target: str, params: dict) -> str:
     """Stable id of a point: the first 16 hex digits of SHA-256 of (target, sorted parameters)."""
-    blob = json.dumps({"target": target, "params": {k: _norm(v) for k, v in params.items()}}, sort_keys=True,
-                      separators=(",", ":"), allow_nan=True)
+    blob = json.dumps(
+        {"target": target, "params": {k: _norm(v) for k, v in params.items()}},
+        sort_keys=True,
+        separators=(",", ":"),
+        allow_nan=True,
+    )
     return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
 
@@ -129,10 +152,21 @@ class SweepSpec:
         return out
 
     def to_dict(self) -> dict:
-        return {"target": self.target, "fixed": self.fixed, "grid": self.grid, "random": self.random,
-                "output": self.output, "executor": self.executor, "workers": self.workers, "address": self.address,
-                "batch": self.batch, "max_batch": self.max_batch, "chunk": self.chunk, "name": self.name,
-                "plot": self.plot}
+        return {
+            "target": self.target,
+            "fixed": self.fixed,
+            "grid": self.grid,
+            "random": self.random,
+            "output": self.output,
+            "executor": self.executor,
+            "workers": self.workers,
+            "address": self.address,
+            "batch": self.batch,
+            "max_batch": self.max_batch,
+            "chunk": self.chunk,
+            "name": self.name,
+            "plot": self.plot,
+        }
 
 
 def _draw_random(rnd: dict) -> list:
@@ -143,7 +177,7 @@ def _draw_random(rnd: dict) -> list:
     params = {k: v for k, v in rnd.items() if k not in ("n", "seed")}
     cols = {}
     for name in sorted(params):  # sorted: the draw does not depend on the order of the TOML keys
-        (dist, arg), = params[name].items()
+        ((dist, arg),) = params[name].items()
         if dist == "uniform":
             cols[name] = rng.uniform(arg[0], arg[1], n).tolist()
         elif dist == "log_uniform":
@@ -162,7 +196,7 @@ def _check_spec_dict(d: dict, base: str | None) -> SweepSpec:
         if k not in _TOP_KEYS:
             fail(k, d[k], f"is not a sweep setting; known keys are {sorted(_TOP_KEYS)}")
     if "target" not in d:
-        fail("target", None, "is required (e.g. target = \"train\" or \"tau\")")
+        fail("target", None, 'is required (e.g. target = "train" or "tau")')
     target = d["target"]
     if not isinstance(target, str) or not target:
         fail("target", target, "must be a target name or 'package.module:function'")
@@ -212,12 +246,15 @@ def _check_spec_dict(d: dict, base: str | None) -> SweepSpec:
                 continue
             if not isinstance(v, dict) or len(v) != 1 or next(iter(v)) not in _DISTS:
                 fail(f"random.{k}", v, f"must be {{dist = [...]}} with dist one of {sorted(_DISTS)}")
-            (dist, arg), = v.items()
+            ((dist, arg),) = v.items()
             if not isinstance(arg, list) or not arg:
                 fail(f"random.{k}.{dist}", arg, "must be a non-empty list")
             if dist != "choice":
-                ok = len(arg) == 2 and all(isinstance(a, numbers.Real) and not isinstance(a, bool)
-                                           and math.isfinite(a) for a in arg) and arg[0] <= arg[1]
+                ok = (
+                    len(arg) == 2
+                    and all(isinstance(a, numbers.Real) and not isinstance(a, bool) and math.isfinite(a) for a in arg)
+                    and arg[0] <= arg[1]
+                )
                 if not ok:
                     fail(f"random.{k}.{dist}", arg, "must be [low, high] with finite low <= high")
                 if dist == "log_uniform" and arg[0] <= 0:
@@ -264,8 +301,21 @@ def _check_spec_dict(d: dict, base: str | None) -> SweepSpec:
 
         if plot not in KINDS:
             fail("plot", plot, f"must be one of {list(KINDS)}")
-    spec = SweepSpec(target=target, fixed=dict(fixed), grid=grid, random=dict(rnd), output=output, executor=executor,
-                     workers=workers, address=address, batch=batch, max_batch=mb, chunk=chunk, name=name, plot=plot)
+    spec = SweepSpec(
+        target=target,
+        fixed=dict(fixed),
+        grid=grid,
+        random=dict(rnd),
+        output=output,
+        executor=executor,
+        workers=workers,
+        address=address,
+        batch=batch,
+        max_batch=mb,
+        chunk=chunk,
+        name=name,
+        plot=plot,
+    )
     n = math.prod(len(v) for v in grid.values()) * (rnd["n"] if rnd else 1)
     if n > 10**7:
         fail("grid", {k: len(v) for k, v in grid.items()}, f"gives {n} points; a sweep holds at most 10**7")
@@ -276,8 +326,11 @@ def _check_spec_dict(d: dict, base: str | None) -> SweepSpec:
     return spec
 
 
-@public(spec=Anything("a path to a TOML file, a dict, or a SweepSpec"),
-        output=Anything("a folder path overriding the spec's output, or None"), legacy_positional=("output",))
+@public(
+    spec=Anything("a path to a TOML file, a dict, or a SweepSpec"),
+    output=Anything("a folder path overriding the spec's output, or None"),
+    legacy_positional=("output",),
+)
 def load_spec(spec, *, output=None):
     """Read and validate a sweep specification.
 
