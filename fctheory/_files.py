@@ -16,7 +16,6 @@ import zipfile
 
 import numpy as np
 
-from ._errors import FCTheoryError
 from ._validate import check_output_path, fail
 
 __all__ = ["atomic_path", "write_npz", "load_npz", "write_json", "load_json", "FORMAT_VERSION"]

@@ -9,11 +9,14 @@ from __future__ import annotations
 
 import numpy as np
 
+from ._budget import check_work
+from ._validate import Array, Instance, Int, Real, Seed, fail, public
 from .frames import equiangular_frame, is_equiangular
 from .network import U_from_hat
 from .task import Task
-from ._budget import check_work
-from ._validate import Array, Instance, Int, Real, Seed, fail, public
+from .tau import tau
+from .tau_star import tau_star
+from .type3 import solve_type3
 
 _LAM = Real(lo=0, lo_open=True).or_none()
 _C = Real(lo=0).or_none()
@@ -90,7 +93,6 @@ def type1_configuration(task, *, d, lam=None, c=None, c_prime=None, frame=None, 
     if c is None:
         if lam is None:
             fail("c", c, "give either lam (Theorem 1's constants) or c")
-        from .tau import tau
 
         t = tau(n_c=task.n_c, n_w=task.n_w, L=task.L, K=task.K, lam=lam)
         c = float(np.sqrt(t / task.n_w))
@@ -100,7 +102,7 @@ def type1_configuration(task, *, d, lam=None, c=None, c_prime=None, frame=None, 
         with np.errstate(over="ignore"):
             c_prime = c * np.sqrt(task.n_w / (task.K * task.L))
         if not np.isfinite(c_prime):
-            fail("c", c, f"the balanced c_prime = c*sqrt(n_w/(K L)) overflows the float64 range")
+            fail("c", c, "the balanced c_prime = c*sqrt(n_w/(K L)) overflows the float64 range")
     F = _frame(task, d, frame, seed, mean_zero=False)
     W = c * F[:, task.word_concept]
     return W, _U(task, F, c_prime)
@@ -135,7 +137,6 @@ def type2_configuration(task, *, d, lam=None, c=None, frame=None, seed=None, sca
     if c is None:
         if lam is None:
             fail("c", c, "give either lam (Theorem 3's constant) or c")
-        from .tau_star import tau_star
 
         c = float(tau_star(n_c=task.n_c, L=task.L, K=task.K, d=d, lam=lam) / np.sqrt(task.K * task.L))
     W = np.sqrt(F.shape[0]) * F[:, task.word_concept]
@@ -172,7 +173,6 @@ def type3_configuration(task, *, d, lam=None, c=None, r=None, frame=None, seed=N
             fail("c", c, "give either lam (Theorem 2's constants, K = n_c^L) or both c and r")
         if not task.is_full:
             fail("task", task, "Theorem 2's constants need the full latent set (K = n_c**L)")
-        from .type3 import solve_type3
 
         sol = solve_type3(mu=task.mu, n_c=task.n_c, L=task.L, lam=lam)
         c, r = float(sol.c), sol.r

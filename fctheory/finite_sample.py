@@ -28,11 +28,17 @@ import math
 from dataclasses import dataclass, field
 
 import numpy as np
+from scipy.optimize import brentq
+from scipy.sparse.linalg import LinearOperator, minres
 
 from ._budget import check_work
 from ._validate import Array, Instance, Int, Real, Seed, fail, public, result_type
 from .frames import equiangular_frame
+from .risk import true_risk_grad
+from .risk.minimize import lbfgs_iterate, safe_norm
 from .task import Task, _as_rng
+from .tau import tau
+from .type3 import solve_type3
 
 __all__ = [
     "FiniteSamplePrediction",
@@ -151,7 +157,7 @@ def _colnorm(A, axis):
 # ----------------------------------------------------------------------------- the empirical risk
 def _erisk(task, W, U, X, y, lam, grad=True):
     """R̂ (h network) and its gradient; W d×n_w, U K×Ld. Plain float64 NumPy."""
-    d, N, L, K = W.shape[0], X.shape[0], task.L, task.K
+    d, N, L = W.shape[0], X.shape[0], task.L
     F = W.T[X].reshape(N, L * d)  # concat(w_{x_1}, ..., w_{x_L})
     S = F @ U.T
     m = S.max(axis=1, keepdims=True)
@@ -226,11 +232,10 @@ def empirical_risk_grad(task: Task, W, U, X, y, lam):
 
 def _lbfgs(fg, x0, gtol, maxiter, memory=20):
     """L-BFGS of the exact-risk minimiser (strong-Wolfe line search down to ‖∇‖ ≤ gtol)."""
-    from .risk.minimize import _iterate, _norm  # noqa: PLC0415  (shared L-BFGS iteration)
 
     f, g = fg(x0)[:2]
     with np.errstate(over="ignore", invalid="ignore"):
-        it, x, f, g, hist, msg = _iterate(
+        it, x, f, g, hist, msg = lbfgs_iterate(
             lambda x, overflow="inf": fg(x),
             x0,
             f,
@@ -244,7 +249,7 @@ def _lbfgs(fg, x0, gtol, maxiter, memory=20):
             0.0,
             None,
         )
-    return x, f, _norm(g), it, msg
+    return x, f, safe_norm(g), it, msg
 
 
 @public(
@@ -332,7 +337,6 @@ def _log_p(task):
 
 def _type1_point(task, lam):
     """(r̄, c̄, s* = κ r̄ c̄) of Theorem 1 (uniform words)."""
-    from .tau import tau  # noqa: PLC0415
 
     t = float(tau(n_c=task.n_c, n_w=task.n_w, L=task.L, K=task.K, lam=lam))
     if t == 0.0:
@@ -418,8 +422,6 @@ def predict_plugin(task: Task, X, lam) -> FiniteSamplePrediction:
         if task.is_uniform:
             theory_r, theory_c, _ = _type1_point(task, lam)
         else:
-            from .type3 import solve_type3  # noqa: PLC0415
-
             sol = solve_type3(mu=task.mu, n_c=n_c, L=L, lam=lam)
             theory_r = float(np.sqrt(np.mean(sol.r**2)))
             theory_c = float(sol.c)
@@ -445,7 +447,6 @@ def predict_plugin(task: Task, X, lam) -> FiniteSamplePrediction:
             "is too large: the plug-in system has only the trivial solution c = 0 (condition (9) "
             "with the empirical frequencies)",
         )
-    from scipy.optimize import brentq  # noqa: PLC0415
 
     # bracket in σ: at s = e^σ with F(σ) small, then expand upward
     lo = math.log(F0) - math.log(np.sum(a * a * a) / np.sum(a * a)) - 5.0
@@ -691,9 +692,6 @@ def perturbation_full(
     FiniteSamplePrediction
         ``info``: dW, dU (the first-order displacement), grad (∇R̂(θ*)), minres info.
     """
-    from scipy.sparse.linalg import LinearOperator, minres  # noqa: PLC0415
-
-    from .risk import true_risk_grad  # noqa: PLC0415
 
     _check_weights(task, W, U)
     _check_data(task, X, y)

@@ -17,7 +17,7 @@ def equiangular_gram(n_c: int) -> np.ndarray:
     return (n_c * np.eye(n_c) - np.ones((n_c, n_c))) / (n_c - 1)
 
 
-def _simplex_coords(n_c: int) -> np.ndarray:
+def simplex_coords(n_c: int) -> np.ndarray:
     """(n_c−1)×n_c coordinates of a centred regular simplex with unit vertices.
 
     Built from a Helmert basis of 1^⊥ in R^{n_c} so the Gram matrix is exact to rounding.
@@ -82,7 +82,7 @@ def equiangular_frame(n_c: int, d: int, *, mean_zero: bool = False, seed=None) -
         what=f"equiangular_frame(n_c={n_c}, d={d})",
     )
     rng = None if seed is None else (seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed))
-    S = _simplex_coords(n_c)
+    S = simplex_coords(n_c)
     Q = _orthonormal_columns(d, n_c - 1, mean_zero=mean_zero, rng=rng)
     F = Q @ S
     return F

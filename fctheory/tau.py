@@ -261,7 +261,7 @@ def tau(*, n_c, n_w, L, K, lam, precision: str = "float", dps: int = 50, backend
         with mp_context(dps), mp_guard(dps):
             return vectorize_mp(_tau_mp, n_c, n_w, L, K, lam, shape=shape)
     if backend == "numba":
-        from ._kernels import tau_direct
+        from ._kernels import tau_direct  # noqa: PLC0415 - numba kernels: importing numba costs about a second, paid on first use
 
         t, r = tau_direct(n_c, n_w, L, K, lam, _R_NEAR)
         near = np.nonzero(np.isnan(t))[0]
@@ -303,7 +303,7 @@ def _tau_near_threshold(n_c, n_w, L, K, lam, backend):
     lat = LatentSum(n_c, L, K)
     r1 = np.where(ok, r, 1.0)
     if backend == "numba":
-        from ._kernels import tau_sigma
+        from ._kernels import tau_sigma  # noqa: PLC0415 - numba kernels: importing numba costs about a second, paid on first use
 
         s = np.exp(tau_sigma(r1, lat.n_c, lat.L, lat.log_nc, lat.c1, lat.logq, lat.log1mq))
     else:

@@ -9,7 +9,11 @@ Each check is importable, e.g. ``from proofs_check.symbolic import check_lemma_B
 ``check_lemma_B_i()`` returns a detail string or raises :class:`CheckFailed`.
 """
 
+import importlib
+
 from .registry import (
+    LOADERS,
+    MODULES,
     REGISTRY,
     Check,
     CheckFailed,
@@ -33,12 +37,14 @@ __all__ = [
     "tolerances",
 ]
 
-_MODULES = ("symbolic", "enumeration", "assumption_checks", "properties", "convex", "library")
+_MODULES = MODULES
 
 
 def _load_all() -> None:
     """Import every check module (each registers its checks on import), in table order."""
-    import importlib
-
-    for name in _MODULES:
+    for name in MODULES:
         importlib.import_module(f"{__name__}.{name}")
+
+
+# looked up when called, so that replacing ``proofs_check._load_all`` (as the runner's tests do) takes effect
+LOADERS.append(lambda: _load_all())

@@ -8,6 +8,10 @@ from math import comb
 
 import numpy as np
 
+from fctheory import Task
+from fctheory import assumptions as asm
+from fctheory.assumptions import all_latent, check_assumption_A, check_assumption_B, subsets_balanced
+
 from .registry import expect, register, tolerances
 
 _FULL = [(2, 2), (2, 3), (3, 2), (3, 3), (4, 2)]
@@ -23,8 +27,6 @@ _FULL = [(2, 2), (2, 3), (3, 2), (3, 3), (4, 2)]
     oracle="the dimension of the solution space of (44) is 2 (Lemma C), exact rational arithmetic",
 )
 def check_lemma_C(mutant: bool = False, quick: bool = False) -> str:
-    from fctheory import Task
-    from fctheory.assumptions import check_assumption_B
 
     out = []
     for n_c, L in _FULL[:4] if quick else _FULL:
@@ -51,8 +53,6 @@ def _count_direct(Z, k, r, ell, alpha):
     oracle="every (k, r, l, alpha) re-counted by a direct Python loop, right-hand sides as Fractions",
 )
 def check_assumption_A_random(mutant: bool = False, quick: bool = False) -> str:
-    from fctheory import Task
-    from fctheory.assumptions import check_assumption_A
 
     n_viol = 0
     cases = [(2, 3, 5, 0), (3, 2, 4, 1), (3, 3, 10, 2)] + (
@@ -108,8 +108,6 @@ def _gamma_direct(Z, n_c, j, k):
     oracle="the equations (44) rebuilt directly from the one-hot matrices Gamma^(j,k) = Z_j (Z_j - Z_k)^T",
 )
 def check_assumption_B_cert(mutant: bool = False, quick: bool = False) -> str:
-    from fctheory import Task
-    from fctheory.assumptions import check_assumption_B
 
     T = tolerances("assumptionB-certificates")
     n_fail = n_hold = 0
@@ -153,7 +151,6 @@ def check_assumption_B_cert(mutant: bool = False, quick: bool = False) -> str:
     oracle="the integrality argument (search_assumption_A(method='integrality')) and the count of full sets",
 )
 def check_existence_A(mutant: bool = False, quick: bool = False) -> str:
-    from fctheory import assumptions as asm
 
     out = []
     for n_c, L in [(2, 2), (2, 3), (3, 2)] + ([] if quick else [(2, 4), (4, 2)]):
@@ -165,7 +162,7 @@ def check_existence_A(mutant: bool = False, quick: bool = False) -> str:
                     return Fraction(K * comb(Lx - 1, r) * (n - 1) ** (r + 1), n**Lx)
                 return Fraction(K * comb(Lx - 1, r - 1) * (n - 1) ** (r - 1), n**Lx)
 
-            full = asm._all_latent(n_c, L)
+            full = asm.all_latent(n_c, L)
             expect(
                 asm.check_assumption_A(full, n_c=n_c, expected=bad).holds, f"full set ({n_c},{L}) fails the statement"
             )
@@ -190,7 +187,6 @@ def check_existence_A(mutant: bool = False, quick: bool = False) -> str:
     oracle="exhaustive search over balanced subsets; (35) checked on every set found",
 )
 def check_lemma_B_weaker(mutant: bool = False, quick: bool = False) -> str:
-    from fctheory import assumptions as asm
 
     found = {}
     for n_c, L in [(2, 2), (2, 3), (3, 2)] + ([] if quick else [(2, 4), (4, 2)]):
@@ -217,14 +213,12 @@ def check_lemma_B_weaker(mutant: bool = False, quick: bool = False) -> str:
     oracle="exact rationals theta_r = n_c r/((n_c-1)L), A_r = -r/((n_c-1)L) 11^T (fractions.Fraction)",
 )
 def check_lemma_B_forced(mutant: bool = False, quick: bool = False) -> str:
-    from fctheory import assumptions as asm
-    from fctheory.assumptions import _all_latent, _subsets_balanced
 
     n_sets = 0
     for n_c, L in [(2, 2), (2, 3), (3, 2)] + ([] if quick else [(2, 4), (4, 2)]):
-        allz = _all_latent(n_c, L)
+        allz = all_latent(n_c, L)
         for K in asm.search_lemma_B(n_c=n_c, L=L).sizes():
-            for sub in _subsets_balanced(n_c, L, K):
+            for sub in subsets_balanced(n_c, L, K):
                 res = asm.lemma_B_properties(allz[list(sub)], n_c=n_c)
                 if not res.holds:
                     continue

@@ -23,7 +23,12 @@ import time
 import warnings
 from dataclasses import asdict, dataclass
 
+import cvxpy as cp
 import numpy as np
+from scipy.optimize import minimize, minimize_scalar
+
+from fctheory import Task
+from fctheory import assumptions as asm
 
 from . import _risk
 from ._deps import lead
@@ -33,7 +38,6 @@ from .registry import expect, register, tolerances
 # ----------------------------------------------------------------------------------------- f as cvxpy
 def cvx_f(S: _risk.Sentences):
     """(X, f(X)) with X a cvxpy Variable of shape (KL, n_w) and f the enumerated risk (45) in X."""
-    import cvxpy as cp
 
     K, L, n_w = S.K, S.L, S.n_w
     N = len(S.words)
@@ -87,7 +91,6 @@ def lower_bound(S, X, lam):
 
 def solve_convex(task, lam: float, *, solver: str = "CLARABEL", S=None, eps: float = 1e-10) -> ConvexResult:
     """Solve min_X f(X) + λ‖X‖_* with cvxpy (small tasks: K·s_c^L sentences are enumerated)."""
-    import cvxpy as cp
 
     S = S or _risk.enumerate_sentences(task)
     X, f = cvx_f(S)
@@ -199,7 +202,6 @@ def cvx_affordable(task) -> bool:
 
 
 def make_task(n_c, s_c, L, mu_label):
-    from fctheory import Task
 
     mu = _random_mu(s_c, int(mu_label.split(":")[1])) if mu_label.startswith("random") else mu_label
     return Task.full(n_c, s_c, L, mu=mu)
@@ -217,7 +219,6 @@ def make_task(n_c, s_c, L, mu_label):
     oracle="the cvxpy expression and proofs_check._risk, both enumerating every sentence",
 )
 def check_cvx_f(mutant: bool = False, quick: bool = False) -> str:
-    from fctheory import Task
 
     rel = tolerances("convex-f-crosscheck")["rel"]
     rng = np.random.default_rng(11)
@@ -259,7 +260,6 @@ def _true_risk(task, W, U):
     oracle="the rigorous lower bound of the convex problem (Claim H) on the enumerated f, and cvxpy/Clarabel",
 )
 def check_thm1_convex(mutant: bool = False, quick: bool = False) -> str:
-    from fctheory import Task
 
     T = tolerances("thm1-convex-optimum")
     out = []
@@ -366,7 +366,6 @@ class RandomKRow:
 
 def random_K_row(n_c, s_c, L, K, mu, seed, lam, *, start_only: bool = False) -> RandomKRow:
     """Global minimum by cvxpy vs fctheory's ``minimize_true_risk`` on a random latent set K < n_c^L."""
-    from fctheory import Task
 
     task = Task.random(n_c, s_c, L, K, mu=mu, seed=seed)
     S = _risk.enumerate_sentences(task)
@@ -417,7 +416,6 @@ def check_random_K(mutant: bool = False, quick: bool = False) -> str:
 def H_Z_min(task, lam: float) -> float:
     """min_t H_Z(t), H_Z(t) = log(1 + Σ_r |S_r| e^{−ηrt}) + λt, η = κ/√(n_w K L): Theorem 1's H for any
     latent set satisfying Lemma B (θ_r = κr/L is forced), with the set's sphere sizes |S_r|."""
-    from scipy.optimize import minimize_scalar
 
     D = task.hamming()
     S_r = np.array([(D[0] == r).sum() for r in range(1, task.L + 1)], dtype=float)
@@ -433,7 +431,6 @@ def H_Z_min(task, lam: float) -> float:
 
 def _best_structured(task, lam, S, kind):
     """min over the structured family of R: type I (scalar c) or type III (c, r_1..r_{s_c}), by BFGS."""
-    from scipy.optimize import minimize
 
     d = task.n_c - 1 if task.n_c > 2 else 1
     if kind == "I":
@@ -468,8 +465,6 @@ def _best_structured(task, lam, S, kind):
     oracle="cvxpy/Clarabel global minimum; BFGS over the structured family; min_t H_Z by scipy",
 )
 def check_lemma_B_sets_collapse(mutant: bool = False, quick: bool = False) -> str:
-    from fctheory import Task
-    from fctheory import assumptions as asm
 
     T = tolerances("lemmaB-sets-collapse")
     lam = 0.01

@@ -344,7 +344,7 @@ MUTANTS: list[LibraryMutant] = [
     M(
         "frame-scale",
         "fctheory.frames",
-        "_simplex_coords",
+        "simplex_coords",
         "np.sqrt(n_c / (n_c - 1.0))",
         "np.sqrt(n_c / (n_c + 1.0))",
         "equiangular frame vectors not of unit norm",

@@ -8,8 +8,15 @@ from __future__ import annotations
 import os
 import tempfile
 from contextlib import contextmanager
+from math import comb
 
+import hypothesis.configuration as hc
 import numpy as np
+from hypothesis import HealthCheck, Phase, Verbosity, given, settings
+from hypothesis import strategies as st
+
+import fctheory
+from fctheory import Task
 
 from . import _risk
 from .registry import CheckFailed, expect, register, tolerances
@@ -17,14 +24,11 @@ from .registry import CheckFailed, expect, register, tolerances
 
 def _hyp():
     """(hypothesis.given, hypothesis.strategies), imported lazily."""
-    from hypothesis import given
-    from hypothesis import strategies as st
 
     return given, st
 
 
 def _settings(quick: bool, n: int = 120):
-    from hypothesis import HealthCheck, Phase, Verbosity, settings
 
     return settings(
         max_examples=max(10, n // 3) if quick else n,
@@ -43,7 +47,6 @@ def _private_storage():
     """Point Hypothesis's storage (its cache of source constants) at a temporary directory, unless the user
     chose one (HYPOTHESIS_STORAGE_DIRECTORY or hypothesis.configuration.set_hypothesis_home_dir): a run of the
     checks must not leave a ``.hypothesis/`` folder in the working directory."""
-    import hypothesis.configuration as hc
 
     chosen = vars(hc).get("__hypothesis_home_directory") is not None or os.environ.get("HYPOTHESIS_STORAGE_DIRECTORY")
     if chosen:
@@ -130,7 +133,6 @@ def check_nuclear_inequality(mutant: bool = False, quick: bool = False) -> str:
 
 def _g_theoremD(task, x):
     """(49): g(x) = log(1 + Σ_r |S_r| e^{θ_r x/K}) with |S_r|, θ_r of Lemma B (full latent set)."""
-    from math import comb
 
     n_c, L, K = task.n_c, task.L, task.K
     r = np.arange(1, L + 1)
@@ -150,7 +152,6 @@ def _g_theoremD(task, x):
     oracle="proofs_check._risk enumeration of R_0; g of (49) from exact sphere sizes",
 )
 def check_theorem_D(mutant: bool = False, quick: bool = False) -> str:
-    from fctheory import Task
 
     tasks = {(3, 2, 2, "zipf"): None, (2, 2, 3, "uniform"): None}
     for key in tasks:
@@ -159,7 +160,6 @@ def check_theorem_D(mutant: bool = False, quick: bool = False) -> str:
 
     given, st = _hyp()
     T = tolerances("thmD-lower-bound")
-    import fctheory
 
     @_settings(quick, 60)
     @given(st.sampled_from(sorted(tasks)), st.integers(1, 4), _seeds(st), st.floats(0.05, 3.0))
@@ -203,8 +203,6 @@ def check_theorem_D(mutant: bool = False, quick: bool = False) -> str:
     oracle="random feasible points rescaled onto the constraint sets; the values in numpy",
 )
 def check_bilinear_bounds(mutant: bool = False, quick: bool = False) -> str:
-    import fctheory
-    from fctheory import Task
 
     fac = 0.5 if mutant else 1.0
     rel = tolerances("lemmaF-lemmaM-bounds")["rel"]

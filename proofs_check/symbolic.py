@@ -8,9 +8,21 @@ exact polynomial identity for L = 1..12.
 from __future__ import annotations
 
 import functools
+import itertools
+from fractions import Fraction
 
+import mpmath
+import numpy as np
 import sympy as sp
 
+import fctheory
+from fctheory import H as H_lib
+from fctheory import Task, lambda_max_type3, solve_type3
+from fctheory.assumptions import lemma_B_properties
+from fctheory.tau import H_second
+from fctheory.tau_star import H_star_second
+
+from . import _deps
 from .registry import expect, register, tolerances
 
 n, K, g, lam, c, t, eta, d = sp.symbols("n_c K gamma lambda c t eta d", positive=True)
@@ -54,8 +66,6 @@ def check_lemma_B_i(mutant: bool = False, quick: bool = False) -> str:
     lhs = (n - 1) * _count_diff(K, n, L, r, shift=1 if mutant else 0) + _count_same(K, n, L, r)
     rhs = K / n**L * sp.binomial(L, r) * (n - 1) ** r
     expect(_zero(lhs - rhs), f"|S_r| identity (39) fails: lhs - rhs = {sp.simplify(sp.combsimp(lhs - rhs))}")
-    from fctheory import Task
-    from fctheory.assumptions import lemma_B_properties
 
     for nv, Lv in [(2, 3), (3, 2), (3, 3)]:
         task = Task.full(nv, 1, Lv)
@@ -160,8 +170,6 @@ def check_lemma_B_ii(mutant: bool = False, quick: bool = False) -> str:
         s = sum(_count_diff(K, n, Lv, rv, shift) for rv in range(1, Lv + 1))
         expect(sp.cancel(s - K / n) == 0, f"(41) fails at L={Lv}: sum = {sp.factor(s)} != K/n_c")
     # ZZ^T: diagonal entry α = Σ_ℓ |{k : z_kℓ = α}| = L·(K/n_c) by (37); the library's exact counts agree
-    from fctheory import Task
-    from fctheory.assumptions import lemma_B_properties
 
     for nv, Lv in [(2, 3), (3, 2), (4, 2)]:
         res = lemma_B_properties(Task.full(nv, 1, Lv))
@@ -197,10 +205,6 @@ def check_lemma_B_iii(mutant: bool = False, quick: bool = False) -> str:
     theta_claim = r / L if mutant else n * r / ((n - 1) * L)
     expect(_zero(theta - theta_claim), f"theta_r = {sp.simplify(sp.combsimp(theta))} != claimed {theta_claim}")
     expect(_zero(a + r / ((n - 1) * L)), f"A_r coefficient {sp.combsimp(a)} != -r/((n_c-1)L)")
-    from fractions import Fraction
-
-    from fctheory import Task
-    from fctheory.assumptions import lemma_B_properties
 
     for nv, Lv in [(2, 3), (3, 2), (4, 2)]:
         res = lemma_B_properties(Task.full(nv, 1, Lv))
@@ -243,9 +247,6 @@ def check_binomial_identity(mutant: bool = False, quick: bool = False) -> str:
         rhs = 1 - K / n**Lv + K / n**Lv * (1 + base * x) ** Lv
         expect(sp.expand(lhs - rhs) == 0, f"binomial identity fails at L={Lv}")
     # the library's H is this log plus λt: compare the left-hand side (the sum over spheres) at 50 digits
-    import mpmath
-
-    from fctheory import H as H_lib
 
     tol = tolerances("binomial-identity-H")["rel"]
     for nv, nw, Lv, Kv, lamv, tv in [(3, 6, 2, 9, 0.01, 7.0), (2, 4, 5, 11, 0.02, 3.0), (4, 8, 3, 17, 0.0, 40.0)]:
@@ -306,14 +307,8 @@ def check_H_convexity(mutant: bool = False, quick: bool = False) -> str:
     Hs2 = sp.diff(logq + lam * t**2 / 2, t, 2)
     expect(sp.simplify(Hs2 - sp.diff(logq, t, 2) - lam) == 0, "H*'' != H_log'' + lambda")
     # the library's H'' and H*'' are η²(a·pos_a + pos_b)/q² (+ λ), evaluated at 50 digits
-    import importlib
 
-    import mpmath
-
-    H_second = importlib.import_module("fctheory.tau").H_second
-    H_star_second = importlib.import_module("fctheory.tau_star").H_star_second
     tol = tolerances("H-strict-convexity")["rel"]
-    nw = sp.symbols("n_w", positive=True)
     for nv, nwv, Lv, Kv, dv, tv in [(3, 6, 2, 9, 4, 5.0), (2, 4, 3, 5, 2, 1.5), (4, 8, 5, 100, 7, 30.0)]:
         e1 = (nv / sp.Integer(nv - 1)) / sp.sqrt(nwv * Kv * Lv)
         es = (nv / sp.Integer(nv - 1)) / sp.sqrt(sp.Rational(Kv * Lv, dv))
@@ -355,11 +350,10 @@ def check_tau_threshold(mutant: bool = False, quick: bool = False) -> str:
     Hs0 = sp.simplify(sp.diff(Hs, t).subs(t, 0))
     expect(sp.simplify(Hs0 + etas * K * L * (n - 1) * n ** (L - 1) / n**L / (1 - K / n**L + K)) == 0, "H*'(0)")
     # numeric: the lead's τ and λ_trivial
-    from ._deps import lead
 
     details = []
     for nc, nw_, Lv, Kv in [(3, 6, 2, 9), (2, 4, 3, 5), (3, 1200, 15, 1000)]:
-        lt = float(lead("lambda_trivial")(n_c=nc, n_w=nw_, L=Lv, K=Kv))
+        lt = float(_deps.lead("lambda_trivial")(n_c=nc, n_w=nw_, L=Lv, K=Kv))
         ref = float(lam_triv.subs({n: nc, nw: nw_, L: Lv, K: Kv}))
         expect(
             abs(lt - ref) <= tolerances("tau-trivial-threshold")["rel"] * ref,
@@ -369,11 +363,11 @@ def check_tau_threshold(mutant: bool = False, quick: bool = False) -> str:
         below = 0.99 * lt
         if mutant:
             expect(
-                float(lead("tau")(n_c=nc, n_w=nw_, L=Lv, K=Kv, lam=above)) > 0,
+                float(_deps.lead("tau")(n_c=nc, n_w=nw_, L=Lv, K=Kv, lam=above)) > 0,
                 "tau = 0 at lambda = 1.01 lambda_trivial",
             )
-        expect(float(lead("tau")(n_c=nc, n_w=nw_, L=Lv, K=Kv, lam=below)) > 0, "tau = 0 below the threshold")
-        expect(float(lead("tau")(n_c=nc, n_w=nw_, L=Lv, K=Kv, lam=above)) == 0, "tau > 0 above the threshold")
+        expect(float(_deps.lead("tau")(n_c=nc, n_w=nw_, L=Lv, K=Kv, lam=below)) > 0, "tau = 0 below the threshold")
+        expect(float(_deps.lead("tau")(n_c=nc, n_w=nw_, L=Lv, K=Kv, lam=above)) == 0, "tau > 0 above the threshold")
         details.append(f"{lt:.6g}")
     return "H'(0) = lambda - lambda_trivial symbolically; fctheory.tau switches at lambda_trivial = " + ", ".join(
         details
@@ -404,7 +398,6 @@ def _exact_frame(nc: int, dd: int, mean_zero: bool = False) -> sp.Matrix:
 def _exact_task(nc: int, s_c: int, Lv: int):
     """The full latent set: rows z_k (list of tuples), P (n_c×n_w), Q with symbolic μ_β (Σμ = 1 imposed on the
     last one), Z (n_c×KL, column kL+ℓ = e_{z_kℓ}) — built from Definitions / appendix B, not from fctheory."""
-    import itertools
 
     Zs = list(itertools.product(range(nc), repeat=Lv))
     nw = nc * s_c
@@ -444,9 +437,6 @@ _CONFIG_CASES = [(2, 2, 2), (3, 2, 2), (2, 1, 3), (3, 3, 2)]
 )
 def check_claim_A(mutant: bool = False, quick: bool = False) -> str:
     """Value computed from the definitions of B_c^I for symbolic c on small tasks, against the claim."""
-    import numpy as np
-
-    import fctheory
 
     s_c, nw = sp.symbols("s_c n_w", positive=True)
     claim = c**2 * (n if mutant else s_c) * sp.sqrt(K * L * nw)
@@ -471,7 +461,6 @@ def check_claim_A(mutant: bool = False, quick: bool = False) -> str:
             sp.simplify(c**2 * nwv * sp.sqrt(top) - want) == 0, f"c^2 n_w sigma_max(P^T Z) != claim on {(nc, sc, Lv)}"
         )
         # the library's type-I configuration attains it
-        from fctheory import Task
 
         task = Task.full(nc, sc, Lv)
         Wl, Ul = fctheory.type1_configuration(task, d=nc + 1, c=0.7, seed=1)
@@ -493,10 +482,6 @@ def check_claim_A(mutant: bool = False, quick: bool = False) -> str:
 )
 def check_claim_D(mutant: bool = False, quick: bool = False) -> str:
     """Value computed from the definitions of B_c^II for symbolic c and μ on small tasks, against the claim."""
-    import numpy as np
-
-    import fctheory
-    from fctheory import Task
 
     claim = c * (d if mutant else sp.sqrt(d)) * K * L
     tol = tolerances("lemmaM-claimD-value")["rel"]
@@ -557,9 +542,6 @@ def _exact_ce_terms(Zs, F, P, Uh, s_c, Lv):
 )
 def check_lemma_K_R_constants(mutant: bool = False, quick: bool = False) -> str:
     """R(type I) = H(n_w c²) and R*(type II) = H*(√(KL) c) derived from the definitions for symbolic c."""
-    import mpmath
-
-    import fctheory
 
     tol = tolerances("lemmaK-lemmaR-constants")["rel"]
     nw_s = sp.symbols("n_w", positive=True)
@@ -644,9 +626,6 @@ def check_148_149(mutant: bool = False, quick: bool = False) -> str:
     claim = K * L * c**2 if mutant else K * L * c**2 / n
     expect(sp.simplify(sol - claim) == 0, f"(8): sum r^2 = {sol} != {claim}")
     # the library's solution satisfies (148)-(149) as printed (σ with κ), at 50 digits
-    import mpmath
-
-    from fctheory import Task, solve_type3
 
     tol = tolerances("eq148-149-to-7-8")["rel"]
     for nv, sv, Lv, lv in [(3, 3, 2, 0.02), (2, 4, 3, 0.01)]:
@@ -697,7 +676,6 @@ def check_prop_D(mutant: bool = False, quick: bool = False) -> str:
     lam_max2 = sp.solve(sp.Eq(F0, L * n ** (L - 1)), lam)[0] ** 2
     claim = L * S2 / n**L if mutant else L * S2 / n ** (L + 1)
     expect(sp.simplify(lam_max2 - claim) == 0, f"(9) threshold {sp.simplify(lam_max2)} != {claim}")
-    from fctheory import lambda_max_type3
 
     for muv, nv, Lv in [((0.5, 0.3, 0.2), 3, 2), ((0.7, 0.3), 2, 4), ((0.25, 0.25, 0.25, 0.25), 5, 3)]:
         want = float(sp.sqrt(claim.subs({S2: sum(sp.Float(m, 30) ** 2 for m in muv), n: nv, L: Lv})))

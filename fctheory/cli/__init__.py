@@ -16,6 +16,7 @@ import importlib
 import sys
 import traceback
 
+from .. import __version__
 from .._errors import FCTheoryError
 
 # sub-command modules, in the order shown by --help
@@ -27,8 +28,6 @@ def build_parser() -> argparse.ArgumentParser:
         prog="fctheory",
         description="Feature-collapse theory: predictors, exact risk, theorem checks, training.",
     )
-    from .. import __version__
-
     parser.add_argument("--version", action="version", version=f"fctheory {__version__}")
     parser.add_argument(
         "--debug",

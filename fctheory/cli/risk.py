@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import risk
 from .._errors import FCTheoryError
 from .._validate import Array, check_mu, fail
+from ..predictions import predict
+from ..task import Task
 from ._output import add_format_options, print_csv, print_json
 from ._table import integer, real, table
 
@@ -59,8 +62,6 @@ def register(sub) -> None:
 
 
 def _task(args, W, U, extra):
-    from ..task import Task
-
     d, n_w = W.shape
     if "Z" in extra and args.K is None:
         Z = Array(ndim=2, integer=True, min=0)("Z (in the weights file)", extra["Z"])
@@ -104,16 +105,13 @@ def _task(args, W, U, extra):
 
 
 def run(args) -> int:
-    from ..predictions import predict
-    from ..risk import evaluate_risk, load_weights
-
     # ranges are checked here (exit status 2 with one line naming the option), parsing by argparse
     for opt, v in (("--lam", args.lam), ("--eps", args.eps)):
         if v < 0:
             fail(opt, v, "must be >= 0")
-    W, U, extra = load_weights(args.weights)
+    W, U, extra = risk.load_weights(args.weights)
     task = _task(args, W, U, extra)
-    res = evaluate_risk(
+    res = risk.evaluate_risk(  # looked up when called: tests replace fctheory.risk.evaluate_risk
         task,
         W,
         U,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 
 from .._validate import fail
+from ..sweep import KINDS, load_spec, plot, sweep
 from ._output import add_format_options, print_csv, print_json, say
 
 
@@ -37,8 +38,6 @@ def register(sub) -> None:
 
 
 def run_sweep(args) -> int:
-    from ..sweep import KINDS, load_spec, plot, sweep  # noqa: PLC0415
-
     if args.workers is not None and args.workers < 1:
         fail("--workers", args.workers, "must be >= 1")
     if args.max_points is not None and args.max_points < 0:
@@ -93,7 +92,8 @@ def run_sweep(args) -> int:
         return 0
     say(
         f"sweep {spec.name or spec.target}: {summary['finished']}/{summary['points']} points finished "
-        f"({summary['ran']} run now, {n_err} with errors){'' if summary['complete'] else ' — incomplete: run again to resume'}"
+        f"({summary['ran']} run now, {n_err} with errors)"
+        + ("" if summary["complete"] else " — incomplete: run again to resume")
     )
     if summary["table"]:
         say(f"table: {summary['table']}")

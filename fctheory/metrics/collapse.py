@@ -23,7 +23,8 @@ import numpy as np
 from .._backend import to_numpy
 from .._budget import check_work
 from .._validate import Array, Bool, Instance, Int, Real, fail, public, result_type
-from ..frames import _simplex_coords
+from ..frames import simplex_coords
+from ..network import U_from_hat, U_hat, phi
 from ..task import Task
 
 __all__ = [
@@ -192,8 +193,6 @@ def _unit_columns(A):
 
 
 def _phi(W):
-    from ..network import phi
-
     # φ is column-wise scale invariant: bring each column to unit scale first, so columns of any
     # magnitude (1e300, 1e-300) neither overflow nor underflow in the variance
     return phi(_unit_columns(W))
@@ -303,7 +302,7 @@ class _Block:
 
 def _fit(blocks, n_c, d, mean_zero, max_iter, tol):
     """Alternating Procrustes / closed-form constants; several starts, best kept."""
-    S = _simplex_coords(n_c)
+    S = simplex_coords(n_c)
     B = _householder(d) if mean_zero else None
     total = sum(b.total for b in blocks)
     # starts: all blocks at magnitude-matched scales; the blocks' Procrustes matrices normalised to
@@ -469,15 +468,11 @@ def frame_alignment(task, W, layernorm: bool = False, *, max_iter: int = 200, to
 
 
 def _U_blocks(task, U, d):
-    from ..network import U_hat
-
     Uh = U_hat(U, L=task.L)  # d×KL, column k·L+ℓ = u_{k,ℓ}
     return _Block(Uh, task.Z.ravel(), np.zeros(task.K * task.L, dtype=np.intp), 1, task.n_c)
 
 
 def _U_star(task, F, c):
-    from ..network import U_from_hat
-
     return U_from_hat(c * (F[:, task.Z.ravel()]), L=task.L)
 
 

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._backend import array_namespace_of, to_numpy
+from .._backend import array_namespace_of, get_namespace, to_numpy
 from .._budget import check_work
 from .._validate import Array, Bool, Choice, Int, Real, fail, public, public_class, result_type
 
@@ -1131,7 +1131,6 @@ class NCAccumulator:
         K=Int(min=2), d=Int(min=1), full_scatter=Bool(), backend=Choice("numpy", "numba", "cupy"), renamed={"m": "d"}
     )
     def __init__(self, K: int, d: int, *, full_scatter: bool = True, backend: str = "numpy"):
-        from .._backend import get_namespace
 
         floats = K * d + 2 * K + (K * d * d if full_scatter else 0)
         check_work(
@@ -1217,7 +1216,6 @@ class NCAccumulator:
         self._check_all()
         if not self.full:
             fail("full_scatter", False, "Σ_W needs full_scatter=True")
-        xp = self.xp
         N = int(self.n.sum())
         sigma_W = self.scatter.sum(axis=0) / N
         mu_G = self._mu_G(global_mean)

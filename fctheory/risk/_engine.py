@@ -21,13 +21,19 @@ Entries whose S' underflows (huge margins, long L) are recomputed in log space.
 from __future__ import annotations
 
 import math
+import os
+import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import nullcontext
 from dataclasses import dataclass
 
 import numpy as np
+from scipy.linalg.blas import dgemm
 
 from .._backend import get_namespace, to_numpy
 from .._budget import get_budget
+from .._threads import blas_threads
 from .._validate import Array, Bool, Choice, Instance, Int, Real, fail, public, result_type
 from ..network import U_from_hat, U_hat, check_weights, phi, phi_jacobian_vjp
 from ..task import Task
@@ -360,7 +366,7 @@ def _bases(xp, G3, conc, lo, s, use_numba=False):
     nG, h = conc.shape
     K = G3.shape[0]
     if use_numba:
-        from ._kernels import bases, bases_serial
+        from ._kernels import bases, bases_serial  # noqa: PLC0415 - numba kernels: importing numba costs about a second, paid on first use
 
         if nG * K * s**h < 1 << 16:  # tiny: the parallel launch would cost more than the work
             bases = bases_serial
@@ -537,7 +543,7 @@ def _evaluate(
     est = _estimate(task, d, grad, backend, max_bytes, workers, jit)
     _check_budget(est, max_seconds, max_bytes, task)
 
-    K, L, s, n_c = task.K, task.L, task.s_c, task.n_c
+    K, L = task.K, task.L
     with np.errstate(over="ignore", invalid="ignore"):
         V = phi(W, eps=eps) if layernorm else W
         Uh = U_hat(U, L=L)
@@ -680,7 +686,6 @@ class _LazyY:
     """Partial scores of a tile's groups, computed on first use (only the log-space path needs them)."""
 
     def __init__(self, xp, G3, concA, concB, m, s):
-        import threading
 
         self.args = (xp, G3, concA, concB, m, s)
         self.A = {}
@@ -750,7 +755,7 @@ def _run_group_inner(xp, use_numba, ctx, wk, g, ks_h, lb_h, full):
     # of every class of the group in one product, each class's own column excluded
     S = BAg.T @ buf
     if use_numba:
-        from ._kernels import fallback_class, post_group
+        from ._kernels import fallback_class, post_group  # noqa: PLC0415 - numba kernels: importing numba costs about a second, paid on first use
 
         ce = np.empty(n)
         rA = np.empty((n, sA))
@@ -789,7 +794,6 @@ def _run_group_inner(xp, use_numba, ctx, wk, g, ks_h, lb_h, full):
         r0, r1 = int(ks_h.min()), int(ks_h.max()) + 1
         if xp is np and full and r1 - r0 == n and accA.flags.c_contiguous and wk.accB.flags.c_contiguous:
             # host, classes = a contiguous row range (full tasks): let BLAS accumulate in place
-            from scipy.linalg.blas import dgemm
 
             # accA[g] += buf Ωᵀ  (Σ_i B̃_B^{(q_i)} ω_iᵀ; row k_i of block i is zero, so j ≠ k)
             dgemm(1.0, Om.T, buf.T, beta=1.0, c=accA[g].T, trans_a=1, overwrite_c=True)
@@ -818,15 +822,11 @@ def _run_group_inner(xp, use_numba, ctx, wk, g, ks_h, lb_h, full):
 
 
 def _default_workers():
-    import os
 
     return max(1, min(os.cpu_count() or 1, 8))
 
 
 def _maybe_blas(on_host):
-    from contextlib import nullcontext
-
-    from .._threads import blas_threads
 
     return blas_threads(1) if on_host else nullcontext()
 
@@ -838,7 +838,6 @@ def _enumerate(xp, use_numba, task, G3, grad, est, progress, workers=None, class
     (the normalizers still use all K scores); then the per-class CEs of ``classes`` are returned in
     place of R₀, and ∂/∂G3 is that block's share.
     """
-    from concurrent.futures import ThreadPoolExecutor
 
     K, L, s, n_c = task.K, task.L, task.s_c, task.n_c
     Z = task.Z
@@ -861,7 +860,7 @@ def _enumerate(xp, use_numba, task, G3, grad, est, progress, workers=None, class
     show = progress if progress is not None else est.seconds > _PROGRESS_AFTER_S
     bar = None
     if show:
-        from tqdm.auto import tqdm
+        from tqdm.auto import tqdm  # noqa: PLC0415 - optional progress bar, loaded when shown
 
         bar = tqdm(total=K, unit="class", desc="exact risk", leave=False)
     pool = ThreadPoolExecutor(nw) if nw > 1 else None

@@ -20,13 +20,14 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
 from .._validate import Anything, Array, Bool, Choice, Instance, Int, Real, fail, public, result_type
 from ..network import U_from_hat, U_hat, check_weights, phi, phi_jacobian_vjp
 from ..task import Task
+from ._engine import _RATES, RiskResult, _check_budget, _enumerate, _estimate, _groups, _split, resolve_budget
 
 __all__ = ["true_risk_distributed", "plan_distributed", "DistributedPlan", "class_blocks"]
 
@@ -76,7 +77,6 @@ class DistributedPlan:
 
 
 def _prefix_order(task: Task) -> np.ndarray:
-    from ._engine import _groups, _split  # noqa: PLC0415
 
     m = _split(task.L)
     gid = _groups(task.Z, 0, m)[1]
@@ -140,14 +140,12 @@ def plan_distributed(task, *, d, workers, grad=False, blocks=None, backend="nump
     -------
     DistributedPlan
     """
-    from ._engine import _estimate, resolve_budget  # noqa: PLC0415
 
     nb = min(blocks if blocks is not None else 4 * workers, task.K)
     byt = resolve_budget(None, max_bytes)[1]
     single = _estimate(task, d, grad, backend, byt, None)
     one = _estimate(task, d, grad, backend, byt, 1)
     fixed = _fl(8 * task.K * task.L * task.n_w * d) * 1e-10  # the score table, built by every block
-    from ._engine import _RATES, _split  # noqa: PLC0415
 
     m = _split(task.L)
     suffix = _fl(task.K * task.s_c ** (task.L - m) * max(task.L - m, 1)) * _RATES["host"]["base"]
@@ -200,7 +198,6 @@ def _tables(task, W, U, layernorm, eps):
 
 def _run_block(task, W, U, layernorm, eps, classes, grad, jit, workers, max_bytes):
     """One block on one worker: per-class CE of ``classes`` and the block's ∂R₀/∂G3 share."""
-    from ._engine import _enumerate, _estimate  # noqa: PLC0415
 
     t0 = time.perf_counter()
     _, _, G3 = _tables(task, W, U, layernorm, eps)
@@ -296,7 +293,6 @@ def true_risk_distributed(
         ``R``, ``R0``, ``penalty``, gradients (host arrays), ``n_fallback``, ``pairs``, ``seconds``.
         R₀ is the exactly rounded sum (``math.fsum``) of the K per-class values, like the single-process engine.
     """
-    from ._engine import RiskResult, _check_budget, _estimate, resolve_budget  # noqa: PLC0415
 
     t0 = time.perf_counter()
     d = check_weights(task, W, U)
@@ -310,7 +306,6 @@ def true_risk_distributed(
     est = _estimate(task, d, grad, "numpy", byt, engine_workers)
     # the budget applies to one block: its share of the per-class work plus what every block repeats
     share = max(len(p) for p in parts) / task.K
-    from dataclasses import replace  # noqa: PLC0415
 
     _check_budget(replace(est, seconds=est.seconds * share), sec, byt, task)
     with np.errstate(over="ignore", invalid="ignore"):

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .._backend import to_numpy
 from .._budget import check_work
 from .._errors import FCTheoryError
 from .._validate import Anything, Array, Bool, Instance, Int, Real, Seed, fail, public, result_type
@@ -93,12 +94,12 @@ def _line_search(phi, f0, d0, a1, c1=1e-4, c2=0.9, max_eval=40):
                 a = lo + 0.5 * span
             f, d, g = ev(a)
             if not armijo(a, f) or f > f_lo + noise:
-                hi, f_hi, d_hi = a, f, d
+                hi, d_hi = a, d
             else:
                 if abs(d) <= c2 * abs(d0):
                     return a, f, g
                 if d * span >= 0:
-                    hi, f_hi, d_hi = lo, f_lo, d_lo
+                    hi, d_hi = lo, d_lo
                 lo, f_lo, d_lo, g_lo = a, f, d, g
             if abs(hi - lo) < 1e-16 * max(1.0, abs(lo)):
                 break
@@ -238,7 +239,6 @@ def minimize_true_risk(
             max_bytes=max_bytes,
             overflow=overflow,
         )
-        from .._backend import to_numpy
 
         g = np.concatenate([to_numpy(r.grad_W).ravel(), to_numpy(r.grad_U).ravel()])
         return r.R, g, r.R0
@@ -254,11 +254,11 @@ def minimize_true_risk(
     history = [f]
     message = "maximum number of iterations reached"
     with np.errstate(over="ignore", invalid="ignore"):  # trial steps may overflow: rejected explicitly
-        it, x, f, g, history, message = _iterate(
+        it, x, f, g, history, message = lbfgs_iterate(
             fg, x, f, g, history, message, gtol, maxiter, memory, sec, t0, callback
         )
     f, g, f0 = fg(x, overflow="raise")
-    gn = _norm(g)
+    gn = safe_norm(g)
     if not (np.isfinite(f) and np.isfinite(gn)):
         fail("lam", lam, f"the minimization left float64 (R = {f!r}, |grad| = {gn!r}); the problem is badly scaled")
     Wf, Uf = x[:nW].reshape(d, n_w).copy(), x[nW:].reshape(K, L * d).copy()
@@ -278,7 +278,7 @@ def minimize_true_risk(
     return Wf, Uf, res
 
 
-def _norm(g) -> float:
+def safe_norm(g) -> float:
     """‖g‖₂ without overflow of the squares (entries up to 1e308)."""
     m = float(np.max(np.abs(g))) if g.size else 0.0
     if m == 0.0 or not np.isfinite(m):
@@ -287,11 +287,19 @@ def _norm(g) -> float:
         return float(m * np.linalg.norm(g / m))
 
 
-def _iterate(fg, x, f, g, history, message, gtol, maxiter, memory, sec, t0, callback):
+def lbfgs_iterate(fg, x, f, g, history, message, gtol, maxiter, memory, sec, t0, callback):
+    """L-BFGS iterations (strong-Wolfe line search) from ``x`` with value ``f`` and gradient ``g``.
+
+    ``fg(x)`` returns ``(f, g, overflow)``. Stops when ``‖g‖ ≤ gtol``, after ``maxiter`` iterations, when
+    ``sec`` seconds have passed since ``t0`` (``sec=None``: no limit) or when the line search fails twice in
+    a row; ``message`` is the reason reported if the iteration limit is reached. Each accepted value is
+    appended to ``history`` and passed to ``callback(it, f, ‖g‖)``. Shared by the true-risk and the
+    empirical-risk minimisers. Returns ``(iterations, x, f, g, history, message)``.
+    """
     S, Yv, rho = [], [], []
     it = 0
     for it in range(1, maxiter + 1):
-        gn = _norm(g)
+        gn = safe_norm(g)
         if gn <= gtol:
             message = "gradient norm below gtol"
             it -= 1
@@ -333,5 +341,5 @@ def _iterate(fg, x, f, g, history, message, gtol, maxiter, memory, sec, t0, call
         f, g = f_new, g_new
         history.append(f)
         if callback is not None:
-            callback(it, f, _norm(g))
+            callback(it, f, safe_norm(g))
     return it, x, f, g, history, message

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import sys
 from dataclasses import replace
 
 from .._validate import Anything, Bool, Choice, Int, PathOut, public
@@ -148,8 +149,6 @@ def sweep(
     todo = [(pid, p) for pid, p in pts if pid not in done]
     new_rows: list = []
     if progress is None:
-        import sys  # noqa: PLC0415
-
         progress = sys.stderr.isatty()
     bar = None
     if progress and todo:

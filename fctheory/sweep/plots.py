@@ -23,6 +23,8 @@ import numpy as np
 
 from .._plot import pyplot
 from .._validate import Anything, Choice, PathOut, fail, public
+from ..tau import lambda_trivial
+from ..type3 import lambda_max_type3
 
 __all__ = ["plot", "KINDS"]
 
@@ -61,7 +63,6 @@ def _first_value(table, col, default=None):
 
 
 def _plot_tau(table, ax_fig):
-    from ..tau import lambda_trivial  # noqa: PLC0415
 
     fig, ax = ax_fig
     t = _ok(table)
@@ -102,7 +103,6 @@ def _edges(v):
 
 
 def _plot_type3(table, fig_axes):
-    from ..type3 import lambda_max_type3  # noqa: PLC0415
 
     fig, (ax1, ax2) = fig_axes
     _need(table, ["zipf", "lam"], "type3")

@@ -38,11 +38,14 @@ import json
 import math
 import numbers
 import os
-from dataclasses import dataclass, field
+import tomllib
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from .._validate import Anything, PathIn, fail, public, result_type
+from .._validate import Anything, PathIn, PathOut, fail, public, result_type
+from .plots import KINDS
+from .targets import check_params, resolve_target
 
 __all__ = ["SweepSpec", "load_spec", "point_id"]
 
@@ -200,7 +203,6 @@ def _check_spec_dict(d: dict, base: str | None) -> SweepSpec:
     target = d["target"]
     if not isinstance(target, str) or not target:
         fail("target", target, "must be a target name or 'package.module:function'")
-    from .targets import resolve_target  # noqa: PLC0415
 
     resolve_target(target)  # unknown names fail here, naming the key
     fixed = d.get("fixed", {})
@@ -297,8 +299,6 @@ def _check_spec_dict(d: dict, base: str | None) -> SweepSpec:
         fail("name", name, "must be a string")
     plot = d.get("plot")
     if plot is not None:
-        from .plots import KINDS  # noqa: PLC0415
-
         if plot not in KINDS:
             fail("plot", plot, f"must be one of {list(KINDS)}")
     spec = SweepSpec(
@@ -319,7 +319,6 @@ def _check_spec_dict(d: dict, base: str | None) -> SweepSpec:
     n = math.prod(len(v) for v in grid.values()) * (rnd["n"] if rnd else 1)
     if n > 10**7:
         fail("grid", {k: len(v) for k, v in grid.items()}, f"gives {n} points; a sweep holds at most 10**7")
-    from .targets import check_params  # noqa: PLC0415
 
     # every parameter must be one the target takes (checked on one point per distinct key set)
     check_params(target, spec)
@@ -357,8 +356,6 @@ def load_spec(spec, *, output=None):
     elif isinstance(spec, dict):
         s = _check_spec_dict(spec, None)
     elif isinstance(spec, (str, os.PathLike)):
-        import tomllib  # noqa: PLC0415
-
         path = PathIn()("spec", spec)
         try:
             with open(path, "rb") as f:
@@ -371,8 +368,5 @@ def load_spec(spec, *, output=None):
     else:
         fail("spec", spec, "must be a path to a TOML file, a dict or a SweepSpec")
     if output is not None:
-        from .._validate import PathOut  # noqa: PLC0415
-        from dataclasses import replace  # noqa: PLC0415
-
         s = replace(s, output=PathOut(dir=True)("output", output))
     return s

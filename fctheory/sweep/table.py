@@ -21,7 +21,7 @@ import uuid
 
 import numpy as np
 
-from .._files import atomic_path
+from .._files import atomic_path, write_json
 from .._validate import PathIn, fail, public
 
 __all__ = ["read_table", "ResultStore"]
@@ -121,7 +121,6 @@ class ResultStore:
     def write_spec(self, spec_dict: dict):
         if self.folder is None:
             return
-        from .._files import write_json  # noqa: PLC0415
 
         write_json(os.path.join(self.folder, "spec.json"), spec_dict)
 

@@ -20,7 +20,10 @@ from hypothesis import strategies as st
 
 from .._budget import check_work
 from .._validate import Bool, Choice, Instance, Int, Prob, Real, check_mu, fail, public, result_type
+from ..configurations import type1_configuration, type2_configuration, type3_configuration
 from ..task import Task
+from ..tau import lambda_trivial
+from ..type3 import lambda_max_type3
 
 __all__ = [
     "tasks",
@@ -316,7 +319,6 @@ def _theorem1(draw, domain, with_lam=True):
     out = dict(n_c=n_c, n_w=n_c * s_c, L=L, K=K)
     if not with_lam:
         return out
-    from ..tau import lambda_trivial
 
     lam0 = float(lambda_trivial(**out))
     side = draw(st.sampled_from(["below", "above"]))
@@ -384,7 +386,6 @@ def _theorem2(draw, domain, with_lam=True):
     out = dict(mu=mu, n_c=n_c, L=L)
     if not with_lam:
         return out
-    from ..type3 import lambda_max_type3
 
     lmax = float(lambda_max_type3(**out))
     if domain == "moderate":
@@ -416,12 +417,13 @@ def predictor_params(name, *, domain="valid"):
         ``"valid"`` (default): the whole validated domain with its extreme edges — λ down to 5e-324,
         λ = λ₀ exactly and one ulp above (τ = 0), 1e300; n_c up to 10^6, L up to 5000, n_w up to 1e12,
         K = 1 and K = n_c^L (a float such as 1e300 beyond 2^53); for type III λ a relative 1e-13 below
-        λ_max, λ_max·1e-300, and near-degenerate μ (entries down to 1e-300). ``"precision"``: the domain of the documented accuracy claims of
-        docs/theory.md ("Precision": n_c ≤ 100, L ≤ 5000, n_w ≤ 1e9, λ ∈ [1e-12, 1e3], K ≤ min(n_c^L,
-        e^690)), including λ just below λ₀ (relative gaps 1e-12 … 0.3; the claim there is 1e-6 within a
-        relative 1e-6 of λ₀, 1e-11 elsewhere) and just below λ_max. ``"moderate"``: small sizes
+        λ_max, λ_max·1e-300, and near-degenerate μ (entries down to 1e-300). ``"precision"``: the domain of the
+        documented accuracy claims of docs/theory.md ("Precision": n_c ≤ 100, L ≤ 5000, n_w ≤ 1e9,
+        λ ∈ [1e-12, 1e3], K ≤ min(n_c^L, e^690)), including λ just below λ₀ (relative gaps 1e-12 … 0.3;
+        the claim there is 1e-6 within a relative 1e-6 of λ₀, 1e-11 elsewhere) and just below λ_max. ``"moderate"``: small sizes
         (n_c ≤ 10, L ≤ 10, s_c ≤ 100, integer K) and λ in [1e-6, 0.99]·λ₀ or [1.01, 10]·λ₀ (type III:
-        [1e-3, 0.99]·λ_max), away from the thresholds: inputs a plain float64 implementation handles, for testing one's own code.
+        [1e-3, 0.99]·λ_max), away from the thresholds: inputs a plain float64 implementation handles, for
+        testing one's own code.
 
     Returns
     -------
@@ -520,7 +522,6 @@ _MIN_D = {"type1": -1, "type2": 0, "type3": -1}  # d >= n_c + this (Definitions 
 
 @st.composite
 def _configuration(draw, task, d, kind, lam, optimal, max_extra_d):
-    from ..configurations import type1_configuration, type2_configuration, type3_configuration
 
     dd = (
         d
@@ -530,8 +531,6 @@ def _configuration(draw, task, d, kind, lam, optimal, max_extra_d):
     seed = draw(_SEEDS)
     if lam is None:
         if kind == "type1":
-            from ..tau import lambda_trivial
-
             lam0 = float(lambda_trivial(n_c=task.n_c, n_w=task.n_w, L=task.L, K=task.K))
             # mostly τ > 0; sometimes λ ≥ λ₀, where the optimum is the origin (W, U) = (0, 0)
             lam = lam0 * (
@@ -542,8 +541,6 @@ def _configuration(draw, task, d, kind, lam, optimal, max_extra_d):
         elif kind == "type2":
             lam = 10 ** draw(st.floats(-4.0, 0.0))
         else:
-            from ..type3 import lambda_max_type3
-
             lmax = float(lambda_max_type3(mu=task.mu, n_c=task.n_c, L=task.L))
             lam = lmax * 10 ** draw(st.floats(-2.0, math.log10(0.98)))
     lam = float(lam)
@@ -619,8 +616,6 @@ def configurations(task, d=None, kind="type1", *, lam=None, optimal=True, max_ex
         if not task.is_full:
             fail("task", task, "Theorem 2's constants (optimal=True) need the full latent set (K = n_c**L)")
         if lam is not None:
-            from ..type3 import lambda_max_type3
-
             lmax = float(lambda_max_type3(mu=task.mu, n_c=task.n_c, L=task.L))
             if lam >= lmax:
                 fail("lam", lam, f"must be < lambda_max = {lmax!r} (condition (9)) for a type-III optimum")

@@ -9,6 +9,7 @@ import numpy as np
 from scipy.optimize import minimize
 
 from .._budget import check_work as _check_work
+from .._threads import blas_threads
 from .._validate import Int as _Int
 from .._validate import Real as _Real
 from .._validate import check_int, fail, float_array, result_type
@@ -30,8 +31,6 @@ def single_thread_blas():
     The UFM problems are tiny; a threaded OpenBLAS spends more time waking threads than computing
     (25x slower L-BFGS-B iterations were measured on a loaded 2-core machine).
     """
-    from .._threads import blas_threads  # noqa: PLC0415
-
     return blas_threads(1)
 
 

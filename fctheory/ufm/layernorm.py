@@ -20,6 +20,7 @@ attained.
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import numpy as np
@@ -333,9 +334,7 @@ def _solve(K, n, d, lam, bias, loss, n_starts, seed):
 def _solve_d2(K, n, lam, bias, fun, rng, n_starts):
     """d = 2: the LayerNorm sphere is the two points ±(1, −1), where the sphere parametrisation has
     zero gradient; enumerate the class-wise sign patterns and optimise W (and b) for each."""
-    import itertools
 
-    N = K * n
     best = None
     allv = []
     for signs in itertools.product((1.0, -1.0), repeat=K - 1):

@@ -26,6 +26,7 @@ from scipy.optimize import minimize
 
 from .._budget import check_work, get_budget
 from .._validate import Array, Bool, Choice, Int, Real, Seed, fail, public, result_type
+from ..metrics.nc import nc1 as _nc1
 from ._common import rng_of, seconds_of, single_thread_blas
 
 __all__ = [
@@ -586,7 +587,6 @@ def gradient_flow(
     (``max_seconds``): a stiff flow or a huge ``t_max`` never hangs. H0's class means must not all
     coincide (ÑC1 undefined).
     """
-    from ..metrics.nc import nc1 as _nc1
 
     H0, K, n = _KN(H0, K, "H0")
     lw, lh = lam_W, lam_H
