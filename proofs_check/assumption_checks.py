@@ -10,7 +10,6 @@ import numpy as np
 
 from fctheory import Task
 from fctheory import assumptions as asm
-from fctheory.assumptions import all_latent, check_assumption_A, check_assumption_B, subsets_balanced
 
 from .registry import expect, register, tolerances
 
@@ -31,7 +30,7 @@ def check_lemma_C(mutant: bool = False, quick: bool = False) -> str:
     out = []
     for n_c, L in _FULL[:4] if quick else _FULL:
         task = Task.full(n_c, 1, L)
-        res = check_assumption_B(task, A_space=[np.eye(n_c)] if mutant else None, sdp=not mutant)
+        res = asm.check_assumption_B(task, A_space=[np.eye(n_c)] if mutant else None, sdp=not mutant)
         expect(res.holds, f"Assumption B fails on the full set ({n_c},{L}): solution space dim {res.dim}")
         expect(res.dim == 2, f"solution space of (44) has dim {res.dim} != 2 on ({n_c},{L})")
         out.append(f"({n_c},{L}): {res.n_equations} eqs")
@@ -60,7 +59,7 @@ def check_assumption_A_random(mutant: bool = False, quick: bool = False) -> str:
     )
     for n_c, L, K, seed in cases:
         task = Task.random(n_c, 1, L, K, seed=seed)
-        res = check_assumption_A(task)
+        res = asm.check_assumption_A(task)
         if mutant:
             expect(res.holds, f"Assumption A fails on {task} ({len(res.violations)} violations)")
             continue
@@ -118,7 +117,7 @@ def check_assumption_B_cert(mutant: bool = False, quick: bool = False) -> str:
     )
     for n_c, L, K, seed in cases:
         task = Task.random(n_c, 1, L, K, seed=seed)
-        res = check_assumption_B(task)
+        res = asm.check_assumption_B(task)
         if res.holds:
             n_hold += 1
             expect(res.dim == 2, "holds but dim != 2")
@@ -216,9 +215,9 @@ def check_lemma_B_forced(mutant: bool = False, quick: bool = False) -> str:
 
     n_sets = 0
     for n_c, L in [(2, 2), (2, 3), (3, 2)] + ([] if quick else [(2, 4), (4, 2)]):
-        allz = all_latent(n_c, L)
+        allz = asm.all_latent(n_c, L)
         for K in asm.search_lemma_B(n_c=n_c, L=L).sizes():
-            for sub in subsets_balanced(n_c, L, K):
+            for sub in asm.subsets_balanced(n_c, L, K):
                 res = asm.lemma_B_properties(allz[list(sub)], n_c=n_c)
                 if not res.holds:
                     continue

@@ -10,7 +10,6 @@ import numpy as np
 
 import fctheory
 from fctheory import FCTheoryError, Task
-from fctheory.assumptions import check_assumption_A, lemma_B_properties
 
 from . import _deps, _risk
 from .registry import expect, register, tolerances
@@ -52,9 +51,9 @@ def check_lemma_B_full(mutant: bool = False, quick: bool = False) -> str:
     sets = _FULL_SETS_QUICK if quick else _FULL_SETS
     for n_c, L in sets:
         task = Task.full(n_c, 1, L)
-        A = check_assumption_A(task)
+        A = fctheory.check_assumption_A(task)
         expect(A.holds and A.integral, f"Assumption A fails on the full set (n_c,L)=({n_c},{L}): {A.violations[:3]}")
-        B = lemma_B_properties(task)
+        B = fctheory.lemma_B_properties(task)
         expect(B.holds, f"Lemma B fails on the full set ({n_c},{L}): {B.messages}")
         for rr in range(1, L + 1):
             expect(int(B.S_r[0, rr]) == comb(L, rr) * (n_c - 1) ** rr, f"|S_{rr}| wrong for ({n_c},{L})")

@@ -200,6 +200,24 @@ def minimize_true_risk(
     U : ndarray, shape (K, L·d)
     result : MinimizeResult
     """
+    _check_arguments(task, d, layernorm, W0, U0, callback)
+    sec = _check_memory(task, d, memory, backend, max_seconds, max_bytes)
+    rng = _as_rng(seed)
+    W = W0 if W0 is not None else init_scale * rng.standard_normal((d, task.n_w))
+    U = U0 if U0 is not None else init_scale * rng.standard_normal((task.K, task.L * d))
+    fg = _objective(task, d, lam, layernorm, eps, backend, max_seconds, max_bytes)
+    t0 = time.perf_counter()
+    x = np.concatenate([W.ravel(), U.ravel()])
+    f, g = _start_value(fg, x, W0, U0, init_scale)
+    message = "maximum number of iterations reached"
+    with np.errstate(over="ignore", invalid="ignore"):  # trial steps may overflow: rejected explicitly
+        it, x, f, g, history, message = lbfgs_iterate(
+            fg, x, f, g, [f], message, gtol, maxiter, memory, sec, t0, callback
+        )
+    return _result(fg, x, task, d, lam, gtol, (it, history, message, t0))
+
+
+def _check_arguments(task, d, layernorm, W0, U0, callback) -> None:
     if callback is not None and not callable(callback):
         fail("callback", callback, "must be callable (it, R, grad_norm) or None")
     if layernorm and d < 2:
@@ -209,22 +227,26 @@ def minimize_true_risk(
         fail("W0", W0, f"must have shape (d, n_w) = ({d}, {n_w}), got {W0.shape}")
     if U0 is not None and U0.shape != (K, L * d):
         fail("U0", U0, f"must have shape (K, L*d) = ({K}, {L * d}), got {U0.shape}")
-    # budget before anything is allocated: one evaluation, and the L-BFGS history (2·memory vectors)
+
+
+def _check_memory(task, d, memory, backend, max_seconds, max_bytes):
+    """Refuse, before anything is allocated, one evaluation or an L-BFGS history (2·memory vectors) beyond
+    the budget; returns the time budget in seconds (None: no limit)."""
     sec, byt = resolve_budget(max_seconds, max_bytes)
     _check_budget(_estimate(task, d, True, backend, byt, None), sec, byt, task)
-    n_x = d * n_w + K * L * d
+    n_x = d * task.n_w + task.K * task.L * d
     if byt is not None:
         check_work("memory", memory, bytes=8 * n_x * (2 * memory + 8), what="the L-BFGS history")
-    rng = _as_rng(seed)
-    W = W0 if W0 is not None else init_scale * rng.standard_normal((d, n_w))
-    U = U0 if U0 is not None else init_scale * rng.standard_normal((K, L * d))
-    nW = W.size
-    t0 = time.perf_counter()
-    nfev = 0
+    return sec
+
+
+def _objective(task, d, lam, layernorm, eps, backend, max_seconds, max_bytes):
+    """``fg(x, overflow)``: (R, ∇R, R₀) at the flattened (W, U) ``x``; ``fg.nfev`` counts its calls."""
+    K, L, n_w = task.K, task.L, task.n_w
+    nW = d * n_w
 
     def fg(x, overflow="inf"):
-        nonlocal nfev
-        nfev += 1
+        fg.nfev += 1
         r = _evaluate(
             task,
             x[:nW].reshape(d, n_w),
@@ -239,29 +261,34 @@ def minimize_true_risk(
             max_bytes=max_bytes,
             overflow=overflow,
         )
-
         g = np.concatenate([to_numpy(r.grad_W).ravel(), to_numpy(r.grad_U).ravel()])
         return r.R, g, r.R0
 
-    x = np.concatenate([W.ravel(), U.ravel()])
+    fg.nfev = 0
+    return fg
+
+
+def _start_value(fg, x, W0, U0, init_scale):
+    """(R, ∇R) at the starting point, which must be finite (an overflow names the argument that set it)."""
     try:
-        f, g, f0 = fg(x, overflow="raise")  # the start must be finite
+        f, g, _ = fg(x, overflow="raise")
     except FCTheoryError as exc:
         if "overflow" not in str(exc):
             raise
         name = "W0" if W0 is not None else "U0" if U0 is not None else "init_scale"
         fail(name, {"W0": W0, "U0": U0, "init_scale": init_scale}[name], f"the starting point is too large: {exc}")
-    history = [f]
-    message = "maximum number of iterations reached"
-    with np.errstate(over="ignore", invalid="ignore"):  # trial steps may overflow: rejected explicitly
-        it, x, f, g, history, message = lbfgs_iterate(
-            fg, x, f, g, history, message, gtol, maxiter, memory, sec, t0, callback
-        )
+    return f, g
+
+
+def _result(fg, x, task, d, lam, gtol, run):
+    """The final (W, U, MinimizeResult), re-evaluated exactly at the last iterate."""
+    it, history, message, t0 = run
     f, g, f0 = fg(x, overflow="raise")
     gn = safe_norm(g)
     if not (np.isfinite(f) and np.isfinite(gn)):
         fail("lam", lam, f"the minimization left float64 (R = {f!r}, |grad| = {gn!r}); the problem is badly scaled")
-    Wf, Uf = x[:nW].reshape(d, n_w).copy(), x[nW:].reshape(K, L * d).copy()
+    nW = d * task.n_w
+    Wf, Uf = x[:nW].reshape(d, task.n_w).copy(), x[nW:].reshape(task.K, task.L * d).copy()
     res = MinimizeResult(
         W=Wf,
         U=Uf,
@@ -271,7 +298,7 @@ def minimize_true_risk(
         success=gn <= gtol,
         message=message,
         nit=it,
-        nfev=nfev,
+        nfev=fg.nfev,
         seconds=time.perf_counter() - t0,
         history=history,
     )
