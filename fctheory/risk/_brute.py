@@ -65,6 +65,30 @@ def _softplus(t):
     return np.where(t > 0, t + np.log1p(np.exp(-np.abs(t))), np.log1p(np.exp(np.minimum(t, 0))))
 
 
+def _check_cost(task: Task, d: int, max_pairs) -> int:
+    """The number of (sentence, class) pairs, refused above ``max_pairs`` or the budget in force."""
+    K, L, s = task.K, task.L, task.s_c
+    pairs = K * s**L * K
+    if max_pairs is not None and pairs > max_pairs:
+        fail(
+            "task",
+            task,
+            f"brute-force enumeration of {_g(pairs)} sentence-class pairs exceeds "
+            f"max_pairs={max_pairs:.3g}; use fctheory.true_risk",
+        )
+    n = s**L
+    _check_sentences(task, "true_risk_bruteforce (s_c^L sentences per class)")
+    # per class: features n×L·d, scores and softmax terms n×K (a few copies); products ~2·L·d flops a pair
+    check_work(
+        "task",
+        task,
+        bytes=8 * n * (L * d + 6 * K + L + 4) + 8 * K * L * d * 4,
+        seconds=pairs * (2 * L * d + 30) * 1e-10 + K * n * L * 2e-7,
+        what="true_risk_bruteforce",
+    )
+    return pairs
+
+
 @public(
     task=Instance(Task),
     W=Array(ndim=2),
@@ -96,27 +120,10 @@ def true_risk_bruteforce(
     memory and time budget in force (:func:`fctheory.get_budget`).
     """
     d = check_weights(task, W, U)
-    K, L, s = task.K, task.L, task.s_c
+    K, L = task.K, task.L
     if layernorm and eps == 0.0 and d == 1:
         fail("W", W, "LayerNorm with eps=0 needs d >= 2 rows (φ of a scalar is undefined)")
-    pairs = K * s**L * K
-    if max_pairs is not None and pairs > max_pairs:
-        fail(
-            "task",
-            task,
-            f"brute-force enumeration of {_g(pairs)} sentence-class pairs exceeds "
-            f"max_pairs={max_pairs:.3g}; use fctheory.true_risk",
-        )
-    n = s**L
-    _check_sentences(task, "true_risk_bruteforce (s_c^L sentences per class)")
-    # per class: features n×L·d, scores and softmax terms n×K (a few copies); products ~2·L·d flops a pair
-    check_work(
-        "task",
-        task,
-        bytes=8 * n * (L * d + 6 * K + L + 4) + 8 * K * L * d * 4,
-        seconds=pairs * (2 * L * d + 30) * 1e-10 + K * n * L * 2e-7,
-        what="true_risk_bruteforce",
-    )
+    pairs = _check_cost(task, d, max_pairs)
     with np.errstate(over="ignore", invalid="ignore"):
         V = phi(W, eps=eps) if layernorm else W
         wW, wU = float(np.sum(W * W)), float(np.sum(U * U))

@@ -226,6 +226,45 @@ def _get_client(client):
     return client
 
 
+def _run_blocks(cl, task, W, U, layernorm, eps, parts, grad, jit, engine_workers, byt):
+    """Run every class block (here, or on the cluster ``cl``): per-class CEs, ∂R₀/∂G3 (unscaled), fallbacks."""
+    K = task.K
+    ce_all = np.zeros(K)
+    gG3 = np.zeros((K, task.L, task.n_w)) if grad else None
+    n_fallback = 0
+    if K == 1:
+        return ce_all, gG3, n_fallback
+    if cl is None:
+        results = [_run_block(task, W, U, layernorm, eps, p, grad, jit, engine_workers, byt) for p in parts]
+    else:
+        t_f, W_f, U_f = cl.scatter([task, W, U], broadcast=True)
+        futs = [
+            cl.submit(_run_block, t_f, W_f, U_f, layernorm, eps, p, grad, jit, engine_workers, byt, pure=False)
+            for p in parts
+        ]
+        results = cl.gather(futs)
+    for classes, ce, g, nfb, _ in results:  # in block order: a fixed summation order for ∂G3
+        ce_all[classes] = ce
+        n_fallback += nfb
+        if grad:
+            gG3 += g
+    return ce_all, gG3, n_fallback
+
+
+def _gradients(task, W, U, V, Uh, gG3, lam, layernorm, eps):
+    """(∂R/∂W, ∂R/∂U) from the summed ∂R₀/∂G3 of the blocks; refuses an overflow."""
+    K, L = task.K, task.L
+    with np.errstate(over="ignore", invalid="ignore"):
+        gG = gG3.reshape(K * L, task.n_w) / K
+        dV = Uh @ gG
+        dUh = V @ gG.T
+        gW = phi_jacobian_vjp(W, dV, eps) if layernorm else dV + lam * W
+        gU = U_from_hat(dUh, L=L) + lam * U
+    if not (np.isfinite(gW).all() and np.isfinite(gU).all()):
+        fail("lam", lam, "the gradient overflows float64 at these weights; use smaller weights or λ")
+    return gW, gU
+
+
 @public(
     task=Instance(Task),
     W=Array(ndim=2),
@@ -291,9 +330,9 @@ def true_risk_distributed(
     -------
     RiskResult
         ``R``, ``R0``, ``penalty``, gradients (host arrays), ``n_fallback``, ``pairs``, ``seconds``.
-        R₀ is the exactly rounded sum (``math.fsum``) of the K per-class values, like the single-process engine.
+        R₀ is the exactly rounded sum (``math.fsum``) of the K per-class values, like the single-process
+        engine.
     """
-
     t0 = time.perf_counter()
     d = check_weights(task, W, U)
     if layernorm and eps == 0.0 and d == 1:
@@ -306,7 +345,6 @@ def true_risk_distributed(
     est = _estimate(task, d, grad, "numpy", byt, engine_workers)
     # the budget applies to one block: its share of the per-class work plus what every block repeats
     share = max(len(p) for p in parts) / task.K
-
     _check_budget(replace(est, seconds=est.seconds * share), sec, byt, task)
     with np.errstate(over="ignore", invalid="ignore"):
         V, Uh, G3 = _tables(task, W, U, layernorm, eps)
@@ -316,36 +354,10 @@ def true_risk_distributed(
         fail("U", U, f"the scores overflow float64 (max |<u_(k,l), w>| = {gmax:.3g}); use smaller weights")
     if not math.isfinite(penalty):
         fail("lam", lam, "the penalty (λ/2)(‖W‖² + ‖U‖²) overflows float64; use smaller weights or λ")
-
-    K, L = task.K, task.L
-    ce_all = np.zeros(K)
-    gG3 = np.zeros_like(G3) if grad else None
-    n_fallback = 0
-    if K > 1:
-        if cl is None:
-            results = [_run_block(task, W, U, layernorm, eps, p, grad, jit, engine_workers, byt) for p in parts]
-        else:
-            t_f, W_f, U_f = cl.scatter([task, W, U], broadcast=True)
-            futs = [
-                cl.submit(_run_block, t_f, W_f, U_f, layernorm, eps, p, grad, jit, engine_workers, byt, pure=False)
-                for p in parts
-            ]
-            results = cl.gather(futs)
-        for classes, ce, g, nfb, _ in results:  # in block order: a fixed summation order for ∂G3
-            ce_all[classes] = ce
-            n_fallback += nfb
-            if grad:
-                gG3 += g
-    R0 = math.fsum(ce_all.tolist()) / K
+    ce_all, gG3, n_fallback = _run_blocks(cl, task, W, U, layernorm, eps, parts, grad, jit, engine_workers, byt)
+    R0 = math.fsum(ce_all.tolist()) / task.K
     res = RiskResult(R=R0 + penalty, R0=R0, penalty=penalty, n_fallback=n_fallback, pairs=est.pairs)
     if grad:
-        with np.errstate(over="ignore", invalid="ignore"):
-            gG = gG3.reshape(K * L, task.n_w) / K
-            dV = Uh @ gG
-            dUh = V @ gG.T
-            res.grad_W = phi_jacobian_vjp(W, dV, eps) if layernorm else dV + lam * W
-            res.grad_U = U_from_hat(dUh, L=L) + lam * U
-        if not (np.isfinite(res.grad_W).all() and np.isfinite(res.grad_U).all()):
-            fail("lam", lam, "the gradient overflows float64 at these weights; use smaller weights or λ")
+        res.grad_W, res.grad_U = _gradients(task, W, U, V, Uh, gG3, lam, layernorm, eps)
     res.seconds = time.perf_counter() - t0
     return res
