@@ -72,6 +72,44 @@ def _units(spec, todo: list, nworkers: int) -> list:
     return [("points", todo[i : i + size]) for i in range(0, len(todo), size)]
 
 
+def _overridden(s, executor, workers, address):
+    """The spec with the call's executor, workers and scheduler address, where given."""
+    if address is not None:
+        s = replace(s, executor="dask", address=address)
+    if executor is not None:
+        s = replace(s, executor=executor)
+    if workers is not None:
+        s = replace(s, workers=workers)
+    return s
+
+
+def _todo(store, pts: list, order: dict, retry_errors: bool) -> list:
+    """The points not yet in the output (points whose row records an error count as done unless retried)."""
+    old = store.existing()
+    done = set()
+    if len(old):
+        ok = old["status"].isin(["ok"] if retry_errors else ["ok", "error"])
+        done = set(old.loc[ok, "point_id"]) & set(order)
+    return [(pid, p) for pid, p in pts if pid not in done]
+
+
+def _progress_bar(show: bool, s, n_points: int, n_todo: int):
+    """A tqdm bar over the sweep's points (those already done counted as done), or None."""
+    if not (show and n_todo):
+        return None
+    from tqdm.auto import tqdm  # noqa: PLC0415 - optional progress bar, loaded when shown
+
+    return tqdm(total=n_points, initial=n_points - n_todo, unit="point", desc=s.name or s.target, dynamic_ncols=True)
+
+
+def _table(s, store, new_rows: list):
+    """Every finished row: the consolidated output folder, or this call's rows without an output."""
+    if s.output is None:
+        return _pd().DataFrame(new_rows)
+    store.consolidate(store.existing())
+    return store.existing()
+
+
 @public(
     spec=Anything("a TOML path, a dict or a SweepSpec"),
     executor=Choice("local", "dask").or_none(),
@@ -129,34 +167,15 @@ def sweep(
         ``batch_size``, ``versions``. ``table.attrs["complete"]`` tells whether every point is
         there; ``table.attrs["ran"]`` how many ran in this call.
     """
-    pd = _pd()
-    s = load_spec(spec, output=output)
-    if address is not None:
-        s = replace(s, executor="dask", address=address)
-    if executor is not None:
-        s = replace(s, executor=executor)
-    if workers is not None:
-        s = replace(s, workers=workers)
+    _pd()  # pandas is needed for the table: refused before any work
+    s = _overridden(load_spec(spec, output=output), executor, workers, address)
     pts = plan_points(s)
     order = {pid: i for i, (pid, _) in enumerate(pts)}
     store = ResultStore(s.output)
     store.write_spec(s.to_dict())
-    old = store.existing()
-    done = set()
-    if len(old):
-        ok = old["status"].isin(["ok"] if retry_errors else ["ok", "error"])
-        done = set(old.loc[ok, "point_id"]) & set(order)
-    todo = [(pid, p) for pid, p in pts if pid not in done]
+    todo = _todo(store, pts, order, retry_errors)
     new_rows: list = []
-    if progress is None:
-        progress = sys.stderr.isatty()
-    bar = None
-    if progress and todo:
-        from tqdm.auto import tqdm  # noqa: PLC0415
-
-        bar = tqdm(
-            total=len(pts), initial=len(pts) - len(todo), unit="point", desc=s.name or s.target, dynamic_ncols=True
-        )
+    bar = _progress_bar(sys.stderr.isatty() if progress is None else progress, s, len(pts), len(todo))
     ex = make_executor(s, client)
     try:
         if todo and (max_points is None or max_points > 0):
@@ -173,12 +192,7 @@ def sweep(
         store.flush()  # whatever finished is on disk, also on Ctrl-C
         if bar is not None:
             bar.close()
-    if s.output is not None:
-        every = store.existing()
-        store.consolidate(every)
-        table = store.existing()
-    else:
-        table = pd.DataFrame(new_rows)
+    table = _table(s, store, new_rows)
     if len(table):
         table = table[table["point_id"].isin(order)].copy()
         table["_order"] = table["point_id"].map(order)
