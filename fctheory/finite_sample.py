@@ -379,6 +379,20 @@ def _x_of(b, n_c, iters=80):
     return out
 
 
+def _plugin_theory(task: Task, lam, full: bool) -> tuple:
+    """(r, c) of the theorem that applies at infinite sample size, and the frozen weight q̄ of the plug-in."""
+    if full:
+        if task.is_uniform:
+            theory_r, theory_c, _ = _type1_point(task, lam)
+            return theory_r, theory_c, 1.0
+        sol = solve_type3(mu=task.mu, n_c=task.n_c, L=task.L, lam=lam)
+        return float(np.sqrt(np.mean(sol.r**2))), float(sol.c), 1.0
+    if not task.is_uniform:
+        fail("task", task, "K < n_c^L needs uniform words (no theorem for non-uniform words, K < n_c^L)")
+    theory_r, theory_c, s = _type1_point(task, lam)
+    return theory_r, theory_c, _qbar(task, s)
+
+
 @public(task=Instance(Task), X=_X, lam=_LAM)
 def predict_plugin(task: Task, X, lam) -> FiniteSamplePrediction:
     """(a) Plug-in: Theorem 2's type-III system (7)–(8) with each word's empirical frequency.
@@ -417,19 +431,7 @@ def predict_plugin(task: Task, X, lam) -> FiniteSamplePrediction:
     n_c, K, L = task.n_c, task.K, task.L
     kappa = n_c / (n_c - 1)
     full = _log_p(task) >= -1e-12
-    if full:
-        qbar = 1.0
-        if task.is_uniform:
-            theory_r, theory_c, _ = _type1_point(task, lam)
-        else:
-            sol = solve_type3(mu=task.mu, n_c=n_c, L=L, lam=lam)
-            theory_r = float(np.sqrt(np.mean(sol.r**2)))
-            theory_c = float(sol.c)
-    else:
-        if not task.is_uniform:
-            fail("task", task, "K < n_c^L needs uniform words (no theorem for non-uniform words, K < n_c^L)")
-        theory_r, theory_c, s = _type1_point(task, lam)
-        qbar = _qbar(task, s)
+    theory_r, theory_c, qbar = _plugin_theory(task, lam, full)
     nu = np.bincount(X.ravel(), minlength=task.n_w) / X.shape[0]
     a = (n_c - 1) * kappa**2 * qbar * nu / lam  # x_w(n_c − 1 + e^{x_w}) = a_w s,  s = c²
     target = math.log(kappa**2 * K * L)
