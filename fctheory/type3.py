@@ -270,29 +270,9 @@ def solve_type3(*, mu, n_c, L, lam, s_c=None, precision: str = "float", dps: int
     mu_b = np.broadcast_to(mu, batch + (s_c,)).reshape(-1, s_c)
     n_c_b, L_b, lam_b = (np.broadcast_to(a, batch).ravel() for a in (n_c, L, lam))
     log_lmax = _log_lambda_max(mu_b, n_c_b, L_b)
-    bad = np.log(lam_b) >= log_lmax
-    if bad.any():
-        i = int(np.argmax(bad))
-        fail(
-            "lam",
-            float(lam_b[i]),
-            f"condition (9) requires lam < lambda_max = {_show_exp(log_lmax[i])} "
-            f"(n_c={n_c_b[i]:g}, L={L_b[i]:g}); for larger lam the only type-III critical point is (W, U) = (0, 0)",
-        )
+    _check_below_lambda_max(lam_b, log_lmax, n_c_b, L_b)
     if precision == "mp":
-        with mp_context(dps):
-            cs, rs = [], []
-            for i in range(mu_b.shape[0]):
-                with mp_guard(dps):
-                    c, r = _solve_type3_mp(mu_b[i], n_c_b[i], L_b[i], lam_b[i])
-                cs.append(c)
-                rs.append(r)
-        c = np.empty(len(cs), dtype=object)
-        c[:] = cs
-        r = np.empty((len(rs), s_c), dtype=object)
-        for i, ri in enumerate(rs):
-            r[i, :] = ri
-        res7 = res8 = np.zeros(len(cs))
+        c, r, res7, res8 = _solve_mp_batch(mu_b, n_c_b, L_b, lam_b, dps)
     else:
         sys = _System(mu_b, n_c_b, L_b, lam_b, np.float64)
         sigma = _solve_sigma(sys)
@@ -314,24 +294,57 @@ def solve_type3(*, mu, n_c, L, lam, s_c=None, precision: str = "float", dps: int
         c, r = c_ld.astype(np.float64), r_ld.astype(np.float64)
         res7, res8 = _residuals(mu_b, n_c_b, L_b, lam_b, c, r)
     shape_r = batch + (s_c,)
-
-    def shaped(a):
-        a = np.asarray(a).reshape(batch)
-        if batch:
-            return a
-        return a[()] if a.dtype == object else float(a)
-
     return Type3Solution(
-        c=shaped(c),
+        c=_shaped(c, batch),
         r=r.reshape(shape_r),
-        lam_max=shaped(np.exp(log_lmax)),
-        residual_7=shaped(res7),
-        residual_8=shaped(res8),
+        lam_max=_shaped(np.exp(log_lmax), batch),
+        residual_7=_shaped(res7, batch),
+        residual_8=_shaped(res8, batch),
         mu=mu_b.reshape(shape_r),
         n_c=n_c_b.reshape(batch),
         L=L_b.reshape(batch),
         lam=lam_b.reshape(batch),
     )
+
+
+def _check_below_lambda_max(lam_b, log_lmax, n_c_b, L_b) -> None:
+    """Condition (9): refuse the first λ ≥ λ_max of the batch, naming λ_max."""
+    bad = np.log(lam_b) >= log_lmax
+    if bad.any():
+        i = int(np.argmax(bad))
+        fail(
+            "lam",
+            float(lam_b[i]),
+            f"condition (9) requires lam < lambda_max = {_show_exp(log_lmax[i])} "
+            f"(n_c={n_c_b[i]:g}, L={L_b[i]:g}); for larger lam the only type-III critical point is (W, U) = (0, 0)",
+        )
+
+
+def _solve_mp_batch(mu_b, n_c_b, L_b, lam_b, dps: int):
+    """(c, r, residual_7, residual_8) of every batch entry by the mpmath reference (object arrays of mpf)."""
+    s_c = mu_b.shape[-1]
+    with mp_context(dps):
+        cs, rs = [], []
+        for i in range(mu_b.shape[0]):
+            with mp_guard(dps):
+                c, r = _solve_type3_mp(mu_b[i], n_c_b[i], L_b[i], lam_b[i])
+            cs.append(c)
+            rs.append(r)
+    c = np.empty(len(cs), dtype=object)
+    c[:] = cs
+    r = np.empty((len(rs), s_c), dtype=object)
+    for i, ri in enumerate(rs):
+        r[i, :] = ri
+    res = np.zeros(len(cs))
+    return c, r, res, res
+
+
+def _shaped(a, batch: tuple):
+    """``a`` in the batch shape; a scalar (float, or mpf for the mp path) when the batch is empty."""
+    a = np.asarray(a).reshape(batch)
+    if batch:
+        return a
+    return a[()] if a.dtype == object else float(a)
 
 
 def _show_exp(log_x) -> str:
