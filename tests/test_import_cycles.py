@@ -48,3 +48,15 @@ def test_package_imports_in_a_fresh_interpreter(package, modules):
         timeout=120,
     )
     assert proc.returncode == 0, f"importing {package} in a fresh interpreter failed:\n{proc.stderr[-3000:]}"
+
+
+def test_building_the_command_line_parser_does_not_import_proofs_check():
+    """``fctheory check`` loads proofs_check (sympy, cvxpy, the whole table) on demand: every other command and
+    ``fctheory --help`` must not pay for it."""
+    code = (
+        "import sys\nfrom fctheory.cli import build_parser\nbuild_parser()\n"
+        "loaded = sorted(m for m in sys.modules if m.split('.')[0] == 'proofs_check')\n"
+        "assert not loaded, loaded\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], cwd=_ROOT, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-3000:]
