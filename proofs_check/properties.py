@@ -1,7 +1,7 @@
 """Property-based checks (Hypothesis) of statements about functions: Theorem G's inequality, Theorem D's
 lower bound, and the bilinear bounds of Lemmas F and M. Hypothesis runs derandomised, without an
-example database, so a run is reproducible and leaves no files behind. Hypothesis is a test dependency
-(``pip install fctheory[test]``); without it these checks report ERROR and the others still run."""
+example database, so a run is reproducible and leaves no files behind (Hypothesis is one of fctheory's
+dependencies: ``fctheory.testing`` is built on it)."""
 
 from __future__ import annotations
 
