@@ -3,6 +3,7 @@
 ``backend="numpy"`` (default) or ``backend="cupy"``; CuPy is imported only when asked for,
 so the package never needs it installed.
 """
+
 from __future__ import annotations
 
 import numpy as np

@@ -5,6 +5,7 @@ so a crash leaves either the old file or the new one, never half of one. ``.npz`
 ``__format__`` entry (the writer name and version); :func:`load_npz` refuses damaged, truncated or
 foreign files with :class:`~fctheory.FCTheoryError`.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -15,7 +16,6 @@ import zipfile
 
 import numpy as np
 
-from ._errors import FCTheoryError
 from ._validate import check_output_path, fail
 
 __all__ = ["atomic_path", "write_npz", "load_npz", "write_json", "load_json", "FORMAT_VERSION"]

@@ -5,6 +5,7 @@ polish; these kernels are the same formulas, scalar, compiled and run in paralle
 vectorised NumPy Newton pays ~15 full-array transcendental passes per iteration for every
 element, converged or not.
 """
+
 from __future__ import annotations
 
 import math

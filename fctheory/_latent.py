@@ -14,6 +14,7 @@ threshold of τ) we never form E1E2 directly but its ratio to the value at 0:
 with ℓ(A, t) = log(1 + A(e^t − 1)), q = (1−p)/(1−p+K) and t(s) = −L log(1 − (1−1/n_c)(1−e^{−s})) ≥ 0.
 Every term is a small positive quantity computed with relative accuracy, for any s ≥ 0.
 """
+
 from __future__ import annotations
 
 import numpy as np

@@ -3,6 +3,7 @@
 The mp paths evaluate the paper's formulas *as printed* (no log-space rewriting), so they are an
 independent check of the float paths, which use reformulated equations.
 """
+
 from __future__ import annotations
 
 import mpmath
@@ -32,8 +33,12 @@ def mp_guard(dps: int):
     except FCTheoryError:
         raise
     except (ArithmeticError, ValueError) as exc:
-        fail("precision", "mp", f"the mpmath reference failed at dps={dps} for these inputs "
-                                f"({type(exc).__name__}: {exc}); use precision='float'")
+        fail(
+            "precision",
+            "mp",
+            f"the mpmath reference failed at dps={dps} for these inputs "
+            f"({type(exc).__name__}: {exc}); use precision='float'",
+        )
 
 
 def mp_root(f, a, b, *, rel=None, maxiter: int = 5000):

@@ -1,4 +1,5 @@
 """matplotlib on the Agg backend, imported lazily: the one import every figure-drawing module uses."""
+
 from __future__ import annotations
 
 from ._validate import fail

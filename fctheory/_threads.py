@@ -5,10 +5,13 @@ threads in the engine's case); a threaded OpenBLAS spends more time waking threa
 on such products — up to two orders of magnitude on a loaded 2-core machine — so they pin BLAS
 to one thread while they run. Built on threadpoolctl, which finds every loaded BLAS.
 """
+
 from __future__ import annotations
 
 import threading
 from contextlib import contextmanager
+
+from ._validate import fail
 
 __all__ = ["blas_threads"]
 
@@ -27,8 +30,6 @@ def blas_threads(n: int = 1):
     """
     global _depth, _limiter, _controller
     if isinstance(n, bool) or not isinstance(n, int) or n < 1:
-        from ._validate import fail  # noqa: PLC0415
-
         fail("n", n, "must be an integer >= 1 (BLAS threads)")
     from threadpoolctl import ThreadpoolController  # noqa: PLC0415 - loaded on first use
 

@@ -817,3 +817,8 @@ def search_lemma_B(*, n_c: int, L: int, K: int | None = None, with_origin: bool 
 
     return _search(n_c, L, "lemma B", test, Ks, with_origin,
                    deadline=_Deadline("K" if K is not None else "L", K if K is not None else L, "search_lemma_B"))
+
+
+# public names of the enumeration helpers, for the independent checks in proofs_check
+all_latent = _all_latent
+subsets_balanced = _subsets_balanced

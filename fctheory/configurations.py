@@ -4,15 +4,19 @@
 * type II  (Def. 2): φ(w_(α,β)) = √d f_α,    u_{k,ℓ} = c f_{z_kℓ}    (f mean-zero equiangular)
 * type III (Def. 3): w_(α,β) = r_β f_α,      u_{k,ℓ} = c f_{z_kℓ}    (f equiangular)
 """
+
 from __future__ import annotations
 
 import numpy as np
 
+from ._budget import check_work
+from ._validate import Array, Instance, Int, Real, Seed, fail, public
 from .frames import equiangular_frame, is_equiangular
 from .network import U_from_hat
 from .task import Task
-from ._budget import check_work
-from ._validate import Array, Instance, Int, Real, Seed, fail, public
+from .tau import tau
+from .tau_star import tau_star
+from .type3 import solve_type3
 
 _LAM = Real(lo=0, lo_open=True).or_none()
 _C = Real(lo=0).or_none()
@@ -22,8 +26,12 @@ __all__ = ["type1_configuration", "type2_configuration", "type3_configuration"]
 
 def _task(task, d):
     """Budget of the (W, U) pair: W is d×n_w and U is K×(L·d) (plus the frame and a copy)."""
-    check_work("d", d, bytes=8 * d * (2 * task.n_w + 2 * task.K * task.L + 3 * task.n_c),
-               what=f"a configuration for {task!r} with d={d}")
+    check_work(
+        "d",
+        d,
+        bytes=8 * d * (2 * task.n_w + 2 * task.K * task.L + 3 * task.n_c),
+        what=f"a configuration for {task!r} with d={d}",
+    )
     return task
 
 
@@ -50,8 +58,16 @@ def _U(task: Task, F, c):
     return U_from_hat(c * F[:, task.Z.ravel()], L=task.L)
 
 
-@public(task=Instance(Task), d=Int(min=1), lam=_LAM, c=_C, c_prime=_C, frame=Array(ndim=2).or_none(), seed=Seed(),
-        legacy_positional=("d", "lam"))
+@public(
+    task=Instance(Task),
+    d=Int(min=1),
+    lam=_LAM,
+    c=_C,
+    c_prime=_C,
+    frame=Array(ndim=2).or_none(),
+    seed=Seed(),
+    legacy_positional=("d", "lam"),
+)
 def type1_configuration(task, *, d, lam=None, c=None, c_prime=None, frame=None, seed=None):
     """(W, U) in a type-I collapse configuration (Definition 1).
 
@@ -77,7 +93,6 @@ def type1_configuration(task, *, d, lam=None, c=None, c_prime=None, frame=None, 
     if c is None:
         if lam is None:
             fail("c", c, "give either lam (Theorem 1's constants) or c")
-        from .tau import tau
 
         t = tau(n_c=task.n_c, n_w=task.n_w, L=task.L, K=task.K, lam=lam)
         c = float(np.sqrt(t / task.n_w))
@@ -87,15 +102,23 @@ def type1_configuration(task, *, d, lam=None, c=None, c_prime=None, frame=None, 
         with np.errstate(over="ignore"):
             c_prime = c * np.sqrt(task.n_w / (task.K * task.L))
         if not np.isfinite(c_prime):
-            fail("c", c, f"the balanced c_prime = c*sqrt(n_w/(K L)) overflows the float64 range")
+            fail("c", c, "the balanced c_prime = c*sqrt(n_w/(K L)) overflows the float64 range")
     F = _frame(task, d, frame, seed, mean_zero=False)
     W = c * F[:, task.word_concept]
     return W, _U(task, F, c_prime)
 
 
-@public(task=Instance(Task), d=Int(min=1), lam=_LAM, c=_C, frame=Array(ndim=2).or_none(), seed=Seed(),
-        scale=Real(lo=0, lo_open=True, array=True).or_none(), shift=Real(array=True).or_none(),
-        legacy_positional=("d", "lam"))
+@public(
+    task=Instance(Task),
+    d=Int(min=1),
+    lam=_LAM,
+    c=_C,
+    frame=Array(ndim=2).or_none(),
+    seed=Seed(),
+    scale=Real(lo=0, lo_open=True, array=True).or_none(),
+    shift=Real(array=True).or_none(),
+    legacy_positional=("d", "lam"),
+)
 def type2_configuration(task, *, d, lam=None, c=None, frame=None, seed=None, scale=None, shift=None):
     """(W, U) in a type-II collapse configuration (Definition 2) for the network h*.
 
@@ -114,7 +137,6 @@ def type2_configuration(task, *, d, lam=None, c=None, frame=None, seed=None, sca
     if c is None:
         if lam is None:
             fail("c", c, "give either lam (Theorem 3's constant) or c")
-        from .tau_star import tau_star
 
         c = float(tau_star(n_c=task.n_c, L=task.L, K=task.K, d=d, lam=lam) / np.sqrt(task.K * task.L))
     W = np.sqrt(F.shape[0]) * F[:, task.word_concept]
@@ -126,8 +148,16 @@ def type2_configuration(task, *, d, lam=None, c=None, frame=None, seed=None, sca
     return W, _U(task, F, c)
 
 
-@public(task=Instance(Task), d=Int(min=1), lam=_LAM, c=_C, r=Real(lo=0, array=True).or_none(),
-        frame=Array(ndim=2).or_none(), seed=Seed(), legacy_positional=("d", "lam"))
+@public(
+    task=Instance(Task),
+    d=Int(min=1),
+    lam=_LAM,
+    c=_C,
+    r=Real(lo=0, array=True).or_none(),
+    frame=Array(ndim=2).or_none(),
+    seed=Seed(),
+    legacy_positional=("d", "lam"),
+)
 def type3_configuration(task, *, d, lam=None, c=None, r=None, frame=None, seed=None):
     """(W, U) in a type-III collapse configuration (Definition 3).
 
@@ -143,7 +173,6 @@ def type3_configuration(task, *, d, lam=None, c=None, r=None, frame=None, seed=N
             fail("c", c, "give either lam (Theorem 2's constants, K = n_c^L) or both c and r")
         if not task.is_full:
             fail("task", task, "Theorem 2's constants need the full latent set (K = n_c**L)")
-        from .type3 import solve_type3
 
         sol = solve_type3(mu=task.mu, n_c=task.n_c, L=task.L, lam=lam)
         c, r = float(sol.c), sol.r

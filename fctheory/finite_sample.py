@@ -21,17 +21,24 @@ norms. This module predicts that spread from the task and the actual training se
   minimiser (L-BFGS to ‖∇R̂‖ ≤ 1e-10), the reference the predictors are tested against;
 * :func:`word_counts`, :func:`norms` — the statistics compared.
 """
+
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
 
 import numpy as np
+from scipy.optimize import brentq
+from scipy.sparse.linalg import LinearOperator, minres
 
 from ._budget import check_work
 from ._validate import Array, Instance, Int, Real, Seed, fail, public, result_type
 from .frames import equiangular_frame
+from .risk import true_risk_grad
+from .risk.minimize import lbfgs_iterate, safe_norm
 from .task import Task, _as_rng
+from .tau import tau
+from .type3 import solve_type3
 
 __all__ = [
     "FiniteSamplePrediction",
@@ -97,8 +104,12 @@ def _check_data(task: Task, X, y=None, *, need_y=True):
     bad = (X // task.s_c) != task.Z[y]
     if bad.any():
         i, l = np.argwhere(bad)[0]
-        fail("X", X, f"sentence {i} (class {y[i]}) has word {X[i, l]} of concept {X[i, l] // task.s_c} at "
-                     f"position {l}, but z_(k,l) = {task.Z[y[i], l]} (sentences must come from the task)")
+        fail(
+            "X",
+            X,
+            f"sentence {i} (class {y[i]}) has word {X[i, l]} of concept {X[i, l] // task.s_c} at "
+            f"position {l}, but z_(k,l) = {task.Z[y[i], l]} (sentences must come from the task)",
+        )
 
 
 @public(task=Instance(Task), X=_X)
@@ -146,7 +157,7 @@ def _colnorm(A, axis):
 # ----------------------------------------------------------------------------- the empirical risk
 def _erisk(task, W, U, X, y, lam, grad=True):
     """R̂ (h network) and its gradient; W d×n_w, U K×Ld. Plain float64 NumPy."""
-    d, N, L, K = W.shape[0], X.shape[0], task.L, task.K
+    d, N, L = W.shape[0], X.shape[0], task.L
     F = W.T[X].reshape(N, L * d)  # concat(w_{x_1}, ..., w_{x_L})
     S = F @ U.T
     m = S.max(axis=1, keepdims=True)
@@ -175,9 +186,13 @@ def _check_weights(task, W, U):
 
 
 def _check_size(task, N, d, what):
-    check_work("X", f"{N} sentences", items=N * task.K, bytes=8 * (3 * N * task.K + N * task.L * d
-                                                                    + 3 * task.K * task.L * d + 3 * d * task.n_w),
-               what=what)
+    check_work(
+        "X",
+        f"{N} sentences",
+        items=N * task.K,
+        bytes=8 * (3 * N * task.K + N * task.L * d + 3 * task.K * task.L * d + 3 * d * task.n_w),
+        what=what,
+    )
 
 
 @public(task=Instance(Task), W=Array(ndim=2), U=Array(ndim=2), X=_X, y=_Y, lam=Real(lo=0.0))
@@ -217,21 +232,53 @@ def empirical_risk_grad(task: Task, W, U, X, y, lam):
 
 def _lbfgs(fg, x0, gtol, maxiter, memory=20):
     """L-BFGS of the exact-risk minimiser (strong-Wolfe line search down to ‖∇‖ ≤ gtol)."""
-    from .risk.minimize import _iterate, _norm  # noqa: PLC0415  (shared L-BFGS iteration)
 
     f, g = fg(x0)[:2]
     with np.errstate(over="ignore", invalid="ignore"):
-        it, x, f, g, hist, msg = _iterate(lambda x, overflow="inf": fg(x), x0, f, g, [f],
-                                          "maximum number of iterations reached", gtol, maxiter, memory,
-                                          None, 0.0, None)
-    return x, f, _norm(g), it, msg
+        it, x, f, g, hist, msg = lbfgs_iterate(
+            lambda x, overflow="inf": fg(x),
+            x0,
+            f,
+            g,
+            [f],
+            "maximum number of iterations reached",
+            gtol,
+            maxiter,
+            memory,
+            None,
+            0.0,
+            None,
+        )
+    return x, f, safe_norm(g), it, msg
 
 
-@public(task=Instance(Task), X=_X, y=_Y, d=Int(min=1, max=2**20), lam=_LAM, seed=Seed(),
-        W0=Array(ndim=2).or_none(), U0=Array(ndim=2).or_none(), init_scale=Real(lo=0.0, lo_open=True, hi=1e3),
-        gtol=Real(lo=0.0, lo_open=True), maxiter=Int(min=1, max=10**7))
-def minimize_empirical_risk(task: Task, X, y, d: int, lam, *, seed=None, W0=None, U0=None,
-                            init_scale: float = 0.1, gtol: float = 1e-10, maxiter: int = 20000):
+@public(
+    task=Instance(Task),
+    X=_X,
+    y=_Y,
+    d=Int(min=1, max=2**20),
+    lam=_LAM,
+    seed=Seed(),
+    W0=Array(ndim=2).or_none(),
+    U0=Array(ndim=2).or_none(),
+    init_scale=Real(lo=0.0, lo_open=True, hi=1e3),
+    gtol=Real(lo=0.0, lo_open=True),
+    maxiter=Int(min=1, max=10**7),
+)
+def minimize_empirical_risk(
+    task: Task,
+    X,
+    y,
+    d: int,
+    lam,
+    *,
+    seed=None,
+    W0=None,
+    U0=None,
+    init_scale: float = 0.1,
+    gtol: float = 1e-10,
+    maxiter: int = 20000,
+):
     """The exact minimiser of the empirical risk R̂ (L-BFGS with exact gradients, ‖∇R̂‖ ≤ gtol).
 
     Parameters
@@ -275,8 +322,11 @@ def minimize_empirical_risk(task: Task, X, y, d: int, lam, *, seed=None, W0=None
     x, f, gn, it, msg = _lbfgs(fg, np.concatenate([W.ravel(), U.ravel()]), gtol, maxiter)
     if not np.isfinite(f):
         fail("init_scale", init_scale, "the minimisation left float64 (start too large)")
-    return (x[:nW].reshape(d, n_w).copy(), x[nW:].reshape(K, L * d).copy(),
-            dict(R=f, grad_norm=gn, nit=it, message=msg, success=gn <= gtol))
+    return (
+        x[:nW].reshape(d, n_w).copy(),
+        x[nW:].reshape(K, L * d).copy(),
+        dict(R=f, grad_norm=gn, nit=it, message=msg, success=gn <= gtol),
+    )
 
 
 # ----------------------------------------------------------------------------- the symmetric optimum
@@ -287,7 +337,6 @@ def _log_p(task):
 
 def _type1_point(task, lam):
     """(r̄, c̄, s* = κ r̄ c̄) of Theorem 1 (uniform words)."""
-    from .tau import tau  # noqa: PLC0415
 
     t = float(tau(n_c=task.n_c, n_w=task.n_w, L=task.L, K=task.K, lam=lam))
     if t == 0.0:
@@ -330,6 +379,20 @@ def _x_of(b, n_c, iters=80):
     return out
 
 
+def _plugin_theory(task: Task, lam, full: bool) -> tuple:
+    """(r, c) of the theorem that applies at infinite sample size, and the frozen weight q̄ of the plug-in."""
+    if full:
+        if task.is_uniform:
+            theory_r, theory_c, _ = _type1_point(task, lam)
+            return theory_r, theory_c, 1.0
+        sol = solve_type3(mu=task.mu, n_c=task.n_c, L=task.L, lam=lam)
+        return float(np.sqrt(np.mean(sol.r**2))), float(sol.c), 1.0
+    if not task.is_uniform:
+        fail("task", task, "K < n_c^L needs uniform words (no theorem for non-uniform words, K < n_c^L)")
+    theory_r, theory_c, s = _type1_point(task, lam)
+    return theory_r, theory_c, _qbar(task, s)
+
+
 @public(task=Instance(Task), X=_X, lam=_LAM)
 def predict_plugin(task: Task, X, lam) -> FiniteSamplePrediction:
     """(a) Plug-in: Theorem 2's type-III system (7)–(8) with each word's empirical frequency.
@@ -368,24 +431,10 @@ def predict_plugin(task: Task, X, lam) -> FiniteSamplePrediction:
     n_c, K, L = task.n_c, task.K, task.L
     kappa = n_c / (n_c - 1)
     full = _log_p(task) >= -1e-12
-    if full:
-        qbar = 1.0
-        if task.is_uniform:
-            theory_r, theory_c, _ = _type1_point(task, lam)
-        else:
-            from .type3 import solve_type3  # noqa: PLC0415
-
-            sol = solve_type3(mu=task.mu, n_c=n_c, L=L, lam=lam)
-            theory_r = float(np.sqrt(np.mean(sol.r ** 2)))
-            theory_c = float(sol.c)
-    else:
-        if not task.is_uniform:
-            fail("task", task, "K < n_c^L needs uniform words (no theorem for non-uniform words, K < n_c^L)")
-        theory_r, theory_c, s = _type1_point(task, lam)
-        qbar = _qbar(task, s)
+    theory_r, theory_c, qbar = _plugin_theory(task, lam, full)
     nu = np.bincount(X.ravel(), minlength=task.n_w) / X.shape[0]
-    a = (n_c - 1) * kappa ** 2 * qbar * nu / lam  # x_w(n_c − 1 + e^{x_w}) = a_w s,  s = c²
-    target = math.log(kappa ** 2 * K * L)
+    a = (n_c - 1) * kappa**2 * qbar * nu / lam  # x_w(n_c − 1 + e^{x_w}) = a_w s,  s = c²
+    target = math.log(kappa**2 * K * L)
 
     def F(sig):  # log Σ x_w(s)² − 2 log s − log(κ²KL): decreasing in σ = log s
         x = _x_of(a * math.exp(sig), n_c)
@@ -394,9 +443,12 @@ def predict_plugin(task: Task, X, lam) -> FiniteSamplePrediction:
     # s → 0: x ≈ a s/n_c, so F(−∞) = log(Σa²/n_c²) − target; a root exists iff this is > 0 ((9))
     F0 = math.log(np.sum(a * a)) - 2 * math.log(n_c) - target
     if not F0 > 0:
-        fail("lam", lam, "is too large: the plug-in system has only the trivial solution c = 0 (condition (9) "
-                         "with the empirical frequencies)")
-    from scipy.optimize import brentq  # noqa: PLC0415
+        fail(
+            "lam",
+            lam,
+            "is too large: the plug-in system has only the trivial solution c = 0 (condition (9) "
+            "with the empirical frequencies)",
+        )
 
     # bracket in σ: at s = e^σ with F(σ) small, then expand upward
     lo = math.log(F0) - math.log(np.sum(a * a * a) / np.sum(a * a)) - 5.0
@@ -410,8 +462,9 @@ def predict_plugin(task: Task, X, lam) -> FiniteSamplePrediction:
     c = math.sqrt(s)
     x = _x_of(a * s, n_c)
     r = x / (kappa * c)
-    return FiniteSamplePrediction("plugin", r, np.full((K, L), c), theory_r, theory_c,
-                                  dict(c=c, qbar=qbar, nu=nu, full=full))
+    return FiniteSamplePrediction(
+        "plugin", r, np.full((K, L), c), theory_r, theory_c, dict(c=c, qbar=qbar, nu=nu, full=full)
+    )
 
 
 # ----------------------------------------------------------------------------- (b) perturbation, reduced
@@ -475,8 +528,13 @@ def predict_perturbation(task: Task, X, y, lam) -> FiniteSamplePrediction:
     if not task.is_uniform:
         fail("task", task, "predict_perturbation needs uniform words (Theorem 1's optimum)")
     _check_data(task, X, y)
-    check_work("task", task, items=task.K * task.K * task.L, bytes=8 * 4 * task.K * task.K,
-               what="predict_perturbation (K×K softmax of every class)")
+    check_work(
+        "task",
+        task,
+        items=task.K * task.K * task.L,
+        bytes=8 * 4 * task.K * task.K,
+        what="predict_perturbation (K×K softmax of every class)",
+    )
     n_c, s_c, K, L, N = task.n_c, task.s_c, task.K, task.L, X.shape[0]
     kappa = n_c / (n_c - 1)
     r0, c0, s = _type1_point(task, lam)
@@ -490,18 +548,19 @@ def predict_perturbation(task: Task, X, y, lam) -> FiniteSamplePrediction:
     h = np.empty(n_c)
     for a in range(n_c):
         m = task.Z == a
-        h[a] = lam + c0 ** 2 * kappa ** 2 * np.sum(pi[m] * (1 - pi[m])) / (K * s_c)
+        h[a] = lam + c0**2 * kappa**2 * np.sum(pi[m] * (1 - pi[m])) / (K * s_c)
     r = r0 - (dev / h[:, None]).ravel()
-    return FiniteSamplePrediction("perturbation", r, np.full((K, L), c0), r0, c0,
-                                  dict(r_bar=r0, c_bar=c0, s=s, grad=grad, h=h, pi=pi))
+    return FiniteSamplePrediction(
+        "perturbation", r, np.full((K, L), c0), r0, c0, dict(r_bar=r0, c_bar=c0, s=s, grad=grad, h=h, pi=pi)
+    )
 
 
 # ----------------------------------------------------------------------------- (c) reduced empirical minimiser
 def _reduced_fg(task, F, X, y, lam):
     """R̂ and its gradient in the collapse coordinates (r ∈ R^{n_w}, c ∈ R^{K×L})."""
     n_w, K, L, s_c = task.n_w, task.K, task.L, task.s_c
-    Fw = F[:, np.arange(n_w) // s_c]          # f_α for every word (d×n_w)
-    Fz = F[:, task.Z]                          # f_{z_kℓ}: d×K×L
+    Fw = F[:, np.arange(n_w) // s_c]  # f_α for every word (d×n_w)
+    Fz = F[:, task.Z]  # f_{z_kℓ}: d×K×L
 
     def fg(x):
         r, c = x[:n_w], x[n_w:].reshape(K, L)
@@ -515,10 +574,19 @@ def _reduced_fg(task, F, X, y, lam):
     return fg
 
 
-@public(task=Instance(Task), X=_X, y=_Y, lam=_LAM, gtol=Real(lo=0.0, lo_open=True),
-        maxiter=Int(min=1, max=10**7), r0=Array(ndim=1).or_none(), c0=Array(ndim=2).or_none())
-def predict_reduced(task: Task, X, y, lam, *, gtol: float = 1e-9, maxiter: int = 20000, r0=None,
-                    c0=None) -> FiniteSamplePrediction:
+@public(
+    task=Instance(Task),
+    X=_X,
+    y=_Y,
+    lam=_LAM,
+    gtol=Real(lo=0.0, lo_open=True),
+    maxiter=Int(min=1, max=10**7),
+    r0=Array(ndim=1).or_none(),
+    c0=Array(ndim=2).or_none(),
+)
+def predict_reduced(
+    task: Task, X, y, lam, *, gtol: float = 1e-9, maxiter: int = 20000, r0=None, c0=None
+) -> FiniteSamplePrediction:
     """(c) The empirical risk minimised exactly inside the collapse ansatz.
 
     With an equiangular frame f_α (Definition D, d = n_c − 1), w_(α,β) = r_(α,β) f_α and
@@ -578,15 +646,26 @@ def predict_reduced(task: Task, X, y, lam, *, gtol: float = 1e-9, maxiter: int =
         fail("r0", r_s, "the minimisation left float64 (start too large)")
     r, c = x[:n_w], x[n_w:].reshape(K, L)
     # a norm is |r|: a sign flip of r_w (or c) is the same point reflected through the frame
-    return FiniteSamplePrediction("reduced", np.abs(r), np.abs(c), tr, tc,
-                                  dict(R=f, grad_norm=gn, nit=it, message=msg, r=r, c=c))
+    return FiniteSamplePrediction(
+        "reduced", np.abs(r), np.abs(c), tr, tc, dict(R=f, grad_norm=gn, nit=it, message=msg, r=r, c=c)
+    )
 
 
 # ----------------------------------------------------------------------------- (b) full space, enumerable
-@public(task=Instance(Task), X=_X, y=_Y, lam=_LAM, W=Array(ndim=2), U=Array(ndim=2),
-        h=Real(lo=0.0, lo_open=True, hi=0.1), tol=Real(lo=0.0, lo_open=True), maxiter=Int(min=1, max=10**6))
-def perturbation_full(task: Task, X, y, lam, W, U, *, h: float = 1e-5, tol: float = 1e-10,
-                      maxiter: int = 2000) -> FiniteSamplePrediction:
+@public(
+    task=Instance(Task),
+    X=_X,
+    y=_Y,
+    lam=_LAM,
+    W=Array(ndim=2),
+    U=Array(ndim=2),
+    h=Real(lo=0.0, lo_open=True, hi=0.1),
+    tol=Real(lo=0.0, lo_open=True),
+    maxiter=Int(min=1, max=10**6),
+)
+def perturbation_full(
+    task: Task, X, y, lam, W, U, *, h: float = 1e-5, tol: float = 1e-10, maxiter: int = 2000
+) -> FiniteSamplePrediction:
     """(b) in the full weight space: θ̂ ≈ θ* − H⁻¹ ∇R̂(θ*) with the exact true risk's Hessian.
 
     (W, U) must be a minimiser θ* of the true risk (5) (e.g. :func:`fctheory.minimize_true_risk`);
@@ -615,9 +694,6 @@ def perturbation_full(task: Task, X, y, lam, W, U, *, h: float = 1e-5, tol: floa
     FiniteSamplePrediction
         ``info``: dW, dU (the first-order displacement), grad (∇R̂(θ*)), minres info.
     """
-    from scipy.sparse.linalg import LinearOperator, minres  # noqa: PLC0415
-
-    from .risk import true_risk_grad  # noqa: PLC0415
 
     _check_weights(task, W, U)
     _check_data(task, X, y)
@@ -649,5 +725,11 @@ def perturbation_full(task: Task, X, y, lam, W, U, *, h: float = 1e-5, tol: floa
     dwn = np.sum(W * dW, axis=0) / np.where(wn > 0, wn, 1)
     U3, dU3 = U.reshape(K, L, d), dU.reshape(K, L, d)
     dun = np.sum(U3 * dU3, axis=2) / np.where(un > 0, un, 1)
-    return FiniteSamplePrediction("perturbation_full", wn + dwn, un + dun, float(np.mean(wn)), float(np.mean(un)),
-                                  dict(dW=dW, dU=dU, grad=g, minres_info=int(info), d_word_norm=dwn, d_u_norm=dun))
+    return FiniteSamplePrediction(
+        "perturbation_full",
+        wn + dwn,
+        un + dun,
+        float(np.mean(wn)),
+        float(np.mean(un)),
+        dict(dW=dW, dU=dU, grad=g, minres_info=int(info), d_word_norm=dwn, d_u_norm=dun),
+    )

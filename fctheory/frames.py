@@ -1,4 +1,5 @@
 """Equiangular frames (equation (4), Definitions D and F of the appendix)."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -16,7 +17,7 @@ def equiangular_gram(n_c: int) -> np.ndarray:
     return (n_c * np.eye(n_c) - np.ones((n_c, n_c))) / (n_c - 1)
 
 
-def _simplex_coords(n_c: int) -> np.ndarray:
+def simplex_coords(n_c: int) -> np.ndarray:
     """(n_c−1)×n_c coordinates of a centred regular simplex with unit vertices.
 
     Built from a Helmert basis of 1^⊥ in R^{n_c} so the Gram matrix is exact to rounding.
@@ -74,10 +75,14 @@ def equiangular_frame(n_c: int, d: int, *, mean_zero: bool = False, seed=None) -
         fail("d", d, f"{rule} = {need}")
     # S is (n_c−1)×n_c, Q is d×(n_c−1) (a random one: a QR of a d×(n_c−1) Gaussian), F is d×n_c
     check_work("d", d, bytes=8 * (3 * n_c * n_c + 4 * d * n_c), what=f"equiangular_frame(n_c={n_c}, d={d})")
-    check_work("n_c", n_c, seconds=(n_c * n_c + (d * n_c * n_c if seed is not None else 0)) // 10**9,
-               what=f"equiangular_frame(n_c={n_c}, d={d})")
+    check_work(
+        "n_c",
+        n_c,
+        seconds=(n_c * n_c + (d * n_c * n_c if seed is not None else 0)) // 10**9,
+        what=f"equiangular_frame(n_c={n_c}, d={d})",
+    )
     rng = None if seed is None else (seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed))
-    S = _simplex_coords(n_c)
+    S = simplex_coords(n_c)
     Q = _orthonormal_columns(d, n_c - 1, mean_zero=mean_zero, rng=rng)
     F = Q @ S
     return F
@@ -97,7 +102,13 @@ def is_equiangular(F, *, mean_zero: bool = False, atol: float = 1e-12) -> bool:
 
 
 def _is_equiangular(F, n_c, mean_zero, atol):
-    check_work("F", F, bytes=24 * n_c * n_c, seconds=F.shape[0] * n_c * n_c / 1e9, what="is_equiangular (the n_c×n_c Gram matrix)")
+    check_work(
+        "F",
+        F,
+        bytes=24 * n_c * n_c,
+        seconds=F.shape[0] * n_c * n_c / 1e9,
+        what="is_equiangular (the n_c×n_c Gram matrix)",
+    )
     ok = np.allclose(F.T @ F, equiangular_gram(n_c), rtol=0, atol=atol) and np.allclose(F.sum(1), 0, atol=atol)
     if mean_zero:
         ok = ok and np.allclose(F.sum(0), 0, atol=atol)

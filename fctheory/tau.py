@@ -13,6 +13,7 @@ For λ < λ₀ the float path solves log(λ₀/λ) = D(s) (see :mod:`fctheory._l
 Newton in float64 (log(λ₀/λ) itself is formed in long double when it is small, see
 :func:`_tau_near_threshold`).
 """
+
 from __future__ import annotations
 
 import mpmath
@@ -22,8 +23,18 @@ from ._latent import LatentSum, one_minus_p
 from ._logmath import solve_monotone
 from ._mp import mp_context, mp_guard, mp_root, vectorize_mp
 from ._budget import check_work
-from ._validate import (Choice, Int, Real, broadcast_flat, broadcast_shape, check_latent_size, fail, float_array,
-                        int_array, public)
+from ._validate import (
+    Choice,
+    Int,
+    Real,
+    broadcast_flat,
+    broadcast_shape,
+    check_latent_size,
+    fail,
+    float_array,
+    int_array,
+    public,
+)
 
 # parameter kinds shared by the Theorem 1 and 3 predictors (arrays broadcast; K may be a float up to 1e300)
 N_C = Int(min=2, array=True)
@@ -52,7 +63,10 @@ def check_batch(shape, *, what: str, precision: str = "float", dps: int = 50, mp
         n *= int(k)
     check_work("shape", shape, items=n, bytes=n * _BYTES_PER_ITEM, what=what)
     if precision == "mp":
-        check_work("shape", shape, seconds=n * mp_seconds * (dps / 50) ** 1.5, what=f"{what} with precision='mp', dps={dps}")
+        check_work(
+            "shape", shape, seconds=n * mp_seconds * (dps / 50) ** 1.5, what=f"{what} with precision='mp', dps={dps}"
+        )
+
 
 __all__ = ["H", "H_prime", "H_second", "tau", "lambda_trivial", "eta"]
 
@@ -69,7 +83,11 @@ def _params(n_c, n_w, L, K):
     bad = np.broadcast_to(np.mod(n_w, n_c) != 0, np.broadcast(n_w, n_c).shape)
     if bad.any():
         i = tuple(np.argwhere(bad)[0])
-        fail("n_w", np.broadcast_to(n_w, bad.shape)[i], f"must be divisible by n_c = {np.broadcast_to(n_c, bad.shape)[i]:g} (n_w = n_c·s_c)")
+        fail(
+            "n_w",
+            np.broadcast_to(n_w, bad.shape)[i],
+            f"must be divisible by n_c = {np.broadcast_to(n_c, bad.shape)[i]:g} (n_w = n_c·s_c)",
+        )
     check_latent_size(n_c, L, K)
     return n_c, n_w, L, K
 
@@ -184,8 +202,17 @@ def _solve_s(lat: LatentSum, log_ratio):
     return np.exp(sigma)
 
 
-@public(n_c=N_C, n_w=N_W, L=LEN, K=KK, lam=LAM, precision=PRECISION, dps=DPS, backend=Choice("numba", "numpy"),
-        legacy_positional=("n_c", "n_w", "L", "K", "lam", "precision", "dps", "backend"))
+@public(
+    n_c=N_C,
+    n_w=N_W,
+    L=LEN,
+    K=KK,
+    lam=LAM,
+    precision=PRECISION,
+    dps=DPS,
+    backend=Choice("numba", "numpy"),
+    legacy_positional=("n_c", "n_w", "L", "K", "lam", "precision", "dps", "backend"),
+)
 def tau(*, n_c, n_w, L, K, lam, precision: str = "float", dps: int = 50, backend: str = "numba"):
     """τ = argmin_{t ≥ 0} H(t), Theorem 1.
 
@@ -234,7 +261,7 @@ def tau(*, n_c, n_w, L, K, lam, precision: str = "float", dps: int = 50, backend
         with mp_context(dps), mp_guard(dps):
             return vectorize_mp(_tau_mp, n_c, n_w, L, K, lam, shape=shape)
     if backend == "numba":
-        from ._kernels import tau_direct
+        from ._kernels import tau_direct  # noqa: PLC0415 - numba kernels: importing numba costs about a second, paid on first use
 
         t, r = tau_direct(n_c, n_w, L, K, lam, _R_NEAR)
         near = np.nonzero(np.isnan(t))[0]
@@ -269,12 +296,14 @@ def _tau_near_threshold(n_c, n_w, L, K, lam, backend):
     ld = np.longdouble
     Kl, Ll, nwl = (a.astype(ld) for a in (K, L, n_w))
     om_ld = one_minus_p(n_c, Ll, Kl, ld)
-    r = (0.5 * (np.log(Ll) - np.log(Kl) - np.log(nwl)) - np.log1p(om_ld / Kl) - np.log(lam.astype(ld))).astype(np.float64)
+    r = (0.5 * (np.log(Ll) - np.log(Kl) - np.log(nwl)) - np.log1p(om_ld / Kl) - np.log(lam.astype(ld))).astype(
+        np.float64
+    )
     ok = r > 0
     lat = LatentSum(n_c, L, K)
     r1 = np.where(ok, r, 1.0)
     if backend == "numba":
-        from ._kernels import tau_sigma
+        from ._kernels import tau_sigma  # noqa: PLC0415 - numba kernels: importing numba costs about a second, paid on first use
 
         s = np.exp(tau_sigma(r1, lat.n_c, lat.L, lat.log_nc, lat.c1, lat.logq, lat.log1mq))
     else:

@@ -11,6 +11,7 @@ penalised in (10)). With s = η*t the stationarity condition λt = η*L·E1E2(s)
 which is increasing in σ = log s with slope 1 + sD′(s) ≥ 1: safeguarded Newton in σ is
 well conditioned everywhere (no polish needed, but the same long-double step is applied).
 """
+
 from __future__ import annotations
 
 import mpmath
@@ -111,8 +112,17 @@ def _residual(lat: LatentSum, logb, sigma):
     return g, 1.0 + s * lat.delta_log_rhs_prime(s)
 
 
-@public(n_c=N_C, L=LEN, K=KK, d=D_EMB, lam=LAM, precision=PRECISION, dps=DPS, backend=Choice("numba", "numpy"),
-        legacy_positional=("n_c", "L", "K", "d", "lam", "precision", "dps", "backend"))
+@public(
+    n_c=N_C,
+    L=LEN,
+    K=KK,
+    d=D_EMB,
+    lam=LAM,
+    precision=PRECISION,
+    dps=DPS,
+    backend=Choice("numba", "numpy"),
+    legacy_positional=("n_c", "L", "K", "d", "lam", "precision", "dps", "backend"),
+)
 def tau_star(*, n_c, L, K, d, lam, precision: str = "float", dps: int = 50, backend: str = "numba"):
     """τ* = argmin_{t ≥ 0} H*(t), Theorem 3.
 
@@ -137,8 +147,9 @@ def tau_star(*, n_c, L, K, d, lam, precision: str = "float", dps: int = 50, back
     """
     lam = float_array("lam", lam, lo=0, lo_open=True)
     n_c, L, K, d = _params(n_c, L, K, d)
-    check_batch(broadcast_shape(n_c=n_c, L=L, K=K, d=d, lam=lam), what="tau_star", precision=precision, dps=dps,
-                mp_seconds=0.4)
+    check_batch(
+        broadcast_shape(n_c=n_c, L=L, K=K, d=d, lam=lam), what="tau_star", precision=precision, dps=dps, mp_seconds=0.4
+    )
     shape, (n_c, L, K, d, lam) = broadcast_flat(n_c=n_c, L=L, K=K, d=d, lam=lam)
     if precision == "mp":
         with mp_context(dps), mp_guard(dps):
@@ -150,7 +161,7 @@ def tau_star(*, n_c, L, K, d, lam, precision: str = "float", dps: int = 50, back
     lo = np.minimum(hi, -np.log1p(L)) - 2.0  # there D(e^σ) ≤ (1+L)e^σ ≤ 1/e², so g < 0
 
     if backend == "numba":
-        from ._kernels import tau_star_sigma
+        from ._kernels import tau_star_sigma  # noqa: PLC0415 - numba kernels: importing numba costs about a second, paid on first use
 
         sigma = tau_star_sigma(logb, lat.log_rhs0(), lat.n_c, lat.L, lat.log_nc, lat.c1, lat.logq, lat.log1mq)
     else:

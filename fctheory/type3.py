@@ -18,6 +18,7 @@ with D increasing from D(0) = 0: one monotone equation, solved in σ = log s as
 log D(e^σ) = log(2 log(λ_max/λ)), accurate even as λ ↑ λ_max (then c → 0⁺). A long-double
 Newton polish follows.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -134,7 +135,7 @@ class _System:
         m = log_mu2.max(axis=1, keepdims=True)
         self.log_w = log_mu2 - (m + np.log(np.sum(np.exp(log_mu2 - m), axis=1, keepdims=True)))
         self.w = np.exp(self.log_w)
-        self.delta = (2 * (_log_lambda_max(self.mu, self.n_c[:, 0], self.L[:, 0]) - np.log(self.lam[:, 0])))
+        self.delta = 2 * (_log_lambda_max(self.mu, self.n_c[:, 0], self.L[:, 0]) - np.log(self.lam[:, 0]))
 
     def take(self, idx):
         out = object.__new__(_System)
@@ -173,7 +174,7 @@ class _System:
         S = np.sum(self.w * -np.expm1(-2 * ell), axis=1)
         lse_terms = self.log_w - 2 * ell
         m = lse_terms.max(axis=1, keepdims=True)
-        log_sum = (m[:, 0] + np.log(np.sum(np.exp(lse_terms - m), axis=1)))
+        log_sum = m[:, 0] + np.log(np.sum(np.exp(lse_terms - m), axis=1))
         D = np.where(S < 0.5, -np.log1p(-np.minimum(S, 0.5)), -log_sum)
         omega = np.exp(lse_terms - log_sum[:, None])
         dx = x / (1 + x * expit(x - self.c1))
@@ -184,9 +185,13 @@ class _System:
 def _solve_sigma(sys: _System):
     """σ = log c² solving log D(e^σ) = log δ, δ = 2 log(λ_max/λ) > 0."""
     # linearisation at s = 0: x_β ≈ κ s m_β/n_c, D ≈ (2κ/n_c²)Σ w_β m_β · s
-    log_Dp0 = np.log(2.0) + sys.log_kappa[:, 0] - 2 * sys.log_nc[:, 0] + np.log(
-        np.sum(sys.w * np.exp(sys.log_m - sys.log_m.max(axis=1, keepdims=True)), axis=1)
-    ) + sys.log_m.max(axis=1)
+    log_Dp0 = (
+        np.log(2.0)
+        + sys.log_kappa[:, 0]
+        - 2 * sys.log_nc[:, 0]
+        + np.log(np.sum(sys.w * np.exp(sys.log_m - sys.log_m.max(axis=1, keepdims=True)), axis=1))
+        + sys.log_m.max(axis=1)
+    )
     target = np.log(sys.delta)
     x0 = target - log_Dp0
 
@@ -213,8 +218,16 @@ def _solve_sigma(sys: _System):
     return sigma
 
 
-@public(mu=MU, n_c=N_C, L=LEN, lam=LAM, s_c=S_C, precision=PRECISION, dps=DPS,
-        legacy_positional=("mu", "n_c", "L", "lam", "precision", "dps"))
+@public(
+    mu=MU,
+    n_c=N_C,
+    L=LEN,
+    lam=LAM,
+    s_c=S_C,
+    precision=PRECISION,
+    dps=DPS,
+    legacy_positional=("mu", "n_c", "L", "lam", "precision", "dps"),
+)
 def solve_type3(*, mu, n_c, L, lam, s_c=None, precision: str = "float", dps: int = 50) -> Type3Solution:
     """Unique solution (c, r_1, …, r_{s_c}) of (7)–(8), Theorem 2 / Proposition D.
 
@@ -257,29 +270,9 @@ def solve_type3(*, mu, n_c, L, lam, s_c=None, precision: str = "float", dps: int
     mu_b = np.broadcast_to(mu, batch + (s_c,)).reshape(-1, s_c)
     n_c_b, L_b, lam_b = (np.broadcast_to(a, batch).ravel() for a in (n_c, L, lam))
     log_lmax = _log_lambda_max(mu_b, n_c_b, L_b)
-    bad = np.log(lam_b) >= log_lmax
-    if bad.any():
-        i = int(np.argmax(bad))
-        fail(
-            "lam",
-            float(lam_b[i]),
-            f"condition (9) requires lam < lambda_max = {_show_exp(log_lmax[i])} "
-            f"(n_c={n_c_b[i]:g}, L={L_b[i]:g}); for larger lam the only type-III critical point is (W, U) = (0, 0)",
-        )
+    _check_below_lambda_max(lam_b, log_lmax, n_c_b, L_b)
     if precision == "mp":
-        with mp_context(dps):
-            cs, rs = [], []
-            for i in range(mu_b.shape[0]):
-                with mp_guard(dps):
-                    c, r = _solve_type3_mp(mu_b[i], n_c_b[i], L_b[i], lam_b[i])
-                cs.append(c)
-                rs.append(r)
-        c = np.empty(len(cs), dtype=object)
-        c[:] = cs
-        r = np.empty((len(rs), s_c), dtype=object)
-        for i, ri in enumerate(rs):
-            r[i, :] = ri
-        res7 = res8 = np.zeros(len(cs))
+        c, r, res7, res8 = _solve_mp_batch(mu_b, n_c_b, L_b, lam_b, dps)
     else:
         sys = _System(mu_b, n_c_b, L_b, lam_b, np.float64)
         sigma = _solve_sigma(sys)
@@ -301,24 +294,57 @@ def solve_type3(*, mu, n_c, L, lam, s_c=None, precision: str = "float", dps: int
         c, r = c_ld.astype(np.float64), r_ld.astype(np.float64)
         res7, res8 = _residuals(mu_b, n_c_b, L_b, lam_b, c, r)
     shape_r = batch + (s_c,)
-
-    def shaped(a):
-        a = np.asarray(a).reshape(batch)
-        if batch:
-            return a
-        return a[()] if a.dtype == object else float(a)
-
     return Type3Solution(
-        c=shaped(c),
+        c=_shaped(c, batch),
         r=r.reshape(shape_r),
-        lam_max=shaped(np.exp(log_lmax)),
-        residual_7=shaped(res7),
-        residual_8=shaped(res8),
+        lam_max=_shaped(np.exp(log_lmax), batch),
+        residual_7=_shaped(res7, batch),
+        residual_8=_shaped(res8, batch),
         mu=mu_b.reshape(shape_r),
         n_c=n_c_b.reshape(batch),
         L=L_b.reshape(batch),
         lam=lam_b.reshape(batch),
     )
+
+
+def _check_below_lambda_max(lam_b, log_lmax, n_c_b, L_b) -> None:
+    """Condition (9): refuse the first λ ≥ λ_max of the batch, naming λ_max."""
+    bad = np.log(lam_b) >= log_lmax
+    if bad.any():
+        i = int(np.argmax(bad))
+        fail(
+            "lam",
+            float(lam_b[i]),
+            f"condition (9) requires lam < lambda_max = {_show_exp(log_lmax[i])} "
+            f"(n_c={n_c_b[i]:g}, L={L_b[i]:g}); for larger lam the only type-III critical point is (W, U) = (0, 0)",
+        )
+
+
+def _solve_mp_batch(mu_b, n_c_b, L_b, lam_b, dps: int):
+    """(c, r, residual_7, residual_8) of every batch entry by the mpmath reference (object arrays of mpf)."""
+    s_c = mu_b.shape[-1]
+    with mp_context(dps):
+        cs, rs = [], []
+        for i in range(mu_b.shape[0]):
+            with mp_guard(dps):
+                c, r = _solve_type3_mp(mu_b[i], n_c_b[i], L_b[i], lam_b[i])
+            cs.append(c)
+            rs.append(r)
+    c = np.empty(len(cs), dtype=object)
+    c[:] = cs
+    r = np.empty((len(rs), s_c), dtype=object)
+    for i, ri in enumerate(rs):
+        r[i, :] = ri
+    res = np.zeros(len(cs))
+    return c, r, res, res
+
+
+def _shaped(a, batch: tuple):
+    """``a`` in the batch shape; a scalar (float, or mpf for the mp path) when the batch is empty."""
+    a = np.asarray(a).reshape(batch)
+    if batch:
+        return a
+    return a[()] if a.dtype == object else float(a)
 
 
 def _show_exp(log_x) -> str:
@@ -336,8 +362,12 @@ def _check_type3_batch(batch, s_c, *, what, precision="float", dps=50):
         B *= int(k)
     check_work("shape", batch, items=B * s_c, bytes=B * s_c * 8 * 48, what=what)
     if precision == "mp":
-        check_work("shape", batch, seconds=B * (0.1 + 0.008 * s_c * s_c) * (dps / 50) ** 0.5,
-                   what=f"{what} with precision='mp', dps={dps}")
+        check_work(
+            "shape",
+            batch,
+            seconds=B * (0.1 + 0.008 * s_c * s_c) * (dps / 50) ** 0.5,
+            what=f"{what} with precision='mp', dps={dps}",
+        )
 
 
 def _residuals(mu, n_c, L, lam, c, r):

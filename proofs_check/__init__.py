@@ -8,16 +8,43 @@ table; ``--self-test`` runs every check against a deliberately wrong statement.
 Each check is importable, e.g. ``from proofs_check.symbolic import check_lemma_B_i`` and
 ``check_lemma_B_i()`` returns a detail string or raises :class:`CheckFailed`.
 """
-from .registry import REGISTRY, Check, CheckFailed, CheckResult, count_expects, expect, get_checks, run_checks, tolerances
 
-__all__ = ["REGISTRY", "Check", "CheckFailed", "CheckResult", "count_expects", "expect", "get_checks", "run_checks", "tolerances"]
+import importlib
 
-_MODULES = ("symbolic", "enumeration", "assumption_checks", "properties", "convex", "library")
+from .registry import (
+    LOADERS,
+    MODULES,
+    REGISTRY,
+    Check,
+    CheckFailed,
+    CheckResult,
+    count_expects,
+    expect,
+    get_checks,
+    run_checks,
+    tolerances,
+)
+
+__all__ = [
+    "REGISTRY",
+    "Check",
+    "CheckFailed",
+    "CheckResult",
+    "count_expects",
+    "expect",
+    "get_checks",
+    "run_checks",
+    "tolerances",
+]
+
+_MODULES = MODULES
 
 
 def _load_all() -> None:
     """Import every check module (each registers its checks on import), in table order."""
-    import importlib
-
-    for name in _MODULES:
+    for name in MODULES:
         importlib.import_module(f"{__name__}.{name}")
+
+
+# looked up when called, so that replacing ``proofs_check._load_all`` (as the runner's tests do) takes effect
+LOADERS.append(lambda: _load_all())

@@ -5,6 +5,7 @@ Options: ``--only PATTERN`` (comma-separated globs / regexes on check ids), ``--
 ``--json`` (machine-readable output), ``--list``. Exit status 0 when everything passes, 1 otherwise,
 2 on invalid arguments.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -12,45 +13,13 @@ import json
 import sys
 import time
 
-from .registry import get_checks, run_checks
+from fctheory import FCTheoryError
+from fctheory.cli.check import add_arguments  # the runner's options: one definition for both command lines
+
+from .library_mutants import run_mutants
+from .registry import get_checks, listing, listing_text, run_checks, summary_lines
 
 _OK = {"PASS", "CAUGHT"}
-
-
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """The runner's options (shared by ``python -m proofs_check`` and ``fctheory check``)."""
-    parser.add_argument("--only", metavar="PATTERN", help="run only checks whose id matches (glob or regex; comma-separated)")
-    parser.add_argument("--quick", action="store_true", help="the CI subset (< 2 min on 2 cores)")
-    parser.add_argument("--self-test", action="store_true",
-                        help="run every check against its mutant, and the checks against bugs planted in the library "
-                             "(proofs_check.library_mutants); pass iff all are caught (with --quick: without the "
-                             "numba-kernel mutants, which recompile)")
-    parser.add_argument("--json", action="store_true", help="print results as JSON")
-    parser.add_argument("--list", action="store_true", help="list the checks (id, statement, method, mutant) and exit")
-
-
-def listing(check) -> dict:
-    """What ``--list`` shows of a check (shared by ``python -m proofs_check`` and ``fctheory check``)."""
-    return dict(id=check.id, statement=check.statement, method=check.method, mutant=check.mutant,
-                quick=check.quick, tol=dict(check.tol), library=list(check.library), oracle=check.oracle)
-
-
-def listing_text(check) -> str:
-    """The ``--list`` entry of a check as text."""
-    return (f"{check.id}\n    statement: {check.statement}\n    method:    {check.method}\n    mutant:    {check.mutant}\n"
-            f"    quick:     {check.quick}\n    library:   {', '.join(check.library) or '-'}\n    oracle:    {check.oracle}\n"
-            f"    tol:       {dict(check.tol)}")
-
-
-def summary_lines(results, bad, lib_results, lib_bad, self_test) -> list:
-    """The closing lines of a run (shared by ``python -m proofs_check`` and ``fctheory check``)."""
-    word = "check mutants caught" if self_test else "passed"
-    lines = [f"{len(results) - len(bad)}/{len(results)} {word}" + (f"; not OK: {', '.join(r.id for r in bad)}" if bad else "")]
-    if self_test:
-        rate = (len(lib_results) - len(lib_bad)) / max(len(lib_results), 1)
-        lines.append(f"{len(lib_results) - len(lib_bad)}/{len(lib_results)} library mutants caught ({100 * rate:.0f}%)"
-                     + (f"; not caught: {', '.join(f'{r.id} ({r.status})' for r in lib_bad)}" if lib_bad else ""))
-    return lines
 
 
 def _table(rows, widths):
@@ -59,11 +28,9 @@ def _table(rows, widths):
 
 def run_from_args(args) -> int:
     """Run the table as selected by parsed ``args``; return the exit status."""
-    from fctheory._validate import fail
-
     checks = get_checks(args.only, args.quick)
     if not checks:
-        fail("only", args.only, "matches no check id (see --list)")
+        raise FCTheoryError(f"only={args.only!r} is invalid: matches no check id (see --list)")
     if args.list:
         if args.json:
             print(json.dumps([listing(c) for c in checks], indent=1))
@@ -88,8 +55,6 @@ def run_from_args(args) -> int:
     results = run_checks(args.only, quick=args.quick, self_test=args.self_test, on_result=show)
     lib_results = []
     if args.self_test:
-        from .library_mutants import run_mutants
-
         if not args.json:
             print("-" * (sum(widths) + 8))
             print("library mutants (bugs planted in fctheory; the covering checks must FAIL)")
@@ -100,8 +65,12 @@ def run_from_args(args) -> int:
     bad = [r for r in results if r.status not in _OK]
     lib_bad = [r for r in lib_results if r.status != "CAUGHT"]
     if args.json:
-        out = {"mode": "self-test" if args.self_test else ("quick" if args.quick else "full"),
-               "ok": not bad and not lib_bad, "seconds": total, "results": [r.as_dict() for r in results]}
+        out = {
+            "mode": "self-test" if args.self_test else ("quick" if args.quick else "full"),
+            "ok": not bad and not lib_bad,
+            "seconds": total,
+            "results": [r.as_dict() for r in results],
+        }
         if args.self_test:
             out["library_mutants"] = [r.as_dict() for r in lib_results]
         print(json.dumps(out, indent=1))
@@ -114,8 +83,6 @@ def run_from_args(args) -> int:
 
 
 def main(argv=None) -> int:
-    from fctheory._errors import FCTheoryError
-
     parser = argparse.ArgumentParser(prog="python -m proofs_check", description=__doc__.split("\n")[0])
     add_arguments(parser)
     args = parser.parse_args(argv)

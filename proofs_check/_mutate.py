@@ -10,6 +10,7 @@ numba kernels cannot have their code swapped: :func:`numba_edit` executes the ed
 (``cache=False``) in a fresh namespace and rebinds the named dispatchers in the original module (the
 library imports its kernels at call time, ``from ._kernels import tau_direct`` inside the function).
 """
+
 from __future__ import annotations
 
 import importlib
@@ -56,13 +57,14 @@ def _find_code(code: types.CodeType, qualname: str):
 def _edit(text: str, old: str, new: str, where: str, occurrence: int | None):
     n = text.count(old)
     if n == 0 or (occurrence is None and n != 1) or (occurrence is not None and occurrence >= n):
-        raise StaleMutant(f"{where}: expected {'one' if occurrence is None else f'>{occurrence}'} occurrence of "
-                          f"{old!r}, found {n}")
+        raise StaleMutant(
+            f"{where}: expected {'one' if occurrence is None else f'>{occurrence}'} occurrence of {old!r}, found {n}"
+        )
     k = occurrence or 0
     pos = -1
     for _ in range(k + 1):
         pos = text.index(old, pos + 1)
-    return text[:pos] + new + text[pos + len(old):]
+    return text[:pos] + new + text[pos + len(old) :]
 
 
 def holds(module_name: str, qualname: str, old: str) -> bool:
@@ -90,12 +92,12 @@ def source_edit(module_name: str, qualname: str, old: str, new: str, occurrence:
     lines, start = inspect.getsourcelines(fn)
     body = "".join(lines)
     head = "".join(full.splitlines(keepends=True)[: start - 1])
-    if not full.startswith(head) or full[len(head): len(head) + len(body)] != body:
+    if not full.startswith(head) or full[len(head) : len(head) + len(body)] != body:
         raise StaleMutant(f"{module_name}.{qualname}: source on disk differs from the loaded module (reload needed)")
     body2 = _edit(body, old, new, f"{module_name}.{qualname}", occurrence)
     for o, n in more:
         body2 = _edit(body2, o, n, f"{module_name}.{qualname}", None)
-    src = head + body2 + full[len(head) + len(body):]
+    src = head + body2 + full[len(head) + len(body) :]
     code = _find_code(compile(src, path, "exec", dont_inherit=True), fn.__code__.co_qualname)
     if code is None or code.co_freevars != fn.__code__.co_freevars:
         raise StaleMutant(f"{module_name}.{qualname}: cannot rebuild the edited code object")

@@ -5,6 +5,7 @@
 * Theorem 2's system (7)–(8) solved in mpmath by nested bracketed root finding (Proposition D);
 * the equiangular frame (4) from a Helmert basis and the LayerNorm φ, in numpy.
 """
+
 from __future__ import annotations
 
 import mpmath
@@ -183,7 +184,9 @@ def type3_residuals(mu, n_c, L, lam, c, r):
         n, Lm, lm, c = mpf(n_c), mpf(L), mpf(lam), mpf(float(c))
         kap = n / (n - 1)
         rs = [mpf(float(x)) for x in r]
-        res7 = max(abs((lm / Lm) * (rb / c) * (n - 1 + mpmath.exp(kap * c * rb)) / mpf(float(m)) - 1) for rb, m in zip(rs, mu))
+        res7 = max(
+            abs((lm / Lm) * (rb / c) * (n - 1 + mpmath.exp(kap * c * rb)) / mpf(float(m)) - 1) for rb, m in zip(rs, mu)
+        )
         res8 = abs(sum((rb / c) ** 2 for rb in rs) / (Lm * n ** (Lm - 1)) - 1)
         return res7, res8
 

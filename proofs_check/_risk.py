@@ -5,6 +5,7 @@ row k·L+ℓ of X holds ⟨u_{k,ℓ}, w_·⟩, so the score of class j on senten
 Every sentence of every class is enumerated (K·s_c^L of them) with its probability D_{z_k}(x) =
 Π_ℓ μ_{β_ℓ}. Kept separate from ``fctheory.risk`` on purpose: the checks cross-check the two.
 """
+
 from __future__ import annotations
 
 import itertools

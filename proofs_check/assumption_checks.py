@@ -1,11 +1,15 @@
 """Checks of the assumption checkers against the paper (Lemma C, Assumption A/B on random sets) and
 of the existence search (the question the paper leaves open)."""
+
 from __future__ import annotations
 
 from fractions import Fraction
 from math import comb
 
 import numpy as np
+
+from fctheory import Task
+from fctheory import assumptions as asm
 
 from .registry import expect, register, tolerances
 
@@ -22,13 +26,11 @@ _FULL = [(2, 2), (2, 3), (3, 2), (3, 3), (4, 2)]
     oracle="the dimension of the solution space of (44) is 2 (Lemma C), exact rational arithmetic",
 )
 def check_lemma_C(mutant: bool = False, quick: bool = False) -> str:
-    from fctheory import Task
-    from fctheory.assumptions import check_assumption_B
 
     out = []
     for n_c, L in _FULL[:4] if quick else _FULL:
         task = Task.full(n_c, 1, L)
-        res = check_assumption_B(task, A_space=[np.eye(n_c)] if mutant else None, sdp=not mutant)
+        res = asm.check_assumption_B(task, A_space=[np.eye(n_c)] if mutant else None, sdp=not mutant)
         expect(res.holds, f"Assumption B fails on the full set ({n_c},{L}): solution space dim {res.dim}")
         expect(res.dim == 2, f"solution space of (44) has dim {res.dim} != 2 on ({n_c},{L})")
         out.append(f"({n_c},{L}): {res.n_equations} eqs")
@@ -50,14 +52,14 @@ def _count_direct(Z, k, r, ell, alpha):
     oracle="every (k, r, l, alpha) re-counted by a direct Python loop, right-hand sides as Fractions",
 )
 def check_assumption_A_random(mutant: bool = False, quick: bool = False) -> str:
-    from fctheory import Task
-    from fctheory.assumptions import check_assumption_A
 
     n_viol = 0
-    cases = [(2, 3, 5, 0), (3, 2, 4, 1), (3, 3, 10, 2)] + ([] if quick else [(3, 3, 20, 3), (2, 4, 12, 4), (4, 2, 7, 5)])
+    cases = [(2, 3, 5, 0), (3, 2, 4, 1), (3, 3, 10, 2)] + (
+        [] if quick else [(3, 3, 20, 3), (2, 4, 12, 4), (4, 2, 7, 5)]
+    )
     for n_c, L, K, seed in cases:
         task = Task.random(n_c, 1, L, K, seed=seed)
-        res = check_assumption_A(task)
+        res = asm.check_assumption_A(task)
         if mutant:
             expect(res.holds, f"Assumption A fails on {task} ({len(res.violations)} violations)")
             continue
@@ -71,8 +73,14 @@ def check_assumption_A_random(mutant: bool = False, quick: bool = False) -> str:
                     for alpha in range(n_c):
                         cnt = _count_direct(task.Z, k, r, ell, alpha)
                         same = task.Z[k, ell] == alpha
-                        e = Fraction(K * (comb(L - 1, r) * (n_c - 1) ** r if same else comb(L - 1, r - 1) * (n_c - 1) ** (r - 1)), N)
-                        expect((cnt != e) == ((k, r, ell, alpha) in reported), f"checker disagrees at {(k, r, ell, alpha)}")
+                        e = Fraction(
+                            K
+                            * (comb(L - 1, r) * (n_c - 1) ** r if same else comb(L - 1, r - 1) * (n_c - 1) ** (r - 1)),
+                            N,
+                        )
+                        expect(
+                            (cnt != e) == ((k, r, ell, alpha) in reported), f"checker disagrees at {(k, r, ell, alpha)}"
+                        )
         n_viol += len(res.violations)
     return f"{len(cases)} random sets, {n_viol} violations, all confirmed by direct counting"
 
@@ -99,15 +107,17 @@ def _gamma_direct(Z, n_c, j, k):
     oracle="the equations (44) rebuilt directly from the one-hot matrices Gamma^(j,k) = Z_j (Z_j - Z_k)^T",
 )
 def check_assumption_B_cert(mutant: bool = False, quick: bool = False) -> str:
-    from fctheory import Task
-    from fctheory.assumptions import check_assumption_B
 
     T = tolerances("assumptionB-certificates")
     n_fail = n_hold = 0
-    cases = [(3, 3, 3, s) for s in range(3)] + [(3, 2, 3, 0), (4, 2, 4, 0)] + ([] if quick else [(3, 3, 5, s) for s in range(3)] + [(3, 3, 12, 0)])
+    cases = (
+        [(3, 3, 3, s) for s in range(3)]
+        + [(3, 2, 3, 0), (4, 2, 4, 0)]
+        + ([] if quick else [(3, 3, 5, s) for s in range(3)] + [(3, 3, 12, 0)])
+    )
     for n_c, L, K, seed in cases:
         task = Task.random(n_c, 1, L, K, seed=seed)
-        res = check_assumption_B(task)
+        res = asm.check_assumption_B(task)
         if res.holds:
             n_hold += 1
             expect(res.dim == 2, "holds but dim != 2")
@@ -140,18 +150,21 @@ def check_assumption_B_cert(mutant: bool = False, quick: bool = False) -> str:
     oracle="the integrality argument (search_assumption_A(method='integrality')) and the count of full sets",
 )
 def check_existence_A(mutant: bool = False, quick: bool = False) -> str:
-    from fctheory import assumptions as asm
 
     out = []
     for n_c, L in [(2, 2), (2, 3), (3, 2)] + ([] if quick else [(2, 4), (4, 2)]):
         N = n_c**L
         if mutant:
+
             def bad(K, n, Lx, r, same):
                 if same:
                     return Fraction(K * comb(Lx - 1, r) * (n - 1) ** (r + 1), n**Lx)
                 return Fraction(K * comb(Lx - 1, r - 1) * (n - 1) ** (r - 1), n**Lx)
-            full = asm._all_latent(n_c, L)
-            expect(asm.check_assumption_A(full, n_c=n_c, expected=bad).holds, f"full set ({n_c},{L}) fails the statement")
+
+            full = asm.all_latent(n_c, L)
+            expect(
+                asm.check_assumption_A(full, n_c=n_c, expected=bad).holds, f"full set ({n_c},{L}) fails the statement"
+            )
             continue
         ex = asm.search_assumption_A(n_c=n_c, L=L)
         integ = asm.search_assumption_A(n_c=n_c, L=L, method="integrality")
@@ -173,7 +186,6 @@ def check_existence_A(mutant: bool = False, quick: bool = False) -> str:
     oracle="exhaustive search over balanced subsets; (35) checked on every set found",
 )
 def check_lemma_B_weaker(mutant: bool = False, quick: bool = False) -> str:
-    from fctheory import assumptions as asm
 
     found = {}
     for n_c, L in [(2, 2), (2, 3), (3, 2)] + ([] if quick else [(2, 4), (4, 2)]):
@@ -200,14 +212,12 @@ def check_lemma_B_weaker(mutant: bool = False, quick: bool = False) -> str:
     oracle="exact rationals theta_r = n_c r/((n_c-1)L), A_r = -r/((n_c-1)L) 11^T (fractions.Fraction)",
 )
 def check_lemma_B_forced(mutant: bool = False, quick: bool = False) -> str:
-    from fctheory import assumptions as asm
-    from fctheory.assumptions import _all_latent, _subsets_balanced
 
     n_sets = 0
     for n_c, L in [(2, 2), (2, 3), (3, 2)] + ([] if quick else [(2, 4), (4, 2)]):
-        allz = _all_latent(n_c, L)
+        allz = asm.all_latent(n_c, L)
         for K in asm.search_lemma_B(n_c=n_c, L=L).sizes():
-            for sub in _subsets_balanced(n_c, L, K):
+            for sub in asm.subsets_balanced(n_c, L, K):
                 res = asm.lemma_B_properties(allz[list(sub)], n_c=n_c)
                 if not res.holds:
                     continue
@@ -217,7 +227,10 @@ def check_lemma_B_forced(mutant: bool = False, quick: bool = False) -> str:
                         expect(res.S_r[0, r] == 0, "theta undetermined on a non-empty sphere")
                         continue
                     claim = Fraction(r, L) if mutant else Fraction(n_c * r, (n_c - 1) * L)
-                    expect(res.theta[r - 1] == claim, f"theta_{r} = {res.theta[r - 1]} != {claim} on {allz[list(sub)].tolist()}")
+                    expect(
+                        res.theta[r - 1] == claim,
+                        f"theta_{r} = {res.theta[r - 1]} != {claim} on {allz[list(sub)].tolist()}",
+                    )
                     a = Fraction(-r, (n_c - 1) * L)
                     expect(all(v == a for row in res.A[r - 1] for v in row), f"A_{r} != {a} 11^T")
     return f"{n_sets} Lemma-B sets with K < n_c^L: theta_r = kappa r/L and A_r = -r/((n_c-1)L)11^T exactly"

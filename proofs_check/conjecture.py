@@ -6,6 +6,7 @@ Item 4(b): for a grid of small full tasks (K = n_c^L), Zipf and random μ, and �
 R at Theorem 2's type-III critical point with the certified global minimum of R. Item 4(c): random latent
 sets with K < n_c^L, cvxpy's global minimum vs ``fctheory.risk.minimize_true_risk``.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -15,9 +16,13 @@ import sys
 import time
 import warnings
 
+import cvxpy
 import numpy as np
 
-from . import convex
+from fctheory import Task
+from fctheory import assumptions as asm
+
+from . import _risk, convex
 from ._deps import lead
 
 HEADER = """# The type-III conjecture: certified global minima on small tasks
@@ -57,7 +62,7 @@ bound LB (from X_III and from X_cvx); gap = R_III − certified min.
 
 | task (n_c,s_c,L,K) | μ | λ | λ/λmax | c | R at type III | certified min | cvx value | cvx status | gap | ‖∇f‖₂/λ | cvx duality gap |
 |---|---|---|---|---|---|---|---|---|---|---|---|
-"""
+"""  # noqa: E501 - a markdown table header, one line by definition
 
 
 def _fmt(x, p=12):
@@ -77,21 +82,21 @@ def conjecture_rows(quick: bool = False):
 
 def lemma_B_section(quick: bool = False) -> str:
     """(d): latent sets with K < n_c^L satisfying Lemma B but not Assumption A."""
-    from fctheory import Task
-    from fctheory import assumptions as asm
-
-    from . import _risk
 
     lam = 0.01
-    out = ["## (d) Latent sets with K < n_c^L satisfying Lemma B (but not Assumption A)", "",
-           "The paper's proofs only use Lemma B (i)–(iii). Below n_c^L no latent set satisfies Assumption A, but",
-           "Lemma-B sets exist (see theory.md). For one set of each size found by the exhaustive search (s_c = 2,",
-           f"λ = {lam}), the best type-I point (uniform μ, one parameter c) and the best type-III-structured point",
-           "(Zipf μ, parameters c, r_β; found by BFGS) are compared with the cvxpy global minimum; for uniform μ the",
-           "Theorem-1 function with the set's own sphere sizes, H_Z(t) = log(1 + Σ_r |S_r| e^(−ηrt)) + λt, is",
-           "minimised too.", "",
-           "| (n_c,L,K) | Z | μ | structured optimum | min H_Z | cvx value | cvx status | difference |",
-           "|---|---|---|---|---|---|---|---|"]
+    out = [
+        "## (d) Latent sets with K < n_c^L satisfying Lemma B (but not Assumption A)",
+        "",
+        "The paper's proofs only use Lemma B (i)–(iii). Below n_c^L no latent set satisfies Assumption A, but",
+        "Lemma-B sets exist (see theory.md). For one set of each size found by the exhaustive search (s_c = 2,",
+        f"λ = {lam}), the best type-I point (uniform μ, one parameter c) and the best type-III-structured point",
+        "(Zipf μ, parameters c, r_β; found by BFGS) are compared with the cvxpy global minimum; for uniform μ the",
+        "Theorem-1 function with the set's own sphere sizes, H_Z(t) = log(1 + Σ_r |S_r| e^(−ηrt)) + λt, is",
+        "minimised too.",
+        "",
+        "| (n_c,L,K) | Z | μ | structured optimum | min H_Z | cvx value | cvx status | difference |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
     worst = 0.0
     for n_c, L in [(2, 2), (2, 3), (3, 2)] + ([] if quick else [(2, 4), (4, 2)]):
         res = asm.search_lemma_B(n_c=n_c, L=L)
@@ -105,16 +110,21 @@ def lemma_B_section(quick: bool = False) -> str:
                 hz = convex.H_Z_min(task, lam) if kind == "I" else float("nan")
                 worst = max(worst, abs(Rs - cv.value))
                 zs = " ".join("".join(map(str, z)) for z in Zs)
-                out.append(f"| ({n_c},{L},{K}) | {zs} | {mu} (type {kind}) | {_fmt(Rs)} | {_fmt(hz)} | {_fmt(cv.value)} | "
-                           f"{cv.status} | {abs(Rs - cv.value):.1e} |")
-    out += ["", f"**Result.** On every such set the structured point reaches the global minimum (largest difference "
-            f"{worst:.1e}, the BFGS/solver accuracy): collapse — type I for uniform μ, type III for Zipf μ — does not need "
-            "Assumption A, only Lemma B, as the appendix's remark suggests.", ""]
+                out.append(
+                    f"| ({n_c},{L},{K}) | {zs} | {mu} (type {kind}) | {_fmt(Rs)} | {_fmt(hz)} | {_fmt(cv.value)} | "
+                    f"{cv.status} | {abs(Rs - cv.value):.1e} |"
+                )
+    out += [
+        "",
+        f"**Result.** On every such set the structured point reaches the global minimum (largest difference "
+        f"{worst:.1e}, the BFGS/solver accuracy): collapse — type I for uniform μ, type III for Zipf μ — does not need "
+        "Assumption A, only Lemma B, as the appendix's remark suggests.",
+        "",
+    ]
     return "\n".join(out)
 
 
 def write_report(path: str, quick: bool = False) -> int:
-    import cvxpy
 
     t0 = time.perf_counter()
     warnings.simplefilter("ignore", UserWarning)  # cvxpy's "may be inaccurate": the status column says it
@@ -149,7 +159,7 @@ start with d = min(n_w, KL) + 1, `fctheory.risk.minimize_true_risk` should reach
 
 | task (n_c,s_c,L,K) | latent set Z | μ | λ | cvx value | cvx status | certified min | minimize_true_risk | ‖∇f‖₂/λ there | gap |
 |---|---|---|---|---|---|---|---|---|---|
-"""
+"""  # noqa: E501 - a markdown table header, one line by definition
     lines2 = [
         f"| {r.task} | {r.Z} | {r.mu} | {r.lam:.4g} | {_fmt(r.cvx_value)} | {r.cvx_status} | {_fmt(r.lower_bound)} | "
         f"{_fmt(r.local_value)} | {r.local_grad_op_over_lam:.10f} | {r.gap:.1e} |"
@@ -168,8 +178,11 @@ Reproduce: `python -m proofs_check.conjecture` (this file), `python -m proofs_ch
 """
     secs = time.perf_counter() - t0
     head = HEADER.format(
-        date=datetime.date.today().isoformat(), host=f"{platform.machine()}, {platform.python_version()}",
-        np=np.__version__, cvx=cvxpy.__version__, secs=secs,
+        date=datetime.date.today().isoformat(),
+        host=f"{platform.machine()}, {platform.python_version()}",
+        np=np.__version__,
+        cvx=cvxpy.__version__,
+        secs=secs,
     )
     with open(path, "w", encoding="utf-8") as fh:
         fh.write(head + "\n".join(lines) + "\n" + summary + "\n".join(lines2) + "\n" + tail)

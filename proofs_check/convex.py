@@ -16,13 +16,19 @@ the unregularised true risk (convex in X). This module
 The gap "type-III risk − lower bound" is a certificate that does not depend on solver tolerances; the
 cvxpy optimum and its reported status are given alongside.
 """
+
 from __future__ import annotations
 
 import time
 import warnings
 from dataclasses import asdict, dataclass
 
+import cvxpy as cp
 import numpy as np
+from scipy.optimize import minimize, minimize_scalar
+
+from fctheory import Task
+from fctheory import assumptions as asm
 
 from . import _risk
 from ._deps import lead
@@ -32,7 +38,6 @@ from .registry import expect, register, tolerances
 # ----------------------------------------------------------------------------------------- f as cvxpy
 def cvx_f(S: _risk.Sentences):
     """(X, f(X)) with X a cvxpy Variable of shape (KL, n_w) and f the enumerated risk (45) in X."""
-    import cvxpy as cp
 
     K, L, n_w = S.K, S.L, S.n_w
     N = len(S.words)
@@ -86,7 +91,6 @@ def lower_bound(S, X, lam):
 
 def solve_convex(task, lam: float, *, solver: str = "CLARABEL", S=None, eps: float = 1e-10) -> ConvexResult:
     """Solve min_X f(X) + λ‖X‖_* with cvxpy (small tasks: K·s_c^L sentences are enumerated)."""
-    import cvxpy as cp
 
     S = S or _risk.enumerate_sentences(task)
     X, f = cvx_f(S)
@@ -130,7 +134,9 @@ class ConjectureRow:
         return asdict(self)
 
 
-def conjecture_row(task, lam: float, *, label: str = "", solver: str = "CLARABEL", with_cvx: bool = True) -> ConjectureRow:
+def conjecture_row(
+    task, lam: float, *, label: str = "", solver: str = "CLARABEL", with_cvx: bool = True
+) -> ConjectureRow:
     """Compare Theorem 2's type-III critical point with the certified global minimum of R."""
     t0 = time.perf_counter()
     S = _risk.enumerate_sentences(task)
@@ -149,8 +155,20 @@ def conjecture_row(task, lam: float, *, label: str = "", solver: str = "CLARABEL
         cvx_value, cvx_status, cvx_gap, lb = float("nan"), "not run", float("nan"), lb3
     lmax = float(lead("lambda_max_type3")(mu=task.mu, n_c=task.n_c, L=task.L))
     return ConjectureRow(
-        f"({task.n_c},{task.s_c},{task.L},{task.K})", label, lam, lmax, c, R3, gn, gl3, lb, cvx_value, cvx_status,
-        cvx_gap, R3 - lb, time.perf_counter() - t0,
+        f"({task.n_c},{task.s_c},{task.L},{task.K})",
+        label,
+        lam,
+        lmax,
+        c,
+        R3,
+        gn,
+        gl3,
+        lb,
+        cvx_value,
+        cvx_status,
+        cvx_gap,
+        R3 - lb,
+        time.perf_counter() - t0,
     )
 
 
@@ -184,7 +202,6 @@ def cvx_affordable(task) -> bool:
 
 
 def make_task(n_c, s_c, L, mu_label):
-    from fctheory import Task
 
     mu = _random_mu(s_c, int(mu_label.split(":")[1])) if mu_label.startswith("random") else mu_label
     return Task.full(n_c, s_c, L, mu=mu)
@@ -202,7 +219,6 @@ def make_task(n_c, s_c, L, mu_label):
     oracle="the cvxpy expression and proofs_check._risk, both enumerating every sentence",
 )
 def check_cvx_f(mutant: bool = False, quick: bool = False) -> str:
-    from fctheory import Task
 
     rel = tolerances("convex-f-crosscheck")["rel"]
     rng = np.random.default_rng(11)
@@ -244,7 +260,6 @@ def _true_risk(task, W, U):
     oracle="the rigorous lower bound of the convex problem (Claim H) on the enumerated f, and cvxpy/Clarabel",
 )
 def check_thm1_convex(mutant: bool = False, quick: bool = False) -> str:
-    from fctheory import Task
 
     T = tolerances("thm1-convex-optimum")
     out = []
@@ -295,17 +310,28 @@ def check_type3_conjecture(mutant: bool = False, quick: bool = False) -> str:
                 W, U = _risk.type3_point(task, float(sol.c), r, n_c + 1)
                 R = _risk.risk(task, W, U, lam, S=S)
                 lb, gl = lower_bound(S, _risk.X_of(W, U, L), lam)
-                expect(gl <= 1 + T["claim_H"] and R - lb <= T["gap"], f"not certified: ||G||/lam = {gl:.6f}, gap {R - lb:.2e}")
+                expect(
+                    gl <= 1 + T["claim_H"] and R - lb <= T["gap"],
+                    f"not certified: ||G||/lam = {gl:.6f}, gap {R - lb:.2e}",
+                )
                 continue
             cvx = cvx_affordable(task)
             row = conjecture_row(task, lam, label=mu, with_cvx=cvx)
             n += 1
             worst_gl = max(worst_gl, row.grad_op_over_lam)
             worst_gap = max(worst_gap, row.gap)
-            expect(row.grad_norm <= T["grad"], f"type-III point not critical (|grad| = {row.grad_norm:.1e}) on {row.task}")
-            expect(row.grad_op_over_lam <= 1 + T["claim_H"], f"Claim H fails: ||G||/lam = {row.grad_op_over_lam:.12f} on {row.task}, lam={lam}")
+            expect(
+                row.grad_norm <= T["grad"], f"type-III point not critical (|grad| = {row.grad_norm:.1e}) on {row.task}"
+            )
+            expect(
+                row.grad_op_over_lam <= 1 + T["claim_H"],
+                f"Claim H fails: ||G||/lam = {row.grad_op_over_lam:.12f} on {row.task}, lam={lam}",
+            )
             expect(row.gap <= T["gap"], f"certified gap {row.gap:.2e} on {row.task}, lam={lam}")
-            expect(not cvx or abs(row.cvx_value - row.R_type3) <= T["cvx"], f"cvxpy {row.cvx_value} vs type-III {row.R_type3} ({row.cvx_status})")
+            expect(
+                not cvx or abs(row.cvx_value - row.R_type3) <= T["cvx"],
+                f"cvxpy {row.cvx_value} vs type-III {row.R_type3} ({row.cvx_status})",
+            )
     return f"{n} (task, lambda) pairs: max ||grad f||_2/lambda = {worst_gl:.12f}, max certified gap {worst_gap:.1e}"
 
 
@@ -340,7 +366,6 @@ class RandomKRow:
 
 def random_K_row(n_c, s_c, L, K, mu, seed, lam, *, start_only: bool = False) -> RandomKRow:
     """Global minimum by cvxpy vs fctheory's ``minimize_true_risk`` on a random latent set K < n_c^L."""
-    from fctheory import Task
 
     task = Task.random(n_c, s_c, L, K, mu=mu, seed=seed)
     S = _risk.enumerate_sentences(task)
@@ -391,7 +416,6 @@ def check_random_K(mutant: bool = False, quick: bool = False) -> str:
 def H_Z_min(task, lam: float) -> float:
     """min_t H_Z(t), H_Z(t) = log(1 + Σ_r |S_r| e^{−ηrt}) + λt, η = κ/√(n_w K L): Theorem 1's H for any
     latent set satisfying Lemma B (θ_r = κr/L is forced), with the set's sphere sizes |S_r|."""
-    from scipy.optimize import minimize_scalar
 
     D = task.hamming()
     S_r = np.array([(D[0] == r).sum() for r in range(1, task.L + 1)], dtype=float)
@@ -407,18 +431,21 @@ def H_Z_min(task, lam: float) -> float:
 
 def _best_structured(task, lam, S, kind):
     """min over the structured family of R: type I (scalar c) or type III (c, r_1..r_{s_c}), by BFGS."""
-    from scipy.optimize import minimize
 
     d = task.n_c - 1 if task.n_c > 2 else 1
     if kind == "I":
+
         def R(p):
             W, U = _risk.type1_point(task, p[0], d)
             return _risk.risk(task, W, U, lam, S=S)
+
         p0 = np.ones(1)
     else:
+
         def R(p):
             W, U = _risk.type3_point(task, p[0], p[1:], d)
             return _risk.risk(task, W, U, lam, S=S)
+
         p0 = np.ones(task.s_c + 1)
     res = minimize(R, p0, method="BFGS", options=dict(gtol=1e-11, maxiter=2000))
     return float(res.fun)
@@ -438,8 +465,6 @@ def _best_structured(task, lam, S, kind):
     oracle="cvxpy/Clarabel global minimum; BFGS over the structured family; min_t H_Z by scipy",
 )
 def check_lemma_B_sets_collapse(mutant: bool = False, quick: bool = False) -> str:
-    from fctheory import Task
-    from fctheory import assumptions as asm
 
     T = tolerances("lemmaB-sets-collapse")
     lam = 0.01
@@ -460,9 +485,13 @@ def check_lemma_B_sets_collapse(mutant: bool = False, quick: bool = False) -> st
         cv = solve_convex(task, lam, S=S)
         diff = abs(Rs - cv.value)
         worst = max(worst, diff)
-        expect(diff <= T["cvx"], f"type-{kind} optimum {Rs:.10f} vs cvxpy {cv.value:.10f} on {task!r} Z={task.Z.tolist()}")
+        expect(
+            diff <= T["cvx"], f"type-{kind} optimum {Rs:.10f} vs cvxpy {cv.value:.10f} on {task!r} Z={task.Z.tolist()}"
+        )
         if kind == "I" and not mutant:
             # Theorem 1 with the set's own sphere sizes: H_Z(t) = log(1 + Σ_r |S_r| e^{−η r t}) + λt
             HZ = H_Z_min(task, lam)
-            expect(abs(HZ - Rs) <= T["H_Z"], f"min H_Z = {HZ:.12f} != best type-I risk {Rs:.12f} on Z={task.Z.tolist()}")
+            expect(
+                abs(HZ - Rs) <= T["H_Z"], f"min H_Z = {HZ:.12f} != best type-I risk {Rs:.12f} on Z={task.Z.tolist()}"
+            )
     return f"{len(cases)} (set, mu) pairs: max |R_structured - min R| = {worst:.1e}"

@@ -1,5 +1,6 @@
 """Checks by enumeration: exact rational counts over full latent sets, and the true risk of small
 tasks computed by enumerating every sentence (numeric, float64, tolerances stated per check)."""
+
 from __future__ import annotations
 
 from fractions import Fraction
@@ -7,7 +8,10 @@ from math import comb
 
 import numpy as np
 
-from . import _risk
+import fctheory
+from fctheory import FCTheoryError, Task
+
+from . import _deps, _risk
 from .registry import expect, register, tolerances
 
 _FULL_SETS = [(2, 2), (2, 3), (3, 2), (2, 4), (3, 3), (4, 2)]
@@ -43,15 +47,13 @@ def H_star_closed(t, n_c, L, K, d, lam, eta=None):
 )
 def check_lemma_B_full(mutant: bool = False, quick: bool = False) -> str:
     """Exact integer counts and rational θ_r, A_r over every z ∈ C^L for small (n_c, L)."""
-    from fctheory import Task
-    from fctheory.assumptions import check_assumption_A, lemma_B_properties
 
     sets = _FULL_SETS_QUICK if quick else _FULL_SETS
     for n_c, L in sets:
         task = Task.full(n_c, 1, L)
-        A = check_assumption_A(task)
+        A = fctheory.check_assumption_A(task)
         expect(A.holds and A.integral, f"Assumption A fails on the full set (n_c,L)=({n_c},{L}): {A.violations[:3]}")
-        B = lemma_B_properties(task)
+        B = fctheory.lemma_B_properties(task)
         expect(B.holds, f"Lemma B fails on the full set ({n_c},{L}): {B.messages}")
         for rr in range(1, L + 1):
             expect(int(B.S_r[0, rr]) == comb(L, rr) * (n_c - 1) ** rr, f"|S_{rr}| wrong for ({n_c},{L})")
@@ -73,14 +75,12 @@ def check_lemma_B_full(mutant: bool = False, quick: bool = False) -> str:
     oracle="proofs_check._risk: every sentence enumerated with its probability; the closed form (92) in numpy",
 )
 def check_lemma_K(mutant: bool = False, quick: bool = False) -> str:
-    import fctheory
-
-    from ._deps import lead
-    from fctheory import Task
 
     T = tolerances("lemmaK-eq92")
     worst = 0.0
-    cases = [(2, 2, 3, "uniform"), (3, 2, 2, "uniform"), (3, 3, 2, "zipf")] + ([] if quick else [(4, 1, 3, "uniform"), (3, 2, 3, "zipf")])
+    cases = [(2, 2, 3, "uniform"), (3, 2, 2, "uniform"), (3, 3, 2, "zipf")] + (
+        [] if quick else [(4, 1, 3, "uniform"), (3, 2, 3, "zipf")]
+    )
     for n_c, s_c, L, mu in cases:
         task = Task.full(n_c, s_c, L, mu=mu)
         S = _risk.enumerate_sentences(task)
@@ -93,10 +93,12 @@ def check_lemma_K(mutant: bool = False, quick: bool = False) -> str:
                 t = task.n_w * c**2
                 eta_m = _kappa(n_c) / np.sqrt(task.K * L) if mutant else None
                 Hc = H_closed(t, n_c, task.n_w, L, task.K, lam, eta=eta_m)
-                Hl = float(lead("H")(t, n_c=n_c, n_w=task.n_w, L=L, K=task.K, lam=lam))
+                Hl = float(_deps.lead("H")(t, n_c=n_c, n_w=task.n_w, L=L, K=task.K, lam=lam))
                 err = abs(R - Hc) / abs(Hc)
                 worst = max(worst, err)
-                expect(err <= T["rel"], f"R(type I) = {R!r} != H(n_w c^2) = {Hc!r} (rel {err:.2e}) at {task}, d={d}, c={c}")
+                expect(
+                    err <= T["rel"], f"R(type I) = {R!r} != H(n_w c^2) = {Hc!r} (rel {err:.2e}) at {task}, d={d}, c={c}"
+                )
                 expect(abs(Hl - Hc) <= T["rel"] * abs(Hc), f"fctheory.H = {Hl!r} != (92) = {Hc!r}")
     return f"max rel. error {worst:.1e} over {len(cases)} tasks x 2 d x 4 c"
 
@@ -112,10 +114,6 @@ def check_lemma_K(mutant: bool = False, quick: bool = False) -> str:
     oracle="proofs_check._risk with its own LayerNorm: every sentence enumerated; the closed form (124) in numpy",
 )
 def check_lemma_R(mutant: bool = False, quick: bool = False) -> str:
-    import fctheory
-
-    from ._deps import lead
-    from fctheory import Task
 
     T = tolerances("lemmaR-eq124")
     rng = np.random.default_rng(4)
@@ -134,10 +132,12 @@ def check_lemma_R(mutant: bool = False, quick: bool = False) -> str:
                 tt = np.sqrt(task.K * L) * c
                 eta_m = _kappa(n_c) / np.sqrt(task.K * L * d) if mutant else None
                 Hc = H_star_closed(tt, n_c, L, task.K, d, lam, eta=eta_m)
-                Hl = float(lead("H_star")(tt, n_c=n_c, L=L, K=task.K, d=d, lam=lam))
+                Hl = float(_deps.lead("H_star")(tt, n_c=n_c, L=L, K=task.K, d=d, lam=lam))
                 err = abs(R - Hc) / abs(Hc)
                 worst = max(worst, err)
-                expect(err <= T["rel"], f"R*(type II) = {R!r} != H*(sqrt(KL)c) = {Hc!r} (rel {err:.2e}) at {task}, d={d}")
+                expect(
+                    err <= T["rel"], f"R*(type II) = {R!r} != H*(sqrt(KL)c) = {Hc!r} (rel {err:.2e}) at {task}, d={d}"
+                )
                 expect(abs(Hl - Hc) <= T["rel"] * abs(Hc), f"fctheory.H_star = {Hl!r} != (124) = {Hc!r}")
     return f"max rel. error {worst:.1e}"
 
@@ -166,10 +166,6 @@ def _type3_closed_grad(task, c, r, lam):
     oracle="proofs_check._risk: the enumerated gradient in X = U_hat^T W, and the closed form of Prop. C",
 )
 def check_prop_C(mutant: bool = False, quick: bool = False) -> str:
-    import fctheory
-
-    from ._deps import lead
-    from fctheory import Task
 
     T = tolerances("propC-gradient")
     rng = np.random.default_rng(5)
@@ -215,29 +211,27 @@ def check_prop_C(mutant: bool = False, quick: bool = False) -> str:
     oracle="residuals of (7)-(8) recomputed in numpy; the gradient of the enumerated risk (proofs_check._risk)",
 )
 def check_thm2_critical(mutant: bool = False, quick: bool = False) -> str:
-    import fctheory
-
-    from ._deps import lead
-    from fctheory import FCTheoryError, Task
 
     T = tolerances("thm2-critical-point")
     cases = [(3, 3, 2, 0.02), (2, 4, 3, 0.02)] + ([] if quick else [(3, 3, 2, 0.1), (4, 3, 2, 0.01), (3, 4, 3, 0.005)])
     worst = 0.0
     for n_c, s_c, L, lam in cases:
         task = Task.full(n_c, s_c, L, mu="zipf")
-        lmax = float(lead("lambda_max_type3")(mu=task.mu, n_c=n_c, L=L))
-        expect(abs(lmax - np.sqrt(L * np.sum(task.mu**2) / n_c ** (L + 1))) <= T["lam_max_rel"] * lmax, "lambda_max != (9)")
+        lmax = float(_deps.lead("lambda_max_type3")(mu=task.mu, n_c=n_c, L=L))
+        expect(
+            abs(lmax - np.sqrt(L * np.sum(task.mu**2) / n_c ** (L + 1))) <= T["lam_max_rel"] * lmax, "lambda_max != (9)"
+        )
         if mutant:
             try:
-                lead("solve_type3")(mu=task.mu, n_c=n_c, L=L, lam=1.01 * lmax)
+                _deps.lead("solve_type3")(mu=task.mu, n_c=n_c, L=L, lam=1.01 * lmax)
             except FCTheoryError as exc:
                 expect(False, f"no type-III solution at 1.01 lambda_max: {exc}")
         try:
-            lead("solve_type3")(mu=task.mu, n_c=n_c, L=L, lam=1.001 * lmax)
+            _deps.lead("solve_type3")(mu=task.mu, n_c=n_c, L=L, lam=1.001 * lmax)
             expect(False, "solve_type3 accepted lambda = 1.001 lambda_max outside (9)")
         except FCTheoryError:
             pass
-        sol = lead("solve_type3")(mu=task.mu, n_c=n_c, L=L, lam=lam)
+        sol = _deps.lead("solve_type3")(mu=task.mu, n_c=n_c, L=L, lam=lam)
         c, r = float(sol.c), np.asarray(sol.r, dtype=float)
         kap = _kappa(n_c)
         res7 = np.max(np.abs(lam / L * (r / c) * (n_c - 1 + np.exp(kap * c * r)) - task.mu) / task.mu)
@@ -247,6 +241,9 @@ def check_thm2_critical(mutant: bool = False, quick: bool = False) -> str:
         _, gW, gU = _risk.risk_grad(task, W, U, lam, S=S)
         gn = np.sqrt(np.sum(gW**2) + np.sum(gU**2))
         worst = max(worst, res7, res8, gn)
-        expect(res7 <= T["residual"] and res8 <= T["residual"], f"(7)/(8) residuals {res7:.1e}, {res8:.1e} at {task}, lambda={lam}")
+        expect(
+            res7 <= T["residual"] and res8 <= T["residual"],
+            f"(7)/(8) residuals {res7:.1e}, {res8:.1e} at {task}, lambda={lam}",
+        )
         expect(gn <= T["grad"], f"gradient norm {gn:.2e} at the type-III point of {task}, lambda={lam}")
     return f"max residual / gradient norm {worst:.1e}"

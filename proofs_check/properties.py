@@ -1,14 +1,22 @@
 """Property-based checks (Hypothesis) of statements about functions: Theorem G's inequality, Theorem D's
 lower bound, and the bilinear bounds of Lemmas F and M. Hypothesis runs derandomised, without an
-example database, so a run is reproducible and leaves no files behind. Hypothesis is a test dependency
-(``pip install fctheory[test]``); without it these checks report ERROR and the others still run."""
+example database, so a run is reproducible and leaves no files behind (Hypothesis is one of fctheory's
+dependencies: ``fctheory.testing`` is built on it)."""
+
 from __future__ import annotations
 
 import os
 import tempfile
 from contextlib import contextmanager
+from math import comb
 
+import hypothesis.configuration as hc
 import numpy as np
+from hypothesis import HealthCheck, Phase, Verbosity, given, settings
+from hypothesis import strategies as st
+
+import fctheory
+from fctheory import Task
 
 from . import _risk
 from .registry import CheckFailed, expect, register, tolerances
@@ -16,14 +24,11 @@ from .registry import CheckFailed, expect, register, tolerances
 
 def _hyp():
     """(hypothesis.given, hypothesis.strategies), imported lazily."""
-    from hypothesis import given
-    from hypothesis import strategies as st
 
     return given, st
 
 
 def _settings(quick: bool, n: int = 120):
-    from hypothesis import HealthCheck, Phase, Verbosity, settings
 
     return settings(
         max_examples=max(10, n // 3) if quick else n,
@@ -42,7 +47,6 @@ def _private_storage():
     """Point Hypothesis's storage (its cache of source constants) at a temporary directory, unless the user
     chose one (HYPOTHESIS_STORAGE_DIRECTORY or hypothesis.configuration.set_hypothesis_home_dir): a run of the
     checks must not leave a ``.hypothesis/`` folder in the working directory."""
-    import hypothesis.configuration as hc
 
     chosen = vars(hc).get("__hypothesis_home_directory") is not None or os.environ.get("HYPOTHESIS_STORAGE_DIRECTORY")
     if chosen:
@@ -84,7 +88,7 @@ def _seeds(st):
     tol=dict(rel=1e-10, imbalance=1e-3, strict=1e-12, nonzero=1e-6),
     library=(),
     oracle="numpy SVD (nuclear norm) and an explicit balanced factorisation; a statement about matrices that no "
-           "fctheory function computes",
+    "fctheory function computes",
 )
 def check_nuclear_inequality(mutant: bool = False, quick: bool = False) -> str:
     given, st = _hyp()
@@ -106,7 +110,9 @@ def check_nuclear_inequality(mutant: bool = False, quick: bool = False) -> str:
         # "only if": a clearly unbalanced pair gives a strict inequality (the gap grows like the imbalance²)
         imbalance = np.linalg.norm(A.T @ A - B @ B.T)
         if imbalance > T["imbalance"] * max(1.0, half):
-            expect(half - nuc > T["strict"] * max(1.0, half), f"equality without A^T A = B B^T (imbalance {imbalance:.2e})")
+            expect(
+                half - nuc > T["strict"] * max(1.0, half), f"equality without A^T A = B B^T (imbalance {imbalance:.2e})"
+            )
         # balanced factorisation of X = AB: A' = U√S R, B' = Rᵀ√S Vᵀ (R orthogonal) has A'ᵀA' = B'B'ᵀ
         X = A @ B
         Uu, s, Vt = np.linalg.svd(X, full_matrices=False)
@@ -127,7 +133,6 @@ def check_nuclear_inequality(mutant: bool = False, quick: bool = False) -> str:
 
 def _g_theoremD(task, x):
     """(49): g(x) = log(1 + Σ_r |S_r| e^{θ_r x/K}) with |S_r|, θ_r of Lemma B (full latent set)."""
-    from math import comb
 
     n_c, L, K = task.n_c, task.L, task.K
     r = np.arange(1, L + 1)
@@ -147,7 +152,6 @@ def _g_theoremD(task, x):
     oracle="proofs_check._risk enumeration of R_0; g of (49) from exact sphere sizes",
 )
 def check_theorem_D(mutant: bool = False, quick: bool = False) -> str:
-    from fctheory import Task
 
     tasks = {(3, 2, 2, "zipf"): None, (2, 2, 3, "uniform"): None}
     for key in tasks:
@@ -156,7 +160,6 @@ def check_theorem_D(mutant: bool = False, quick: bool = False) -> str:
 
     given, st = _hyp()
     T = tolerances("thmD-lower-bound")
-    import fctheory
 
     @_settings(quick, 60)
     @given(st.sampled_from(sorted(tasks)), st.integers(1, 4), _seeds(st), st.floats(0.05, 3.0))
@@ -200,8 +203,6 @@ def check_theorem_D(mutant: bool = False, quick: bool = False) -> str:
     oracle="random feasible points rescaled onto the constraint sets; the values in numpy",
 )
 def check_bilinear_bounds(mutant: bool = False, quick: bool = False) -> str:
-    import fctheory
-    from fctheory import Task
 
     fac = 0.5 if mutant else 1.0
     rel = tolerances("lemmaF-lemmaM-bounds")["rel"]
@@ -209,8 +210,13 @@ def check_bilinear_bounds(mutant: bool = False, quick: bool = False) -> str:
     given, st = _hyp()
 
     @_settings(quick, 80)
-    @given(st.sampled_from([(3, 2, 2), (2, 3, 3), (4, 1, 2)]), st.sampled_from(["uniform", "zipf"]), st.integers(0, 3),
-           _seeds(st), st.floats(0.1, 3.0))
+    @given(
+        st.sampled_from([(3, 2, 2), (2, 3, 3), (4, 1, 2)]),
+        st.sampled_from(["uniform", "zipf"]),
+        st.integers(0, 3),
+        _seeds(st),
+        st.floats(0.1, 3.0),
+    )
     def prop(shape, mu, dd, seed, c):
         n_c, s_c, L = shape
         task = Task.full(n_c, s_c, L, mu=mu)

@@ -5,6 +5,7 @@ paper and returns a one-line detail, or raises :class:`CheckFailed`. With ``muta
 deliberately wrong variant of the same statement (described by ``Check.mutant``), which must fail:
 ``--self-test`` runs every check that way and passes only if every mutant is caught.
 """
+
 from __future__ import annotations
 
 import fnmatch
@@ -16,8 +17,18 @@ from dataclasses import asdict, dataclass, field
 from types import MappingProxyType, SimpleNamespace
 from typing import Callable, Mapping
 
-__all__ = ["Check", "CheckFailed", "CheckResult", "REGISTRY", "register", "expect", "tolerances", "count_expects",
-           "get_checks", "run_checks"]
+__all__ = [
+    "Check",
+    "CheckFailed",
+    "CheckResult",
+    "REGISTRY",
+    "register",
+    "expect",
+    "tolerances",
+    "count_expects",
+    "get_checks",
+    "run_checks",
+]
 
 
 class CheckFailed(AssertionError):
@@ -102,8 +113,9 @@ class Check:
 REGISTRY: dict[str, Check] = {}
 
 
-def register(id: str, statement: str, method: str, mutant: str, quick: bool = True, *, tol=None, library=(),
-             oracle: str = ""):
+def register(
+    id: str, statement: str, method: str, mutant: str, quick: bool = True, *, tol=None, library=(), oracle: str = ""
+):
     """Decorator adding ``func`` to :data:`REGISTRY` under ``id`` (the function itself is returned).
 
     ``tol`` declares every tolerance of the check (read back with :func:`tolerances`), ``library`` the
@@ -113,8 +125,9 @@ def register(id: str, statement: str, method: str, mutant: str, quick: bool = Tr
     def deco(func):
         if id in REGISTRY:
             raise ValueError(f"duplicate check id {id!r}")
-        REGISTRY[id] = Check(id, statement, method, func, mutant, quick, MappingProxyType(dict(tol or {})),
-                             tuple(library), oracle)
+        REGISTRY[id] = Check(
+            id, statement, method, func, mutant, quick, MappingProxyType(dict(tol or {})), tuple(library), oracle
+        )
         func.check = REGISTRY[id]
         return func
 
@@ -140,17 +153,23 @@ class CheckResult:
         return asdict(self)
 
 
+# the check modules, in table order (each registers its checks when imported)
+MODULES = ("symbolic", "enumeration", "assumption_checks", "properties", "convex", "library")
+# callables importing the check modules, registered by the package on import (the registry must not import
+# the package that imports it); get_checks runs them first
+LOADERS: list[Callable[[], None]] = []
+
+
 def get_checks(only: str | None = None, quick: bool = False) -> list[Check]:
     """Checks whose id matches ``only`` (comma-separated globs; a pattern without glob characters
     matches as a substring), in table order."""
-    from . import _MODULES, _load_all
-
-    _load_all()
+    for load in LOADERS:
+        load()
     out = []
 
     def table_position(c):  # the table's order is the modules' order, whatever order they were imported in
         mod = c.func.__module__.rsplit(".", 1)[-1]
-        return _MODULES.index(mod) if mod in _MODULES else len(_MODULES)
+        return MODULES.index(mod) if mod in MODULES else len(MODULES)
 
     for c in sorted(REGISTRY.values(), key=table_position):  # sorted() is stable: definition order within a module
         if quick and not c.quick:
@@ -192,3 +211,43 @@ def run_checks(only=None, *, quick: bool = False, self_test: bool = False, on_re
         if on_result is not None:
             on_result(res)
     return results
+
+
+def listing(check) -> dict:
+    """What ``--list`` shows of a check (shared by ``python -m proofs_check`` and ``fctheory check``)."""
+    return dict(
+        id=check.id,
+        statement=check.statement,
+        method=check.method,
+        mutant=check.mutant,
+        quick=check.quick,
+        tol=dict(check.tol),
+        library=list(check.library),
+        oracle=check.oracle,
+    )
+
+
+def listing_text(check) -> str:
+    """The ``--list`` entry of a check as text."""
+    return (
+        f"{check.id}\n    statement: {check.statement}\n    method:    {check.method}\n"
+        f"    mutant:    {check.mutant}\n    quick:     {check.quick}\n"
+        f"    library:   {', '.join(check.library) or '-'}\n    oracle:    {check.oracle}\n"
+        f"    tol:       {dict(check.tol)}"
+    )
+
+
+def summary_lines(results, bad, lib_results, lib_bad, self_test) -> list:
+    """The closing lines of a run (shared by ``python -m proofs_check`` and ``fctheory check``)."""
+    word = "check mutants caught" if self_test else "passed"
+    lines = [
+        f"{len(results) - len(bad)}/{len(results)} {word}"
+        + (f"; not OK: {', '.join(r.id for r in bad)}" if bad else "")
+    ]
+    if self_test:
+        rate = (len(lib_results) - len(lib_bad)) / max(len(lib_results), 1)
+        lines.append(
+            f"{len(lib_results) - len(lib_bad)}/{len(lib_results)} library mutants caught ({100 * rate:.0f}%)"
+            + (f"; not caught: {', '.join(f'{r.id} ({r.status})' for r in lib_bad)}" if lib_bad else "")
+        )
+    return lines

@@ -4,12 +4,22 @@ Where sympy cannot sum a binomial series with a symbolic upper limit, the genera
 reduced to Pascal's rule (checked symbolically) by induction, and the identity is also checked as an
 exact polynomial identity for L = 1..12.
 """
+
 from __future__ import annotations
 
 import functools
+import importlib
+import itertools
+from fractions import Fraction
 
+import mpmath
+import numpy as np
 import sympy as sp
 
+import fctheory
+from fctheory import Task
+
+from . import _deps
 from .registry import expect, register, tolerances
 
 n, K, g, lam, c, t, eta, d = sp.symbols("n_c K gamma lambda c t eta d", positive=True)
@@ -53,16 +63,20 @@ def check_lemma_B_i(mutant: bool = False, quick: bool = False) -> str:
     lhs = (n - 1) * _count_diff(K, n, L, r, shift=1 if mutant else 0) + _count_same(K, n, L, r)
     rhs = K / n**L * sp.binomial(L, r) * (n - 1) ** r
     expect(_zero(lhs - rhs), f"|S_r| identity (39) fails: lhs - rhs = {sp.simplify(sp.combsimp(lhs - rhs))}")
-    from fctheory import Task
-    from fctheory.assumptions import lemma_B_properties
 
     for nv, Lv in [(2, 3), (3, 2), (3, 3)]:
         task = Task.full(nv, 1, Lv)
-        S_lib = lemma_B_properties(task).S_r
+        S_lib = fctheory.lemma_B_properties(task).S_r
         for rv in range(1, Lv + 1):
             want = lhs.subs({n: nv, L: Lv, r: rv, K: nv**Lv})
-            expect(all(int(v) == want for v in S_lib[:, rv]), f"lemma_B_properties |S_{rv}| = {S_lib[0, rv]} != {want} on ({nv},{Lv})")
-            expect(float(task.S_r_counts()[rv]) == float(want), f"Task.S_r_counts()[{rv}] = {task.S_r_counts()[rv]} != {want} on ({nv},{Lv})")
+            expect(
+                all(int(v) == want for v in S_lib[:, rv]),
+                f"lemma_B_properties |S_{rv}| = {S_lib[0, rv]} != {want} on ({nv},{Lv})",
+            )
+            expect(
+                float(task.S_r_counts()[rv]) == float(want),
+                f"Task.S_r_counts()[{rv}] = {task.S_r_counts()[rv]} != {want} on ({nv},{Lv})",
+            )
     return "sum_alpha (35) == (K/n_c^L) C(L,r)(n_c-1)^r for symbolic n_c, L, r, K"
 
 
@@ -140,7 +154,7 @@ def _closed_binomial_sum(summand, var, lo, hi, yy):
     "(n_c-1)^r instead of (n_c-1)^(r-1) in (41)",
     library=("lemma_B_properties",),
     oracle="sympy: the sum for symbolic L, n_c, K via the binomial theorem proved by induction (each step by "
-           "sympy) and sympy.summation; exact polynomial identities for L = 1..12",
+    "sympy) and sympy.summation; exact polynomial identities for L = 1..12",
 )
 def check_lemma_B_ii(mutant: bool = False, quick: bool = False) -> str:
     """(41) for symbolic L by the binomial theorem (proved by induction); also exact for L = 1..12."""
@@ -153,14 +167,14 @@ def check_lemma_B_ii(mutant: bool = False, quick: bool = False) -> str:
         s = sum(_count_diff(K, n, Lv, rv, shift) for rv in range(1, Lv + 1))
         expect(sp.cancel(s - K / n) == 0, f"(41) fails at L={Lv}: sum = {sp.factor(s)} != K/n_c")
     # ZZ^T: diagonal entry α = Σ_ℓ |{k : z_kℓ = α}| = L·(K/n_c) by (37); the library's exact counts agree
-    from fctheory import Task
-    from fctheory.assumptions import lemma_B_properties
 
     for nv, Lv in [(2, 3), (3, 2), (4, 2)]:
-        res = lemma_B_properties(Task.full(nv, 1, Lv))
+        res = fctheory.lemma_B_properties(Task.full(nv, 1, Lv))
         want = total.subs({n: nv, L: Lv, K: nv**Lv})
-        expect(res.ii_holds and all(int(v) == want for v in res.column_sums.ravel()),
-               f"lemma_B_properties column sums {res.column_sums.tolist()} != K/n_c = {want} on ({nv},{Lv})")
+        expect(
+            res.ii_holds and all(int(v) == want for v in res.column_sums.ravel()),
+            f"lemma_B_properties column sums {res.column_sums.tolist()} != K/n_c = {want} on ({nv},{Lv})",
+        )
     return "sum_r (35, z!=α) == K/n_c for symbolic L, n_c, K (binomial theorem by induction) and L=1..12"
 
 
@@ -188,16 +202,15 @@ def check_lemma_B_iii(mutant: bool = False, quick: bool = False) -> str:
     theta_claim = r / L if mutant else n * r / ((n - 1) * L)
     expect(_zero(theta - theta_claim), f"theta_r = {sp.simplify(sp.combsimp(theta))} != claimed {theta_claim}")
     expect(_zero(a + r / ((n - 1) * L)), f"A_r coefficient {sp.combsimp(a)} != -r/((n_c-1)L)")
-    from fractions import Fraction
-
-    from fctheory import Task
-    from fctheory.assumptions import lemma_B_properties
 
     for nv, Lv in [(2, 3), (3, 2), (4, 2)]:
-        res = lemma_B_properties(Task.full(nv, 1, Lv))
+        res = fctheory.lemma_B_properties(Task.full(nv, 1, Lv))
         for rv in range(1, Lv + 1):
             th = sp.Rational(theta_claim.subs({n: nv, L: Lv, r: rv}))
-            expect(res.theta[rv - 1] == Fraction(int(th.p), int(th.q)), f"lemma_B_properties theta_{rv} = {res.theta[rv - 1]} != {th} on ({nv},{Lv})")
+            expect(
+                res.theta[rv - 1] == Fraction(int(th.p), int(th.q)),
+                f"lemma_B_properties theta_{rv} = {res.theta[rv - 1]} != {th} on ({nv},{Lv})",
+            )
     return "ratios, theta_r = kappa r/L and A_r = -r/((n_c-1)L) 11^T hold for symbolic n_c, L, r"
 
 
@@ -209,7 +222,7 @@ def check_lemma_B_iii(mutant: bool = False, quick: bool = False) -> str:
     tol=dict(rel=1e-12),
     library=("H",),
     oracle="sympy: symbolic L, n_c, K, gamma via the binomial theorem proved by induction; exact for L = 1..12; "
-           "the sum over r evaluated at 50 digits against fctheory.H(t) - lambda t",
+    "the sum over r evaluated at 50 digits against fctheory.H(t) - lambda t",
 )
 def check_binomial_identity(mutant: bool = False, quick: bool = False) -> str:
     """Symbolic L via the binomial theorem (proved by induction); exact identity in n_c, K, γ for L = 1..12."""
@@ -222,25 +235,30 @@ def check_binomial_identity(mutant: bool = False, quick: bool = False) -> str:
     S_full = _closed_binomial_sum(K / n**L * sp.binomial(L, r) * yy**r, r, 0, L, yy)
     expect(S_full is not None, "the |S_r| e^(-gamma r) summand is not a binomial term")
     lhs_sym = 1 + S_full - K / n**L  # minus the r = 0 term (K/n^L)
-    expect(sp.simplify(lhs_sym - rhs_sym) == 0, f"identity fails for symbolic L: lhs - rhs = {sp.simplify(lhs_sym - rhs_sym)}")
+    expect(
+        sp.simplify(lhs_sym - rhs_sym) == 0,
+        f"identity fails for symbolic L: lhs - rhs = {sp.simplify(lhs_sym - rhs_sym)}",
+    )
     for Lv in _L_RANGE:
         lhs = 1 + sum(K / n**Lv * sp.binomial(Lv, rv) * (n - 1) ** rv * x**rv for rv in range(1, Lv + 1))
         rhs = 1 - K / n**Lv + K / n**Lv * (1 + base * x) ** Lv
         expect(sp.expand(lhs - rhs) == 0, f"binomial identity fails at L={Lv}")
     # the library's H is this log plus λt: compare the left-hand side (the sum over spheres) at 50 digits
-    import mpmath
-
-    from fctheory import H as H_lib
 
     tol = tolerances("binomial-identity-H")["rel"]
     for nv, nw, Lv, Kv, lamv, tv in [(3, 6, 2, 9, 0.01, 7.0), (2, 4, 5, 11, 0.02, 3.0), (4, 8, 3, 17, 0.0, 40.0)]:
         with mpmath.workdps(50):
             gam = mpmath.mpf(nv) / (nv - 1) / mpmath.sqrt(nw * Kv * Lv) * tv  # γ = ηt
-            sphere_sum = 1 + sum(mpmath.mpf(Kv) / nv**Lv * mpmath.binomial(Lv, rv) * (nv - 1) ** rv * mpmath.exp(-gam * rv)
-                                 for rv in range(1, Lv + 1))
+            sphere_sum = 1 + sum(
+                mpmath.mpf(Kv) / nv**Lv * mpmath.binomial(Lv, rv) * (nv - 1) ** rv * mpmath.exp(-gam * rv)
+                for rv in range(1, Lv + 1)
+            )
             ref = mpmath.log(sphere_sum) + lamv * tv
-        got = H_lib(tv, n_c=nv, n_w=nw, L=Lv, K=Kv, lam=lamv)
-        expect(abs(got - float(ref)) <= tol * abs(float(ref)), f"fctheory.H = {got!r} != log(1 + sum_r |S_r| e^(-eta t r)) + lambda t = {float(ref)!r}")
+        got = fctheory.H(tv, n_c=nv, n_w=nw, L=Lv, K=Kv, lam=lamv)
+        expect(
+            abs(got - float(ref)) <= tol * abs(float(ref)),
+            f"fctheory.H = {got!r} != log(1 + sum_r |S_r| e^(-eta t r)) + lambda t = {float(ref)!r}",
+        )
     return "identity proved for symbolic L (binomial theorem by induction), exact for L=1..12, fctheory.H matches"
 
 
@@ -271,9 +289,9 @@ def check_H_convexity(mutant: bool = False, quick: bool = False) -> str:
     a, b, cc, u, p, q = _H_parts(L)
     # chain rule for u = e^{−ηt}: d/dt = −η·D with D = u d/du, so (log q)'' = η²(D²q·q − (Dq)²)/q²
     f = sp.Function("f")
-    chain = sp.diff(f(sp.exp(-eta * t)), t, 2) - eta**2 * (
-        u * sp.diff(f(u), u) + u**2 * sp.diff(f(u), u, 2)
-    ).subs(u, sp.exp(-eta * t))
+    chain = sp.diff(f(sp.exp(-eta * t)), t, 2) - eta**2 * (u * sp.diff(f(u), u) + u**2 * sp.diff(f(u), u, 2)).subs(
+        u, sp.exp(-eta * t)
+    )
     expect(sp.simplify(chain.doit()) == 0, "chain rule for u = e^(-eta t)")
     Dq = u * sp.diff(q, u)
     num = u * sp.diff(Dq, u) * q - Dq**2  # q²·H''/η²
@@ -286,24 +304,27 @@ def check_H_convexity(mutant: bool = False, quick: bool = False) -> str:
     Hs2 = sp.diff(logq + lam * t**2 / 2, t, 2)
     expect(sp.simplify(Hs2 - sp.diff(logq, t, 2) - lam) == 0, "H*'' != H_log'' + lambda")
     # the library's H'' and H*'' are η²(a·pos_a + pos_b)/q² (+ λ), evaluated at 50 digits
-    import importlib
 
-    import mpmath
-
-    H_second = importlib.import_module("fctheory.tau").H_second
-    H_star_second = importlib.import_module("fctheory.tau_star").H_star_second
     tol = tolerances("H-strict-convexity")["rel"]
-    nw = sp.symbols("n_w", positive=True)
     for nv, nwv, Lv, Kv, dv, tv in [(3, 6, 2, 9, 4, 5.0), (2, 4, 3, 5, 2, 1.5), (4, 8, 5, 100, 7, 30.0)]:
         e1 = (nv / sp.Integer(nv - 1)) / sp.sqrt(nwv * Kv * Lv)
         es = (nv / sp.Integer(nv - 1)) / sp.sqrt(sp.Rational(Kv * Lv, dv))
         vals = {a: 1 - sp.Rational(Kv, nv**Lv), b: sp.Rational(Kv, nv**Lv), cc: nv - 1, L: Lv}
-        for et, lib, extra in ((e1, H_second(tv, n_c=nv, n_w=nwv, L=Lv, K=Kv, lam=0.0), 0),
-                                (es, H_star_second(tv, n_c=nv, L=Lv, K=Kv, d=dv, lam=0.05), 0.05)):
+        for et, lib, extra in (
+            (e1, importlib.import_module("fctheory.tau").H_second(tv, n_c=nv, n_w=nwv, L=Lv, K=Kv, lam=0.0), 0),
+            (
+                es,
+                importlib.import_module("fctheory.tau_star").H_star_second(tv, n_c=nv, L=Lv, K=Kv, d=dv, lam=0.05),
+                0.05,
+            ),
+        ):
             uv = sp.exp(-et * sp.Float(tv, 50))
             ref = (et**2 * (a * pos_a + pos_b) / q**2).subs(vals).subs(u, uv) + sp.Float(extra, 50)
             ref = float(sp.N(ref, 30))
-            expect(abs(lib - ref) <= tol * abs(ref), f"library H'' = {lib!r} != decomposition {ref!r} on {(nv, nwv, Lv, Kv)}")
+            expect(
+                abs(lib - ref) <= tol * abs(ref),
+                f"library H'' = {lib!r} != decomposition {ref!r} on {(nv, nwv, Lv, Kv)}",
+            )
     return "H'' q^2/eta^2 = a(...) + b^2 L c u p^(2L-2) > 0 for symbolic L; H*'' = that + lambda"
 
 
@@ -330,27 +351,35 @@ def check_tau_threshold(mutant: bool = False, quick: bool = False) -> str:
     Hs0 = sp.simplify(sp.diff(Hs, t).subs(t, 0))
     expect(sp.simplify(Hs0 + etas * K * L * (n - 1) * n ** (L - 1) / n**L / (1 - K / n**L + K)) == 0, "H*'(0)")
     # numeric: the lead's τ and λ_trivial
-    from ._deps import lead
 
     details = []
     for nc, nw_, Lv, Kv in [(3, 6, 2, 9), (2, 4, 3, 5), (3, 1200, 15, 1000)]:
-        lt = float(lead("lambda_trivial")(n_c=nc, n_w=nw_, L=Lv, K=Kv))
+        lt = float(_deps.lead("lambda_trivial")(n_c=nc, n_w=nw_, L=Lv, K=Kv))
         ref = float(lam_triv.subs({n: nc, nw: nw_, L: Lv, K: Kv}))
-        expect(abs(lt - ref) <= tolerances("tau-trivial-threshold")["rel"] * ref, f"lambda_trivial({nc},{nw_},{Lv},{Kv}) = {lt} != {ref}")
+        expect(
+            abs(lt - ref) <= tolerances("tau-trivial-threshold")["rel"] * ref,
+            f"lambda_trivial({nc},{nw_},{Lv},{Kv}) = {lt} != {ref}",
+        )
         above = 1.01 * lt
         below = 0.99 * lt
         if mutant:
-            expect(float(lead("tau")(n_c=nc, n_w=nw_, L=Lv, K=Kv, lam=above)) > 0, "tau = 0 at lambda = 1.01 lambda_trivial")
-        expect(float(lead("tau")(n_c=nc, n_w=nw_, L=Lv, K=Kv, lam=below)) > 0, "tau = 0 below the threshold")
-        expect(float(lead("tau")(n_c=nc, n_w=nw_, L=Lv, K=Kv, lam=above)) == 0, "tau > 0 above the threshold")
+            expect(
+                float(_deps.lead("tau")(n_c=nc, n_w=nw_, L=Lv, K=Kv, lam=above)) > 0,
+                "tau = 0 at lambda = 1.01 lambda_trivial",
+            )
+        expect(float(_deps.lead("tau")(n_c=nc, n_w=nw_, L=Lv, K=Kv, lam=below)) > 0, "tau = 0 below the threshold")
+        expect(float(_deps.lead("tau")(n_c=nc, n_w=nw_, L=Lv, K=Kv, lam=above)) == 0, "tau > 0 above the threshold")
         details.append(f"{lt:.6g}")
-    return "H'(0) = lambda - lambda_trivial symbolically; fctheory.tau switches at lambda_trivial = " + ", ".join(details)
+    return "H'(0) = lambda - lambda_trivial symbolically; fctheory.tau switches at lambda_trivial = " + ", ".join(
+        details
+    )
 
 
 # ----------------------------------------------------------------------------------------- exact configurations
 def _exact_frame(nc: int, dd: int, mean_zero: bool = False) -> sp.Matrix:
     """dd×nc equiangular unit vectors (4) with exact entries: a Helmert basis of 1^⊥ scaled by √(n_c/(n_c−1)),
     embedded in R^dd (through a Helmert basis of 1_dd^⊥ when ``mean_zero``)."""
+
     def helmert(m, k):  # k orthonormal vectors of 1_m^⊥ as the columns of an m×k matrix
         Hm = sp.zeros(m, k)
         for j in range(1, k + 1):
@@ -358,6 +387,7 @@ def _exact_frame(nc: int, dd: int, mean_zero: bool = False) -> sp.Matrix:
                 Hm[i, j - 1] = 1 / sp.sqrt(j * (j + 1))
             Hm[j, j - 1] = -sp.Integer(j) / sp.sqrt(j * (j + 1))
         return Hm
+
     S = helmert(nc, nc - 1).T * sp.sqrt(sp.Rational(nc, nc - 1))  # (n_c−1)×n_c
     if mean_zero:
         return helmert(dd, nc - 1) * S
@@ -369,7 +399,6 @@ def _exact_frame(nc: int, dd: int, mean_zero: bool = False) -> sp.Matrix:
 def _exact_task(nc: int, s_c: int, Lv: int):
     """The full latent set: rows z_k (list of tuples), P (n_c×n_w), Q with symbolic μ_β (Σμ = 1 imposed on the
     last one), Z (n_c×KL, column kL+ℓ = e_{z_kℓ}) — built from Definitions / appendix B, not from fctheory."""
-    import itertools
 
     Zs = list(itertools.product(range(nc), repeat=Lv))
     nw = nc * s_c
@@ -405,13 +434,10 @@ _CONFIG_CASES = [(2, 2, 2), (3, 2, 2), (2, 1, 3), (3, 3, 2)]
     tol=dict(rel=1e-12),
     library=("type1_configuration",),
     oracle="sympy: W = cFP, U_hat = c sqrt(n_w/(KL)) FZ built exactly (Helmert frame, full latent set) for symbolic c; "
-           "sigma_max(P^T Z)^2 as the top eigenvalue of the exact Z^T P P^T Z",
+    "sigma_max(P^T Z)^2 as the top eigenvalue of the exact Z^T P P^T Z",
 )
 def check_claim_A(mutant: bool = False, quick: bool = False) -> str:
     """Value computed from the definitions of B_c^I for symbolic c on small tasks, against the claim."""
-    import numpy as np
-
-    import fctheory
 
     s_c, nw = sp.symbols("s_c n_w", positive=True)
     claim = c**2 * (n if mutant else s_c) * sp.sqrt(K * L * nw)
@@ -424,15 +450,18 @@ def check_claim_A(mutant: bool = False, quick: bool = False) -> str:
         Uh = c * sp.sqrt(sp.Rational(nwv, Kv * Lv)) * F * Z
         value = _inner(Uh, W * P.T * Z)
         want = claim.subs({s_c: sc, n: nc, K: Kv, L: Lv, nw: nwv})
-        expect(sp.simplify(value - want) == 0, f"<U_hat, W P^T Z> = {sp.simplify(value)} != claim {want} on {(nc, sc, Lv)}")
+        expect(
+            sp.simplify(value - want) == 0, f"<U_hat, W P^T Z> = {sp.simplify(value)} != claim {want} on {(nc, sc, Lv)}"
+        )
         # the budget ½(‖W‖² + ‖Û‖²) = c² n_w and the optimum c² n_w σ_max(PᵀZ) of (65)-(66)
         budget = (_inner(W, W) + _inner(Uh, Uh)) / 2
         expect(sp.simplify(budget - c**2 * nwv) == 0, f"budget (||W||^2 + ||U_hat||^2)/2 = {budget} != c^2 n_w")
         M = P.T * Z
         top = max((M * M.T).eigenvals())  # exact eigenvalues of an integer n_w×n_w matrix (same nonzero ones as MᵀM)
-        expect(sp.simplify(c**2 * nwv * sp.sqrt(top) - want) == 0, f"c^2 n_w sigma_max(P^T Z) != claim on {(nc, sc, Lv)}")
+        expect(
+            sp.simplify(c**2 * nwv * sp.sqrt(top) - want) == 0, f"c^2 n_w sigma_max(P^T Z) != claim on {(nc, sc, Lv)}"
+        )
         # the library's type-I configuration attains it
-        from fctheory import Task
 
         task = Task.full(nc, sc, Lv)
         Wl, Ul = fctheory.type1_configuration(task, d=nc + 1, c=0.7, seed=1)
@@ -450,14 +479,10 @@ def check_claim_A(mutant: bool = False, quick: bool = False) -> str:
     tol=dict(rel=1e-12),
     library=("type2_configuration",),
     oracle="sympy: V = sqrt(d) F P (exact mean-zero frame), U_hat = c F Z, Q with symbolic word frequencies mu_b "
-           "(sum 1), for symbolic c; the Cauchy-Schwarz bound (104) from the exact norms",
+    "(sum 1), for symbolic c; the Cauchy-Schwarz bound (104) from the exact norms",
 )
 def check_claim_D(mutant: bool = False, quick: bool = False) -> str:
     """Value computed from the definitions of B_c^II for symbolic c and μ on small tasks, against the claim."""
-    import numpy as np
-
-    import fctheory
-    from fctheory import Task
 
     claim = c * (d if mutant else sp.sqrt(d)) * K * L
     tol = tolerances("lemmaM-claimD-value")["rel"]
@@ -470,11 +495,16 @@ def check_claim_D(mutant: bool = False, quick: bool = False) -> str:
             Uh = c * F * Z
             value = _inner(Uh, V * Q.T * Z)
             want = claim.subs({d: dv, K: Kv, L: Lv})
-            expect(sp.simplify(value - want) == 0, f"<U_hat, V Q^T Z> = {sp.simplify(value)} != claim {want} on {(nc, sc, Lv)}, d={dv}")
+            expect(
+                sp.simplify(value - want) == 0,
+                f"<U_hat, V Q^T Z> = {sp.simplify(value)} != claim {want} on {(nc, sc, Lv)}, d={dv}",
+            )
             # Cauchy-Schwarz (104): ‖Û‖·‖VQᵀZ‖ at the uniform μ equals the value (the bound is attained)
             unif = {m: sp.Rational(1, sc) for m in mus[:-1]}
             cs = sp.sqrt(_inner(Uh, Uh)) * sp.sqrt(_inner(V * P.T * Z, V * P.T * Z)) / sc
-            expect(sp.simplify(cs - value.subs(unif)) == 0, f"Cauchy-Schwarz bound not attained on {(nc, sc, Lv)}, d={dv}")
+            expect(
+                sp.simplify(cs - value.subs(unif)) == 0, f"Cauchy-Schwarz bound not attained on {(nc, sc, Lv)}, d={dv}"
+            )
         task = Task.full(nc, sc, Lv, mu="zipf")
         Wl, Ul = fctheory.type2_configuration(task, d=nc + 1, c=0.7, seed=2)
         got = float(np.sum(fctheory.U_hat(Ul, L=Lv) * (fctheory.phi(Wl) @ task.Q.T @ task.Z_onehot)))
@@ -509,13 +539,10 @@ def _exact_ce_terms(Zs, F, P, Uh, s_c, Lv):
     tol=dict(rel=1e-12),
     library=("H", "H_star"),
     oracle="sympy: the cross-entropy of every class computed from the exact scores of the type-I / type-II "
-           "configuration (Helmert frames, exact LayerNorm) for symbolic c; fctheory.H, H_star at 50-digit values",
+    "configuration (Helmert frames, exact LayerNorm) for symbolic c; fctheory.H, H_star at 50-digit values",
 )
 def check_lemma_K_R_constants(mutant: bool = False, quick: bool = False) -> str:
     """R(type I) = H(n_w c²) and R*(type II) = H*(√(KL) c) derived from the definitions for symbolic c."""
-    import mpmath
-
-    import fctheory
 
     tol = tolerances("lemmaK-lemmaR-constants")["rel"]
     nw_s = sp.symbols("n_w", positive=True)
@@ -533,7 +560,10 @@ def check_lemma_K_R_constants(mutant: bool = False, quick: bool = False) -> str:
         Uh = c * sp.sqrt(sp.Rational(nwv, Kv * Lv)) * F * Z
         arg1 = sp.exp(H_sym.subs(sub).subs(t, nwv * c**2) - lam * nwv * c**2)  # the claimed softmax normaliser
         for k, tot in enumerate(_exact_ce_terms(Zs, c * F, P, Uh, sc, Lv)):
-            expect(sp.simplify(sp.expand(tot - arg1)) == 0, f"type-I normaliser of class {k} on {(nc, sc, Lv)}: {tot} != {arg1}")
+            expect(
+                sp.simplify(sp.expand(tot - arg1)) == 0,
+                f"type-I normaliser of class {k} on {(nc, sc, Lv)}: {tot} != {arg1}",
+            )
         reg = lam / 2 * (_inner(c * F * P, c * F * P) + _inner(Uh, Uh))
         expect(sp.simplify(reg - lam * nwv * c**2) == 0, f"type-I regulariser {reg} != lambda n_w c^2")
         # type II: V = φ(W) = √d FP (exact LayerNorm of each column), Û = cFZ; t = √(KL) c
@@ -549,7 +579,10 @@ def check_lemma_K_R_constants(mutant: bool = False, quick: bool = False) -> str:
             tt = sp.sqrt(Kv * Lv) * c
             arg2 = sp.exp(Hs_sym.subs(sub).subs(d, dv).subs(t, tt) - lam * tt**2 / 2)
             for k, tot in enumerate(_exact_ce_terms(Zs, sp.sqrt(dv) * F2, P, Uh2, sc, Lv)):
-                expect(sp.simplify(sp.expand(tot - arg2)) == 0, f"type-II normaliser of class {k} on {(nc, sc, Lv)}, d={dv}")
+                expect(
+                    sp.simplify(sp.expand(tot - arg2)) == 0,
+                    f"type-II normaliser of class {k} on {(nc, sc, Lv)}, d={dv}",
+                )
             reg2 = lam / 2 * _inner(Uh2, Uh2)
             expect(sp.simplify(reg2 - lam * tt**2 / 2) == 0, f"type-II regulariser {reg2} != lambda t^2/2")
         # the library's H and H* are these closed forms
@@ -560,7 +593,10 @@ def check_lemma_K_R_constants(mutant: bool = False, quick: bool = False) -> str:
             h_lib = fctheory.H(tv, n_c=nc, n_w=nwv, L=Lv, K=Kv, lam=lamv)
             hs_lib = fctheory.H_star(tv, n_c=nc, L=Lv, K=Kv, d=nc + 1, lam=lamv)
             expect(abs(h_lib - float(h_ref)) <= tol * abs(float(h_ref)), f"fctheory.H = {h_lib!r} != {float(h_ref)!r}")
-            expect(abs(hs_lib - float(hs_ref)) <= tol * abs(float(hs_ref)), f"fctheory.H_star = {hs_lib!r} != {float(hs_ref)!r}")
+            expect(
+                abs(hs_lib - float(hs_ref)) <= tol * abs(float(hs_ref)),
+                f"fctheory.H_star = {hs_lib!r} != {float(hs_ref)!r}",
+            )
     return "R(type I) = H(n_w c^2) and R*(type II) = H*(sqrt(KL) c) derived from the exact configurations (symbolic c)"
 
 
@@ -573,7 +609,7 @@ def check_lemma_K_R_constants(mutant: bool = False, quick: bool = False) -> str:
     tol=dict(rel=1e-12),
     library=("solve_type3",),
     oracle="sympy (solve, simplify) for symbolic n_c, L, K, lambda, c, r_beta, mu_beta; (148)-(149) evaluated at 50 "
-           "digits at the library's solution",
+    "digits at the library's solution",
 )
 def check_148_149(mutant: bool = False, quick: bool = False) -> str:
     rb, mu = sp.symbols("r_beta mu_beta", positive=True)
@@ -591,22 +627,26 @@ def check_148_149(mutant: bool = False, quick: bool = False) -> str:
     claim = K * L * c**2 if mutant else K * L * c**2 / n
     expect(sp.simplify(sol - claim) == 0, f"(8): sum r^2 = {sol} != {claim}")
     # the library's solution satisfies (148)-(149) as printed (σ with κ), at 50 digits
-    import mpmath
-
-    from fctheory import Task, solve_type3
 
     tol = tolerances("eq148-149-to-7-8")["rel"]
     for nv, sv, Lv, lv in [(3, 3, 2, 0.02), (2, 4, 3, 0.01)]:
         muv = Task.full(nv, sv, Lv, mu="zipf").mu
-        res = solve_type3(mu=muv, n_c=nv, L=Lv, lam=lv)
+        res = fctheory.solve_type3(mu=muv, n_c=nv, L=Lv, lam=lv)
         with mpmath.workdps(50):
             kv = mpmath.mpf(nv) / (nv - 1)
             cv = mpmath.mpf(float(res.c))
             rv = [mpmath.mpf(float(x)) for x in res.r]
             om = [1 - 1 / (1 + (nv - 1) * mpmath.exp(-kv * cv * x)) for x in rv]
-            r148 = abs(lv * cv - kv / nv**Lv * sum(mpmath.mpf(float(m)) * x * o for m, x, o in zip(muv, rv, om))) / (lv * cv)
-            r149 = max(abs(lv * x - kv * Lv / nv * cv * mpmath.mpf(float(m)) * o) / (lv * x) for m, x, o in zip(muv, rv, om))
-        expect(r148 <= tol and r149 <= tol, f"solve_type3 solution violates (148)/(149): {float(r148):.1e}, {float(r149):.1e}")
+            r148 = abs(lv * cv - kv / nv**Lv * sum(mpmath.mpf(float(m)) * x * o for m, x, o in zip(muv, rv, om))) / (
+                lv * cv
+            )
+            r149 = max(
+                abs(lv * x - kv * Lv / nv * cv * mpmath.mpf(float(m)) * o) / (lv * x) for m, x, o in zip(muv, rv, om)
+            )
+        expect(
+            r148 <= tol and r149 <= tol,
+            f"solve_type3 solution violates (148)/(149): {float(r148):.1e}, {float(r149):.1e}",
+        )
     return "(148)+(149) <=> (7)+(8) for symbolic n_c, L, K, lambda, c, r_beta, mu_beta"
 
 
@@ -637,10 +677,11 @@ def check_prop_D(mutant: bool = False, quick: bool = False) -> str:
     lam_max2 = sp.solve(sp.Eq(F0, L * n ** (L - 1)), lam)[0] ** 2
     claim = L * S2 / n**L if mutant else L * S2 / n ** (L + 1)
     expect(sp.simplify(lam_max2 - claim) == 0, f"(9) threshold {sp.simplify(lam_max2)} != {claim}")
-    from fctheory import lambda_max_type3
 
     for muv, nv, Lv in [((0.5, 0.3, 0.2), 3, 2), ((0.7, 0.3), 2, 4), ((0.25, 0.25, 0.25, 0.25), 5, 3)]:
         want = float(sp.sqrt(claim.subs({S2: sum(sp.Float(m, 30) ** 2 for m in muv), n: nv, L: Lv})))
-        got = lambda_max_type3(mu=list(muv), n_c=nv, L=Lv)
-        expect(abs(got - want) <= tolerances("propD-monotonicity")["rel"] * want, f"lambda_max_type3 = {got!r} != {want!r}")
+        got = fctheory.lambda_max_type3(mu=list(muv), n_c=nv, L=Lv)
+        expect(
+            abs(got - want) <= tolerances("propD-monotonicity")["rel"] * want, f"lambda_max_type3 = {got!r} != {want!r}"
+        )
     return "psi_rho > 0, psi_s > 0 (so rho_beta decreasing), F(0) = L n^(L-1) at lambda^2 = L sum mu^2/n^(L+1)"

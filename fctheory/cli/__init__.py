@@ -8,6 +8,7 @@ Exit statuses (docs/cli.md): 0 success; 2 a user error — an invalid option or 
 1 any other failure (OSError, MemoryError, a bug …), also on one line; 130 interrupted (Ctrl-C).
 ``--debug`` (before or after the sub-command) adds the traceback.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -15,6 +16,7 @@ import importlib
 import sys
 import traceback
 
+from .. import __version__
 from .._errors import FCTheoryError
 
 # sub-command modules, in the order shown by --help
@@ -26,11 +28,12 @@ def build_parser() -> argparse.ArgumentParser:
         prog="fctheory",
         description="Feature-collapse theory: predictors, exact risk, theorem checks, training.",
     )
-    from .. import __version__
-
     parser.add_argument("--version", action="version", version=f"fctheory {__version__}")
-    parser.add_argument("--debug", action="store_true",
-                        help="show the full traceback of an error (accepted before or after the command)")
+    parser.add_argument(
+        "--debug",
+        action="store_true",
+        help="show the full traceback of an error (accepted before or after the command)",
+    )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
     for name in COMMANDS:

@@ -1,10 +1,14 @@
 """``fctheory risk``: exact true risk of given weights, next to the theory's prediction."""
+
 from __future__ import annotations
 
 import numpy as np
 
+from .. import risk
 from .._errors import FCTheoryError
 from .._validate import Array, check_mu, fail
+from ..predictions import predict, verdict
+from ..task import Task
 from ._output import add_format_options, print_csv, print_json
 from ._table import integer, real, table
 
@@ -20,28 +24,44 @@ def register(sub) -> None:
     )
     p.add_argument("weights", help="path to .npz or PyTorch .pt/.pth state_dict")
     p.add_argument("--nc", type=integer(min=2), default=None, help="concepts n_c (default: from Z in the file, else 3)")
-    p.add_argument("--L", type=integer(min=1), default=None, help="sentence length (default: from Z, else U's width / d)")
-    p.add_argument("--K", type=integer(min=1), default=None,
-                   help="classes (default: rows of U); K < n_c^L draws Z at random")
-    p.add_argument("--task-seed", type=integer(min=0, max=2**63 - 1), default=0,
-                   help="seed of the random latent variables (K < n_c^L)")
-    p.add_argument("--mu", default=None, help="word frequencies: uniform, zipf, or comma-separated (default: "
-                   "from the file, else uniform)")
+    p.add_argument(
+        "--L", type=integer(min=1), default=None, help="sentence length (default: from Z, else U's width / d)"
+    )
+    p.add_argument(
+        "--K", type=integer(min=1), default=None, help="classes (default: rows of U); K < n_c^L draws Z at random"
+    )
+    p.add_argument(
+        "--task-seed",
+        type=integer(min=0, max=2**63 - 1),
+        default=0,
+        help="seed of the random latent variables (K < n_c^L)",
+    )
+    p.add_argument(
+        "--mu",
+        default=None,
+        help="word frequencies: uniform, zipf, or comma-separated (default: from the file, else uniform)",
+    )
     p.add_argument("--lam", type=real(), default=1e-3, help="weight decay lambda >= 0 (default 1e-3)")
     p.add_argument("--layernorm", action="store_true", help="network h* and risk (10) (W not penalized)")
     p.add_argument("--eps", type=real(), default=0.0, help="LayerNorm epsilon (PyTorch: 1e-5; paper: 0)")
     p.add_argument("--backend", default="numpy", choices=("numpy", "numba", "cupy"))
-    p.add_argument("--max-seconds", type=real(lo=0.0, lo_open=True, inf_ok=True), default=None,
-                   help="refuse runs estimated longer (default: the budget, 600 s unless FCTHEORY_MAX_SECONDS; inf: none)")
-    p.add_argument("--max-bytes", type=real(lo=0.0, lo_open=True, inf_ok=True), default=None,
-                   help="refuse runs needing more working memory (default: the budget, 2 GiB; inf: none)")
+    p.add_argument(
+        "--max-seconds",
+        type=real(lo=0.0, lo_open=True, inf_ok=True),
+        default=None,
+        help="refuse runs estimated longer (default: the budget, 600 s unless FCTHEORY_MAX_SECONDS; inf: none)",
+    )
+    p.add_argument(
+        "--max-bytes",
+        type=real(lo=0.0, lo_open=True, inf_ok=True),
+        default=None,
+        help="refuse runs needing more working memory (default: the budget, 2 GiB; inf: none)",
+    )
     add_format_options(p, csv_ok=True)
     p.set_defaults(func=run)
 
 
 def _task(args, W, U, extra):
-    from ..task import Task
-
     d, n_w = W.shape
     if "Z" in extra and args.K is None:
         Z = Array(ndim=2, integer=True, min=0)("Z (in the weights file)", extra["Z"])
@@ -54,8 +74,11 @@ def _task(args, W, U, extra):
             L = args.L
         else:
             if U.shape[1] % d:
-                fail("weights", args.weights, f"U has {U.shape[1]} columns, not a multiple of d = {d} (rows of W); "
-                     "give --L or fix the file")
+                fail(
+                    "weights",
+                    args.weights,
+                    f"U has {U.shape[1]} columns, not a multiple of d = {d} (rows of W); give --L or fix the file",
+                )
             L = U.shape[1] // d
     if n_w % n_c:
         fail("--nc", n_c, f"must divide the vocabulary size n_w = {n_w} (columns of W)")
@@ -82,17 +105,24 @@ def _task(args, W, U, extra):
 
 
 def run(args) -> int:
-    from ..predictions import predict, verdict
-    from ..risk import evaluate_risk, load_weights
-
     # ranges are checked here (exit status 2 with one line naming the option), parsing by argparse
     for opt, v in (("--lam", args.lam), ("--eps", args.eps)):
         if v < 0:
             fail(opt, v, "must be >= 0")
-    W, U, extra = load_weights(args.weights)
+    W, U, extra = risk.load_weights(args.weights)
     task = _task(args, W, U, extra)
-    res = evaluate_risk(task, W, U, args.lam, layernorm=args.layernorm, grad=True, eps=args.eps, backend=args.backend,
-                        max_seconds=args.max_seconds, max_bytes=args.max_bytes)
+    res = risk.evaluate_risk(  # looked up when called: tests replace fctheory.risk.evaluate_risk
+        task,
+        W,
+        U,
+        args.lam,
+        layernorm=args.layernorm,
+        grad=True,
+        eps=args.eps,
+        backend=args.backend,
+        max_seconds=args.max_seconds,
+        max_bytes=args.max_bytes,
+    )
     network = "h*" if args.layernorm else "h"
     try:
         pred = predict(task, lam=args.lam, network=network, d=W.shape[0])
@@ -105,21 +135,37 @@ def run(args) -> int:
     except FCTheoryError as exc:
         theorem, pred_risk, pred_ce, why = "none", float("nan"), float("nan"), str(exc)
     results = {
-        "network": network, "d": int(W.shape[0]),
-        "R": res.R, "R0": res.R0, "penalty": res.penalty, "grad_norm": res.grad_norm,
-        "n_fallback": res.n_fallback, "pairs": res.pairs, "seconds": res.seconds,
-        "theorem": theorem, "predicted_R": pred_risk, "predicted_R0": pred_ce,
+        "network": network,
+        "d": int(W.shape[0]),
+        "R": res.R,
+        "R0": res.R0,
+        "penalty": res.penalty,
+        "grad_norm": res.grad_norm,
+        "n_fallback": res.n_fallback,
+        "pairs": res.pairs,
+        "seconds": res.seconds,
+        "theorem": theorem,
+        "predicted_R": pred_risk,
+        "predicted_R0": pred_ce,
         "R_minus_predicted": res.R - pred_risk,
     }
     if why:
         results["no_prediction_because"] = why
-    params = {"weights": args.weights, "lam": args.lam, "layernorm": bool(args.layernorm), "eps": args.eps,
-              "backend": args.backend}
+    params = {
+        "weights": args.weights,
+        "lam": args.lam,
+        "layernorm": bool(args.layernorm),
+        "eps": args.eps,
+        "backend": args.backend,
+    }
     if args.json:
         print_json("risk", task=task, parameters=params, results=results)
     elif args.csv:
         print_csv([{"weights": args.weights, "lam": args.lam, **results}])
     else:
-        print(table([["task", repr(task)], ["lam", args.lam]] + [[k, v] for k, v in results.items()],
-                    ["quantity", "value"]))
+        print(
+            table(
+                [["task", repr(task)], ["lam", args.lam]] + [[k, v] for k, v in results.items()], ["quantity", "value"]
+            )
+        )
     return 0

@@ -13,6 +13,7 @@ for fixed constants the optimal Q is an orthogonal Procrustes solution (polar fa
 the optimal constants are non-negative least-squares scalars in closed form. Every step decreases
 the objective, and on an exact configuration the first Procrustes step already returns its frame.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -23,7 +24,8 @@ from .._backend import to_numpy
 from .._budget import check_work
 from .._numerics import column_exponents, pow2_exponent, pow2_scale, pow2_unscale
 from .._validate import Array, Bool, Instance, Int, Real, fail, public, result_type
-from ..frames import _simplex_coords
+from ..frames import simplex_coords
+from ..network import U_from_hat, U_hat, phi
 from ..task import Task
 
 __all__ = [
@@ -188,8 +190,6 @@ def _unit_columns(A):
 
 
 def _phi(W):
-    from ..network import phi
-
     # φ is column-wise scale invariant: bring each column to unit scale first, so columns of any
     # magnitude (1e300, 1e-300) neither overflow nor underflow in the variance
     return phi(_unit_columns(W))
@@ -299,7 +299,7 @@ class _Block:
 
 def _fit(blocks, n_c, d, mean_zero, max_iter, tol):
     """Alternating Procrustes / closed-form constants; several starts, best kept."""
-    S = _simplex_coords(n_c)
+    S = simplex_coords(n_c)
     B = _householder(d) if mean_zero else None
     total = sum(b.total for b in blocks)
     # starts: all blocks at magnitude-matched scales; the blocks' Procrustes matrices normalised to
@@ -366,8 +366,13 @@ def _fit_budget(name, value, d, n_c, groups, columns, max_iter, n_blocks):
     """Size one alternating fit before it runs: each step costs a d×(n_c−1) SVD and O(d·n_c·groups)."""
     starts = 2 + (n_blocks if n_blocks > 1 else 0)
     flops = d * n_c * (n_c + groups + 4)
-    check_work(name, value, bytes=8 * (3 * d * (columns + n_c * (groups + 2))),
-               seconds=starts * max_iter * (2e-4 + 4e-9 * flops), what="the equiangular-frame fit")
+    check_work(
+        name,
+        value,
+        bytes=8 * (3 * d * (columns + n_c * (groups + 2))),
+        seconds=starts * max_iter * (2e-4 + 4e-9 * flops),
+        what="the equiangular-frame fit",
+    )
 
 
 @public(task=Instance(Task), W=Array(ndim=2), layernorm=Bool())
@@ -409,8 +414,12 @@ def within_concept_spread(task, W, layernorm: bool = False) -> WithinConceptSpre
     Uc = Un - Un.mean(axis=2, keepdims=True)
     n_nonzero = float(np.count_nonzero(norms))
     ang = float(np.einsum("iab,iab->", Uc, Uc) / n_nonzero) if n_nonzero else 0.0
-    return WithinConceptSpread(spread=spread, angular_spread=ang, per_concept=per,
-                               centres=_unscaled("W", f"array of shape {np.shape(W)}", centres, e, "the concept centres"))
+    return WithinConceptSpread(
+        spread=spread,
+        angular_spread=ang,
+        per_concept=per,
+        centres=_unscaled("W", f"array of shape {np.shape(W)}", centres, e, "the concept centres"),
+    )
 
 
 @public(task=Instance(Task), W=Array(ndim=2), layernorm=Bool(), max_iter=_ITER, tol=_TOL)
@@ -456,15 +465,11 @@ def frame_alignment(task, W, layernorm: bool = False, *, max_iter: int = 200, to
 
 
 def _U_blocks(task, U, d):
-    from ..network import U_hat
-
     Uh = U_hat(U, L=task.L)  # d×KL, column k·L+ℓ = u_{k,ℓ}
     return _Block(Uh, task.Z.ravel(), np.zeros(task.K * task.L, dtype=np.intp), 1, task.n_c)
 
 
 def _U_star(task, F, c):
-    from ..network import U_from_hat
-
     return U_from_hat(c * (F[:, task.Z.ravel()]), L=task.L)
 
 
@@ -507,10 +512,16 @@ def distance_to_type1(task, W, U, *, max_iter: int = 500, tol: float = 1e-15) ->
     c, cp = float(scales[0][0]), float(scales[1][0])
     show = "(W, U) of this magnitude"
     return CollapseDistance(
-        kind="I", distance=_distance(obj, total), frame=F,
-        c=_unscaled("W", show, c, e, "c"), c_prime=_unscaled("U", show, cp, e, "c'"), r=None,
+        kind="I",
+        distance=_distance(obj, total),
+        frame=F,
+        c=_unscaled("W", show, c, e, "c"),
+        c_prime=_unscaled("U", show, cp, e, "c'"),
+        r=None,
         W_star=_unscaled("W", show, c * F[:, task.word_concept], e, "W*"),
-        U_star=_unscaled("U", show, _U_star(task, F, cp), e, "U*"), n_iter=it, converged=conv,
+        U_star=_unscaled("U", show, _U_star(task, F, cp), e, "U*"),
+        n_iter=it,
+        converged=conv,
     )
 
 
@@ -528,16 +539,29 @@ def distance_to_type2(task, W, U, *, max_iter: int = 500, tol: float = 1e-15) ->
     _fit_budget("max_iter", max_iter, d, task.n_c, 1, task.n_w + task.K * task.L, max_iter, 2)
     P = _phi(W)
     e = _joint_scale(P, U)
-    bw = _Block(_scaled(P, e), task.word_concept, np.zeros(task.n_w, dtype=np.intp), 1, task.n_c,
-                fixed=float(np.ldexp(np.sqrt(d), -e)))
+    bw = _Block(
+        _scaled(P, e),
+        task.word_concept,
+        np.zeros(task.n_w, dtype=np.intp),
+        1,
+        task.n_c,
+        fixed=float(np.ldexp(np.sqrt(d), -e)),
+    )
     bu = _U_blocks(task, _scaled(U, e), d)
     (obj, F, scales, it, conv), total = _fit([bw, bu], task.n_c, d, True, max_iter, tol)
     c = float(scales[1][0])
     show = "U of this magnitude"
     return CollapseDistance(
-        kind="II", distance=_distance(obj, total), frame=F, c=_unscaled("U", show, c, e, "c"), c_prime=None, r=None,
-        W_star=np.sqrt(d) * F[:, task.word_concept], U_star=_unscaled("U", show, _U_star(task, F, c), e, "U*"),
-        n_iter=it, converged=conv,
+        kind="II",
+        distance=_distance(obj, total),
+        frame=F,
+        c=_unscaled("U", show, c, e, "c"),
+        c_prime=None,
+        r=None,
+        W_star=np.sqrt(d) * F[:, task.word_concept],
+        U_star=_unscaled("U", show, _U_star(task, F, c), e, "U*"),
+        n_iter=it,
+        converged=conv,
     )
 
 
@@ -561,8 +585,14 @@ def distance_to_type3(task, W, U, *, max_iter: int = 500, tol: float = 1e-15) ->
     r, c = scales[0], float(scales[1][0])
     show = "(W, U) of this magnitude"
     return CollapseDistance(
-        kind="III", distance=_distance(obj, total), frame=F, c=_unscaled("U", show, c, e, "c"), c_prime=None,
+        kind="III",
+        distance=_distance(obj, total),
+        frame=F,
+        c=_unscaled("U", show, c, e, "c"),
+        c_prime=None,
         r=_unscaled("W", show, r, e, "r"),
         W_star=_unscaled("W", show, F[:, task.word_concept] * r[task.word_rank][None, :], e, "W*"),
-        U_star=_unscaled("U", show, _U_star(task, F, c), e, "U*"), n_iter=it, converged=conv,
+        U_star=_unscaled("U", show, _U_star(task, F, c), e, "U*"),
+        n_iter=it,
+        converged=conv,
     )

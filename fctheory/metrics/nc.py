@@ -18,13 +18,14 @@ Conventions
 * Inputs may be NumPy or CuPy arrays; the computation stays on the array's device and scalars
   are returned as Python floats.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 import numpy as np
 
-from .._backend import array_namespace_of, to_numpy
+from .._backend import array_namespace_of, get_namespace, to_numpy
 from .._budget import check_work
 from .._numerics import pow2_exponent, pow2_scale
 from .._validate import Array, Bool, Choice, Int, Real, fail, public, public_class, result_type
@@ -215,8 +216,11 @@ def _class_var(xp, Y, D, counts, ddof):
     """Var_k = Σ_{i in k} ‖h_i − μ_k‖² / (n_k − ddof); ddof = 1 needs two samples in every class."""
     n = np.asarray(counts, dtype=np.int64)
     if ddof and np.any(n <= ddof):
-        fail("ddof", ddof, f"the unbiased class variance needs >= 2 samples per class (class {int(np.argmin(n))} "
-                           f"has {int(n.min())})")
+        fail(
+            "ddof",
+            ddof,
+            f"the unbiased class variance needs >= 2 samples per class (class {int(np.argmin(n))} has {int(n.min())})",
+        )
     return (Y.T @ xp.sum(D * D, axis=1)) / xp.asarray((n - ddof).astype(np.float64))
 
 
@@ -226,8 +230,7 @@ def _check_scatter_size(name, value, m, what):
 
 
 @public(H=_H, y=_Y, K=_KOPT, global_mean=_GMEAN, ddof=_DDOF, legacy_positional=("K",))
-def class_statistics(H, y, *, K: int | None = None, global_mean: str = "class_means",
-                     ddof: int = 0) -> ClassStatistics:
+def class_statistics(H, y, *, K: int | None = None, global_mean: str = "class_means", ddof: int = 0) -> ClassStatistics:
     """Class means, global mean, Σ_W and Σ_B of the review's §2.3 (two-pass, float64).
 
     Parameters
@@ -252,8 +255,12 @@ def class_statistics(H, y, *, K: int | None = None, global_mean: str = "class_me
     magnitude give finite statistics whenever these are representable in float64. Σ_W divides by N.
     """
     xp, Hf = _features(H)
-    _check_scatter_size("H", to_numpy(Hf) if Hf.size <= 6 else f"array of shape {tuple(Hf.shape)}", Hf.shape[1],
-                        "class_statistics (d x d covariances)")
+    _check_scatter_size(
+        "H",
+        to_numpy(Hf) if Hf.size <= 6 else f"array of shape {tuple(Hf.shape)}",
+        Hf.shape[1],
+        "class_statistics (d x d covariances)",
+    )
     xp, Hs, y, K, counts, Y, means, D, e = _first_pass(Hf, y, K, shift=True)
     h0 = _unit(xp, Hf)[0][0]  # the row _first_pass subtracted (of the unit-scaled features)
     N = Hs.shape[0]
@@ -331,8 +338,12 @@ def _between_directions(xp, Mc, K, pinv_rtol=None, rank="auto"):
         above = (s_h / smax) ** 2 > pinv_rtol if smax > 0 else np.zeros(s_h.shape, dtype=bool)
     if rank == "K-1":
         if s_h.size < K - 1 or not above[: K - 1].all():
-            fail("rank", rank, f"Σ_B has fewer than K−1 = {K - 1} non-zero eigenvalues (rank-deficient between-class "
-                               "covariance): its top-(K−1) inverse divides by zero; use rank='auto'")
+            fail(
+                "rank",
+                rank,
+                f"Σ_B has fewer than K−1 = {K - 1} non-zero eigenvalues (rank-deficient between-class "
+                "covariance): its top-(K−1) inverse divides by zero; use rank='auto'",
+            )
         keep = np.arange(s_h.size) < K - 1
     elif pinv_rtol is None:
         # centred means have rank ≤ K−1; a K-th singular value is rounding noise of the centring
@@ -345,10 +356,26 @@ def _between_directions(xp, Mc, K, pinv_rtol=None, rank="auto"):
     return Vt[idx].T, s[idx]
 
 
-@public(H=_H, y=_Y, variant=_NC1_VARIANTS, K=_KOPT, global_mean=_GMEAN, pinv_rtol=_RTOL, rank=_RANK,
-        legacy_positional=("variant",))
-def nc1(H, y, *, variant: str = "papyan", K: int | None = None, global_mean: str = "class_means",
-        pinv_rtol: float | None = None, rank: str = "auto") -> float:
+@public(
+    H=_H,
+    y=_Y,
+    variant=_NC1_VARIANTS,
+    K=_KOPT,
+    global_mean=_GMEAN,
+    pinv_rtol=_RTOL,
+    rank=_RANK,
+    legacy_positional=("variant",),
+)
+def nc1(
+    H,
+    y,
+    *,
+    variant: str = "papyan",
+    K: int | None = None,
+    global_mean: str = "class_means",
+    pinv_rtol: float | None = None,
+    rank: str = "auto",
+) -> float:
     """NC1 within-class variability collapse.
 
     Parameters
@@ -463,8 +490,13 @@ def _centred_unit(xp, M, center, counts=None, with_exponent=False):
     return (Mc, e1 + e2) if with_exponent else Mc
 
 
-@public(M=_M, variant=Choice("etf", "identity", "zhu", "cosine"), center=Bool(), counts=_COUNTS,
-        legacy_positional=("variant",))
+@public(
+    M=_M,
+    variant=Choice("etf", "identity", "zhu", "cosine"),
+    center=Bool(),
+    counts=_COUNTS,
+    legacy_positional=("variant",),
+)
 def nc2(M, *, variant: str = "etf", center: bool = True, counts=None) -> float:
     """NC2: distance of the rows of M (class means or classifier rows, K × m) to a simplex ETF.
 
@@ -539,8 +571,9 @@ _REDUCE3 = Choice("mean", "var", "cv")
 
 
 @public(M=_M, center=Bool(), counts=_COUNTS, log=Bool(), pairs=Bool(), reduction=Choice("cv", "mean"))
-def equinorm(M, *, center: bool = True, counts=None, log: bool = False, pairs: bool = False,
-             reduction: str = "cv") -> float:
+def equinorm(
+    M, *, center: bool = True, counts=None, log: bool = False, pairs: bool = False, reduction: str = "cv"
+) -> float:
     """Equinormness of the (centred) rows m̃_k of M (K × d).
 
     Parameters
@@ -601,8 +634,13 @@ def _row_normalised(xp, Mc, name):
     return Mc / nr[:, None]
 
 
-@public(M=_M, variant=Choice("max_angle", "std", "shifted_mean", "shifted_cv"), center=Bool(), counts=_COUNTS,
-        legacy_positional=("variant",))
+@public(
+    M=_M,
+    variant=Choice("max_angle", "std", "shifted_mean", "shifted_cv"),
+    center=Bool(),
+    counts=_COUNTS,
+    legacy_positional=("variant",),
+)
 def equiangularity(M, *, variant: str = "max_angle", center: bool = True, counts=None) -> float:
     """Equiangularity of the (centred) rows of M.
 
@@ -625,8 +663,9 @@ def equiangularity(M, *, variant: str = "max_angle", center: bool = True, counts
     C = to_numpy(U @ U.T)
     if variant in ("shifted_mean", "shifted_cv"):
         i, j = np.triu_indices(K, 1)
-        return float(_reduce(C[i, j] + 1.0 / (K - 1), "mean" if variant == "shifted_mean" else "cv",
-                             what="the shifted cosines"))
+        return float(
+            _reduce(C[i, j] + 1.0 / (K - 1), "mean" if variant == "shifted_mean" else "cv", what="the shifted cosines")
+        )
     off = C[~np.eye(K, dtype=bool)]
     if variant == "max_angle":
         return float(np.mean(np.abs(off + 1.0 / (K - 1))))
@@ -739,8 +778,15 @@ def _nc3_from(xp, W, means, mu_G, H, y, variant):
     return float(1.0 - xp.mean(num))
 
 
-@public(W=_M, H=_H, y=_Y, variant=Choice("duality", "duality_squared", "etf", "cosine"), K=_KOPT,
-        global_mean=_GMEAN, legacy_positional=("variant",))
+@public(
+    W=_M,
+    H=_H,
+    y=_Y,
+    variant=Choice("duality", "duality_squared", "etf", "cosine"),
+    K=_KOPT,
+    global_mean=_GMEAN,
+    legacy_positional=("variant",),
+)
 def nc3(W, H, y, *, variant: str = "duality", K: int | None = None, global_mean: str = "class_means") -> float:
     """NC3 self-duality of the classifier W (K × m) and the centred class means M̃ of H.
 
@@ -769,10 +815,29 @@ def nc3(W, H, y, *, variant: str = "duality", K: int | None = None, global_mean:
     return _nc3_from(xp, W, means, _global_mean(xp, means, counts, global_mean), Hf, yy, variant)
 
 
-@public(W=_M, H=_H, y=_Y, pairs=Choice("matching", "upper"), cos=Bool(), reduction=_REDUCE3, ddof=_DDOF,
-        K=_KOPT, global_mean=_GMEAN)
-def uniform_duality(W, H, y, *, pairs: str = "matching", cos: bool = True, reduction: str = "cv", ddof: int = 0,
-                    K: int | None = None, global_mean: str = "class_means") -> float:
+@public(
+    W=_M,
+    H=_H,
+    y=_Y,
+    pairs=Choice("matching", "upper"),
+    cos=Bool(),
+    reduction=_REDUCE3,
+    ddof=_DDOF,
+    K=_KOPT,
+    global_mean=_GMEAN,
+)
+def uniform_duality(
+    W,
+    H,
+    y,
+    *,
+    pairs: str = "matching",
+    cos: bool = True,
+    reduction: str = "cv",
+    ddof: int = 0,
+    K: int | None = None,
+    global_mean: str = "class_means",
+) -> float:
     """Uniform duality (UNC3, Wu & Papyan 2024 §3.6): how uniform the alignment of the classifier rows
     w_c with the centred class means μ̃_c = μ_c − μ_G is across classes.
 
@@ -820,8 +885,13 @@ def uniform_duality(W, H, y, *, pairs: str = "matching", cos: bool = True, reduc
     if cos or reduction == "cv":
         return float(val)
     scale = e + ew + em  # ⟨w, μ̃⟩ of the inputs = (value at unit scale)·2^scale
-    return _scale_back("H", f"array of shape {tuple(Hs.shape)}", val, scale * (2 if reduction == "var" else 1),
-                       "the similarity statistic")
+    return _scale_back(
+        "H",
+        f"array of shape {tuple(Hs.shape)}",
+        val,
+        scale * (2 if reduction == "var" else 1),
+        "the similarity statistic",
+    )
 
 
 def _ncc_disagreements(xp, W, b, H, means):
@@ -856,8 +926,16 @@ def _ncc_disagreements(xp, W, b, H, means):
     return to_numpy(pred != ncc)
 
 
-@public(W=_M, H=_H, y=_Y, b=Array(ndim=1).or_none(), means=_M.or_none(), K=_KOPT,
-        average=Choice("samples", "classes"), legacy_positional=("b",))
+@public(
+    W=_M,
+    H=_H,
+    y=_Y,
+    b=Array(ndim=1).or_none(),
+    means=_M.or_none(),
+    K=_KOPT,
+    average=Choice("samples", "classes"),
+    legacy_positional=("b",),
+)
 def nc4(W, H, y, *, b=None, means=None, K: int | None = None, average: str = "samples") -> float:
     """NC4: disagreement rate between the classifier argmax_c(⟨w_c, h⟩ + b_c) and the nearest class
     centre argmin_c ‖h − μ_c‖ (review eq. (9); a disagreement rate, not an error rate).
@@ -891,7 +969,9 @@ def nc4(W, H, y, *, b=None, means=None, K: int | None = None, average: str = "sa
     else:
         _, means = _features(means, "means")
         if means.shape[1] != Hf.shape[1]:
-            fail("means", to_numpy(means), f"must have m = {Hf.shape[1]} columns like H, got shape {tuple(means.shape)}")
+            fail(
+                "means", to_numpy(means), f"must have m = {Hf.shape[1]} columns like H, got shape {tuple(means.shape)}"
+            )
         if K is not None and means.shape[0] != K:
             fail("K", K, f"must equal the number of rows of means ({means.shape[0]})")
         if means.shape[0] < 2:
@@ -963,10 +1043,18 @@ def _cdnv_from(means, class_var, matrix, dist_exp=1.0, reduction="mean", e=0):
     return val if x == 0 else float(_times_pow2("H", "features of this magnitude", val, x))
 
 
-@public(H=_H, y=_Y, matrix=Bool(), K=_KOPT, ddof=_DDOF, dist_exp=Real(lo=0.0, lo_open=True, hi=64.0),
-        reduction=Choice("mean", "cv"))
-def cdnv(H, y, *, matrix: bool = False, K: int | None = None, ddof: int = 0, dist_exp: float = 1.0,
-         reduction: str = "mean"):
+@public(
+    H=_H,
+    y=_Y,
+    matrix=Bool(),
+    K=_KOPT,
+    ddof=_DDOF,
+    dist_exp=Real(lo=0.0, lo_open=True, hi=64.0),
+    reduction=Choice("mean", "cv"),
+)
+def cdnv(
+    H, y, *, matrix: bool = False, K: int | None = None, ddof: int = 0, dist_exp: float = 1.0, reduction: str = "mean"
+):
     """Class-distance normalised variance (Galanti et al. 2022; review eq. (51)).
 
     V(i, j) = (Var_i + Var_j) / (2‖μ_i − μ_j‖^(2p)) with Var_i = Σ_{h in class i} ‖h − μ_i‖² / (n_i − ddof)
@@ -1039,14 +1127,18 @@ class NCAccumulator:
     >>> acc.nc1(), acc.cdnv(), acc.nc2(), acc.nc3(W)        # doctest: +SKIP
     """
 
-    @public(K=Int(min=2), d=Int(min=1), full_scatter=Bool(), backend=Choice("numpy", "numba", "cupy"),
-            renamed={"m": "d"})
+    @public(
+        K=Int(min=2), d=Int(min=1), full_scatter=Bool(), backend=Choice("numpy", "numba", "cupy"), renamed={"m": "d"}
+    )
     def __init__(self, K: int, d: int, *, full_scatter: bool = True, backend: str = "numpy"):
-        from .._backend import get_namespace
 
         floats = K * d + 2 * K + (K * d * d if full_scatter else 0)
-        check_work("d" if full_scatter else "K", d if full_scatter else K, bytes=8 * floats,
-                   what="NCAccumulator (K*d means" + (" and K*d*d scatters)" if full_scatter else ")"))
+        check_work(
+            "d" if full_scatter else "K",
+            d if full_scatter else K,
+            bytes=8 * floats,
+            what="NCAccumulator (K*d means" + (" and K*d*d scatters)" if full_scatter else ")"),
+        )
         self.K = K
         self.d = d
         self.xp = get_namespace(backend)
@@ -1111,7 +1203,11 @@ class NCAccumulator:
 
     def _check_all(self):
         if np.any(self.n == 0):
-            fail("y", f"counts {self.n.tolist()}", f"every class must have been seen (class {int(np.argmin(self.n))} is empty)")
+            fail(
+                "y",
+                f"counts {self.n.tolist()}",
+                f"every class must have been seen (class {int(np.argmin(self.n))} is empty)",
+            )
 
     def _mu_G(self, global_mean):
         return _global_mean(self.xp, self.mean, self.n, global_mean)
@@ -1120,7 +1216,6 @@ class NCAccumulator:
         self._check_all()
         if not self.full:
             fail("full_scatter", False, "Σ_W needs full_scatter=True")
-        xp = self.xp
         N = int(self.n.sum())
         sigma_W = self.scatter.sum(axis=0) / N
         mu_G = self._mu_G(global_mean)
@@ -1149,8 +1244,14 @@ class NCAccumulator:
         )
 
     @public(variant=_NC1_VARIANTS, global_mean=_GMEAN, pinv_rtol=_RTOL, rank=_RANK, legacy_positional=("variant",))
-    def nc1(self, *, variant: str = "papyan", global_mean: str = "class_means", pinv_rtol: float | None = None,
-            rank: str = "auto") -> float:
+    def nc1(
+        self,
+        *,
+        variant: str = "papyan",
+        global_mean: str = "class_means",
+        pinv_rtol: float | None = None,
+        rank: str = "auto",
+    ) -> float:
         """NC1 of everything seen so far (see :func:`nc1` for the options)."""
         self._check_all()
         xp = self.xp
@@ -1173,8 +1274,12 @@ class NCAccumulator:
         self._check_all()
         return nc2(self.mean, variant=variant, counts=self.n if global_mean == "samples" else None)
 
-    @public(W=_M, variant=Choice("duality", "duality_squared", "etf", "cosine"), global_mean=_GMEAN,
-            legacy_positional=("variant",))
+    @public(
+        W=_M,
+        variant=Choice("duality", "duality_squared", "etf", "cosine"),
+        global_mean=_GMEAN,
+        legacy_positional=("variant",),
+    )
     def nc3(self, W, *, variant: str = "duality", global_mean: str = "class_means") -> float:
         """NC3 of the classifier W (K × d) against the class means seen so far (see :func:`nc3`)."""
         if variant == "cosine":

@@ -4,6 +4,7 @@ For every class k it lists all s_c^L sentences of 𝒳_k, computes their K score
 product (sentences × L·d)·(L·d × K), and the cross-entropy in log-sum-exp form. It is also the
 baseline of ``benchmarks/exact_risk.py``.
 """
+
 from __future__ import annotations
 
 import itertools
@@ -64,10 +65,52 @@ def _softplus(t):
     return np.where(t > 0, t + np.log1p(np.exp(-np.abs(t))), np.log1p(np.exp(np.minimum(t, 0))))
 
 
-@public(task=Instance(Task), W=Array(ndim=2), U=Array(ndim=2), lam=Real(lo=0.0), layernorm=Bool(), grad=Bool(),
-        eps=Real(lo=0.0), max_pairs=Int(min=1).or_none(), legacy_positional=("layernorm",))
-def true_risk_bruteforce(task: Task, W, U, lam=0.0, *, layernorm: bool = False, grad: bool = False, eps: float = 0.0,
-    max_pairs: int | None = MAX_BRUTE_PAIRS) -> RiskResult:
+def _check_cost(task: Task, d: int, max_pairs) -> int:
+    """The number of (sentence, class) pairs, refused above ``max_pairs`` or the budget in force."""
+    K, L, s = task.K, task.L, task.s_c
+    pairs = K * s**L * K
+    if max_pairs is not None and pairs > max_pairs:
+        fail(
+            "task",
+            task,
+            f"brute-force enumeration of {_g(pairs)} sentence-class pairs exceeds "
+            f"max_pairs={max_pairs:.3g}; use fctheory.true_risk",
+        )
+    n = s**L
+    _check_sentences(task, "true_risk_bruteforce (s_c^L sentences per class)")
+    # per class: features n×L·d, scores and softmax terms n×K (a few copies); products ~2·L·d flops a pair
+    check_work(
+        "task",
+        task,
+        bytes=8 * n * (L * d + 6 * K + L + 4) + 8 * K * L * d * 4,
+        seconds=pairs * (2 * L * d + 30) * 1e-10 + K * n * L * 2e-7,
+        what="true_risk_bruteforce",
+    )
+    return pairs
+
+
+@public(
+    task=Instance(Task),
+    W=Array(ndim=2),
+    U=Array(ndim=2),
+    lam=Real(lo=0.0),
+    layernorm=Bool(),
+    grad=Bool(),
+    eps=Real(lo=0.0),
+    max_pairs=Int(min=1).or_none(),
+    legacy_positional=("layernorm",),
+)
+def true_risk_bruteforce(
+    task: Task,
+    W,
+    U,
+    lam=0.0,
+    *,
+    layernorm: bool = False,
+    grad: bool = False,
+    eps: float = 0.0,
+    max_pairs: int | None = MAX_BRUTE_PAIRS,
+) -> RiskResult:
     """True risk (5)/(10) by plain enumeration of every (sentence, class) pair.
 
     Same conventions and return type as :func:`fctheory.risk.evaluate_risk`. The CE of a sentence
@@ -77,19 +120,10 @@ def true_risk_bruteforce(task: Task, W, U, lam=0.0, *, layernorm: bool = False, 
     memory and time budget in force (:func:`fctheory.get_budget`).
     """
     d = check_weights(task, W, U)
-    K, L, s = task.K, task.L, task.s_c
+    K, L = task.K, task.L
     if layernorm and eps == 0.0 and d == 1:
         fail("W", W, "LayerNorm with eps=0 needs d >= 2 rows (φ of a scalar is undefined)")
-    pairs = K * s**L * K
-    if max_pairs is not None and pairs > max_pairs:
-        fail("task", task, f"brute-force enumeration of {_g(pairs)} sentence-class pairs exceeds "
-             f"max_pairs={max_pairs:.3g}; use fctheory.true_risk")
-    n = s**L
-    _check_sentences(task, "true_risk_bruteforce (s_c^L sentences per class)")
-    # per class: features n×L·d, scores and softmax terms n×K (a few copies); products ~2·L·d flops a pair
-    check_work("task", task, bytes=8 * n * (L * d + 6 * K + L + 4) + 8 * K * L * d * 4,
-               seconds=pairs * (2 * L * d + 30) * 1e-10 + K * n * L * 2e-7,
-               what="true_risk_bruteforce")
+    pairs = _check_cost(task, d, max_pairs)
     with np.errstate(over="ignore", invalid="ignore"):
         V = phi(W, eps=eps) if layernorm else W
         wW, wU = float(np.sum(W * W)), float(np.sum(U * U))
@@ -110,7 +144,7 @@ def true_risk_bruteforce(task: Task, W, U, lam=0.0, *, layernorm: bool = False, 
             Y = feats @ U.T
             if K == 1:
                 continue
-            Dl = Y - Y[:, k:k + 1]  # y_j − y_k (= −margin, Definition A)
+            Dl = Y - Y[:, k : k + 1]  # y_j − y_k (= −margin, Definition A)
             Dl[:, k] = -np.inf
             mx = Dl.max(axis=1)
             t = mx + np.log(np.exp(Dl - mx[:, None]).sum(axis=1))
@@ -123,7 +157,7 @@ def true_risk_bruteforce(task: Task, W, U, lam=0.0, *, layernorm: bool = False, 
                 dU += Pw.T @ feats
                 back = Pw @ U  # n × L·d: Σ_j (p_j − δ_jk) u_{j,ℓ}
                 for ell in range(L):
-                    np.add.at(dV.T, X[:, ell], back[:, ell * d:(ell + 1) * d])
+                    np.add.at(dV.T, X[:, ell], back[:, ell * d : (ell + 1) * d])
     R0 = math.fsum(ce_k.tolist()) / K
     res = RiskResult(R=R0 + penalty, R0=R0, penalty=penalty, pairs=pairs)
     if grad:

@@ -17,16 +17,23 @@ matrix products 2(K−1)s^L per class. The gradient is two more products per cla
 and per suffix, then scattered into ∂R₀/∂(ÛᵀV) and mapped to W and U by two products.
 Entries whose S' underflows (huge margins, long L) are recomputed in log space.
 """
+
 from __future__ import annotations
 
 import math
+import os
+import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import nullcontext
 from dataclasses import dataclass
 
 import numpy as np
+from scipy.linalg.blas import dgemm
 
 from .._backend import get_namespace, to_numpy
 from .._budget import get_budget
+from .._threads import blas_threads
 from .._validate import Array, Bool, Choice, Instance, Int, Real, fail, public, result_type
 from ..network import U_from_hat, U_hat, check_weights, phi, phi_jacobian_vjp
 from ..task import Task
@@ -226,10 +233,26 @@ def _tile_plan(K, sA, sB, nA, nB, grad, budget, nw, per_entry=9):
     return tA, tB, block, need
 
 
-@public(task=Instance(Task), d=Int(min=1, max=2**40), grad=Bool(), backend=_BACKEND, max_bytes=_LIMIT,
-        workers=_WORKERS, jit=Bool().or_none(), legacy_positional=("d",))
-def estimate_cost(task: Task, *, d: int, grad: bool = False, backend: str = "numpy", max_bytes: float | None = None,
-    workers: int | None = None, jit: bool | None = None) -> CostEstimate:
+@public(
+    task=Instance(Task),
+    d=Int(min=1, max=2**40),
+    grad=Bool(),
+    backend=_BACKEND,
+    max_bytes=_LIMIT,
+    workers=_WORKERS,
+    jit=Bool().or_none(),
+    legacy_positional=("d",),
+)
+def estimate_cost(
+    task: Task,
+    *,
+    d: int,
+    grad: bool = False,
+    backend: str = "numpy",
+    max_bytes: float | None = None,
+    workers: int | None = None,
+    jit: bool | None = None,
+) -> CostEstimate:
     """Time and memory one exact evaluation will need, computed without allocating.
 
     Sizes are exact integers (s_c^L may be far beyond the float range: such a request gets
@@ -291,8 +314,15 @@ def _estimate(task, d, grad, backend, max_bytes, workers, jit=None) -> CostEstim
         + _fl(8 * K * L * task.n_w * d) * 1e-10
     )
     mem = need + extras
-    return CostEstimate(seconds=float(seconds), bytes=int(mem), pairs=int(pairs), flops=float(flops),
-                        split=m, tiles=(tA, tB), block=block)
+    return CostEstimate(
+        seconds=float(seconds),
+        bytes=int(mem),
+        pairs=int(pairs),
+        flops=float(flops),
+        split=m,
+        tiles=(tA, tB),
+        block=block,
+    )
 
 
 def _check_budget(est: CostEstimate, max_seconds, max_bytes, task=None):
@@ -300,14 +330,22 @@ def _check_budget(est: CostEstimate, max_seconds, max_bytes, task=None):
     mib = _fl(est.bytes) / 2**20
     mem = f"{mib:.4g} MiB" if math.isfinite(mib) else f"{_g(est.bytes)} bytes"
     if max_bytes is not None and (est.tiles[0] < 1 or est.tiles[1] < 1 or est.bytes > max_bytes):
-        fail("task", task, f"estimated working memory {mem} (estimated time {est.seconds:.3g} s, "
-             f"{_g(est.pairs)} sentence-class pairs) exceeds the memory budget max_bytes={max_bytes} "
-             f"({max_bytes / 2**20:.1f} MiB); pass a larger max_bytes (inf: no limit) or raise "
-             "it with fctheory.set_budget(max_bytes=...)")
+        fail(
+            "task",
+            task,
+            f"estimated working memory {mem} (estimated time {est.seconds:.3g} s, "
+            f"{_g(est.pairs)} sentence-class pairs) exceeds the memory budget max_bytes={max_bytes} "
+            f"({max_bytes / 2**20:.1f} MiB); pass a larger max_bytes (inf: no limit) or raise "
+            "it with fctheory.set_budget(max_bytes=...)",
+        )
     if max_seconds is not None and est.seconds > max_seconds:
-        fail("task", task, f"estimated time {est.seconds:.3g} s ({_g(est.pairs)} sentence-class pairs, "
-             f"{est.flops:.3g} flops, {mem}) exceeds the time budget max_seconds={max_seconds}; "
-             "pass a larger max_seconds (inf: no limit) or raise it with fctheory.set_budget(max_seconds=...)")
+        fail(
+            "task",
+            task,
+            f"estimated time {est.seconds:.3g} s ({_g(est.pairs)} sentence-class pairs, "
+            f"{est.flops:.3g} flops, {mem}) exceeds the time budget max_seconds={max_seconds}; "
+            "pass a larger max_seconds (inf: no limit) or raise it with fctheory.set_budget(max_seconds=...)",
+        )
 
 
 # --------------------------------------------------------------------------------- building blocks
@@ -329,7 +367,7 @@ def _bases(xp, G3, conc, lo, s, use_numba=False):
     nG, h = conc.shape
     K = G3.shape[0]
     if use_numba:
-        from ._kernels import bases, bases_serial
+        from ._kernels import bases, bases_serial  # noqa: PLC0415 - numba kernels: importing numba costs about a second, paid on first use
 
         if nG * K * s**h < 1 << 16:  # tiny: the parallel launch would cost more than the work
             bases = bases_serial
@@ -376,15 +414,40 @@ def _tiles(n, t):
 
 # --------------------------------------------------------------------------------- driver
 #: the kinds of the risk entry points' parameters (shared by true_risk & co.)
-RISK_KINDS = dict(task=Instance(Task), W=Array(ndim=2), U=Array(ndim=2), lam=Real(lo=0.0), layernorm=Bool(),
-                  grad=Bool(), eps=Real(lo=0.0), backend=_BACKEND, jit=Bool().or_none(), progress=Bool().or_none(),
-                  max_seconds=_LIMIT, max_bytes=_LIMIT, workers=_WORKERS)
+RISK_KINDS = dict(
+    task=Instance(Task),
+    W=Array(ndim=2),
+    U=Array(ndim=2),
+    lam=Real(lo=0.0),
+    layernorm=Bool(),
+    grad=Bool(),
+    eps=Real(lo=0.0),
+    backend=_BACKEND,
+    jit=Bool().or_none(),
+    progress=Bool().or_none(),
+    max_seconds=_LIMIT,
+    max_bytes=_LIMIT,
+    workers=_WORKERS,
+)
 
 
 @public(**RISK_KINDS, legacy_positional=("layernorm",))
-def evaluate_risk(task: Task, W, U, lam=0.0, *, layernorm: bool = False, grad: bool = False, eps: float = 0.0,
-    backend: str = "numpy", jit: bool | None = None, progress: bool | None = None,
-    max_seconds: float | None = None, max_bytes: float | None = None, workers: int | None = None) -> RiskResult:
+def evaluate_risk(
+    task: Task,
+    W,
+    U,
+    lam=0.0,
+    *,
+    layernorm: bool = False,
+    grad: bool = False,
+    eps: float = 0.0,
+    backend: str = "numpy",
+    jit: bool | None = None,
+    progress: bool | None = None,
+    max_seconds: float | None = None,
+    max_bytes: float | None = None,
+    workers: int | None = None,
+) -> RiskResult:
     """Exact true risk (5) — or R* (10) with ``layernorm`` — and optionally its gradient.
 
     Every sentence of every class is accounted for with its probability D_{z_k}(x); nothing is
@@ -429,12 +492,40 @@ def evaluate_risk(task: Task, W, U, lam=0.0, *, layernorm: bool = False, grad: b
         Invalid input (naming the parameter), W/U shapes not those of the task, an estimate over
         the budget, or weights so large that the scores (or the penalty) overflow float64.
     """
-    return _evaluate(task, W, U, lam, layernorm, grad=grad, eps=eps, backend=backend, jit=jit, progress=progress,
-                     max_seconds=max_seconds, max_bytes=max_bytes, workers=workers)
+    return _evaluate(
+        task,
+        W,
+        U,
+        lam,
+        layernorm,
+        grad=grad,
+        eps=eps,
+        backend=backend,
+        jit=jit,
+        progress=progress,
+        max_seconds=max_seconds,
+        max_bytes=max_bytes,
+        workers=workers,
+    )
 
 
-def _evaluate(task, W, U, lam, layernorm, *, grad=False, eps=0.0, backend="numpy", jit=None, progress=None,
-              max_seconds=None, max_bytes=None, workers=None, overflow="raise") -> RiskResult:
+def _evaluate(
+    task,
+    W,
+    U,
+    lam,
+    layernorm,
+    *,
+    grad=False,
+    eps=0.0,
+    backend="numpy",
+    jit=None,
+    progress=None,
+    max_seconds=None,
+    max_bytes=None,
+    workers=None,
+    overflow="raise",
+) -> RiskResult:
     """The engine behind :func:`evaluate_risk` on checked arguments.
 
     ``overflow="inf"`` (the minimizer's line search) returns R = inf with NaN gradients instead
@@ -453,27 +544,18 @@ def _evaluate(task, W, U, lam, layernorm, *, grad=False, eps=0.0, backend="numpy
     est = _estimate(task, d, grad, backend, max_bytes, workers, jit)
     _check_budget(est, max_seconds, max_bytes, task)
 
-    K, L, s, n_c = task.K, task.L, task.s_c, task.n_c
+    K, L = task.K, task.L
     with np.errstate(over="ignore", invalid="ignore"):
         V = phi(W, eps=eps) if layernorm else W
         Uh = U_hat(U, L=L)
         G3 = (Uh.T @ V).reshape(K, L, task.n_w)  # G3[j, ℓ, w] = ⟨u_{j,ℓ}, v_w⟩
         penalty = 0.5 * lam * (float(xp.sum(U * U)) + (0.0 if layernorm else float(xp.sum(W * W))))
-    gmax = float(xp.max(xp.abs(G3))) if G3.size else 0.0
-    bad = None
-    if not (math.isfinite(gmax) and 2.0 * L * gmax <= _SCORE_MAX):
-        bad = ("U" if float(xp.max(xp.abs(U))) > float(xp.max(xp.abs(V))) else "W",
-               f"the scores overflow float64 (max |<u_(k,l), w>| = {gmax:.3g}); use smaller weights")
-    elif not math.isfinite(penalty):
-        with np.errstate(over="ignore"):
-            big = "W" if not math.isfinite(float(xp.sum(W * W))) else "U" if not math.isfinite(
-                float(xp.sum(U * U))) else "lam"
-        bad = (big, "the penalty (λ/2)(‖W‖² + ‖U‖²) overflows float64; use smaller weights or λ")
+    bad = _overflow(xp, W, U, V, G3, L, penalty)
     if bad is not None:
         if overflow == "inf":
             nan = xp.full(W.shape, xp.nan), xp.full(U.shape, xp.nan)
-            return RiskResult(R=math.inf, R0=math.inf, penalty=penalty, grad_W=nan[0] if grad else None,
-                              grad_U=nan[1] if grad else None, pairs=est.pairs)
+            gW, gU = nan if grad else (None, None)
+            return RiskResult(R=math.inf, R0=math.inf, penalty=penalty, grad_W=gW, grad_U=gU, pairs=est.pairs)
         fail(bad[0], lam if bad[0] == "lam" else (W if bad[0] == "W" else U), bad[1])
 
     n_fallback = 0
@@ -483,8 +565,7 @@ def _evaluate(task, W, U, lam, layernorm, *, grad=False, eps=0.0, backend="numpy
     else:
         R0, gG3, n_fallback = _enumerate(xp, use_numba, task, G3, grad, est, progress, workers)
 
-    res = RiskResult(R=R0 + penalty, R0=R0, penalty=penalty, n_fallback=n_fallback,
-                     pairs=est.pairs)
+    res = RiskResult(R=R0 + penalty, R0=R0, penalty=penalty, n_fallback=n_fallback, pairs=est.pairs)
     if grad:
         with np.errstate(over="ignore", invalid="ignore"):
             gG = gG3.reshape(K * L, task.n_w) / K
@@ -508,6 +589,26 @@ def _evaluate(task, W, U, lam, layernorm, *, grad=False, eps=0.0, backend="numpy
         fail("W", W, "the risk is not finite in float64 at these weights")
     res.seconds = time.perf_counter() - t_start
     return res
+
+
+def _overflow(xp, W, U, V, G3, L: int, penalty: float):
+    """``(parameter, reason)`` when the scores or the penalty overflow float64, else None."""
+    gmax = float(xp.max(xp.abs(G3))) if G3.size else 0.0
+    if not (math.isfinite(gmax) and 2.0 * L * gmax <= _SCORE_MAX):
+        return (
+            "U" if float(xp.max(xp.abs(U))) > float(xp.max(xp.abs(V))) else "W",
+            f"the scores overflow float64 (max |<u_(k,l), w>| = {gmax:.3g}); use smaller weights",
+        )
+    if not math.isfinite(penalty):
+        with np.errstate(over="ignore"):
+            if not math.isfinite(float(xp.sum(W * W))):
+                big = "W"
+            elif not math.isfinite(float(xp.sum(U * U))):
+                big = "U"
+            else:
+                big = "lam"
+        return big, "the penalty (λ/2)(‖W‖² + ‖U‖²) overflows float64; use smaller weights or λ"
+    return None
 
 
 def _as_weights(xp, name, A):
@@ -554,8 +655,8 @@ def _fallback_xp(xp, mask, k_of, lb, YAg, YB, pA, pB, grad, ce, rA, rB, fbAg, fb
     width = fbB.shape[1] if fbB is not None else 0
     chunk = max(1, (1 << 22) // K)
     for c0 in range(0, int(aa.shape[0]), chunk):
-        a = aa[c0:c0 + chunk]
-        c = cc[c0:c0 + chunk]
+        a = aa[c0 : c0 + chunk]
+        c = cc[c0 : c0 + chunk]
         i = c // sB
         b = c % sB
         m = int(a.shape[0])
@@ -584,7 +685,6 @@ class _LazyY:
     """Partial scores of a tile's groups, computed on first use (only the log-space path needs them)."""
 
     def __init__(self, xp, G3, concA, concB, m, s):
-        import threading
 
         self.args = (xp, G3, concA, concB, m, s)
         self.A = {}
@@ -596,7 +696,7 @@ class _LazyY:
         with self.lock:
             if side == "A":
                 if g not in self.A:
-                    self.A[g] = _partial_scores(xp, G3, concA[g:g + 1], 0, s)[0]
+                    self.A[g] = _partial_scores(xp, G3, concA[g : g + 1], 0, s)[0]
                 return self.A[g]
             if self.B is None:
                 self.B = _partial_scores(xp, G3, concB, m, s)
@@ -630,6 +730,39 @@ def _run_group(xp, use_numba, ctx, wk, g, ks_h, lb_h, full):
         return _run_group_inner(xp, use_numba, ctx, wk, g, ks_h, lb_h, full)
 
 
+def _fallbacks(xp, use_numba, wk, lazyY, g, ks_h, lb_h, nflag, mask, probs, grad, out, sB) -> None:
+    """Recompute in log space the classes whose normalizers ``post_group`` flagged (``nflag``), in place.
+
+    ``out`` = (ce, rA, rB) of the group; the fallback gradient terms go to the worker's arrays.
+    """
+    pA, pB = probs
+    ce, rA, rB = out
+    ks, lb = xp.asarray(ks_h), xp.asarray(lb_h)
+    fbA, fbB = wk.fallback_arrays() if grad else (None, None)
+    YAg, YB = lazyY("A", g), lazyY("B")  # partial scores, recomputed only when needed
+    if use_numba:
+        from ._kernels import fallback_class  # noqa: PLC0415 - numba kernels: importing numba costs about a second, paid on first use
+
+        dummy = np.zeros((1, 1))
+        for i in np.nonzero(nflag)[0]:
+            q = int(lb_h[i])
+            ce[i] += fallback_class(
+                int(ks_h[i]),
+                YAg,
+                YB[q],
+                pA,
+                pB,
+                mask[:, i * sB : (i + 1) * sB],
+                grad,
+                fbA[g] if grad else dummy,
+                fbB[:, q * sB : (q + 1) * sB] if grad else dummy,
+                rA[i],
+                rB[i],
+            )
+    else:
+        _fallback_xp(xp, mask, ks, lb, YAg, YB, pA, pB, grad, ce, rA, rB, fbA[g] if grad else None, fbB, sB)
+
+
 def _run_group_inner(xp, use_numba, ctx, wk, g, ks_h, lb_h, full):
     ownA, ownB, BA, MA, MB, BBt, pA, pB, K, grad, accA, lazyY = ctx
     sA, sB = BA.shape[2], MB.shape[1]
@@ -654,7 +787,7 @@ def _run_group_inner(xp, use_numba, ctx, wk, g, ks_h, lb_h, full):
     # of every class of the group in one product, each class's own column excluded
     S = BAg.T @ buf
     if use_numba:
-        from ._kernels import fallback_class, post_group
+        from ._kernels import post_group  # noqa: PLC0415 - numba kernels: importing numba costs about a second, paid on first use
 
         ce = np.empty(n)
         rA = np.empty((n, sA))
@@ -667,24 +800,12 @@ def _run_group_inner(xp, use_numba, ctx, wk, g, ks_h, lb_h, full):
     nfl = int(nflag.sum())
     if nfl:
         wk.n_fallback += nfl
-        fbA, fbB = wk.fallback_arrays() if grad else (None, None)
-        YAg, YB = lazyY("A", g), lazyY("B")  # partial scores, recomputed only when needed
-        if use_numba:
-            dummy = np.zeros((1, 1))
-            for i in np.nonzero(nflag)[0]:
-                q = int(lb_h[i])
-                ce[i] += fallback_class(int(ks_h[i]), YAg, YB[q], pA, pB, mask[:, i * sB:(i + 1) * sB], grad,
-                                        fbA[g] if grad else dummy,
-                                        fbB[:, q * sB:(q + 1) * sB] if grad else dummy, rA[i], rB[i])
-        else:
-            _fallback_xp(xp, mask, ks, lb, YAg, YB, pA, pB, grad, ce, rA, rB,
-                         fbA[g] if grad else None, fbB, sB)
+        _fallbacks(xp, use_numba, wk, lazyY, g, ks_h, lb_h, nflag, mask, (pA, pB), grad, (ce, rA, rB), sB)
     if grad:
         Om = S  # ω = D σ(t)/S', written over S'
         r0, r1 = int(ks_h.min()), int(ks_h.max()) + 1
         if xp is np and full and r1 - r0 == n and accA.flags.c_contiguous and wk.accB.flags.c_contiguous:
             # host, classes = a contiguous row range (full tasks): let BLAS accumulate in place
-            from scipy.linalg.blas import dgemm
 
             # accA[g] += buf Ωᵀ  (Σ_i B̃_B^{(q_i)} ω_iᵀ; row k_i of block i is zero, so j ≠ k)
             dgemm(1.0, Om.T, buf.T, beta=1.0, c=accA[g].T, trans_a=1, overwrite_c=True)
@@ -713,17 +834,98 @@ def _run_group_inner(xp, use_numba, ctx, wk, g, ks_h, lb_h, full):
 
 
 def _default_workers():
-    import os
-
     return max(1, min(os.cpu_count() or 1, 8))
 
 
 def _maybe_blas(on_host):
-    from contextlib import nullcontext
-
-    from .._threads import blas_threads
-
     return blas_threads(1) if on_host else nullcontext()
+
+
+def _units(sel, gidA, gidB, locA, locB, block: int, nTB: int) -> list:
+    """The work of one (prefix tile, suffix tile) pair: per prefix group, its classes in chunks of ``block``.
+
+    A unit is ``(group, [(classes, suffix ids, full?), ...])``; a group is one worker's (its prefix bases).
+    """
+    sel = sel[np.lexsort((gidB[sel], gidA[sel]))]
+    la_sel = locA[gidA[sel]]
+    cuts = np.nonzero(np.diff(la_sel))[0] + 1
+    units = []
+    for ks_g in np.split(sel, cuts):
+        g = int(locA[gidA[ks_g[0]]])
+        chunks = [ks_g[c0 : c0 + block] for c0 in range(0, ks_g.size, block)]
+        units.append((g, [(c, locB[gidB[c]], c.size == nTB) for c in chunks]))
+    return units
+
+
+def _assign_units(units: list, workers: int) -> list:
+    """Greedy load balancing: the biggest units first, each to the least-loaded of ``workers`` lists."""
+    order = sorted(range(len(units)), key=lambda u: -sum(c[0].size for c in units[u][1]))
+    load = [0] * workers
+    assign = [[] for _ in range(workers)]
+    for u in order:
+        w = int(np.argmin(load))
+        assign[w].append(units[u])
+        load[w] += sum(c[0].size for c in units[u][1])
+    return assign
+
+
+def _run_assigned(xp, use_numba, ctx, wks, assign, pool, bar) -> list:
+    """Run every worker's units (on the pool when there are several workers): ``[(classes, CEs), ...]``."""
+
+    def job(w):
+        out = []
+        for g, chunks in assign[w]:
+            for ks_h, lb_h, full in chunks:
+                out.append(_run_group(xp, use_numba, ctx, wks[w], g, ks_h, lb_h, full))
+                if bar is not None:
+                    bar.update(ks_h.size)
+        return out
+
+    if pool is not None and len(wks) > 1:
+        futs = [pool.submit(job, w) for w in range(len(wks))]
+        return [r for f in futs for r in f.result()]
+    return [r for w in range(len(wks)) for r in job(w)]
+
+
+def _reduce_suffix(xp, wks, BBt, gG3, concB_tile, task, m: int, nTB: int, fbA_tot, rA_all: list):
+    """Add the suffix side of the workers' gradient into ``gG3``; collect their prefix-side terms.
+
+    Returns the running sum of the prefix-side fallback terms (``fbA_tot``); ``rA_all`` is extended.
+    """
+    K, s, sB = task.K, task.s_c, task.s_c ** (task.L - m)
+    QBt = wks[0].accB
+    for wk in wks[1:]:
+        QBt += wk.accB
+    QBt *= BBt
+    for wk in wks:
+        if wk.fbA is not None:
+            QBt += wk.fbB
+            fbA_tot = wk.fbA if fbA_tot is None else fbA_tot + wk.fbA
+        for lb, ks, rB in wk.rB:
+            # δ_{jk} term: p_k − 1 = −Σ_{j≠k} p_j
+            QBt[ks[:, None], lb[:, None] * sB + xp.arange(sB)[None, :]] -= rB
+        rA_all.extend(wk.rA)
+    QB = xp.transpose(QBt.reshape(K, nTB, sB), (1, 0, 2))
+    _scatter(xp, gG3, QB, concB_tile, m, s, task.n_c)
+    return fbA_tot
+
+
+def _reduce_prefix(xp, gG3, QA, fbA_tot, rA_all: list, concA_tile, s: int, n_c: int) -> None:
+    """Add the prefix side of the gradient (``QA`` = bases × accumulated weights) into ``gG3``."""
+    if fbA_tot is not None:
+        QA += fbA_tot
+    for g, ks, rA in rA_all:
+        QA[g, ks, :] -= rA
+    _scatter(xp, gG3, QA, concA_tile, 0, s, n_c)
+
+
+def _progress_bar(show: bool, K: int):
+    """A tqdm bar over the K classes, or None."""
+    if not show:
+        return None
+    from tqdm.auto import tqdm  # noqa: PLC0415 - optional progress bar, loaded when shown
+
+    return tqdm(total=K, unit="class", desc="exact risk", leave=False)
 
 
 def _enumerate(xp, use_numba, task, G3, grad, est, progress, workers=None, classes=None):
@@ -733,8 +935,6 @@ def _enumerate(xp, use_numba, task, G3, grad, est, progress, workers=None, class
     (the normalizers still use all K scores); then the per-class CEs of ``classes`` are returned in
     place of R₀, and ∂/∂G3 is that block's share.
     """
-    from concurrent.futures import ThreadPoolExecutor
-
     K, L, s, n_c = task.K, task.L, task.s_c, task.n_c
     Z = task.Z
     m = est.split
@@ -753,12 +953,7 @@ def _enumerate(xp, use_numba, task, G3, grad, est, progress, workers=None, class
     ce_all = np.zeros(K)
     gG3 = xp.zeros_like(G3) if grad else None
     n_fallback = 0
-    show = progress if progress is not None else est.seconds > _PROGRESS_AFTER_S
-    bar = None
-    if show:
-        from tqdm.auto import tqdm
-
-        bar = tqdm(total=K, unit="class", desc="exact risk", leave=False)
+    bar = _progress_bar(progress if progress is not None else est.seconds > _PROGRESS_AFTER_S, K)
     pool = ThreadPoolExecutor(nw) if nw > 1 else None
     try:
         with np.errstate(under="ignore", over="ignore", divide="ignore", invalid="ignore"), _maybe_blas(on_host):
@@ -782,67 +977,19 @@ def _enumerate(xp, use_numba, task, G3, grad, est, progress, workers=None, class
                     nTB = tileB.size
                     BBt = xp.ascontiguousarray(xp.transpose(BB, (1, 0, 2)).reshape(K, nTB * sB))
                     del BB
-                    ctx = (ownA, ownB, BA, MA, MB, BBt, pA, pB, K, grad, accA,
-                           _LazyY(xp, G3, concA[tileA], concB[tileB], m, s))
-                    sel = sel[np.lexsort((gidB[sel], gidA[sel]))]
-                    la_sel = locA[gidA[sel]]
-                    cuts = np.nonzero(np.diff(la_sel))[0] + 1
-                    units = []  # (group, classes, suffix ids, full?) — a group is one worker's
-                    for ks_g in np.split(sel, cuts):
-                        g = int(locA[gidA[ks_g[0]]])
-                        chunks = [ks_g[c0:c0 + block] for c0 in range(0, ks_g.size, block)]
-                        units.append((g, [(c, locB[gidB[c]], c.size == nTB) for c in chunks]))
-                    nwk = min(nw, len(units))
-                    wks = [_Worker(xp, grad, K, tileA.size, sA, nTB * sB) for _ in range(nwk)]
-                    # balance: biggest groups first, each to the least-loaded worker
-                    order = sorted(range(len(units)), key=lambda u: -sum(c[0].size for c in units[u][1]))
-                    load = [0] * nwk
-                    assign = [[] for _ in range(nwk)]
-                    for u in order:
-                        w = int(np.argmin(load))
-                        assign[w].append(units[u])
-                        load[w] += sum(c[0].size for c in units[u][1])
-
-                    def job(w, assign=assign, wks=wks, ctx=ctx):
-                        out = []
-                        for g, chunks in assign[w]:
-                            for ks_h, lb_h, full in chunks:
-                                out.append(_run_group(xp, use_numba, ctx, wks[w], g, ks_h, lb_h, full))
-                                if bar is not None:
-                                    bar.update(ks_h.size)
-                        return out
-
-                    if pool is not None and nwk > 1:
-                        futs = [pool.submit(job, w) for w in range(nwk)]
-                        results = [r for f in futs for r in f.result()]
-                    else:
-                        results = [r for w in range(nwk) for r in job(w)]
-                    for ks_h, ce in results:
+                    lazy = _LazyY(xp, G3, concA[tileA], concB[tileB], m, s)
+                    ctx = (ownA, ownB, BA, MA, MB, BBt, pA, pB, K, grad, accA, lazy)
+                    units = _units(sel, gidA, gidB, locA, locB, block, nTB)
+                    wks = [_Worker(xp, grad, K, tileA.size, sA, nTB * sB) for _ in range(min(nw, len(units)))]
+                    assign = _assign_units(units, len(wks))
+                    for ks_h, ce in _run_assigned(xp, use_numba, ctx, wks, assign, pool, bar):
                         ce_all[ks_h] = ce
                     n_fallback += sum(wk.n_fallback for wk in wks)
                     if grad:
-                        QBt = wks[0].accB
-                        for wk in wks[1:]:
-                            QBt += wk.accB
-                        QBt *= BBt
-                        for wk in wks:
-                            if wk.fbA is not None:
-                                QBt += wk.fbB
-                                fbA_tot = wk.fbA if fbA_tot is None else fbA_tot + wk.fbA
-                            for lb, ks, rB in wk.rB:
-                                # δ_{jk} term: p_k − 1 = −Σ_{j≠k} p_j
-                                QBt[ks[:, None], lb[:, None] * sB + xp.arange(sB)[None, :]] -= rB
-                            rA_all.extend(wk.rA)
-                        QB = xp.transpose(QBt.reshape(K, nTB, sB), (1, 0, 2))
-                        _scatter(xp, gG3, QB, concB[tileB], m, s, n_c)
+                        fbA_tot = _reduce_suffix(xp, wks, BBt, gG3, concB[tileB], task, m, nTB, fbA_tot, rA_all)
                     del BBt, MB, ctx, wks
                 if grad:
-                    QA = BA * accA
-                    if fbA_tot is not None:
-                        QA += fbA_tot
-                    for g, ks, rA in rA_all:
-                        QA[g, ks, :] -= rA
-                    _scatter(xp, gG3, QA, concA[tileA], 0, s, n_c)
+                    _reduce_prefix(xp, gG3, BA * accA, fbA_tot, rA_all, concA[tileA], s, n_c)
     finally:
         if pool is not None:
             pool.shutdown()

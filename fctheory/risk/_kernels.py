@@ -2,8 +2,10 @@
 
 They fuse the per-entry work that NumPy would do in many passes: turning a block of
 normalizer matrices S' into cross-entropies, gradient weights ω and row/column sums in
-one sweep (releasing the GIL, so the engine's worker threads run them in parallel), and the log-space recomputation of flagged entries.
+one sweep (releasing the GIL, so the engine's worker threads run them in parallel), and the log-space
+recomputation of flagged entries.
 """
+
 from __future__ import annotations
 
 import math

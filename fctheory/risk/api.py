@@ -1,4 +1,5 @@
 """Public entry points of the exact true risk (5)/(10)."""
+
 from __future__ import annotations
 
 from .._validate import public
@@ -10,8 +11,19 @@ _KINDS = {k: v for k, v in RISK_KINDS.items() if k not in ("grad", "jit", "worke
 
 
 @public(**_KINDS, legacy_positional=("layernorm",))
-def true_risk(task, W, U, lam, *, layernorm: bool = False, eps: float = 0.0, backend: str = "numpy", progress=None,
-    max_seconds=None, max_bytes=None) -> float:
+def true_risk(
+    task,
+    W,
+    U,
+    lam,
+    *,
+    layernorm: bool = False,
+    eps: float = 0.0,
+    backend: str = "numpy",
+    progress=None,
+    max_seconds=None,
+    max_bytes=None,
+) -> float:
     """Exact true risk R(W, U) of (5), or R*(W, U) of (10) with ``layernorm=True``.
 
     (5):  R  = (1/K) Σ_k E_{x∼D_{z_k}} CE(h_{W,U}(x), k) + (λ/2)(‖W‖_F² + ‖U‖_F²)
@@ -41,13 +53,35 @@ def true_risk(task, W, U, lam, *, layernorm: bool = False, eps: float = 0.0, bac
     FCTheoryError
         Invalid input, or an estimated cost above the budget (the message gives the estimate).
     """
-    return _evaluate(task, W, U, lam, layernorm, grad=False, eps=eps, backend=backend,
-                     progress=progress, max_seconds=max_seconds, max_bytes=max_bytes).R
+    return _evaluate(
+        task,
+        W,
+        U,
+        lam,
+        layernorm,
+        grad=False,
+        eps=eps,
+        backend=backend,
+        progress=progress,
+        max_seconds=max_seconds,
+        max_bytes=max_bytes,
+    ).R
 
 
 @public(**{k: v for k, v in _KINDS.items()}, legacy_positional=("layernorm",))
-def true_risk_grad(task, W, U, lam, *, layernorm: bool = False, eps: float = 0.0, backend: str = "numpy", progress=None,
-    max_seconds=None, max_bytes=None):
+def true_risk_grad(
+    task,
+    W,
+    U,
+    lam,
+    *,
+    layernorm: bool = False,
+    eps: float = 0.0,
+    backend: str = "numpy",
+    progress=None,
+    max_seconds=None,
+    max_bytes=None,
+):
     """Exact (R, ∂R/∂W, ∂R/∂U) of (5), or of (10) with ``layernorm=True``.
 
     The gradient is Lemma S: ∂R₀/∂u_{k,ℓ} = (1/K) Σ_j E_{D_{z_j}}[(p_k − δ_{jk}) v_{x_ℓ}],
@@ -60,17 +94,49 @@ def true_risk_grad(task, W, U, lam, *, layernorm: bool = False, eps: float = 0.0
     dW : ndarray, shape (d, n_w)
     dU : ndarray, shape (K, L·d)
     """
-    r = _evaluate(task, W, U, lam, layernorm, grad=True, eps=eps, backend=backend,
-                  progress=progress, max_seconds=max_seconds, max_bytes=max_bytes)
+    r = _evaluate(
+        task,
+        W,
+        U,
+        lam,
+        layernorm,
+        grad=True,
+        eps=eps,
+        backend=backend,
+        progress=progress,
+        max_seconds=max_seconds,
+        max_bytes=max_bytes,
+    )
     return r.R, r.grad_W, r.grad_U
 
 
 @public(**{k: v for k, v in _KINDS.items() if k != "lam"}, legacy_positional=("layernorm",))
-def unregularized_risk(task, W, U, *, layernorm: bool = False, eps: float = 0.0, backend: str = "numpy", progress=None,
-    max_seconds=None, max_bytes=None) -> float:
+def unregularized_risk(
+    task,
+    W,
+    U,
+    *,
+    layernorm: bool = False,
+    eps: float = 0.0,
+    backend: str = "numpy",
+    progress=None,
+    max_seconds=None,
+    max_bytes=None,
+) -> float:
     """R₀(W, U) of (45): the true risk without weight decay (with φ(W) when ``layernorm``).
 
     Parameters as in :func:`true_risk` (no λ).
     """
-    return _evaluate(task, W, U, 0.0, layernorm, grad=False, eps=eps, backend=backend,
-                     progress=progress, max_seconds=max_seconds, max_bytes=max_bytes).R0
+    return _evaluate(
+        task,
+        W,
+        U,
+        0.0,
+        layernorm,
+        grad=False,
+        eps=eps,
+        backend=backend,
+        progress=progress,
+        max_seconds=max_seconds,
+        max_bytes=max_bytes,
+    ).R0

@@ -15,17 +15,19 @@ so a block recomputes only its own prefix bases; the suffix bases are recomputed
 a small cost next to the 2K(K−1)s_c^L flops of the products. :func:`plan_distributed` says when
 splitting pays.
 """
+
 from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
 from .._validate import Anything, Array, Bool, Choice, Instance, Int, Real, fail, public, result_type
 from ..network import U_from_hat, U_hat, check_weights, phi, phi_jacobian_vjp
 from ..task import Task
+from ._engine import _RATES, RiskResult, _check_budget, _enumerate, _estimate, _groups, _split, resolve_budget
 
 __all__ = ["true_risk_distributed", "plan_distributed", "DistributedPlan", "class_blocks"]
 
@@ -75,7 +77,6 @@ class DistributedPlan:
 
 
 def _prefix_order(task: Task) -> np.ndarray:
-    from ._engine import _groups, _split  # noqa: PLC0415
 
     m = _split(task.L)
     gid = _groups(task.Z, 0, m)[1]
@@ -102,9 +103,16 @@ def class_blocks(task, blocks):
     return [np.sort(p).astype(np.int64) for p in parts if p.size]
 
 
-@public(task=Instance(Task), d=Int(min=1, max=2**40), workers=Int(min=1, max=10**6), grad=Bool(),
-        blocks=Int(min=1, max=10**7).or_none(), backend=Choice("numpy", "numba", "cupy"),
-        max_bytes=Real(lo=0, lo_open=True, inf_ok=True).or_none(), legacy_positional=("d", "workers"))
+@public(
+    task=Instance(Task),
+    d=Int(min=1, max=2**40),
+    workers=Int(min=1, max=10**6),
+    grad=Bool(),
+    blocks=Int(min=1, max=10**7).or_none(),
+    backend=Choice("numpy", "numba", "cupy"),
+    max_bytes=Real(lo=0, lo_open=True, inf_ok=True).or_none(),
+    legacy_positional=("d", "workers"),
+)
 def plan_distributed(task, *, d, workers, grad=False, blocks=None, backend="numpy", max_bytes=None):
     """Estimate whether splitting one exact evaluation over ``workers`` Dask workers pays.
 
@@ -132,14 +140,12 @@ def plan_distributed(task, *, d, workers, grad=False, blocks=None, backend="nump
     -------
     DistributedPlan
     """
-    from ._engine import _estimate, resolve_budget  # noqa: PLC0415
 
     nb = min(blocks if blocks is not None else 4 * workers, task.K)
     byt = resolve_budget(None, max_bytes)[1]
     single = _estimate(task, d, grad, backend, byt, None)
     one = _estimate(task, d, grad, backend, byt, 1)
     fixed = _fl(8 * task.K * task.L * task.n_w * d) * 1e-10  # the score table, built by every block
-    from ._engine import _RATES, _split  # noqa: PLC0415
 
     m = _split(task.L)
     suffix = _fl(task.K * task.s_c ** (task.L - m) * max(task.L - m, 1)) * _RATES["host"]["base"]
@@ -155,11 +161,25 @@ def plan_distributed(task, *, d, workers, grad=False, blocks=None, backend="nump
     elif speedup >= 1.5:
         pays, why = True, f"{speedup:.3g}x faster than one process ({single.seconds:.3g} s → {dist:.3g} s)"
     else:
-        pays, why = False, (f"only {speedup:.3g}x ({single.seconds:.3g} s in one process vs {dist:.3g} s on "
-                            f"{workers} workers): the evaluation is too small for the cluster's overhead")
-    return DistributedPlan(blocks=nb, workers=workers, seconds_single=single.seconds, seconds_block=per_block,
-                           seconds_distributed=dist, speedup=speedup, pays=pays, bytes_single=int(single.bytes),
-                           bytes_block=int(one.bytes), reason=why)
+        pays, why = (
+            False,
+            (
+                f"only {speedup:.3g}x ({single.seconds:.3g} s in one process vs {dist:.3g} s on "
+                f"{workers} workers): the evaluation is too small for the cluster's overhead"
+            ),
+        )
+    return DistributedPlan(
+        blocks=nb,
+        workers=workers,
+        seconds_single=single.seconds,
+        seconds_block=per_block,
+        seconds_distributed=dist,
+        speedup=speedup,
+        pays=pays,
+        bytes_single=int(single.bytes),
+        bytes_block=int(one.bytes),
+        reason=why,
+    )
 
 
 def _fl(x) -> float:
@@ -178,14 +198,14 @@ def _tables(task, W, U, layernorm, eps):
 
 def _run_block(task, W, U, layernorm, eps, classes, grad, jit, workers, max_bytes):
     """One block on one worker: per-class CE of ``classes`` and the block's ∂R₀/∂G3 share."""
-    from ._engine import _enumerate, _estimate  # noqa: PLC0415
 
     t0 = time.perf_counter()
     _, _, G3 = _tables(task, W, U, layernorm, eps)
     est = _estimate(task, W.shape[0], grad, "numpy", max_bytes, workers)
     with np.errstate(under="ignore", over="ignore", divide="ignore", invalid="ignore"):
-        ce, gG3, nfb = _enumerate(np, jit is not False, task, G3, grad, est, False, workers,
-                                  classes=np.asarray(classes, np.int64))
+        ce, gG3, nfb = _enumerate(
+            np, jit is not False, task, G3, grad, est, False, workers, classes=np.asarray(classes, np.int64)
+        )
     return np.asarray(classes), np.asarray(ce, dtype=np.float64), gG3, int(nfb), time.perf_counter() - t0
 
 
@@ -206,14 +226,77 @@ def _get_client(client):
     return client
 
 
-@public(task=Instance(Task), W=Array(ndim=2), U=Array(ndim=2), lam=Real(lo=0), layernorm=Bool(), grad=Bool(),
-        eps=Real(lo=0), blocks=Int(min=1, max=10**7).or_none(),
-        client=Anything("None (blocks run here, one after the other), a dask Client or a scheduler address"),
-        jit=Bool().or_none(), engine_workers=Int(min=1, max=1024),
-        max_seconds=Real(lo=0, lo_open=True, inf_ok=True).or_none(),
-        max_bytes=Real(lo=0, lo_open=True, inf_ok=True).or_none(), legacy_positional=("layernorm",))
-def true_risk_distributed(task, W, U, lam=0.0, *, layernorm=False, grad=False, eps=0.0, blocks=None, client=None, jit=None,
-    engine_workers=1, max_seconds=None, max_bytes=None):
+def _run_blocks(cl, task, W, U, layernorm, eps, parts, grad, jit, engine_workers, byt):
+    """Run every class block (here, or on the cluster ``cl``): per-class CEs, ∂R₀/∂G3 (unscaled), fallbacks."""
+    K = task.K
+    ce_all = np.zeros(K)
+    gG3 = np.zeros((K, task.L, task.n_w)) if grad else None
+    n_fallback = 0
+    if K == 1:
+        return ce_all, gG3, n_fallback
+    if cl is None:
+        results = [_run_block(task, W, U, layernorm, eps, p, grad, jit, engine_workers, byt) for p in parts]
+    else:
+        t_f, W_f, U_f = cl.scatter([task, W, U], broadcast=True)
+        futs = [
+            cl.submit(_run_block, t_f, W_f, U_f, layernorm, eps, p, grad, jit, engine_workers, byt, pure=False)
+            for p in parts
+        ]
+        results = cl.gather(futs)
+    for classes, ce, g, nfb, _ in results:  # in block order: a fixed summation order for ∂G3
+        ce_all[classes] = ce
+        n_fallback += nfb
+        if grad:
+            gG3 += g
+    return ce_all, gG3, n_fallback
+
+
+def _gradients(task, W, U, V, Uh, gG3, lam, layernorm, eps):
+    """(∂R/∂W, ∂R/∂U) from the summed ∂R₀/∂G3 of the blocks; refuses an overflow."""
+    K, L = task.K, task.L
+    with np.errstate(over="ignore", invalid="ignore"):
+        gG = gG3.reshape(K * L, task.n_w) / K
+        dV = Uh @ gG
+        dUh = V @ gG.T
+        gW = phi_jacobian_vjp(W, dV, eps) if layernorm else dV + lam * W
+        gU = U_from_hat(dUh, L=L) + lam * U
+    if not (np.isfinite(gW).all() and np.isfinite(gU).all()):
+        fail("lam", lam, "the gradient overflows float64 at these weights; use smaller weights or λ")
+    return gW, gU
+
+
+@public(
+    task=Instance(Task),
+    W=Array(ndim=2),
+    U=Array(ndim=2),
+    lam=Real(lo=0),
+    layernorm=Bool(),
+    grad=Bool(),
+    eps=Real(lo=0),
+    blocks=Int(min=1, max=10**7).or_none(),
+    client=Anything("None (blocks run here, one after the other), a dask Client or a scheduler address"),
+    jit=Bool().or_none(),
+    engine_workers=Int(min=1, max=1024),
+    max_seconds=Real(lo=0, lo_open=True, inf_ok=True).or_none(),
+    max_bytes=Real(lo=0, lo_open=True, inf_ok=True).or_none(),
+    legacy_positional=("layernorm",),
+)
+def true_risk_distributed(
+    task,
+    W,
+    U,
+    lam=0.0,
+    *,
+    layernorm=False,
+    grad=False,
+    eps=0.0,
+    blocks=None,
+    client=None,
+    jit=None,
+    engine_workers=1,
+    max_seconds=None,
+    max_bytes=None,
+):
     """Exact true risk (5) — or R* (10) — with the class enumeration split into blocks over workers.
 
     Parameters
@@ -247,10 +330,9 @@ def true_risk_distributed(task, W, U, lam=0.0, *, layernorm=False, grad=False, e
     -------
     RiskResult
         ``R``, ``R0``, ``penalty``, gradients (host arrays), ``n_fallback``, ``pairs``, ``seconds``.
-        R₀ is the exactly rounded sum (``math.fsum``) of the K per-class values, like the single-process engine.
+        R₀ is the exactly rounded sum (``math.fsum``) of the K per-class values, like the single-process
+        engine.
     """
-    from ._engine import RiskResult, _check_budget, _estimate, resolve_budget  # noqa: PLC0415
-
     t0 = time.perf_counter()
     d = check_weights(task, W, U)
     if layernorm and eps == 0.0 and d == 1:
@@ -263,8 +345,6 @@ def true_risk_distributed(task, W, U, lam=0.0, *, layernorm=False, grad=False, e
     est = _estimate(task, d, grad, "numpy", byt, engine_workers)
     # the budget applies to one block: its share of the per-class work plus what every block repeats
     share = max(len(p) for p in parts) / task.K
-    from dataclasses import replace  # noqa: PLC0415
-
     _check_budget(replace(est, seconds=est.seconds * share), sec, byt, task)
     with np.errstate(over="ignore", invalid="ignore"):
         V, Uh, G3 = _tables(task, W, U, layernorm, eps)
@@ -274,34 +354,10 @@ def true_risk_distributed(task, W, U, lam=0.0, *, layernorm=False, grad=False, e
         fail("U", U, f"the scores overflow float64 (max |<u_(k,l), w>| = {gmax:.3g}); use smaller weights")
     if not math.isfinite(penalty):
         fail("lam", lam, "the penalty (λ/2)(‖W‖² + ‖U‖²) overflows float64; use smaller weights or λ")
-
-    K, L = task.K, task.L
-    ce_all = np.zeros(K)
-    gG3 = np.zeros_like(G3) if grad else None
-    n_fallback = 0
-    if K > 1:
-        if cl is None:
-            results = [_run_block(task, W, U, layernorm, eps, p, grad, jit, engine_workers, byt) for p in parts]
-        else:
-            t_f, W_f, U_f = cl.scatter([task, W, U], broadcast=True)
-            futs = [cl.submit(_run_block, t_f, W_f, U_f, layernorm, eps, p, grad, jit, engine_workers, byt,
-                              pure=False) for p in parts]
-            results = cl.gather(futs)
-        for classes, ce, g, nfb, _ in results:  # in block order: a fixed summation order for ∂G3
-            ce_all[classes] = ce
-            n_fallback += nfb
-            if grad:
-                gG3 += g
-    R0 = math.fsum(ce_all.tolist()) / K
+    ce_all, gG3, n_fallback = _run_blocks(cl, task, W, U, layernorm, eps, parts, grad, jit, engine_workers, byt)
+    R0 = math.fsum(ce_all.tolist()) / task.K
     res = RiskResult(R=R0 + penalty, R0=R0, penalty=penalty, n_fallback=n_fallback, pairs=est.pairs)
     if grad:
-        with np.errstate(over="ignore", invalid="ignore"):
-            gG = gG3.reshape(K * L, task.n_w) / K
-            dV = Uh @ gG
-            dUh = V @ gG.T
-            res.grad_W = phi_jacobian_vjp(W, dV, eps) if layernorm else dV + lam * W
-            res.grad_U = U_from_hat(dUh, L=L) + lam * U
-        if not (np.isfinite(res.grad_W).all() and np.isfinite(res.grad_U).all()):
-            fail("lam", lam, "the gradient overflows float64 at these weights; use smaller weights or λ")
+        res.grad_W, res.grad_U = _gradients(task, W, U, V, Uh, gG3, lam, layernorm, eps)
     res.seconds = time.perf_counter() - t0
     return res

@@ -1,4 +1,5 @@
 """Expected margins (Definition A averaged over D_{z_k}) in closed form."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -40,8 +41,14 @@ class ExpectedMargins:
     alignment: float
 
 
-@public(task=Instance(Task), W=Array(ndim=2), U=Array(ndim=2), layernorm=Bool(), eps=Real(lo=0.0),
-        legacy_positional=("layernorm",))
+@public(
+    task=Instance(Task),
+    W=Array(ndim=2),
+    U=Array(ndim=2),
+    layernorm=Bool(),
+    eps=Real(lo=0.0),
+    legacy_positional=("layernorm",),
+)
 def expected_margins(task: Task, W, U, *, layernorm: bool = False, eps: float = 0.0) -> ExpectedMargins:
     """Expected margins E_{x∼D_{z_k}} 𝔐_{W,U}(x, j) of Definition A, exactly (no enumeration).
 
@@ -73,8 +80,13 @@ def expected_margins(task: Task, W, U, *, layernorm: bool = False, eps: float = 
     if layernorm and eps == 0.0 and d == 1:
         fail("W", W, "LayerNorm with eps=0 needs d >= 2 rows (φ of a scalar is undefined)")
     # the K×K scores, margins and Hamming distances (and the K×L×n_c table) are held at once
-    check_work("task", task, bytes=8 * (4 * K * K + K * L * (d + task.n_c)), items=K * K,
-               what="expected_margins (K×K matrices)")
+    check_work(
+        "task",
+        task,
+        bytes=8 * (4 * K * K + K * L * (d + task.n_c)),
+        items=K * K,
+        what="expected_margins (K×K matrices)",
+    )
     V = phi(W, eps=eps) if layernorm else W
     with np.errstate(over="ignore", invalid="ignore"):
         Vbar = V @ task.Q.T  # d × n_c: column α is Σ_β μ_β v_{(α,β)}
@@ -90,5 +102,6 @@ def expected_margins(task: Task, W, U, *, layernorm: bool = False, eps: float = 
     sums = np.bincount(H.ravel(), weights=M.ravel(), minlength=L + 1)
     with np.errstate(invalid="ignore", divide="ignore"):
         by_r = np.where(counts > 0, sums / np.maximum(counts, 1), np.nan)
-    return ExpectedMargins(scores=ybar, matrix=M, by_distance=by_r, pairs_at_distance=counts,
-                           alignment=float(np.trace(ybar)))
+    return ExpectedMargins(
+        scores=ybar, matrix=M, by_distance=by_r, pairs_at_distance=counts, alignment=float(np.trace(ybar))
+    )

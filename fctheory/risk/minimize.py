@@ -1,4 +1,5 @@
 """L-BFGS on the exact true risk (5)/(10), polished to a gradient norm of 1e-10."""
+
 from __future__ import annotations
 
 import time
@@ -6,6 +7,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .._backend import to_numpy
 from .._budget import check_work
 from .._errors import FCTheoryError
 from .._validate import Anything, Array, Bool, Instance, Int, Real, Seed, fail, public, result_type
@@ -92,12 +94,12 @@ def _line_search(phi, f0, d0, a1, c1=1e-4, c2=0.9, max_eval=40):
                 a = lo + 0.5 * span
             f, d, g = ev(a)
             if not armijo(a, f) or f > f_lo + noise:
-                hi, f_hi, d_hi = a, f, d
+                hi, d_hi = a, d
             else:
                 if abs(d) <= c2 * abs(d0):
                     return a, f, g
                 if d * span >= 0:
-                    hi, f_hi, d_hi = lo, f_lo, d_lo
+                    hi, d_hi = lo, d_lo
                 lo, f_lo, d_lo, g_lo = a, f, d, g
             if abs(hi - lo) < 1e-16 * max(1.0, abs(lo)):
                 break
@@ -120,14 +122,44 @@ def _line_search(phi, f0, d0, a1, c1=1e-4, c2=0.9, max_eval=40):
     return None
 
 
-@public(task=Instance(Task), d=Int(min=1, max=2**40), lam=Real(lo=0.0, lo_open=True), layernorm=Bool(), seed=Seed(),
-        W0=Array(ndim=2).or_none(), U0=Array(ndim=2).or_none(), init_scale=Real(lo=0.0, lo_open=True, hi=1e6),
-        gtol=Real(lo=0.0, lo_open=True), maxiter=Int(min=1, max=10**9), memory=Int(min=1, max=1000),
-        eps=Real(lo=0.0), backend=_BACKEND, max_seconds=_LIMIT, max_bytes=_LIMIT,
-        callback=Anything("callable(it, R, grad_norm) or None"), legacy_positional=("d", "lam", "layernorm"))
-def minimize_true_risk(task: Task, *, d: int, lam, layernorm: bool = False, seed=None, W0=None, U0=None,
-    init_scale: float = 0.1, gtol: float = 1e-10, maxiter: int = 5000, memory: int = 20,
-    eps: float = 0.0, backend: str = "numpy", max_seconds=None, max_bytes=None, callback=None):
+@public(
+    task=Instance(Task),
+    d=Int(min=1, max=2**40),
+    lam=Real(lo=0.0, lo_open=True),
+    layernorm=Bool(),
+    seed=Seed(),
+    W0=Array(ndim=2).or_none(),
+    U0=Array(ndim=2).or_none(),
+    init_scale=Real(lo=0.0, lo_open=True, hi=1e6),
+    gtol=Real(lo=0.0, lo_open=True),
+    maxiter=Int(min=1, max=10**9),
+    memory=Int(min=1, max=1000),
+    eps=Real(lo=0.0),
+    backend=_BACKEND,
+    max_seconds=_LIMIT,
+    max_bytes=_LIMIT,
+    callback=Anything("callable(it, R, grad_norm) or None"),
+    legacy_positional=("d", "lam", "layernorm"),
+)
+def minimize_true_risk(
+    task: Task,
+    *,
+    d: int,
+    lam,
+    layernorm: bool = False,
+    seed=None,
+    W0=None,
+    U0=None,
+    init_scale: float = 0.1,
+    gtol: float = 1e-10,
+    maxiter: int = 5000,
+    memory: int = 20,
+    eps: float = 0.0,
+    backend: str = "numpy",
+    max_seconds=None,
+    max_bytes=None,
+    callback=None,
+):
     """Minimize the exact true risk (5) — or (10) with ``layernorm`` — by L-BFGS.
 
     Each iteration uses the exact risk and gradient of :func:`fctheory.true_risk_grad`; the line
@@ -168,6 +200,24 @@ def minimize_true_risk(task: Task, *, d: int, lam, layernorm: bool = False, seed
     U : ndarray, shape (K, L·d)
     result : MinimizeResult
     """
+    _check_arguments(task, d, layernorm, W0, U0, callback)
+    sec = _check_memory(task, d, memory, backend, max_seconds, max_bytes)
+    rng = _as_rng(seed)
+    W = W0 if W0 is not None else init_scale * rng.standard_normal((d, task.n_w))
+    U = U0 if U0 is not None else init_scale * rng.standard_normal((task.K, task.L * d))
+    fg = _objective(task, d, lam, layernorm, eps, backend, max_seconds, max_bytes)
+    t0 = time.perf_counter()
+    x = np.concatenate([W.ravel(), U.ravel()])
+    f, g = _start_value(fg, x, W0, U0, init_scale)
+    message = "maximum number of iterations reached"
+    with np.errstate(over="ignore", invalid="ignore"):  # trial steps may overflow: rejected explicitly
+        it, x, f, g, history, message = lbfgs_iterate(
+            fg, x, f, g, [f], message, gtol, maxiter, memory, sec, t0, callback
+        )
+    return _result(fg, x, task, d, lam, gtol, (it, history, message, t0))
+
+
+def _check_arguments(task, d, layernorm, W0, U0, callback) -> None:
     if callback is not None and not callable(callback):
         fail("callback", callback, "must be callable (it, R, grad_norm) or None")
     if layernorm and d < 2:
@@ -177,55 +227,85 @@ def minimize_true_risk(task: Task, *, d: int, lam, layernorm: bool = False, seed
         fail("W0", W0, f"must have shape (d, n_w) = ({d}, {n_w}), got {W0.shape}")
     if U0 is not None and U0.shape != (K, L * d):
         fail("U0", U0, f"must have shape (K, L*d) = ({K}, {L * d}), got {U0.shape}")
-    # budget before anything is allocated: one evaluation, and the L-BFGS history (2·memory vectors)
+
+
+def _check_memory(task, d, memory, backend, max_seconds, max_bytes):
+    """Refuse, before anything is allocated, one evaluation or an L-BFGS history (2·memory vectors) beyond
+    the budget; returns the time budget in seconds (None: no limit)."""
     sec, byt = resolve_budget(max_seconds, max_bytes)
     _check_budget(_estimate(task, d, True, backend, byt, None), sec, byt, task)
-    n_x = d * n_w + K * L * d
+    n_x = d * task.n_w + task.K * task.L * d
     if byt is not None:
         check_work("memory", memory, bytes=8 * n_x * (2 * memory + 8), what="the L-BFGS history")
-    rng = _as_rng(seed)
-    W = W0 if W0 is not None else init_scale * rng.standard_normal((d, n_w))
-    U = U0 if U0 is not None else init_scale * rng.standard_normal((K, L * d))
-    nW = W.size
-    t0 = time.perf_counter()
-    nfev = 0
+    return sec
+
+
+def _objective(task, d, lam, layernorm, eps, backend, max_seconds, max_bytes):
+    """``fg(x, overflow)``: (R, ∇R, R₀) at the flattened (W, U) ``x``; ``fg.nfev`` counts its calls."""
+    K, L, n_w = task.K, task.L, task.n_w
+    nW = d * n_w
 
     def fg(x, overflow="inf"):
-        nonlocal nfev
-        nfev += 1
-        r = _evaluate(task, x[:nW].reshape(d, n_w), x[nW:].reshape(K, L * d), lam, layernorm,
-                      grad=True, eps=eps, backend=backend, progress=False,
-                      max_seconds=max_seconds, max_bytes=max_bytes, overflow=overflow)
-        from .._backend import to_numpy
-
+        fg.nfev += 1
+        r = _evaluate(
+            task,
+            x[:nW].reshape(d, n_w),
+            x[nW:].reshape(K, L * d),
+            lam,
+            layernorm,
+            grad=True,
+            eps=eps,
+            backend=backend,
+            progress=False,
+            max_seconds=max_seconds,
+            max_bytes=max_bytes,
+            overflow=overflow,
+        )
         g = np.concatenate([to_numpy(r.grad_W).ravel(), to_numpy(r.grad_U).ravel()])
         return r.R, g, r.R0
 
-    x = np.concatenate([W.ravel(), U.ravel()])
+    fg.nfev = 0
+    return fg
+
+
+def _start_value(fg, x, W0, U0, init_scale):
+    """(R, ∇R) at the starting point, which must be finite (an overflow names the argument that set it)."""
     try:
-        f, g, f0 = fg(x, overflow="raise")  # the start must be finite
+        f, g, _ = fg(x, overflow="raise")
     except FCTheoryError as exc:
         if "overflow" not in str(exc):
             raise
         name = "W0" if W0 is not None else "U0" if U0 is not None else "init_scale"
-        fail(name, {"W0": W0, "U0": U0, "init_scale": init_scale}[name],
-             f"the starting point is too large: {exc}")
-    history = [f]
-    message = "maximum number of iterations reached"
-    with np.errstate(over="ignore", invalid="ignore"):  # trial steps may overflow: rejected explicitly
-        it, x, f, g, history, message = _iterate(fg, x, f, g, history, message, gtol, maxiter, memory, sec, t0,
-                                                 callback)
+        fail(name, {"W0": W0, "U0": U0, "init_scale": init_scale}[name], f"the starting point is too large: {exc}")
+    return f, g
+
+
+def _result(fg, x, task, d, lam, gtol, run):
+    """The final (W, U, MinimizeResult), re-evaluated exactly at the last iterate."""
+    it, history, message, t0 = run
     f, g, f0 = fg(x, overflow="raise")
-    gn = _norm(g)
+    gn = safe_norm(g)
     if not (np.isfinite(f) and np.isfinite(gn)):
         fail("lam", lam, f"the minimization left float64 (R = {f!r}, |grad| = {gn!r}); the problem is badly scaled")
-    Wf, Uf = x[:nW].reshape(d, n_w).copy(), x[nW:].reshape(K, L * d).copy()
-    res = MinimizeResult(W=Wf, U=Uf, R=f, R0=f0, grad_norm=gn, success=gn <= gtol, message=message,
-                         nit=it, nfev=nfev, seconds=time.perf_counter() - t0, history=history)
+    nW = d * task.n_w
+    Wf, Uf = x[:nW].reshape(d, task.n_w).copy(), x[nW:].reshape(task.K, task.L * d).copy()
+    res = MinimizeResult(
+        W=Wf,
+        U=Uf,
+        R=f,
+        R0=f0,
+        grad_norm=gn,
+        success=gn <= gtol,
+        message=message,
+        nit=it,
+        nfev=fg.nfev,
+        seconds=time.perf_counter() - t0,
+        history=history,
+    )
     return Wf, Uf, res
 
 
-def _norm(g) -> float:
+def safe_norm(g) -> float:
     """‖g‖₂ without overflow of the squares (entries up to 1e308)."""
     m = float(np.max(np.abs(g))) if g.size else 0.0
     if m == 0.0 or not np.isfinite(m):
@@ -234,11 +314,19 @@ def _norm(g) -> float:
         return float(m * np.linalg.norm(g / m))
 
 
-def _iterate(fg, x, f, g, history, message, gtol, maxiter, memory, sec, t0, callback):
+def lbfgs_iterate(fg, x, f, g, history, message, gtol, maxiter, memory, sec, t0, callback):
+    """L-BFGS iterations (strong-Wolfe line search) from ``x`` with value ``f`` and gradient ``g``.
+
+    ``fg(x)`` returns ``(f, g, overflow)``. Stops when ``‖g‖ ≤ gtol``, after ``maxiter`` iterations, when
+    ``sec`` seconds have passed since ``t0`` (``sec=None``: no limit) or when the line search fails twice in
+    a row; ``message`` is the reason reported if the iteration limit is reached. Each accepted value is
+    appended to ``history`` and passed to ``callback(it, f, ‖g‖)``. Shared by the true-risk and the
+    empirical-risk minimisers. Returns ``(iterations, x, f, g, history, message)``.
+    """
     S, Yv, rho = [], [], []
     it = 0
     for it in range(1, maxiter + 1):
-        gn = _norm(g)
+        gn = safe_norm(g)
         if gn <= gtol:
             message = "gradient norm below gtol"
             it -= 1
@@ -280,5 +368,5 @@ def _iterate(fg, x, f, g, history, message, gtol, maxiter, memory, sec, t0, call
         f, g = f_new, g_new
         history.append(f)
         if callback is not None:
-            callback(it, f, _norm(g))
+            callback(it, f, safe_norm(g))
     return it, x, f, g, history, message

@@ -1,7 +1,9 @@
 """``fctheory.sweep(spec)``: run every point of a spec, resumably, on a process pool or a Dask cluster."""
+
 from __future__ import annotations
 
 import math
+import sys
 from dataclasses import replace
 
 from .._validate import Anything, Bool, Choice, Int, PathOut, public
@@ -32,8 +34,21 @@ def plan_points(spec) -> list:
     return out
 
 
-_CHEAP = {"tau", "tau_star", "lambda_trivial", "H", "H_prime", "H_star", "H_star_prime", "predict_type1",
-          "predict_type2", "predict_type3", "solve_type3", "lambda_max_type3", "predict"}
+_CHEAP = {
+    "tau",
+    "tau_star",
+    "lambda_trivial",
+    "H",
+    "H_prime",
+    "H_star",
+    "H_star_prime",
+    "predict_type1",
+    "predict_type2",
+    "predict_type3",
+    "solve_type3",
+    "lambda_max_type3",
+    "predict",
+}
 
 
 def _units(spec, todo: list, nworkers: int) -> list:
@@ -49,20 +64,75 @@ def _units(spec, todo: list, nworkers: int) -> list:
             # at least one batch per worker when the group is large enough, at most max_batch runs each
             n = max(math.ceil(len(items) / spec.max_batch), min(nworkers, len(items)))
             size = math.ceil(len(items) / n)
-            units += [("batch", items[i:i + size]) for i in range(0, len(items), size)]
+            units += [("batch", items[i : i + size]) for i in range(0, len(items), size)]
         return units
     # closed-form predictors take about a millisecond a point: chunks of >= 256 (a process start costs seconds)
     least = 256 if spec.target in _CHEAP else 1
     size = spec.chunk or max(least, min(max(64, least), math.ceil(len(todo) / (4 * nworkers))))
-    return [("points", todo[i:i + size]) for i in range(0, len(todo), size)]
+    return [("points", todo[i : i + size]) for i in range(0, len(todo), size)]
 
 
-@public(spec=Anything("a TOML path, a dict or a SweepSpec"), executor=Choice("local", "dask").or_none(),
-        workers=Int(min=1, max=4096).or_none(), address=Anything("a dask scheduler address or None"),
-        client=Anything("a dask.distributed Client or None"), output=PathOut(dir=True).or_none(),
-        max_points=Int(min=0, max=10**7).or_none(), progress=Bool().or_none(), retry_errors=Bool())
-def sweep(spec, *, executor=None, workers=None, address=None, client=None, output=None, max_points=None,
-          progress=None, retry_errors=False):
+def _overridden(s, executor, workers, address):
+    """The spec with the call's executor, workers and scheduler address, where given."""
+    if address is not None:
+        s = replace(s, executor="dask", address=address)
+    if executor is not None:
+        s = replace(s, executor=executor)
+    if workers is not None:
+        s = replace(s, workers=workers)
+    return s
+
+
+def _todo(store, pts: list, order: dict, retry_errors: bool) -> list:
+    """The points not yet in the output (points whose row records an error count as done unless retried)."""
+    old = store.existing()
+    done = set()
+    if len(old):
+        ok = old["status"].isin(["ok"] if retry_errors else ["ok", "error"])
+        done = set(old.loc[ok, "point_id"]) & set(order)
+    return [(pid, p) for pid, p in pts if pid not in done]
+
+
+def _progress_bar(show: bool, s, n_points: int, n_todo: int):
+    """A tqdm bar over the sweep's points (those already done counted as done), or None."""
+    if not (show and n_todo):
+        return None
+    from tqdm.auto import tqdm  # noqa: PLC0415 - optional progress bar, loaded when shown
+
+    return tqdm(total=n_points, initial=n_points - n_todo, unit="point", desc=s.name or s.target, dynamic_ncols=True)
+
+
+def _table(s, store, new_rows: list):
+    """Every finished row: the consolidated output folder, or this call's rows without an output."""
+    if s.output is None:
+        return _pd().DataFrame(new_rows)
+    store.consolidate(store.existing())
+    return store.existing()
+
+
+@public(
+    spec=Anything("a TOML path, a dict or a SweepSpec"),
+    executor=Choice("local", "dask").or_none(),
+    workers=Int(min=1, max=4096).or_none(),
+    address=Anything("a dask scheduler address or None"),
+    client=Anything("a dask.distributed Client or None"),
+    output=PathOut(dir=True).or_none(),
+    max_points=Int(min=0, max=10**7).or_none(),
+    progress=Bool().or_none(),
+    retry_errors=Bool(),
+)
+def sweep(
+    spec,
+    *,
+    executor=None,
+    workers=None,
+    address=None,
+    client=None,
+    output=None,
+    max_points=None,
+    progress=None,
+    retry_errors=False,
+):
     """Run a sweep: every point of ``spec``, skipping those already in its output; return the table.
 
     Parameters
@@ -97,35 +167,15 @@ def sweep(spec, *, executor=None, workers=None, address=None, client=None, outpu
         ``batch_size``, ``versions``. ``table.attrs["complete"]`` tells whether every point is
         there; ``table.attrs["ran"]`` how many ran in this call.
     """
-    pd = _pd()
-    s = load_spec(spec, output=output)
-    if address is not None:
-        s = replace(s, executor="dask", address=address)
-    if executor is not None:
-        s = replace(s, executor=executor)
-    if workers is not None:
-        s = replace(s, workers=workers)
+    _pd()  # pandas is needed for the table: refused before any work
+    s = _overridden(load_spec(spec, output=output), executor, workers, address)
     pts = plan_points(s)
     order = {pid: i for i, (pid, _) in enumerate(pts)}
     store = ResultStore(s.output)
     store.write_spec(s.to_dict())
-    old = store.existing()
-    done = set()
-    if len(old):
-        ok = old["status"].isin(["ok"] if retry_errors else ["ok", "error"])
-        done = set(old.loc[ok, "point_id"]) & set(order)
-    todo = [(pid, p) for pid, p in pts if pid not in done]
+    todo = _todo(store, pts, order, retry_errors)
     new_rows: list = []
-    if progress is None:
-        import sys  # noqa: PLC0415
-
-        progress = sys.stderr.isatty()
-    bar = None
-    if progress and todo:
-        from tqdm.auto import tqdm  # noqa: PLC0415
-
-        bar = tqdm(total=len(pts), initial=len(pts) - len(todo), unit="point", desc=s.name or s.target,
-                   dynamic_ncols=True)
+    bar = _progress_bar(sys.stderr.isatty() if progress is None else progress, s, len(pts), len(todo))
     ex = make_executor(s, client)
     try:
         if todo and (max_points is None or max_points > 0):
@@ -142,12 +192,7 @@ def sweep(spec, *, executor=None, workers=None, address=None, client=None, outpu
         store.flush()  # whatever finished is on disk, also on Ctrl-C
         if bar is not None:
             bar.close()
-    if s.output is not None:
-        every = store.existing()
-        store.consolidate(every)
-        table = store.existing()
-    else:
-        table = pd.DataFrame(new_rows)
+    table = _table(s, store, new_rows)
     if len(table):
         table = table[table["point_id"].isin(order)].copy()
         table["_order"] = table["point_id"].map(order)

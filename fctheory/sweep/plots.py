@@ -13,6 +13,7 @@
   inputs ``x``, ``y`` coloured by ``z``.
 * ``"auto"`` — chosen from the table's target and columns.
 """
+
 from __future__ import annotations
 
 import math
@@ -22,6 +23,8 @@ import numpy as np
 
 from .._plot import pyplot
 from .._validate import Anything, Choice, PathOut, fail, public
+from ..tau import lambda_trivial
+from ..type3 import lambda_max_type3
 
 __all__ = ["plot", "KINDS"]
 
@@ -60,7 +63,6 @@ def _first_value(table, col, default=None):
 
 
 def _plot_tau(table, ax_fig):
-    from ..tau import lambda_trivial  # noqa: PLC0415
 
     fig, ax = ax_fig
     t = _ok(table)
@@ -101,7 +103,6 @@ def _edges(v):
 
 
 def _plot_type3(table, fig_axes):
-    from ..type3 import lambda_max_type3  # noqa: PLC0415
 
     fig, (ax1, ax2) = fig_axes
     _need(table, ["zipf", "lam"], "type3")
@@ -113,8 +114,12 @@ def _plot_type3(table, fig_axes):
         a = sub["zipf"].to_numpy(float)
         cmap = _plt().get_cmap("plasma")
         for b in range(R.shape[1]):
-            ax1.plot(a, R[:, b], color=cmap(b / max(R.shape[1] - 1, 1)), label=f"β = {b + 1}" if R.shape[1] <= 8
-                     or b in (0, R.shape[1] - 1) else None)
+            ax1.plot(
+                a,
+                R[:, b],
+                color=cmap(b / max(R.shape[1] - 1, 1)),
+                label=f"β = {b + 1}" if R.shape[1] <= 8 or b in (0, R.shape[1] - 1) else None,
+            )
         ax1.legend(fontsize=8)
     ax1.set_xlabel("Zipf exponent a (μ_β ∝ β^−a)")
     ax1.set_ylabel("word norm r_β")
@@ -162,8 +167,9 @@ def _plot_collapse(table, fig_axes):
                 continue
             g = sub.groupby("n_spl")[col]
             m, s = g.mean(), g.std().fillna(0.0)
-            ax.errorbar(m.index.to_numpy(float), m.to_numpy(float), yerr=s.to_numpy(float), fmt=style, capsize=3,
-                        label=name)
+            ax.errorbar(
+                m.index.to_numpy(float), m.to_numpy(float), yerr=s.to_numpy(float), fmt=style, capsize=3, label=name
+            )
     from matplotlib.ticker import NullFormatter  # noqa: PLC0415
 
     xs = np.sort(ok["n_spl"].unique().astype(float))
@@ -182,9 +188,16 @@ def _plot_collapse(table, fig_axes):
     ax2.legend()
 
 
-@public(table=Anything("a pandas DataFrame from fctheory.sweep / read_table"), path=PathOut(),
-        kind=Choice(*KINDS), x=Anything("a column name or None"), y=Anything("a column name or None"),
-        hue=Anything("a column name or None"), z=Anything("a column name or None"), legacy_positional=("kind",))
+@public(
+    table=Anything("a pandas DataFrame from fctheory.sweep / read_table"),
+    path=PathOut(),
+    kind=Choice(*KINDS),
+    x=Anything("a column name or None"),
+    y=Anything("a column name or None"),
+    hue=Anything("a column name or None"),
+    z=Anything("a column name or None"),
+    legacy_positional=("kind",),
+)
 def plot(table, path, *, kind="auto", x=None, y=None, hue=None, z=None):
     """Draw a phase diagram (or a generic line / heat map) of a sweep table into ``path``.
 
@@ -223,8 +236,9 @@ def plot(table, path, *, kind="auto", x=None, y=None, hue=None, z=None):
         else:
             fig, ax = plt.subplots(figsize=(7, 5))
             ok = _ok(table)
-            inputs = [c for c in ok.columns if c not in ("point_id", "status", "error", "wall_time", "batch_size",
-                                                         "versions")]
+            inputs = [
+                c for c in ok.columns if c not in ("point_id", "status", "error", "wall_time", "batch_size", "versions")
+            ]
             if kind == "line":
                 xx = x or next((c for c in inputs if ok[c].nunique() > 1), inputs[0])
                 yy = y or ("value" if "value" in ok.columns else None)
@@ -244,8 +258,12 @@ def plot(table, path, *, kind="auto", x=None, y=None, hue=None, z=None):
                 if not (x and y and z):
                     fail("z", z, "the heatmap needs x, y and z column names")
                 piv = ok.pivot_table(index=y, columns=x, values=z, aggfunc="mean").sort_index().sort_index(axis=1)
-                mesh = ax.pcolormesh(_edges(piv.columns.to_numpy(float)), _edges(piv.index.to_numpy(float)),
-                                     piv.to_numpy(float), shading="flat")
+                mesh = ax.pcolormesh(
+                    _edges(piv.columns.to_numpy(float)),
+                    _edges(piv.index.to_numpy(float)),
+                    piv.to_numpy(float),
+                    shading="flat",
+                )
                 fig.colorbar(mesh, ax=ax, label=z)
                 ax.set_xlabel(x)
                 ax.set_ylabel(y)

@@ -29,6 +29,7 @@ Every point is a dict of parameters; its id is a stable hash of the target and t
 so re-running a spec skips the points already in the output and a seed is attached to a point,
 not to the order in which points run.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -37,22 +38,43 @@ import json
 import math
 import numbers
 import os
-from dataclasses import dataclass, field
+import tomllib
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from .._validate import Anything, PathIn, fail, public, result_type
+from .._validate import Anything, Bool, Choice, Instance, Int, PathIn, PathOut, fail, public, result_type
+from .plots import KINDS
+from .targets import check_params, resolve_target
 
 __all__ = ["SweepSpec", "load_spec", "point_id"]
 
-_TOP_KEYS = {"target", "output", "executor", "workers", "address", "seeds", "batch", "max_batch", "fixed", "grid",
-             "random", "chunk", "name", "description", "plot"}
+_TOP_KEYS = {
+    "target",
+    "output",
+    "executor",
+    "workers",
+    "address",
+    "seeds",
+    "batch",
+    "max_batch",
+    "fixed",
+    "grid",
+    "random",
+    "chunk",
+    "name",
+    "description",
+    "plot",
+}
 _DISTS = {"uniform", "log_uniform", "int_uniform", "choice"}
 
 
 def _scalar_ok(v) -> bool:
-    return v is None or isinstance(v, (bool, str, numbers.Real)) or (
-        isinstance(v, list) and all(isinstance(x, (numbers.Real, str)) and not isinstance(x, bool) for x in v))
+    return (
+        v is None
+        or isinstance(v, (bool, str, numbers.Real))
+        or (isinstance(v, list) and all(isinstance(x, (numbers.Real, str)) and not isinstance(x, bool) for x in v))
+    )
 
 
 def _norm(v):
@@ -66,8 +88,12 @@ def _norm(v):
 
 def point_id(target: str, params: dict) -> str:
     """Stable id of a point: the first 16 hex digits of SHA-256 of (target, sorted parameters)."""
-    blob = json.dumps({"target": target, "params": {k: _norm(v) for k, v in params.items()}}, sort_keys=True,
-                      separators=(",", ":"), allow_nan=True)
+    blob = json.dumps(
+        {"target": target, "params": {k: _norm(v) for k, v in params.items()}},
+        sort_keys=True,
+        separators=(",", ":"),
+        allow_nan=True,
+    )
     return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
 
@@ -129,10 +155,21 @@ class SweepSpec:
         return out
 
     def to_dict(self) -> dict:
-        return {"target": self.target, "fixed": self.fixed, "grid": self.grid, "random": self.random,
-                "output": self.output, "executor": self.executor, "workers": self.workers, "address": self.address,
-                "batch": self.batch, "max_batch": self.max_batch, "chunk": self.chunk, "name": self.name,
-                "plot": self.plot}
+        return {
+            "target": self.target,
+            "fixed": self.fixed,
+            "grid": self.grid,
+            "random": self.random,
+            "output": self.output,
+            "executor": self.executor,
+            "workers": self.workers,
+            "address": self.address,
+            "batch": self.batch,
+            "max_batch": self.max_batch,
+            "chunk": self.chunk,
+            "name": self.name,
+            "plot": self.plot,
+        }
 
 
 def _draw_random(rnd: dict) -> list:
@@ -143,7 +180,7 @@ def _draw_random(rnd: dict) -> list:
     params = {k: v for k, v in rnd.items() if k not in ("n", "seed")}
     cols = {}
     for name in sorted(params):  # sorted: the draw does not depend on the order of the TOML keys
-        (dist, arg), = params[name].items()
+        ((dist, arg),) = params[name].items()
         if dist == "uniform":
             cols[name] = rng.uniform(arg[0], arg[1], n).tolist()
         elif dist == "log_uniform":
@@ -155,129 +192,142 @@ def _draw_random(rnd: dict) -> list:
     return [{k: cols[k][i] for k in params} for i in range(n)]
 
 
-def _check_spec_dict(d: dict, base: str | None) -> SweepSpec:
+# the scalar settings of a spec: their kinds and defaults (in the order they are checked)
+_SCALARS = {
+    "executor": (Choice("local", "dask"), "local"),
+    "workers": (Int(min=1, max=4096).or_none(), None),
+    "batch": (Bool(), True),
+    "max_batch": (Int(min=1, max=4096), 64),
+    "chunk": (Int(min=1, max=10**6).or_none(), None),
+    "name": (Instance(str, label="string"), ""),
+    "plot": (Choice(*KINDS).or_none(), None),
+}
+_SEED = Int(min=0, max=2**63 - 1)
+
+
+def _check_target(d) -> str:
     if not isinstance(d, dict):
         fail("spec", d, "must be a table (dict) of sweep settings")
     for k in d:
         if k not in _TOP_KEYS:
             fail(k, d[k], f"is not a sweep setting; known keys are {sorted(_TOP_KEYS)}")
     if "target" not in d:
-        fail("target", None, "is required (e.g. target = \"train\" or \"tau\")")
+        fail("target", None, 'is required (e.g. target = "train" or "tau")')
     target = d["target"]
     if not isinstance(target, str) or not target:
         fail("target", target, "must be a target name or 'package.module:function'")
-    from .targets import resolve_target  # noqa: PLC0415
-
     resolve_target(target)  # unknown names fail here, naming the key
+    return target
+
+
+def _check_fixed_and_grid(d) -> tuple[dict, dict]:
     fixed = d.get("fixed", {})
     if not isinstance(fixed, dict):
         fail("fixed", fixed, "must be a table of parameter = value")
     for k, v in fixed.items():
         if not _scalar_ok(v):
             fail(f"fixed.{k}", v, "must be a number, string, boolean or a list of numbers/strings")
-    grid = dict(d.get("grid", {}))
     if not isinstance(d.get("grid", {}), dict):
         fail("grid", d.get("grid"), "must be a table of parameter = [values]")
+    grid = dict(d.get("grid", {}))
     for k, v in grid.items():
         if not isinstance(v, list) or not v:
             fail(f"grid.{k}", v, "must be a non-empty list of values")
-        for x in v:
-            if not _scalar_ok(x):
-                fail(f"grid.{k}", v, "values must be numbers, strings, booleans or lists of numbers")
-    if "seeds" in d:
-        s = d["seeds"]
-        if isinstance(s, bool) or not (isinstance(s, int) or (isinstance(s, list) and s)):
+        if not all(_scalar_ok(x) for x in v):
+            fail(f"grid.{k}", v, "values must be numbers, strings, booleans or lists of numbers")
+    return fixed, grid
+
+
+def _check_seeds(s, grid: dict, fixed: dict) -> list:
+    """``seeds = n`` (seeds 0…n−1) or a non-empty list of seeds, as the list of seeds."""
+    if isinstance(s, list):
+        if not s:
             fail("seeds", s, "must be a count n (seeds 0…n−1) or a non-empty list of integers")
-        seeds = list(range(s)) if isinstance(s, int) else s
-        if isinstance(s, int) and not 1 <= s <= 10**6:
-            fail("seeds", s, "must be between 1 and 10**6")
-        for x in seeds:
-            if isinstance(x, bool) or not isinstance(x, int) or not 0 <= x <= 2**63 - 1:
-                fail("seeds", s, "entries must be integers in [0, 2**63 - 1]")
-        if "seed" in grid or "seed" in fixed:
-            fail("seeds", s, "conflicts with a 'seed' parameter in [grid] or [fixed]; give the seeds once")
-        grid["seed"] = seeds
-    rnd = d.get("random", {})
+        seeds = [_SEED("seeds", x) for x in s]
+    else:
+        seeds = list(range(Int(min=1, max=10**6)("seeds", s)))
+    if "seed" in grid or "seed" in fixed:
+        fail("seeds", s, "conflicts with a 'seed' parameter in [grid] or [fixed]; give the seeds once")
+    return seeds
+
+
+def _check_distribution(k: str, v) -> None:
+    """One ``[random]`` parameter: ``{dist = [...]}``."""
+    if not isinstance(v, dict) or len(v) != 1 or next(iter(v)) not in _DISTS:
+        fail(f"random.{k}", v, f"must be {{dist = [...]}} with dist one of {sorted(_DISTS)}")
+    ((dist, arg),) = v.items()
+    where = f"random.{k}.{dist}"
+    if not isinstance(arg, list) or not arg:
+        fail(where, arg, "must be a non-empty list")
+    if dist == "choice":
+        return
+    finite = all(isinstance(a, numbers.Real) and not isinstance(a, bool) and math.isfinite(a) for a in arg)
+    if not (len(arg) == 2 and finite and arg[0] <= arg[1]):
+        fail(where, arg, "must be [low, high] with finite low <= high")
+    if dist == "log_uniform" and arg[0] <= 0:
+        fail(where, arg, "bounds must be > 0")
+    if dist == "int_uniform" and not all(float(a).is_integer() for a in arg):
+        fail(where, arg, "bounds must be integers")
+
+
+def _check_random(rnd, grid: dict, fixed: dict) -> dict:
     if not isinstance(rnd, dict):
         fail("random", rnd, "must be a table with n, seed and parameter = {distribution = [...]}")
-    if rnd:
-        n = rnd.get("n")
-        if isinstance(n, bool) or not isinstance(n, int) or not 1 <= n <= 10**7:
-            fail("random.n", n, "must be an integer in [1, 10**7] (the number of random points)")
-        rs = rnd.get("seed", 0)
-        if isinstance(rs, bool) or not isinstance(rs, int) or not 0 <= rs <= 2**63 - 1:
-            fail("random.seed", rs, "must be an integer in [0, 2**63 - 1]")
-        for k, v in rnd.items():
-            if k in ("n", "seed"):
-                continue
-            if not isinstance(v, dict) or len(v) != 1 or next(iter(v)) not in _DISTS:
-                fail(f"random.{k}", v, f"must be {{dist = [...]}} with dist one of {sorted(_DISTS)}")
-            (dist, arg), = v.items()
-            if not isinstance(arg, list) or not arg:
-                fail(f"random.{k}.{dist}", arg, "must be a non-empty list")
-            if dist != "choice":
-                ok = len(arg) == 2 and all(isinstance(a, numbers.Real) and not isinstance(a, bool)
-                                           and math.isfinite(a) for a in arg) and arg[0] <= arg[1]
-                if not ok:
-                    fail(f"random.{k}.{dist}", arg, "must be [low, high] with finite low <= high")
-                if dist == "log_uniform" and arg[0] <= 0:
-                    fail(f"random.{k}.{dist}", arg, "bounds must be > 0")
-                if dist == "int_uniform" and not all(float(a).is_integer() for a in arg):
-                    fail(f"random.{k}.{dist}", arg, "bounds must be integers")
-            if k in grid or k in fixed:
-                fail(f"random.{k}", v, "is also in [grid] or [fixed]; give each parameter once")
-    for k in grid:
-        if k in fixed:
-            fail(f"grid.{k}", grid[k], "is also in [fixed]; give each parameter once")
-    executor = d.get("executor", "local")
-    if executor not in ("local", "dask"):
-        fail("executor", executor, "must be 'local' or 'dask'")
-    workers = d.get("workers")
-    if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int) or not 1 <= workers <= 4096):
-        fail("workers", workers, "must be an integer in [1, 4096]")
+    if not rnd:
+        return {}
+    rnd = dict(rnd, n=Int(min=1, max=10**7)("random.n", rnd.get("n")))
+    if "seed" in rnd:
+        rnd["seed"] = _SEED("random.seed", rnd["seed"])
+    for k, v in rnd.items():
+        if k in ("n", "seed"):
+            continue
+        _check_distribution(k, v)
+        if k in grid or k in fixed:
+            fail(f"random.{k}", v, "is also in [grid] or [fixed]; give each parameter once")
+    return rnd
+
+
+def _check_output(d, base: str | None, executor: str) -> tuple:
+    """The dask scheduler address and the output folder (relative to ``base``, the spec file's folder)."""
     address = d.get("address")
     if address is not None and (not isinstance(address, str) or not address):
         fail("address", address, "must be a dask scheduler address such as 'tcp://host:8786'")
     if address is not None and executor != "dask":
         fail("address", address, "is only used with executor = 'dask'")
-    batch = d.get("batch", True)
-    if not isinstance(batch, bool):
-        fail("batch", batch, "must be true or false")
-    mb = d.get("max_batch", 64)
-    if isinstance(mb, bool) or not isinstance(mb, int) or not 1 <= mb <= 4096:
-        fail("max_batch", mb, "must be an integer in [1, 4096]")
-    chunk = d.get("chunk")
-    if chunk is not None and (isinstance(chunk, bool) or not isinstance(chunk, int) or not 1 <= chunk <= 10**6):
-        fail("chunk", chunk, "must be an integer in [1, 10**6]")
     output = d.get("output")
     if output is not None:
         if not isinstance(output, str) or not output:
             fail("output", output, "must be a folder path")
         if base is not None and not os.path.isabs(output):
             output = os.path.join(base, output)
-    name = d.get("name", "")
-    if not isinstance(name, str):
-        fail("name", name, "must be a string")
-    plot = d.get("plot")
-    if plot is not None:
-        from .plots import KINDS  # noqa: PLC0415
+    return address, output
 
-        if plot not in KINDS:
-            fail("plot", plot, f"must be one of {list(KINDS)}")
-    spec = SweepSpec(target=target, fixed=dict(fixed), grid=grid, random=dict(rnd), output=output, executor=executor,
-                     workers=workers, address=address, batch=batch, max_batch=mb, chunk=chunk, name=name, plot=plot)
+
+def _check_spec_dict(d: dict, base: str | None) -> SweepSpec:
+    target = _check_target(d)
+    fixed, grid = _check_fixed_and_grid(d)
+    if "seeds" in d:
+        grid["seed"] = _check_seeds(d["seeds"], grid, fixed)
+    rnd = _check_random(d.get("random", {}), grid, fixed)
+    for k in grid:
+        if k in fixed:
+            fail(f"grid.{k}", grid[k], "is also in [fixed]; give each parameter once")
+    scalars = {key: kind(key, d.get(key, default)) for key, (kind, default) in _SCALARS.items()}
+    address, output = _check_output(d, base, scalars["executor"])
+    spec = SweepSpec(target=target, fixed=dict(fixed), grid=grid, random=rnd, output=output, address=address, **scalars)
     n = math.prod(len(v) for v in grid.values()) * (rnd["n"] if rnd else 1)
     if n > 10**7:
         fail("grid", {k: len(v) for k, v in grid.items()}, f"gives {n} points; a sweep holds at most 10**7")
-    from .targets import check_params  # noqa: PLC0415
-
     # every parameter must be one the target takes (checked on one point per distinct key set)
     check_params(target, spec)
     return spec
 
 
-@public(spec=Anything("a path to a TOML file, a dict, or a SweepSpec"),
-        output=Anything("a folder path overriding the spec's output, or None"), legacy_positional=("output",))
+@public(
+    spec=Anything("a path to a TOML file, a dict, or a SweepSpec"),
+    output=Anything("a folder path overriding the spec's output, or None"),
+    legacy_positional=("output",),
+)
 def load_spec(spec, *, output=None):
     """Read and validate a sweep specification.
 
@@ -304,8 +354,6 @@ def load_spec(spec, *, output=None):
     elif isinstance(spec, dict):
         s = _check_spec_dict(spec, None)
     elif isinstance(spec, (str, os.PathLike)):
-        import tomllib  # noqa: PLC0415
-
         path = PathIn()("spec", spec)
         try:
             with open(path, "rb") as f:
@@ -318,8 +366,5 @@ def load_spec(spec, *, output=None):
     else:
         fail("spec", spec, "must be a path to a TOML file, a dict or a SweepSpec")
     if output is not None:
-        from .._validate import PathOut  # noqa: PLC0415
-        from dataclasses import replace  # noqa: PLC0415
-
         s = replace(s, output=PathOut(dir=True)("output", output))
     return s

@@ -10,6 +10,7 @@ Every file is written to a temporary name and renamed into place (``os.replace``
 sweep leaves whole part files only; the next run reads ``results.parquet`` and every part, skips
 the points whose id is already there, and consolidates.
 """
+
 from __future__ import annotations
 
 import glob
@@ -20,7 +21,7 @@ import uuid
 
 import numpy as np
 
-from .._files import atomic_path
+from .._files import atomic_path, write_json
 from .._validate import PathIn, fail, public
 
 __all__ = ["read_table", "ResultStore"]
@@ -72,14 +73,18 @@ class ResultStore:
             return pd.DataFrame()
         frames = []
         main = os.path.join(self.folder, "results.parquet")
-        files = ([main] if os.path.exists(main) else []) + sorted(glob.glob(os.path.join(self.folder, "parts",
-                                                                                           "part-*.parquet")))
+        files = ([main] if os.path.exists(main) else []) + sorted(
+            glob.glob(os.path.join(self.folder, "parts", "part-*.parquet"))
+        )
         for f in files:
             try:
                 frames.append(pd.read_parquet(f))
             except Exception as exc:  # noqa: BLE001 - a damaged file is named, not silently skipped
-                fail("output", self.folder, f"holds an unreadable table file {os.path.basename(f)} ({exc}); "
-                                            "remove it to recompute its points")
+                fail(
+                    "output",
+                    self.folder,
+                    f"holds an unreadable table file {os.path.basename(f)} ({exc}); remove it to recompute its points",
+                )
         if not frames:
             return pd.DataFrame()
         df = pd.concat(frames, ignore_index=True)
@@ -116,7 +121,6 @@ class ResultStore:
     def write_spec(self, spec_dict: dict):
         if self.folder is None:
             return
-        from .._files import write_json  # noqa: PLC0415
 
         write_json(os.path.join(self.folder, "spec.json"), spec_dict)
 

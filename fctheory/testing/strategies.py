@@ -9,6 +9,7 @@ NC-metric features are samples as rows (N×d).
 
 Reference: docs/testing-api.md.
 """
+
 from __future__ import annotations
 
 import math
@@ -19,10 +20,21 @@ from hypothesis import strategies as st
 
 from .._budget import check_work
 from .._validate import Bool, Choice, Instance, Int, Prob, Real, check_mu, fail, public, result_type
+from ..configurations import type1_configuration, type2_configuration, type3_configuration
 from ..task import Task
+from ..tau import lambda_trivial
+from ..type3 import lambda_max_type3
 
-__all__ = ["tasks", "word_distributions", "predictor_params", "weights", "configurations",
-           "labels_and_features", "Configuration", "PREDICTORS"]
+__all__ = [
+    "tasks",
+    "word_distributions",
+    "predictor_params",
+    "weights",
+    "configurations",
+    "labels_and_features",
+    "Configuration",
+    "PREDICTORS",
+]
 
 _SEEDS = st.integers(0, 2**32 - 1)
 _LN_FLOAT_MAX = math.log(np.finfo(np.float64).max)  # 709.78...
@@ -177,9 +189,17 @@ def _task(draw, full, n_c, s_c, L, max_K, mu, max_n_c, max_s_c, max_L):
     return Task.random(nc, s, ll, K, mu=law, seed=draw(_SEEDS))
 
 
-@public(full=Bool().or_none(), n_c=Int(min=2, max=1000).or_none(), s_c=Int(min=1, max=10**5).or_none(),
-        L=Int(min=1, max=1000).or_none(), max_K=Int(min=1, max=10**5), mu=Prob().or_none(),
-        max_n_c=Int(min=2, max=1000), max_s_c=Int(min=1, max=10**5), max_L=Int(min=1, max=1000))
+@public(
+    full=Bool().or_none(),
+    n_c=Int(min=2, max=1000).or_none(),
+    s_c=Int(min=1, max=10**5).or_none(),
+    L=Int(min=1, max=1000).or_none(),
+    max_K=Int(min=1, max=10**5),
+    mu=Prob().or_none(),
+    max_n_c=Int(min=2, max=1000),
+    max_s_c=Int(min=1, max=10**5),
+    max_L=Int(min=1, max=1000),
+)
 def tasks(*, full=None, n_c=None, s_c=None, L=None, max_K=64, mu=None, max_n_c=4, max_s_c=3, max_L=3):
     """Strategy for :class:`~fctheory.Task` objects: full latent sets and random latent sets.
 
@@ -221,22 +241,31 @@ def tasks(*, full=None, n_c=None, s_c=None, L=None, max_K=64, mu=None, max_n_c=4
     if isinstance(mu, np.ndarray) and mu.ndim != 1:
         fail("mu", mu, "must be one law (a vector), not a batch")
     s = mu.shape[-1] if isinstance(mu, np.ndarray) else (s_c if s_c is not None else max_s_c)
-    check_work("max_K", max_K, bytes=8 * (max_K * (L or max_L) + 2 * (n_c or max_n_c) * s),
-               what="fctheory.testing.tasks")
+    check_work(
+        "max_K", max_K, bytes=8 * (max_K * (L or max_L) + 2 * (n_c or max_n_c) * s), what="fctheory.testing.tasks"
+    )
     if full:
         lo_nc = n_c if n_c is not None else 2
         lo_L = L if L is not None else 1
         if not _power_le(lo_nc, lo_L, max_K):
-            fail("max_K", max_K, f"is below n_c**L = {lo_nc}**{lo_L}: no full task fits (raise max_K or "
-                                 "lower n_c, L)")
+            fail("max_K", max_K, f"is below n_c**L = {lo_nc}**{lo_L}: no full task fits (raise max_K or lower n_c, L)")
     return _task(full, n_c, s_c, L, max_K, mu, max_n_c, max_s_c, max_L)
 
 
 # =====================================================================================================
 # Predictor parameters
 # =====================================================================================================
-PREDICTORS = ("tau", "predict_type1", "lambda_trivial", "tau_star", "predict_type2", "solve_type3",
-              "predict_type3", "lambda_max_type3", "type3")
+PREDICTORS = (
+    "tau",
+    "predict_type1",
+    "lambda_trivial",
+    "tau_star",
+    "predict_type2",
+    "solve_type3",
+    "predict_type3",
+    "lambda_max_type3",
+    "type3",
+)
 _DOMAINS = ("valid", "precision", "moderate")
 
 
@@ -249,16 +278,24 @@ def _K_for(draw, n_c: int, L: int, cap_log: float):
     else:
         top = math.floor(math.exp(min(cap_log, 709.0)))  # below n_c^L
     which = draw(st.sampled_from(["between", "one", "all"]))
-    K = 1 if which == "one" else top if which == "all" else \
-        min(top, max(1, math.floor(math.exp(draw(st.floats(0.0, 1.0)) * min(logN, cap_log, 709.0)))))
+    K = (
+        1
+        if which == "one"
+        else top
+        if which == "all"
+        else min(top, max(1, math.floor(math.exp(draw(st.floats(0.0, 1.0)) * min(logN, cap_log, 709.0)))))
+    )
     return int(K) if K < 2**53 else float(K)
 
 
 def _lam_below(draw, lam_edge: float, lo_rel: float, *, near: bool):
     """λ in (0, lam_edge): log-uniform over [lo_rel, 0.99]·lam_edge, or (near=True) just below the edge."""
     if near and draw(st.booleans()):
-        gap = draw(st.sampled_from([1e-12, 1e-9, 1e-6, 1e-3])) if draw(st.booleans()) else \
-            10 ** draw(st.floats(-6.0, -0.5))
+        gap = (
+            draw(st.sampled_from([1e-12, 1e-9, 1e-6, 1e-3]))
+            if draw(st.booleans())
+            else 10 ** draw(st.floats(-6.0, -0.5))
+        )
         return lam_edge * (1 - gap)
     return lam_edge * 10 ** draw(st.floats(math.log10(lo_rel), math.log10(0.99)))
 
@@ -282,13 +319,15 @@ def _theorem1(draw, domain, with_lam=True):
     out = dict(n_c=n_c, n_w=n_c * s_c, L=L, K=K)
     if not with_lam:
         return out
-    from ..tau import lambda_trivial
 
     lam0 = float(lambda_trivial(**out))
     side = draw(st.sampled_from(["below", "above"]))
     if domain == "moderate":
-        lam = _lam_below(draw, lam0, 1e-6, near=False) if side == "below" else \
-            lam0 * 10 ** draw(st.floats(math.log10(1.01), 1.0))
+        lam = (
+            _lam_below(draw, lam0, 1e-6, near=False)
+            if side == "below"
+            else lam0 * 10 ** draw(st.floats(math.log10(1.01), 1.0))
+        )
     elif domain == "precision":
         lam = _lam_below(draw, lam0, 1e-12, near=True) if side == "below" else lam0 * 10 ** draw(st.floats(0.0, 2.0))
         lam = min(max(lam, 1e-12), 1e3)
@@ -320,8 +359,11 @@ def _theorem3(draw, domain, predict):
         if domain == "precision":
             lam = 10 ** draw(st.floats(-12.0, 3.0))
         else:
-            lam = draw(st.one_of(st.floats(-12.0, 3.0).map(lambda x: 10**x),
-                                 st.sampled_from([5e-324, 1e-300, 1e-100, 1e100, 1e300])))
+            lam = draw(
+                st.one_of(
+                    st.floats(-12.0, 3.0).map(lambda x: 10**x), st.sampled_from([5e-324, 1e-300, 1e-100, 1e100, 1e300])
+                )
+            )
     out = dict(n_c=n_c, L=L, K=K, d=d, lam=float(lam))
     if predict and draw(st.booleans()):
         out["n_w"] = n_c * draw(st.integers(1, 100))
@@ -344,7 +386,6 @@ def _theorem2(draw, domain, with_lam=True):
     out = dict(mu=mu, n_c=n_c, L=L)
     if not with_lam:
         return out
-    from ..type3 import lambda_max_type3
 
     lmax = float(lambda_max_type3(**out))
     if domain == "moderate":
@@ -373,15 +414,15 @@ def predictor_params(name, *, domain="valid"):
         n_w, and always d >= n_c, the type-II builder's rule), ``"solve_type3"``/``"type3"``,
         ``"predict_type3"``, ``"lambda_max_type3"`` (Theorem 2: mu, n_c, L, lam).
     domain : {"valid", "precision", "moderate"}
-        ``"valid"`` (default): the whole validated domain with its extreme edges — λ down to 5e-324,
-        λ = λ₀ exactly and one ulp above (τ = 0), 1e300; n_c up to 10^6, L up to 5000, n_w up to 1e12,
-        K = 1 and K = n_c^L (a float such as 1e300 beyond 2^53); for type III λ a relative 1e-13 below
-        λ_max, λ_max·1e-300, and near-degenerate μ (entries down to 1e-300). ``"precision"``: the domain of the documented accuracy claims of
-        docs/theory.md ("Precision": n_c ≤ 100, L ≤ 5000, n_w ≤ 1e9, λ ∈ [1e-12, 1e3], K ≤ min(n_c^L,
-        e^690)), including λ just below λ₀ (relative gaps 1e-12 … 0.3; the claim there is 1e-6 within a
-        relative 1e-6 of λ₀, 1e-11 elsewhere) and just below λ_max. ``"moderate"``: small sizes
-        (n_c ≤ 10, L ≤ 10, s_c ≤ 100, integer K) and λ in [1e-6, 0.99]·λ₀ or [1.01, 10]·λ₀ (type III:
-        [1e-3, 0.99]·λ_max), away from the thresholds: inputs a plain float64 implementation handles, for testing one's own code.
+        ``"valid"`` (default): the whole validated domain with its extreme edges — λ down to 5e-324, λ = λ₀
+        exactly and one ulp above (τ = 0), 1e300; n_c up to 10^6, L up to 5000, n_w up to 1e12, K = 1 and K =
+        n_c^L (a float such as 1e300 beyond 2^53); for type III λ a relative 1e-13 below λ_max, λ_max·1e-300,
+        and near-degenerate μ (entries down to 1e-300). ``"precision"``: the domain of the documented accuracy
+        claims of docs/theory.md ("Precision": n_c ≤ 100, L ≤ 5000, n_w ≤ 1e9, λ ∈ [1e-12, 1e3], K ≤ min(n_c^L,
+        e^690)), including λ just below λ₀ (relative gaps 1e-12 … 0.3; the claim there is 1e-6 within a relative
+        1e-6 of λ₀, 1e-11 elsewhere) and just below λ_max. ``"moderate"``: small sizes (n_c ≤ 10, L ≤ 10, s_c ≤
+        100, integer K) and λ in [1e-6, 0.99]·λ₀ or [1.01, 10]·λ₀ (type III: [1e-3, 0.99]·λ_max), away from the
+        thresholds: inputs a plain float64 implementation handles, for testing one's own code.
 
     Returns
     -------
@@ -480,23 +521,25 @@ _MIN_D = {"type1": -1, "type2": 0, "type3": -1}  # d >= n_c + this (Definitions 
 
 @st.composite
 def _configuration(draw, task, d, kind, lam, optimal, max_extra_d):
-    from ..configurations import type1_configuration, type2_configuration, type3_configuration
 
-    dd = d if d is not None else draw(st.integers(max(1, task.n_c + _MIN_D[kind]), task.n_c + _MIN_D[kind] + max_extra_d))
+    dd = (
+        d
+        if d is not None
+        else draw(st.integers(max(1, task.n_c + _MIN_D[kind]), task.n_c + _MIN_D[kind] + max_extra_d))
+    )
     seed = draw(_SEEDS)
     if lam is None:
         if kind == "type1":
-            from ..tau import lambda_trivial
-
             lam0 = float(lambda_trivial(n_c=task.n_c, n_w=task.n_w, L=task.L, K=task.K))
             # mostly τ > 0; sometimes λ ≥ λ₀, where the optimum is the origin (W, U) = (0, 0)
-            lam = lam0 * (10 ** draw(st.floats(-3.0, math.log10(0.98))) if draw(st.integers(0, 4)) else
-                          draw(st.sampled_from([1.0, 2.0])))
+            lam = lam0 * (
+                10 ** draw(st.floats(-3.0, math.log10(0.98)))
+                if draw(st.integers(0, 4))
+                else draw(st.sampled_from([1.0, 2.0]))
+            )
         elif kind == "type2":
             lam = 10 ** draw(st.floats(-4.0, 0.0))
         else:
-            from ..type3 import lambda_max_type3
-
             lmax = float(lambda_max_type3(mu=task.mu, n_c=task.n_c, L=task.L))
             lam = lmax * 10 ** draw(st.floats(-2.0, math.log10(0.98)))
     lam = float(lam)
@@ -526,8 +569,14 @@ def _configuration(draw, task, d, kind, lam, optimal, max_extra_d):
     return Configuration(W, U, lam)
 
 
-@public(task=Instance(Task), d=Int(min=1).or_none(), kind=Choice("type1", "type2", "type3"),
-        lam=Real(lo=0, lo_open=True).or_none(), optimal=Bool(), max_extra_d=Int(min=0, max=64))
+@public(
+    task=Instance(Task),
+    d=Int(min=1).or_none(),
+    kind=Choice("type1", "type2", "type3"),
+    lam=Real(lo=0, lo_open=True).or_none(),
+    optimal=Bool(),
+    max_extra_d=Int(min=0, max=64),
+)
 def configurations(task, d=None, kind="type1", *, lam=None, optimal=True, max_extra_d=3):
     """Strategy for collapse configurations (Definitions 1–3) built with ``fctheory.type*_configuration``.
 
@@ -566,8 +615,6 @@ def configurations(task, d=None, kind="type1", *, lam=None, optimal=True, max_ex
         if not task.is_full:
             fail("task", task, "Theorem 2's constants (optimal=True) need the full latent set (K = n_c**L)")
         if lam is not None:
-            from ..type3 import lambda_max_type3
-
             lmax = float(lambda_max_type3(mu=task.mu, n_c=task.n_c, L=task.L))
             if lam >= lmax:
                 fail("lam", lam, f"must be < lambda_max = {lmax!r} (condition (9)) for a type-III optimum")
@@ -599,8 +646,14 @@ def _labels_features(draw, K, d, max_K, max_d, max_n_spl, balanced):
     return H, y
 
 
-@public(K=Int(min=2, max=10**4).or_none(), d=Int(min=1, max=10**4).or_none(), max_K=Int(min=2, max=10**4),
-        max_d=Int(min=1, max=10**4), max_n_spl=Int(min=1, max=10**4), balanced=Bool().or_none())
+@public(
+    K=Int(min=2, max=10**4).or_none(),
+    d=Int(min=1, max=10**4).or_none(),
+    max_K=Int(min=2, max=10**4),
+    max_d=Int(min=1, max=10**4),
+    max_n_spl=Int(min=1, max=10**4),
+    balanced=Bool().or_none(),
+)
 def labels_and_features(K=None, d=None, *, max_K=6, max_d=6, max_n_spl=5, balanced=None):
     """Strategy for labelled features (H, y) for the NC metrics (``fctheory.metrics``).
 

@@ -1,4 +1,5 @@
 """Shared pieces of the UFM solvers: result objects, softmax cross-entropy, multi-start L-BFGS."""
+
 from __future__ import annotations
 
 import math as _math
@@ -8,11 +9,20 @@ import numpy as np
 from scipy.optimize import minimize
 
 from .._budget import check_work as _check_work
+from .._threads import blas_threads
 from .._validate import Int as _Int
 from .._validate import Real as _Real
 from .._validate import check_int, fail, float_array, result_type
 
-__all__ = ["UFMOptimum", "NumericalOptimum", "softmax_ce", "lbfgs_multistart", "check_pos", "labels", "single_thread_blas"]
+__all__ = [
+    "UFMOptimum",
+    "NumericalOptimum",
+    "softmax_ce",
+    "lbfgs_multistart",
+    "check_pos",
+    "labels",
+    "single_thread_blas",
+]
 
 
 def single_thread_blas():
@@ -21,8 +31,6 @@ def single_thread_blas():
     The UFM problems are tiny; a threaded OpenBLAS spends more time waking threads than computing
     (25x slower L-BFGS-B iterations were measured on a loaded 2-core machine).
     """
-    from .._threads import blas_threads  # noqa: PLC0415
-
     return blas_threads(1)
 
 
@@ -141,14 +149,20 @@ def _lbfgs_multistart(fun, x0s, gtol, maxiter, polish):
     vals = []
     for x0 in x0s:
         res = minimize(
-            fun, x0, jac=True, method="L-BFGS-B",
+            fun,
+            x0,
+            jac=True,
+            method="L-BFGS-B",
             options={"maxiter": maxiter, "maxcor": 10, "gtol": gtol, "ftol": 0.0, "maxls": 100},
         )
         x = res.x
         if polish:
             # a second run restarts the curvature memory; cheap and often gains the last digits
             res2 = minimize(
-                fun, x, jac=True, method="L-BFGS-B",
+                fun,
+                x,
+                jac=True,
+                method="L-BFGS-B",
                 options={"maxiter": maxiter, "maxcor": 10, "gtol": gtol, "ftol": 0.0, "maxls": 100},
             )
             if res2.fun <= res.fun:
@@ -220,8 +234,9 @@ def seconds_of(ns: int):
     return ("log", _math.log(ns) - _math.log(1e9))
 
 
-def solver_budget(sizes: dict, *, dim: int, flops: int, n_starts: int, what: str, iters: int = 2000,
-                  extra_bytes: int = 0) -> None:
+def solver_budget(
+    sizes: dict, *, dim: int, flops: int, n_starts: int, what: str, iters: int = 2000, extra_bytes: int = 0
+) -> None:
     """Size a multi-start L-BFGS run before it starts: ``dim`` unknowns, ``flops`` per evaluation.
 
     Memory: the L-BFGS history (2·10 vectors) and a few work vectors plus ``extra_bytes``; time:
@@ -229,8 +244,14 @@ def solver_budget(sizes: dict, *, dim: int, flops: int, n_starts: int, what: str
     integers (any magnitude), so a request for K = 10**400 is refused, not overflowed.
     """
     name, value = largest(**sizes)
-    _check_work(name, value, items=dim, bytes=8 * 30 * dim + extra_bytes,
-                seconds=seconds_of(n_starts * iters * (flops + 50_000)), what=what)
+    _check_work(
+        name,
+        value,
+        items=dim,
+        bytes=8 * 30 * dim + extra_bytes,
+        seconds=seconds_of(n_starts * iters * (flops + 50_000)),
+        what=what,
+    )
 
 
 def check_finite_result(name, value, *numbers, what="the result"):

@@ -5,6 +5,7 @@
 * :func:`norm_constrained_ce` — balanced layer-peeled model (34) of Fang et al. 2021;
 * :func:`output_ball` — CE over outputs in a ball of radius R (Wojtowytsch et al., eqs. (10)–(12)).
 """
+
 from __future__ import annotations
 
 import math
@@ -75,9 +76,17 @@ def max_margin(*, K: int, n_spl: int) -> UFMOptimum:
     b2 = (K - 1) / K * math.exp(-ls)
     kappa = K / (K - 1)  # unit simplex Gram = κ(I − 11ᵀ/K)
     return UFMOptimum(
-        model="max_margin", value=float(v), W_norm_sq=float(v), H_norm_sq=float(v),
-        W_gram=a2 * kappa * _etf_gram(K), means_gram=b2 * kappa * _etf_gram(K), bias=None,
-        threshold=None, trivial=False, closed_form=True, conditions="d >= K-1",
+        model="max_margin",
+        value=float(v),
+        W_norm_sq=float(v),
+        H_norm_sq=float(v),
+        W_gram=a2 * kappa * _etf_gram(K),
+        means_gram=b2 * kappa * _etf_gram(K),
+        bias=None,
+        threshold=None,
+        trivial=False,
+        closed_form=True,
+        conditions="d >= K-1",
         source="Ji et al. 2021 (review eq. (15)); closed form: review notes §2.1",
         extras={"alpha_sq": float(a2), "beta_sq": float(b2), "margin": 1.0},
     )
@@ -99,10 +108,16 @@ def norm_constrained_ce(*, K: int, Omega_W: float, Omega_H: float) -> UFMOptimum
     check_finite_result("Omega_W", Omega_W, K * Ow, Ow * kappa, what="‖W*‖² = K*Omega_W")
     check_finite_result("Omega_H", Omega_H, Oh * kappa, what="the feature Gram matrix Omega_H*K/(K-1)*E_K")
     return UFMOptimum(
-        model="norm_constrained_ce", value=_log1p_exp(math.log(K - 1) - gap),
-        W_norm_sq=float(K * Ow), H_norm_sq=float("nan"),
-        W_gram=Ow * kappa * _etf_gram(K), means_gram=Oh * kappa * _etf_gram(K), bias=None,
-        threshold=None, trivial=False, closed_form=True,
+        model="norm_constrained_ce",
+        value=_log1p_exp(math.log(K - 1) - gap),
+        W_norm_sq=float(K * Ow),
+        H_norm_sq=float("nan"),
+        W_gram=Ow * kappa * _etf_gram(K),
+        means_gram=Oh * kappa * _etf_gram(K),
+        bias=None,
+        threshold=None,
+        trivial=False,
+        closed_form=True,
         conditions="d >= K-1; balanced classes (H_norm_sq = N*Omega_H depends on n)",
         source="Fang et al. 2021 (review eq. (34)); closed form: review notes §2.8",
         extras={"logit_gap": float(gap)},
@@ -130,17 +145,32 @@ def output_ball(*, K: int, R: float) -> UFMOptimum:
     check_finite_result("R", R, r2, K * r2, what="R**2*K/(K-1) (the Gram matrix of the optimal outputs)")
     G = float(r2) * _etf_gram(K)
     return UFMOptimum(
-        model="output_ball", value=_log1p_exp(math.log(K - 1) - gap),
-        W_norm_sq=float("nan"), H_norm_sq=float(K * R * R), W_gram=G, means_gram=G, bias=None,
-        threshold=None, trivial=False, closed_form=True, conditions="none (any K >= 2, R > 0)",
+        model="output_ball",
+        value=_log1p_exp(math.log(K - 1) - gap),
+        W_norm_sq=float("nan"),
+        H_norm_sq=float(K * R * R),
+        W_gram=G,
+        means_gram=G,
+        bias=None,
+        threshold=None,
+        trivial=False,
+        closed_form=True,
+        conditions="none (any K >= 2, R > 0)",
         source="Wojtowytsch et al. 2020 (review eqs. (10)-(12)); value: review notes §2.2",
         extras={"h_star": R * np.sqrt(K / (K - 1)) * (np.eye(K) - 1.0 / K), "logit_gap": float(gap)},
     )
 
 
 # ----------------------------------------------------------------------------- numerical solvers
-@public(K=KIND_K, n_spl=KIND_N, d=Int(min=1), n_starts=KIND_STARTS, seed=Seed(),
-        renamed={"n": "n_spl", "m": "d"}, legacy_positional=("K", "n_spl", "d"))
+@public(
+    K=KIND_K,
+    n_spl=KIND_N,
+    d=Int(min=1),
+    n_starts=KIND_STARTS,
+    seed=Seed(),
+    renamed={"n": "n_spl", "m": "d"},
+    legacy_positional=("K", "n_spl", "d"),
+)
 def solve_max_margin(*, K, n_spl, d, n_starts=4, seed=None) -> NumericalOptimum:
     """SLSQP on (15) from random starts (exact constraint Jacobian).
 
@@ -150,8 +180,15 @@ def solve_max_margin(*, K, n_spl, d, n_starts=4, seed=None) -> NumericalOptimum:
     n, m = n_spl, d  # the papers' n (samples per class) and m (feature dimension)
     N = K * n
     dim, nc = K * m + m * N, N * (K - 1)
-    solver_budget(dict(K=K, n_spl=n, d=m), dim=dim, flops=2 * (nc + dim) * dim * dim, n_starts=n_starts, iters=200,
-                  extra_bytes=8 * 4 * (nc + dim) * (dim + 2), what="ufm.solve_max_margin (SLSQP)")
+    solver_budget(
+        dict(K=K, n_spl=n, d=m),
+        dim=dim,
+        flops=2 * (nc + dim) * dim * dim,
+        n_starts=n_starts,
+        iters=200,
+        extra_bytes=8 * 4 * (nc + dim) * (dim + 2),
+        what="ufm.solve_max_margin (SLSQP)",
+    )
     y = labels(K, n)
     rng = rng_of(seed)
     others = np.array([[j for j in range(K) if j != k] for k in range(K)])  # K × (K−1)
@@ -192,7 +229,10 @@ def solve_max_margin(*, K, n_spl, d, n_starts=4, seed=None) -> NumericalOptimum:
         x0 = rng.standard_normal(K * m + m * N)
         with single_thread_blas():
             res = minimize(
-                f, x0, jac=fg, method="SLSQP",
+                f,
+                x0,
+                jac=fg,
+                method="SLSQP",
                 constraints=[{"type": "ineq", "fun": cons, "jac": cons_jac}],
                 options={"maxiter": 2000, "ftol": 1e-16},
             )
@@ -207,8 +247,17 @@ def solve_max_margin(*, K, n_spl, d, n_starts=4, seed=None) -> NumericalOptimum:
     return NumericalOptimum(float(best[0]), W, H, None, float(-min(best[2], 0.0)), np.array(vals), "SLSQP")
 
 
-@public(K=KIND_K, n_spl=KIND_N, d=Int(min=1), Omega_W=_POS, Omega_H=_POS, n_starts=KIND_STARTS, seed=Seed(),
-        renamed={"n": "n_spl", "m": "d"}, legacy_positional=("K", "n_spl", "d", "Omega_W", "Omega_H"))
+@public(
+    K=KIND_K,
+    n_spl=KIND_N,
+    d=Int(min=1),
+    Omega_W=_POS,
+    Omega_H=_POS,
+    n_starts=KIND_STARTS,
+    seed=Seed(),
+    renamed={"n": "n_spl", "m": "d"},
+    legacy_positional=("K", "n_spl", "d", "Omega_W", "Omega_H"),
+)
 def solve_norm_constrained_ce(*, K, n_spl, d, Omega_W, Omega_H, n_starts=3, seed=None) -> NumericalOptimum:
     """L-BFGS on (34) with the constraints made active by the parametrisation
     W = √(KΩ_W)·X/‖X‖_F, H = √(NΩ_H)·G/‖G‖_F (the loss decreases along the optimal ray, so both
@@ -218,8 +267,14 @@ def solve_norm_constrained_ce(*, K, n_spl, d, Omega_W, Omega_H, n_starts=3, seed
     _in_solver_range("Omega_H", Omega_H)
     Ow, Oh = Omega_W, Omega_H
     N = K * n
-    solver_budget(dict(K=K, n_spl=n, d=m), dim=K * m + m * N, flops=8 * K * m * N + 30 * K * N, n_starts=n_starts,
-                  extra_bytes=8 * 8 * K * N, what="ufm.solve_norm_constrained_ce (L-BFGS)")
+    solver_budget(
+        dict(K=K, n_spl=n, d=m),
+        dim=K * m + m * N,
+        flops=8 * K * m * N + 30 * K * N,
+        n_starts=n_starts,
+        extra_bytes=8 * 8 * K * N,
+        what="ufm.solve_norm_constrained_ce (L-BFGS)",
+    )
     y = labels(K, n)
     sW, sH = np.sqrt(K * Ow), np.sqrt(N * Oh)
 
@@ -239,7 +294,9 @@ def solve_norm_constrained_ce(*, K, n_spl, d, Omega_W, Omega_H, n_starts=3, seed
     x0s = [rng.standard_normal(K * m + m * N) for _ in range(n_starts)]
     x, fval, vals, gn = lbfgs_multistart(fun, x0s)
     X, G = x[: K * m].reshape(K, m), x[K * m :].reshape(m, N)
-    return NumericalOptimum(float(fval), sW * X / np.linalg.norm(X), sH * G / np.linalg.norm(G), None, gn, vals, "L-BFGS")
+    return NumericalOptimum(
+        float(fval), sW * X / np.linalg.norm(X), sH * G / np.linalg.norm(G), None, gn, vals, "L-BFGS"
+    )
 
 
 @public(K=KIND_K, R=_POS, k=Int(min=0), n_starts=KIND_STARTS, seed=Seed(), legacy_positional=("K", "R", "k"))
@@ -279,5 +336,12 @@ def solve_output_ball(*, K, R, k=0, n_starts=3, seed=None) -> NumericalOptimum:
 
     rng = rng_of(seed)
     x, fval, vals, gn = lbfgs_multistart(fun, [rng.standard_normal(K) for _ in range(n_starts)])
-    return NumericalOptimum(float(np.exp(fval)), np.zeros((K, 0)), (R * x / np.linalg.norm(x))[:, None], None, gn,
-                            np.exp(vals), "L-BFGS on log(loss)")
+    return NumericalOptimum(
+        float(np.exp(fval)),
+        np.zeros((K, 0)),
+        (R * x / np.linalg.norm(x))[:, None],
+        None,
+        gn,
+        np.exp(vals),
+        "L-BFGS on log(loss)",
+    )

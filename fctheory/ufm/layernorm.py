@@ -17,8 +17,10 @@ When the dimension condition fails the functions return the numerical optimum
 (``closed_form=False``) and keep the formula in ``extras["formula_value"]``, which then is not
 attained.
 """
+
 from __future__ import annotations
 
+import itertools
 import math
 
 import numpy as np
@@ -89,7 +91,11 @@ def layernorm_features(G):
     a = np.max(np.abs(V), axis=0)
     if np.any(a == 0):
         j = int(np.argmin(a))
-        fail("G", f"array of shape {G.shape}", f"column {j} is constant: P⊥g = 0 has no direction on the LayerNorm sphere")
+        fail(
+            "G",
+            f"array of shape {G.shape}",
+            f"column {j} is constant: P⊥g = 0 has no direction on the LayerNorm sphere",
+        )
     with np.errstate(under="ignore"):
         V = np.ldexp(V, -np.frexp(a)[1][None, :])
     return math.sqrt(d) * V / np.linalg.norm(V, axis=0, keepdims=True)
@@ -175,16 +181,33 @@ def layernorm_ce(*, K: int, d: int, lam: float, n_starts: int = 4, seed=0) -> UF
     cond = "d >= K (simplex ETF inside the zero-sum hyperplane)"
     if d >= K:
         return UFMOptimum(
-            model="layernorm_ce", value=formula, W_norm_sq=float(K * rho**2), H_norm_sq=float("nan"),
-            W_gram=rho**2 * K / (K - 1) * _etf(K), means_gram=d * K / (K - 1) * _etf(K), bias=None,
-            threshold=None, trivial=False, closed_form=True, conditions=cond, source=_SRC, extras=extras,
+            model="layernorm_ce",
+            value=formula,
+            W_norm_sq=float(K * rho**2),
+            H_norm_sq=float("nan"),
+            W_gram=rho**2 * K / (K - 1) * _etf(K),
+            means_gram=d * K / (K - 1) * _etf(K),
+            bias=None,
+            threshold=None,
+            trivial=False,
+            closed_form=True,
+            conditions=cond,
+            source=_SRC,
+            extras=extras,
         )
     num = solve_layernorm_ce(K=K, n_spl=1, d=d, lam=lam, n_starts=n_starts, seed=seed)
     return _numerical_result("layernorm_ce", num, cond, extras, K)
 
 
-@public(K=KIND_K, d=KIND_D, lam=KIND_LAMBDA, bias=Bool(), n_starts=KIND_STARTS, seed=Seed(),
-        legacy_positional=("K", "d", "lam", "bias"))
+@public(
+    K=KIND_K,
+    d=KIND_D,
+    lam=KIND_LAMBDA,
+    bias=Bool(),
+    n_starts=KIND_STARTS,
+    seed=Seed(),
+    legacy_positional=("K", "d", "lam", "bias"),
+)
 def layernorm_mse(*, K: int, d: int, lam: float, bias: bool = False, n_starts: int = 4, seed=0) -> UFMOptimum:
     """Optimum of the LayerNorm-constrained MSE UFM (GUFM (8) with (1/(2N))‖WX (+b1ᵀ) − Y‖²).
 
@@ -221,9 +244,19 @@ def layernorm_mse(*, K: int, d: int, lam: float, bias: bool = False, n_starts: i
     model = "layernorm_mse+bias" if bias else "layernorm_mse"
     if d >= need:
         return UFMOptimum(
-            model=model, value=formula, W_norm_sq=float(np.trace(Wg)), H_norm_sq=float("nan"), W_gram=Wg,
-            means_gram=Mg, bias=np.full(K, 1.0 / K) if bias else None, threshold=None, trivial=False,
-            closed_form=True, conditions=cond, source=_SRC, extras=extras,
+            model=model,
+            value=formula,
+            W_norm_sq=float(np.trace(Wg)),
+            H_norm_sq=float("nan"),
+            W_gram=Wg,
+            means_gram=Mg,
+            bias=np.full(K, 1.0 / K) if bias else None,
+            threshold=None,
+            trivial=False,
+            closed_form=True,
+            conditions=cond,
+            source=_SRC,
+            extras=extras,
         )
     if not bias and d == K:
         # best point with the claimed structure W = z·Q (orthonormal rows, NC2B = 0) at d = K:
@@ -240,10 +273,19 @@ def _numerical_result(model, num, cond, extras, K):
     ex = dict(extras)
     ex["numerical"] = num
     return UFMOptimum(
-        model=model, value=num.value, W_norm_sq=float(np.sum(W * W)), H_norm_sq=float(np.sum(X * X)),
-        W_gram=W @ W.T, means_gram=Xbar.T @ Xbar, bias=num.b, threshold=None, trivial=False,
-        closed_form=False, conditions=cond + " -- violated: numerical optimum (multi-start L-BFGS)",
-        source=_SRC, extras=ex,
+        model=model,
+        value=num.value,
+        W_norm_sq=float(np.sum(W * W)),
+        H_norm_sq=float(np.sum(X * X)),
+        W_gram=W @ W.T,
+        means_gram=Xbar.T @ Xbar,
+        bias=num.b,
+        threshold=None,
+        trivial=False,
+        closed_form=False,
+        conditions=cond + " -- violated: numerical optimum (multi-start L-BFGS)",
+        source=_SRC,
+        extras=ex,
     )
 
 
@@ -284,15 +326,15 @@ def _solve(K, n, d, lam, bias, loss, n_starts, seed):
     dim = K * d + d * N
     x, f, vals, gn = lbfgs_multistart(fun, [rng.standard_normal(dim) for _ in range(n_starts)])
     W, G, b = unpack(x)
-    return NumericalOptimum(float(f), W.copy(), layernorm_features(G), None if b is None else b.copy(), gn, vals, "L-BFGS")
+    return NumericalOptimum(
+        float(f), W.copy(), layernorm_features(G), None if b is None else b.copy(), gn, vals, "L-BFGS"
+    )
 
 
 def _solve_d2(K, n, lam, bias, fun, rng, n_starts):
     """d = 2: the LayerNorm sphere is the two points ±(1, −1), where the sphere parametrisation has
     zero gradient; enumerate the class-wise sign patterns and optimise W (and b) for each."""
-    import itertools
 
-    N = K * n
     best = None
     allv = []
     for signs in itertools.product((1.0, -1.0), repeat=K - 1):
@@ -322,11 +364,21 @@ def _solver_checks(K, n, d, lam, n_starts, what):
     if d == 2:
         # the sign patterns are enumerated before any optimisation: size them exactly first
         kk = min(K, 4096)  # 2^4095 patterns is beyond any budget: never form 2^(K−1) for a huge K
-        check_work("K", K, items=2 ** (kk - 1) * n_starts,
-                   seconds=seconds_of(2 ** (kk - 1) * n_starts * 2000 * (50_000 + 40 * kk * N)),
-                   what=f"{what} at d = 2 (2^(K-1) sign patterns)")
-    solver_budget(dict(K=K, n_spl=n, d=d), dim=K * d + d * N, flops=12 * K * d * N + 30 * K * N, n_starts=n_starts,
-                  extra_bytes=8 * 8 * (K + d) * N, what=what)
+        check_work(
+            "K",
+            K,
+            items=2 ** (kk - 1) * n_starts,
+            seconds=seconds_of(2 ** (kk - 1) * n_starts * 2000 * (50_000 + 40 * kk * N)),
+            what=f"{what} at d = 2 (2^(K-1) sign patterns)",
+        )
+    solver_budget(
+        dict(K=K, n_spl=n, d=d),
+        dim=K * d + d * N,
+        flops=12 * K * d * N + 30 * K * N,
+        n_starts=n_starts,
+        extra_bytes=8 * 8 * (K + d) * N,
+        what=what,
+    )
 
 
 _SOLVE_KINDS = dict(K=KIND_K, n_spl=KIND_N, d=KIND_D, lam=KIND_LAMBDA, n_starts=KIND_STARTS, seed=Seed())

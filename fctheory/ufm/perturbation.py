@@ -13,6 +13,7 @@ Every entry point checks its arguments (kinds declared with ``@public``), sizes 
 failures into :class:`~fctheory.FCTheoryError`, and refuses a result that overflows float64 rather
 than returning inf/NaN. The closed forms (Theorems 2.1 and 4.2) are evaluated through logs of λ.
 """
+
 from __future__ import annotations
 
 import math
@@ -26,6 +27,7 @@ from scipy.optimize import minimize
 from .._budget import check_work, get_budget
 from .._numerics import pow2_exponent
 from .._validate import Array, Bool, Choice, Int, Real, Seed, fail, public, result_type
+from ..metrics.nc import nc1 as _nc1
 from ._common import rng_of, seconds_of, single_thread_blas
 
 __all__ = [
@@ -165,9 +167,20 @@ class CollapsedMinimizer:
     trivial: bool
 
 
-@public(K=_K, n_spl=_N, d=Int(min=1), lam_W=_LW, lam_H=_LW, R=_MAT.or_none(), seed=Seed(),
-        renamed={"n": "n_spl"}, legacy_positional=("K", "n_spl", "d", "lam_W", "lam_H"))
-def collapsed_minimizer(*, K: int, n_spl: int, d: int, lam_W: float, lam_H: float, R=None, seed=None) -> CollapsedMinimizer:
+@public(
+    K=_K,
+    n_spl=_N,
+    d=Int(min=1),
+    lam_W=_LW,
+    lam_H=_LW,
+    R=_MAT.or_none(),
+    seed=Seed(),
+    renamed={"n": "n_spl"},
+    legacy_positional=("K", "n_spl", "d", "lam_W", "lam_H"),
+)
+def collapsed_minimizer(
+    *, K: int, n_spl: int, d: int, lam_W: float, lam_H: float, R=None, seed=None
+) -> CollapsedMinimizer:
     """Theorem 2.1: the collapsed global minimiser of the UFM (1) and its value (needs d ≥ K).
 
     Parameters
@@ -223,8 +236,16 @@ def _anchored_objective(W, H, H0, K, n, lam_W, lam_H, beta):
     return float(val), gW, gH
 
 
-@public(W=_MAT, H=_MAT, H0=_MAT.or_none(), K=_K, lam_W=_L0, lam_H=_L0, beta=_L0,
-        legacy_positional=("K", "lam_W", "lam_H", "beta"))
+@public(
+    W=_MAT,
+    H=_MAT,
+    H0=_MAT.or_none(),
+    K=_K,
+    lam_W=_L0,
+    lam_H=_L0,
+    beta=_L0,
+    legacy_positional=("K", "lam_W", "lam_H", "beta"),
+)
 def anchored_objective(W, H, H0, *, K, lam_W, lam_H, beta):
     """f(W, H; H0) of (2) and its gradients (∇_W f, ∇_H f). ``H0=None`` with β = 0 gives (1).
 
@@ -274,8 +295,13 @@ def optimal_W(H, *, K: int, lam_W: float):
     """
     H, K, n = _KN(H, K)
     d, N = H.shape
-    _dense_budget("H", _show(H), floats=3 * d * N + 2 * min(d, N) ** 2, flops=10 * d * N * min(d, N),
-                  what="optimal_W (an SVD of H)")
+    _dense_budget(
+        "H",
+        _show(H),
+        floats=3 * d * N + 2 * min(d, N) ** 2,
+        flops=10 * d * N * min(d, N),
+        what="optimal_W (an SVD of H)",
+    )
     W = _optimal_W(H, K, n, lam_W)
     _finite("H", _show(H), W, what="W*(H)")
     return W
@@ -298,8 +324,9 @@ def _scaled_stats(H, K, n, lw):
     return Hs, D, SW, ST, min(mu, 1e300), e
 
 
-@public(H=_MAT, K=_K, lam_W=_LW, lam_H=_L0, method=Choice("closed", "direct"),
-        legacy_positional=("K", "lam_W", "lam_H"))
+@public(
+    H=_MAT, K=_K, lam_W=_LW, lam_H=_L0, method=Choice("closed", "direct"), legacy_positional=("K", "lam_W", "lam_H")
+)
 def central_path_loss(H, *, K: int, lam_W: float, lam_H: float, method: str = "closed"):
     """L(H) = f(W*(H), H; ·) without the anchor (App. A).
 
@@ -311,8 +338,13 @@ def central_path_loss(H, *, K: int, lam_W: float, lam_H: float, method: str = "c
     """
     H, K, n = _KN(H, K)
     d, N = H.shape
-    _dense_budget("H", _show(H), floats=4 * d * d + 3 * d * N, flops=2 * d * d * N + 2 * d**3,
-                  what="central_path_loss (d x d matrices)")
+    _dense_budget(
+        "H",
+        _show(H),
+        floats=4 * d * d + 3 * d * N,
+        flops=2 * d * d * N + 2 * d**3,
+        what="central_path_loss (d x d matrices)",
+    )
     if method == "direct":
         W = _optimal_W(H, K, n, lam_W)
         with np.errstate(over="ignore", invalid="ignore"):
@@ -358,8 +390,13 @@ def central_path_gradient(H, *, K: int, lam_W: float, lam_H: float):
     """
     H, K, n = _KN(H, K)
     d, N = H.shape
-    _dense_budget("H", _show(H), floats=5 * d * d + 4 * d * N, flops=6 * d * d * N + 4 * d**3,
-                  what="central_path_gradient (d x d matrices)")
+    _dense_budget(
+        "H",
+        _show(H),
+        floats=5 * d * d + 4 * d * N,
+        flops=6 * d * d * N + 4 * d**3,
+        what="central_path_gradient (d x d matrices)",
+    )
     G = _central_path_gradient(H, K, n, lam_W, lam_H)
     _finite("H", _show(H), G, what="∇L(H)")
     return G
@@ -368,8 +405,9 @@ def central_path_gradient(H, *, K: int, lam_W: float, lam_H: float):
 # ----------------------------------------------------------------------------- Hessian (App. C)
 def _hessian_budget(name, value, K, d, N, what):
     dN, Kd = d * N, K * d
-    _dense_budget(name, value, floats=3 * dN * dN + 3 * Kd * Kd + 3 * Kd * dN, flops=4 * dN * dN + 2 * Kd * Kd,
-                  what=what)
+    _dense_budget(
+        name, value, floats=3 * dN * dN + 3 * Kd * Kd + 3 * Kd * dN, flops=4 * dN * dN + 2 * Kd * Kd, what=what
+    )
 
 
 def _hessian_blocks(W, H, K, n, lw, lh, beta):
@@ -415,10 +453,20 @@ class AnchoredSolution:
     newton_steps: int
 
 
-@public(H0=_MAT, K=_K, lam_W=_LW, lam_H=_L0, beta=_L0, H_init=_MAT.or_none(), newton=Bool(),
-        max_newton=Int(min=0, max=1000), legacy_positional=("K", "lam_W", "lam_H", "beta"))
-def solve_anchored(H0, *, K: int, lam_W: float, lam_H: float, beta: float, H_init=None, newton: bool = True,
-    max_newton: int = 30) -> AnchoredSolution:
+@public(
+    H0=_MAT,
+    K=_K,
+    lam_W=_LW,
+    lam_H=_L0,
+    beta=_L0,
+    H_init=_MAT.or_none(),
+    newton=Bool(),
+    max_newton=Int(min=0, max=1000),
+    legacy_positional=("K", "lam_W", "lam_H", "beta"),
+)
+def solve_anchored(
+    H0, *, K: int, lam_W: float, lam_H: float, beta: float, H_init=None, newton: bool = True, max_newton: int = 30
+) -> AnchoredSolution:
     """Minimise (2) for a general H0.
 
     L-BFGS on the reduced objective L(H) + β/(2N)‖H − H0‖² (gradient ∇L + β(H−H0)/N, W eliminated
@@ -433,12 +481,22 @@ def solve_anchored(H0, *, K: int, lam_W: float, lam_H: float, beta: float, H_ini
     if H_init is not None and H_init.shape != H0.shape:
         fail("H_init", H_init, f"must have the shape of H0 {H0.shape}, got {H_init.shape}")
     # L-BFGS: ~2000 evaluations of O(d²N + d³); Newton: (Kd + dN)² dense solves
-    check_work("H0", _show(H0), bytes=8 * (40 * d * N + 6 * d * d),
-               seconds=seconds_of(2000 * (200_000 + 8 * d * d * N + 4 * d**3)), what="solve_anchored (L-BFGS)")
+    check_work(
+        "H0",
+        _show(H0),
+        bytes=8 * (40 * d * N + 6 * d * d),
+        seconds=seconds_of(2000 * (200_000 + 8 * d * d * N + 4 * d**3)),
+        what="solve_anchored (L-BFGS)",
+    )
     if newton and max_newton:
         m = K * d + d * N
-        _dense_budget("H0", _show(H0), floats=4 * m * m, flops=max_newton * (m**3 // 3 + 4 * m * m),
-                      what="solve_anchored (Newton steps on the (Kd+dN)^2 Hessian; newton=False skips them)")
+        _dense_budget(
+            "H0",
+            _show(H0),
+            floats=4 * m * m,
+            flops=max_newton * (m**3 // 3 + 4 * m * m),
+            what="solve_anchored (Newton steps on the (Kd+dN)^2 Hessian; newton=False skips them)",
+        )
     x0 = (H0 if H_init is None else H_init).ravel()
 
     def fun(x):
@@ -449,8 +507,9 @@ def solve_anchored(H0, *, K: int, lam_W: float, lam_H: float, beta: float, H_ini
         return v, g.ravel()
 
     with single_thread_blas(), np.errstate(over="ignore", invalid="ignore"):
-        res = minimize(fun, x0, jac=True, method="L-BFGS-B",
-                       options={"maxiter": 20000, "maxcor": 10, "gtol": 1e-14, "ftol": 0.0})
+        res = minimize(
+            fun, x0, jac=True, method="L-BFGS-B", options={"maxiter": 20000, "maxcor": 10, "gtol": 1e-14, "ftol": 0.0}
+        )
         H = res.x.reshape(d, N)
         W = _optimal_W(H, K, n, lw)
         steps = 0
@@ -506,11 +565,20 @@ class _OutOfTime(Exception):
     pass
 
 
-@public(H0=_MAT, K=_K, lam_W=_LW, lam_H=_L0, t_max=Real(lo=0.0, lo_open=True), n_eval=Int(min=2, max=10**6),
-        rtol=Real(lo=0.0, lo_open=True, hi=1.0), atol=Real(lo=0.0, lo_open=True),
-        legacy_positional=("K", "lam_W", "lam_H", "t_max"))
-def gradient_flow(H0, *, K: int, lam_W: float, lam_H: float, t_max: float, n_eval: int = 50, rtol: float = 1e-10,
-    atol: float = 1e-12) -> FlowResult:
+@public(
+    H0=_MAT,
+    K=_K,
+    lam_W=_LW,
+    lam_H=_L0,
+    t_max=Real(lo=0.0, lo_open=True),
+    n_eval=Int(min=2, max=10**6),
+    rtol=Real(lo=0.0, lo_open=True, hi=1.0),
+    atol=Real(lo=0.0, lo_open=True),
+    legacy_positional=("K", "lam_W", "lam_H", "t_max"),
+)
+def gradient_flow(
+    H0, *, K: int, lam_W: float, lam_H: float, t_max: float, n_eval: int = 50, rtol: float = 1e-10, atol: float = 1e-12
+) -> FlowResult:
     """Integrate the central-path flow (Eq. 4) from H0 with DOP853 and record ÑC1, NC1 (Papyan),
     L(H_t), T_W and T_B of Theorem 3.1 at ``n_eval`` equally spaced times in [0, t_max].
 
@@ -519,15 +587,18 @@ def gradient_flow(H0, *, K: int, lam_W: float, lam_H: float, t_max: float, n_eva
     (``max_seconds``): a stiff flow or a huge ``t_max`` never hangs. H0's class means must not all
     coincide (ÑC1 undefined).
     """
-    from ..metrics.nc import nc1 as _nc1
 
     H0, K, n = _KN(H0, K, "H0")
     lw, lh = lam_W, lam_H
     d, N = H0.shape
     # stored samples and the per-sample monitors (ÑC1, NC1, L: a few d×d solves each)
-    _dense_budget("n_eval", n_eval, floats=2 * n_eval * d * N + 6 * d * d + 20 * d * N,
-                  flops=n_eval * (500_000 + 20 * d * d * N + 4 * d**3),
-                  what="gradient_flow (the stored samples H_t and their monitors)")
+    _dense_budget(
+        "n_eval",
+        n_eval,
+        floats=2 * n_eval * d * N + 6 * d * d + 20 * d * N,
+        flops=n_eval * (500_000 + 20 * d * d * N + 4 * d**3),
+        what="gradient_flow (the stored samples H_t and their monitors)",
+    )
     ts = np.linspace(0.0, t_max, n_eval)
     if not np.all(np.diff(ts) > 0):
         fail("t_max", t_max, f"is too small to hold n_eval = {n_eval} distinct sample times")
@@ -546,8 +617,12 @@ def gradient_flow(H0, *, K: int, lam_W: float, lam_H: float, t_max: float, n_eva
         with single_thread_blas(), np.errstate(over="ignore", invalid="ignore"):
             sol = solve_ivp(rhs, (0.0, t_max), H0.ravel(), method="DOP853", t_eval=ts, rtol=rtol, atol=atol)
     except _OutOfTime:
-        fail("t_max", t_max, f"the integration ran past the time budget max_seconds={get_budget().max_seconds:g} "
-                             "(lower t_max or raise it with fctheory.set_budget(max_seconds=...))")
+        fail(
+            "t_max",
+            t_max,
+            f"the integration ran past the time budget max_seconds={get_budget().max_seconds:g} "
+            "(lower t_max or raise it with fctheory.set_budget(max_seconds=...))",
+        )
     if not sol.success or not np.all(np.isfinite(sol.y)):
         fail("t_max", t_max, f"the ODE integration failed: {sol.message}")
     Hs = sol.y.T.reshape(-1, d, N)
@@ -612,9 +687,19 @@ class FirstOrderResponse:
         return dw, dh
 
 
-@public(W=_MAT, H=_MAT, K=_K, lam_W=_LW, lam_H=_L0, beta=_L0, kind=Choice("exact", "neumann"),
-        legacy_positional=("K", "lam_W", "lam_H", "beta"))
-def first_order_response(W, H, *, K: int, lam_W: float, lam_H: float, beta: float, kind: str = "exact") -> FirstOrderResponse:
+@public(
+    W=_MAT,
+    H=_MAT,
+    K=_K,
+    lam_W=_LW,
+    lam_H=_L0,
+    beta=_L0,
+    kind=Choice("exact", "neumann"),
+    legacy_positional=("K", "lam_W", "lam_H", "beta"),
+)
+def first_order_response(
+    W, H, *, K: int, lam_W: float, lam_H: float, beta: float, kind: str = "exact"
+) -> FirstOrderResponse:
     """Theorem 4.1 at a minimiser (W, H) of (2): vec(δH) = (β/N)S⁻¹vec(δH0) with the Schur
     complement S = ∇_H∇_H f − ∇_H∇_W f (∇_W∇_W f)⁻¹ ∇_W∇_H f, and vec(δW) = −(∇_W∇_W f)⁻¹∇_W∇_H f·vec(δH).
 
@@ -629,8 +714,13 @@ def first_order_response(W, H, *, K: int, lam_W: float, lam_H: float, beta: floa
     d, N = H.shape
     W = _check_W(W, K, d)
     dN = d * N
-    _dense_budget("H", _show(H), floats=8 * dN * dN + 3 * K * d * dN, flops=4 * dN**3 + 4 * (K * d) ** 2 * dN,
-                  what="first_order_response (dN x dN matrices)")
+    _dense_budget(
+        "H",
+        _show(H),
+        floats=8 * dN * dN + 3 * K * d * dN,
+        flops=4 * dN**3 + 4 * (K * d) ** 2 * dN,
+        what="first_order_response (dN x dN matrices)",
+    )
     with np.errstate(over="ignore", invalid="ignore"):
         Hww, Hwh, Hhh = _hessian_blocks(W, H, K, n, lw, lh, beta)
         X = _solve(Hww, Hwh, "lam_W", lam_W, "∇_W∇_W f")  # (∇_W∇_W f)⁻¹ ∇_W∇_H f
@@ -688,8 +778,16 @@ class BlockSpectra:
     F_exact_eigenvalues: np.ndarray
 
 
-@public(K=_K, n_spl=_N, d=Int(min=3), lam_W=_LW, lam_H=_LW, beta=Real(lo=0.0),
-        renamed={"n": "n_spl"}, legacy_positional=("K", "n_spl", "d", "lam_W", "lam_H", "beta"))
+@public(
+    K=_K,
+    n_spl=_N,
+    d=Int(min=3),
+    lam_W=_LW,
+    lam_H=_LW,
+    beta=Real(lo=0.0),
+    renamed={"n": "n_spl"},
+    legacy_positional=("K", "n_spl", "d", "lam_W", "lam_H", "beta"),
+)
 def block_spectra(*, K: int, n_spl: int, d: int, lam_W: float, lam_H: float, beta: float) -> BlockSpectra:
     """Theorem 4.2: spectra of the blocks of F (Eq. 5) at H0 = H*, needs d > K and c = √(λ_Hλ_W) < 1.
 
@@ -701,8 +799,9 @@ def block_spectra(*, K: int, n_spl: int, d: int, lam_W: float, lam_H: float, bet
         fail("d", d, f"Theorem 4.2 needs d > K = {K}")
     if beta == 0:
         fail("beta", beta, "must be > 0")
-    _dense_budget("n_spl", n, floats=4 * (d * K * n + d * n), flops=40 * d * K * n,
-                  what="block_spectra (the d*N eigenvalues)")
+    _dense_budget(
+        "n_spl", n, floats=4 * (d * K * n + d * n), flops=40 * d * K * n, what="block_spectra (the d*N eigenvalues)"
+    )
     lw, lh = lam_W, lam_H
     c = _sqrt_prod(lw, lh)
     if not 0 < c < 1:
@@ -713,21 +812,25 @@ def block_spectra(*, K: int, n_spl: int, d: int, lam_W: float, lam_H: float, bet
     l_b = _exp_or_fail("beta", beta, math.log(lh) - lb, "lam_H/beta")
     e_b = _exp_or_fail("beta", beta, math.log(lh) + math.log1p(-c) - lb, "lam_H*(1-c)/beta")
     g4 = 4 * lh * (1 - c)
-    intra = np.concatenate([
-        np.full((n - 1) * K, 1 - r_b),
-        np.full((n - 1) * (d - K), 1 - l_b),
-        [1 - 4 * e_b],
-        np.full(K - 1, 1 - 2 * e_b),
-        np.ones(d - K),
-    ])
+    intra = np.concatenate(
+        [
+            np.full((n - 1) * K, 1 - r_b),
+            np.full((n - 1) * (d - K), 1 - l_b),
+            [1 - 4 * e_b],
+            np.full(K - 1, 1 - 2 * e_b),
+            np.ones(d - K),
+        ]
+    )
     inter = np.zeros(d * n)
     inter[0] = 2 * e_b
-    g = np.concatenate([
-        np.full(K * K * (n - 1), r),
-        np.full(K * (n - 1) * (d - K), lh),
-        np.zeros(K * (K - 1) // 2 + K * (d - K)),
-        np.full(K * (K + 1) // 2, g4),
-    ])
+    g = np.concatenate(
+        [
+            np.full(K * K * (n - 1), r),
+            np.full(K * (n - 1) * (d - K), lh),
+            np.zeros(K * (K - 1) // 2 + K * (d - K)),
+            np.full(K * (K + 1) // 2, g4),
+        ]
+    )
     g = np.sort(g)[::-1]
     intra = np.sort(np.abs(intra))[::-1]
     with np.errstate(over="ignore"):

@@ -13,6 +13,7 @@ any n give the right answer without overflow; a norm that is itself beyond the f
 refused with the reason. The numerical checks (L-BFGS, cvxpy) are sized against the budget and
 need λ_W, λ_H and q within [1e-8, 1e8], where an iterative solver reaches the optimum to ~1e-9.
 """
+
 from __future__ import annotations
 
 import math
@@ -132,8 +133,13 @@ def ce(*, K: int, n_spl: int, lam_W: float, lam_H: float, bias: bool = False) ->
         closed_form=True,
         conditions="d >= K-1; threshold K*sqrt(n_spl*lam_W*lam_H) = 1 (trivial solution at and above it)",
         source=_SRC_CE,
-        extras={**_extras_q(lq, lKq), "logit_gap": float(gap), "rho": float(rho), "h_over_w": scale,
-                "log_h_over_w": float(l_hw)},
+        extras={
+            **_extras_q(lq, lKq),
+            "logit_gap": float(gap),
+            "rho": float(rho),
+            "h_over_w": scale,
+            "log_h_over_w": float(l_hw),
+        },
     )
 
 
@@ -208,8 +214,9 @@ def _check_point(W, H, b, n):
     return K
 
 
-_OBJ_KINDS = dict(W=Array(ndim=2), H=Array(ndim=2), b=Array(ndim=1).or_none(), n_spl=KIND_N, lam_W=KIND_LAM0,
-                  lam_H=KIND_LAM0)
+_OBJ_KINDS = dict(
+    W=Array(ndim=2), H=Array(ndim=2), b=Array(ndim=1).or_none(), n_spl=KIND_N, lam_W=KIND_LAM0, lam_H=KIND_LAM0
+)
 
 
 def _ce_objective(W, H, b, n, lam_W, lam_H):
@@ -235,8 +242,15 @@ def _checked_objective(fn, W, H, b, n, lam_W, lam_H):
     _check_point(W, H, b, n)
     with np.errstate(over="ignore", invalid="ignore"):
         out = fn(W, H, b, n, lam_W, lam_H)
-    check_finite_result("W", f"array of shape {W.shape}", out[0], out[1], out[2], out[3],
-                        what="the objective or its gradient at (W, H) of this magnitude")
+    check_finite_result(
+        "W",
+        f"array of shape {W.shape}",
+        out[0],
+        out[1],
+        out[2],
+        out[3],
+        what="the objective or its gradient at (W, H) of this magnitude",
+    )
     return out
 
 
@@ -275,8 +289,14 @@ def _solve(obj, K, n, m, lam_W, lam_H, bias, n_starts, seed, scale, what):
     _solver_lams(K, n, lam_W, lam_H)
     N = K * n
     dim = K * m + m * N + (K if bias else 0)
-    solver_budget(dict(K=K, n_spl=n, d=m), dim=dim, flops=8 * K * m * N + 30 * K * N, n_starts=n_starts,
-                  extra_bytes=8 * 8 * K * N, what=what)
+    solver_budget(
+        dict(K=K, n_spl=n, d=m),
+        dim=dim,
+        flops=8 * K * m * N + 30 * K * N,
+        n_starts=n_starts,
+        extra_bytes=8 * 8 * K * N,
+        what=what,
+    )
     rng = rng_of(seed)
 
     def fun(x):
@@ -293,12 +313,14 @@ def _solve(obj, K, n, m, lam_W, lam_H, bias, n_starts, seed, scale, what):
     return NumericalOptimum(float(f), W.copy(), H.copy(), None if b is None else b.copy(), gn, vals, "L-BFGS")
 
 
-_SOLVE_KINDS = dict(K=KIND_K, n_spl=KIND_N, d=Int(min=1), lam_W=KIND_LAM, lam_H=KIND_LAM, bias=Bool(),
-                    n_starts=KIND_STARTS, seed=Seed())
+_SOLVE_KINDS = dict(
+    K=KIND_K, n_spl=KIND_N, d=Int(min=1), lam_W=KIND_LAM, lam_H=KIND_LAM, bias=Bool(), n_starts=KIND_STARTS, seed=Seed()
+)
 
 
-@public(**_SOLVE_KINDS,
-        renamed={"n": "n_spl", "m": "d"}, legacy_positional=("K", "n_spl", "d", "lam_W", "lam_H", "bias"))
+@public(
+    **_SOLVE_KINDS, renamed={"n": "n_spl", "m": "d"}, legacy_positional=("K", "n_spl", "d", "lam_W", "lam_H", "bias")
+)
 def solve_ce(*, K, n_spl, d, lam_W, lam_H, bias=False, n_starts=3, seed=None) -> NumericalOptimum:
     """Numerical minimiser of the CE UFM (21) by multi-start L-BFGS in dimension d.
 
@@ -309,8 +331,9 @@ def solve_ce(*, K, n_spl, d, lam_W, lam_H, bias=False, n_starts=3, seed=None) ->
     return _solve(_ce_objective, K, n, m, lam_W, lam_H, bias, n_starts, seed, 1.0, "ufm.solve_ce (L-BFGS)")
 
 
-@public(**_SOLVE_KINDS,
-        renamed={"n": "n_spl", "m": "d"}, legacy_positional=("K", "n_spl", "d", "lam_W", "lam_H", "bias"))
+@public(
+    **_SOLVE_KINDS, renamed={"n": "n_spl", "m": "d"}, legacy_positional=("K", "n_spl", "d", "lam_W", "lam_H", "bias")
+)
 def solve_mse(*, K, n_spl, d, lam_W, lam_H, bias=False, n_starts=3, seed=None) -> NumericalOptimum:
     """Numerical minimiser of the MSE UFM (28) by multi-start L-BFGS in dimension d (λ range and
     budget as in :func:`solve_ce`)."""
@@ -326,8 +349,13 @@ def _convex(K, n, lam_W, lam_H, bias, loss, solver):
     _solver_lams(K, n, lam_W, lam_H)
     N = K * n
     # an interior-point SDP on (K+N)² unknowns: measured ~1e-6·(K+N)^4 s
-    check_work("n_spl" if n >= K else "K", n if n >= K else K, bytes=8 * 60 * (K + N) ** 2,
-               seconds=seconds_of(1000 * (K + N) ** 4), what=f"ufm.convex_{loss} (cvxpy SDP)")
+    check_work(
+        "n_spl" if n >= K else "K",
+        n if n >= K else K,
+        bytes=8 * 60 * (K + N) ** 2,
+        seconds=seconds_of(1000 * (K + N) ** 4),
+        what=f"ufm.convex_{loss} (cvxpy SDP)",
+    )
     try:
         import cvxpy as cp  # noqa: PLC0415 - optional heavy import
     except ImportError as exc:  # pragma: no cover
@@ -351,8 +379,12 @@ def _convex(K, n, lam_W, lam_H, bias, loss, solver):
         except Exception as exc:  # noqa: BLE001 - cvxpy.SolverError and solver-internal failures
             errors.append(f"{s}: {type(exc).__name__}: {exc}")
             continue
-        if prob.status in ("optimal", "optimal_inaccurate") and prob.value is not None and np.isfinite(prob.value) \
-                and Z.value is not None:
+        if (
+            prob.status in ("optimal", "optimal_inaccurate")
+            and prob.value is not None
+            and np.isfinite(prob.value)
+            and Z.value is not None
+        ):
             return float(prob.value), Z.value, (None if b is None else b.value)
         errors.append(f"{s}: status {prob.status}")
     fail("solver", solver, "the convex program was not solved (" + "; ".join(errors) + ")")
