@@ -31,9 +31,9 @@ import numpy as np
 
 from .._budget import get_budget
 from .._errors import FCTheoryError
-from .._validate import Array, Bool, Choice, Instance, Int, PathOut, Real, Seed, fail, public, result_type, task_first
+from .._validate import Array, Bool, Choice, Instance, Int, PathOut, Real, Seed, fail, public, result_type
 from ..network import U_hat, check_weights, phi
-from ..task import Task
+from ..task import Task, task_first
 
 __all__ = ["diagnose", "Diagnosis", "applicable_theorem", "TheoryVerdict"]
 

@@ -15,8 +15,8 @@ import numbers
 import numpy as np
 
 from .._errors import FCTheoryError
-from .._validate import Anything, Array, Bool, Instance, Int, Real, Seed, fail, public, result_type, task_first
-from ..task import Task
+from .._validate import Anything, Array, Bool, Instance, Int, Real, Seed, fail, public, result_type
+from ..task import Task, task_first
 
 __all__ = ["TheoryAssertionError", "GradientCheck", "assert_type1_optimal", "assert_type2_optimal",
            "assert_type3_optimal", "assert_critical_point", "check_gradient", "assert_close_mp",
