@@ -2,10 +2,12 @@
 from __future__ import annotations
 
 import os
+import shlex
 import sys
 
 from .._validate import fail
 from ._output import print_json, say
+from ._table import hint, table
 
 
 def register(sub) -> None:
@@ -66,8 +68,6 @@ def register(sub) -> None:
 def _table(rows):
     from ..trainer.reproduce import _fmt  # noqa: PLC0415
 
-    from ._table import table  # noqa: PLC0415
-
     # at most 100 columns: a long cell (an "unavailable (...)" reason) is wrapped by table()
     return table([[q, _fmt(obs), _fmt(pred)] for q, obs, pred in rows], ["quantity", "ours", "theory"])
 
@@ -115,7 +115,7 @@ def run_train(args) -> int:
     for k, v in acc.items():
         print(f"acceptance: {k}: {'met' if v else 'NOT met'}")
     if args.out:
-        say(f"outputs in {os.path.abspath(args.out)}")
+        print(hint("outputs in", os.path.abspath(args.out)))
     return 0
 
 
@@ -189,7 +189,9 @@ def run_custom(args) -> int:
             print(f"theory: {m.predicted['theorem']}")
         print(_table(m.comparison()))
     if args.out:
-        say(f"run directory: {os.path.abspath(args.out)} (fctheory diagnose {args.out})")
+        # a path and a command the user copies: never wrapped, however long
+        print(hint("run directory", os.path.abspath(args.out)))
+        print(hint("diagnose it with", f"fctheory diagnose {shlex.quote(args.out)}"))
     return 0
 
 
@@ -225,5 +227,5 @@ def run_reproduce(args) -> int:
     else:
         for name, acc in res["acceptance"].items():
             say(f"{name}: " + "; ".join(f"{k}: {'met' if v else 'NOT met'}" for k, v in acc.items()))
-        say(f"report: {os.path.abspath(res['report'])}")
+        print(hint("report", os.path.abspath(res["report"])))
     return 0
