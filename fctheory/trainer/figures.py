@@ -16,6 +16,7 @@ import numpy as np
 
 from .._files import atomic_path
 from .._plot import pyplot
+from .._validate import check_output_path
 from ..network import phi
 
 __all__ = ["plot_pca_words", "plot_pca_classifier", "plot_norm_by_rank", "save_figures"]
@@ -100,7 +101,15 @@ def plot_norm_by_rank(run, path):
 
 
 def save_figures(run, folder, prefix: str = "") -> dict:
-    """Write the three figures of ``run`` into ``folder``; returns {name: path}."""
+    """Write the three figures of ``run`` into ``folder``; returns {name: path}.
+
+    Raises
+    ------
+    FCTheoryError
+        When ``folder`` cannot be a folder (a file of that name exists, or a parent of it is a file) or is not
+        writable; checked before anything is drawn.
+    """
+    folder = check_output_path("folder", folder, dir=True)
     os.makedirs(folder, exist_ok=True)
     return {
         "pca_W": plot_pca_words(run, os.path.join(folder, f"{prefix}pca_W.png")),
