@@ -14,9 +14,9 @@ import os
 
 import numpy as np
 
+from .._validate import check_output_path
 from .._files import atomic_path
 from .._plot import pyplot
-from .._validate import check_output_path
 from ..network import phi
 
 __all__ = ["plot_pca_words", "plot_pca_classifier", "plot_norm_by_rank", "save_figures"]
