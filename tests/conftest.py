@@ -12,9 +12,15 @@ system temp folder instead of ``tmp_path``).
 import importlib.util
 import os
 import tempfile
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, settings
+from hypothesis.configuration import set_hypothesis_home_dir
+
+#: the repository: Hypothesis's and pytest-benchmark's folders stay in it wherever pytest is started from
+ROOT = Path(__file__).resolve().parent.parent
+set_hypothesis_home_dir(ROOT / ".hypothesis")  # its example database included (not used by derandomized runs)
 
 settings.register_profile(
     "ci",
@@ -30,6 +36,12 @@ settings.register_profile(
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
+
+def pytest_configure(config):
+    # pytest-benchmark's default storage is relative to the working folder (file://./.benchmarks)
+    if getattr(config.option, "benchmark_storage", None) == "file://./.benchmarks":
+        config.option.benchmark_storage = f"file://{ROOT / '.benchmarks'}"
 
 
 # --- one backend fixture: a test that takes `backend` runs once per available backend --------------
@@ -81,16 +93,20 @@ def _system_temp_folder_stays_clean(tmp_path_factory):
     """
     tmp_path_factory.getbasetemp()  # pytest's own folder stays where pytest puts it
     watched = tmp_path_factory.mktemp("system-temp-folder", numbered=True)
-    saved_tempdir, saved_env = tempfile.tempdir, os.environ.get("TMPDIR")
-    tempfile.tempdir = os.environ["TMPDIR"] = str(watched)
+    # torch's compile cache defaults to <temp folder>/torchinductor_<user>: give it a folder of its own
+    env = {"TMPDIR": str(watched), "TORCHINDUCTOR_CACHE_DIR": str(tmp_path_factory.mktemp("torchinductor"))}
+    saved_tempdir, saved_env = tempfile.tempdir, {k: os.environ.get(k) for k in env}
+    tempfile.tempdir = str(watched)
+    os.environ.update(env)
     try:
         yield
     finally:
         tempfile.tempdir = saved_tempdir
-        if saved_env is None:
-            os.environ.pop("TMPDIR", None)
-        else:
-            os.environ["TMPDIR"] = saved_env
+        for k, v in saved_env.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
     left = sorted(os.listdir(watched))
     if left:
         pytest.fail(
