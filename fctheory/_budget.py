@@ -15,7 +15,7 @@ import threading
 from dataclasses import dataclass, replace
 
 from ._errors import FCTheoryError
-from ._validate import Real, public, result_type
+from ._validate import Real, fail, public, result_type
 
 _LIMIT = Real(lo=0, lo_open=True, inf_ok=True).or_none()
 
@@ -135,6 +135,5 @@ def check_work(name: str, value, *, items=None, bytes=None, seconds=None, what: 
                                    (bytes, b.max_bytes, "bytes", "max_bytes"),
                                    (seconds, b.max_seconds, "s", "max_seconds")):
         if over(est, limit):
-            from ._validate import fail
             fail(name, value, f"{what} needs about {show(est)} {unit}, over the budget {field}={limit:.3g} "
                               f"(raise it with fctheory.set_budget({field}=...) or FCTHEORY_{field.upper()})")

@@ -3,12 +3,17 @@
 Every check raises :class:`~fctheory.FCTheoryError` with a message of the form
 ``"<name>=<value> is invalid: <rule>"`` so a user sees which argument broke which rule.
 """
+
 from __future__ import annotations
 
+import functools as _functools
+import inspect as _inspect
 import numbers
+import os as _os
 
 import numpy as np
 
+from ._compat import LegacyCalls
 from ._errors import FCTheoryError
 
 __all__ = [
@@ -192,7 +197,11 @@ def check_mu(mu, s_c: int | None = None, *, name: str = "mu", rtol: float = 1e-1
     total = arr.sum(axis=-1)
     bad = np.abs(total - 1.0) > rtol * max(1, arr.shape[-1]) ** 0.5 + 4 * np.finfo(float).eps * arr.shape[-1]
     if np.any(bad):
-        fail(name, mu, f"frequencies must sum to 1 (sum is {float(np.atleast_1d(total)[np.argmax(np.atleast_1d(bad))])!r})")
+        fail(
+            name,
+            mu,
+            f"frequencies must sum to 1 (sum is {float(np.atleast_1d(total)[np.argmax(np.atleast_1d(bad))])!r})",
+        )
     return arr
 
 
@@ -243,10 +252,6 @@ def broadcast_flat(**arrays):
 # cross-parameter rules (shapes tied to a Task, sizes against the budget) stay in the function body,
 # written with the helpers above and in :mod:`fctheory._budget`.
 # =====================================================================================================
-import functools as _functools
-import inspect as _inspect
-import os as _os
-import warnings as _warnings
 
 
 class Kind:
@@ -292,7 +297,13 @@ class Int(Kind):
             if self.max is not None and np.any(arr > self.max):
                 v, i = _first_bad(arr, arr > self.max)
                 fail(name, v, f"must be <= {self.max}{_entry(i)}")
-            return value if np.ndim(value) == 0 and isinstance(value, numbers.Integral) else arr if arr.ndim else float(arr)
+            return (
+                value
+                if np.ndim(value) == 0 and isinstance(value, numbers.Integral)
+                else arr
+                if arr.ndim
+                else float(arr)
+            )
         return check_int(name, value, min=self.min, max=self.max)
 
 
@@ -383,24 +394,19 @@ class Array(Kind):
     """
 
     def __init__(self, ndim=None, *, finite: bool = True, integer: bool = False, min=None, max=None, min_size: int = 1):
-        self.ndim, self.finite, self.integer, self.min, self.max, self.min_size = ndim, finite, integer, min, max, min_size
+        self.ndim, self.finite, self.integer, self.min, self.max, self.min_size = (
+            ndim,
+            finite,
+            integer,
+            min,
+            max,
+            min_size,
+        )
 
     def __call__(self, name, value):
         if hasattr(value, "__cuda_array_interface__") or type(value).__module__.startswith("cupy"):
             return value  # device arrays are checked by the backend code
-        if isinstance(value, (str, bytes, bool, np.bool_)) or value is None:
-            fail(name, value, "must be an array of real numbers")
-        try:
-            arr = np.asarray(value)
-        except Exception:
-            fail(name, value, "must be a rectangular array of real numbers")
-        if arr.dtype == object:
-            try:
-                arr = _as_real_array(name, arr)
-            except FCTheoryError:
-                raise
-        if arr.dtype.kind == "b" or arr.dtype.kind not in "iuf":
-            fail(name, value, f"must be real numbers, got dtype {arr.dtype}")
+        arr = _real_ndarray(name, value)
         if self.ndim is not None:
             allowed = self.ndim if isinstance(self.ndim, tuple) else (self.ndim,)
             if arr.ndim not in allowed:
@@ -408,27 +414,7 @@ class Array(Kind):
         if arr.size < self.min_size:
             fail(name, value, f"must have at least {self.min_size} entries, got shape {arr.shape}")
         if self.integer:
-            if arr.dtype.kind == "f":
-                bad = ~np.isfinite(arr) | (arr != np.round(arr))
-                if bad.any():
-                    v, i = _first_bad(arr, bad)
-                    fail(name, v, f"must be integers{_entry(i)}")
-            # int64 range first: an integral float such as 1e300 would wrap in the cast below
-            lo64, hi64 = -(2**63), 2**63 - 1
-            if arr.dtype.kind == "f" and arr.size and (arr.min() < lo64 or arr.max() >= 2.0**63):
-                bad = (arr < lo64) | (arr >= 2.0**63)
-                v, i = _first_bad(arr, bad)
-                fail(name, v, f"must fit a 64-bit integer{_entry(i)}")
-            if arr.dtype.kind == "u" and arr.size and arr.max() > hi64:
-                v, i = _first_bad(arr, arr > hi64)
-                fail(name, v, f"must fit a 64-bit integer{_entry(i)}")
-            if self.min is not None and arr.size and arr.min() < self.min:
-                v, i = _first_bad(arr, arr < self.min)
-                fail(name, v, f"must be >= {self.min}{_entry(i)}")
-            if self.max is not None and arr.size and arr.max() > self.max:
-                v, i = _first_bad(arr, arr > self.max)
-                fail(name, v, f"must be <= {self.max}{_entry(i)}")
-            return np.array(arr, dtype=np.int64)
+            return self._int64(name, arr)
         out = np.array(arr, dtype=np.float64)  # a copy: inputs are never mutated
         if self.finite:
             bad = ~np.isfinite(out)
@@ -436,6 +422,45 @@ class Array(Kind):
                 v, i = _first_bad(out, bad)
                 fail(name, v, f"must be finite{_entry(i)}")
         return out
+
+    def _int64(self, name, arr: np.ndarray) -> np.ndarray:
+        """``arr`` (real dtype) as an int64 copy: integral entries within the int64 range and [min, max]."""
+        if arr.dtype.kind == "f":
+            bad = ~np.isfinite(arr) | (arr != np.round(arr))
+            if bad.any():
+                v, i = _first_bad(arr, bad)
+                fail(name, v, f"must be integers{_entry(i)}")
+        # int64 range first: an integral float such as 1e300 would wrap in the cast below
+        lo64, hi64 = -(2**63), 2**63 - 1
+        if arr.dtype.kind == "f" and arr.size and (arr.min() < lo64 or arr.max() >= 2.0**63):
+            bad = (arr < lo64) | (arr >= 2.0**63)
+            v, i = _first_bad(arr, bad)
+            fail(name, v, f"must fit a 64-bit integer{_entry(i)}")
+        if arr.dtype.kind == "u" and arr.size and arr.max() > hi64:
+            v, i = _first_bad(arr, arr > hi64)
+            fail(name, v, f"must fit a 64-bit integer{_entry(i)}")
+        if self.min is not None and arr.size and arr.min() < self.min:
+            v, i = _first_bad(arr, arr < self.min)
+            fail(name, v, f"must be >= {self.min}{_entry(i)}")
+        if self.max is not None and arr.size and arr.max() > self.max:
+            v, i = _first_bad(arr, arr > self.max)
+            fail(name, v, f"must be <= {self.max}{_entry(i)}")
+        return np.array(arr, dtype=np.int64)
+
+
+def _real_ndarray(name: str, value) -> np.ndarray:
+    """``value`` as an ndarray of a real (int, uint or float) dtype, without copying or checking entries."""
+    if isinstance(value, (str, bytes, bool, np.bool_)) or value is None:
+        fail(name, value, "must be an array of real numbers")
+    try:
+        arr = np.asarray(value)
+    except Exception:
+        fail(name, value, "must be a rectangular array of real numbers")
+    if arr.dtype == object:
+        arr = _as_real_array(name, arr)
+    if arr.dtype.kind == "b" or arr.dtype.kind not in "iuf":
+        fail(name, value, f"must be real numbers, got dtype {arr.dtype}")
+    return arr
 
 
 class Instance(Kind):
@@ -462,7 +487,9 @@ class PathIn(Kind):
         if self.dir and not _os.path.isdir(path):
             fail(name, value, "must be an existing folder")
         if not self.dir and not _os.path.isfile(path):
-            fail(name, value, "must be an existing file" if not _os.path.isdir(path) else "must be a file, not a folder")
+            fail(
+                name, value, "must be an existing file" if not _os.path.isdir(path) else "must be a file, not a folder"
+            )
         return path
 
 
@@ -548,46 +575,20 @@ def public(*, renamed: dict | None = None, legacy_positional: tuple = (), **kind
     API evolution (see CHANGELOG.md): ``renamed={"old": "new"}`` still accepts the old keyword with a
     ``DeprecationWarning``; ``legacy_positional=("a", "b", ...)`` still accepts, with a
     ``DeprecationWarning``, positional arguments for parameters that became keyword-only (they are
-    mapped, in that order, after the remaining positional parameters).
+    mapped, in that order, after the remaining positional parameters). Both are handled by
+    :class:`fctheory._compat.LegacyCalls`.
     """
-    renamed = dict(renamed or {})
 
     def deco(fn):
         sig = _inspect.signature(fn)
-        params = [p for p in sig.parameters.values() if p.name not in ("self", "cls")
-                  and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
-        missing = [p.name for p in params if p.name not in kinds]
-        extra = [k for k in kinds if k not in sig.parameters]
-        if missing or extra:
-            raise TypeError(f"@public on {fn.__qualname__}: undeclared parameters {missing}, unknown names {extra}")
-
-        n_pos = sum(1 for p in sig.parameters.values() if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD))
-        for old_name, new_name in renamed.items():
-            if new_name not in sig.parameters:
-                raise TypeError(f"@public on {fn.__qualname__}: renamed target {new_name!r} is not a parameter")
+        _check_declared(fn, sig, kinds)
+        legacy = LegacyCalls(fn, sig, renamed, legacy_positional)
+        adapt = renamed or legacy_positional
 
         @_functools.wraps(fn)
         def wrapper(*args, **kwargs):
-            if renamed and any(k in renamed for k in kwargs):
-                for old_name in [k for k in kwargs if k in renamed]:
-                    new_name = renamed[old_name]
-                    if new_name in kwargs:
-                        raise FCTheoryError(f"{fn.__qualname__}(): got both {old_name!r} (deprecated) and {new_name!r}")
-                    _warnings.warn(f"{fn.__qualname__}: argument {old_name!r} is deprecated, use {new_name!r} "
-                                   "(see CHANGELOG.md)", DeprecationWarning, stacklevel=2)
-                    kwargs[new_name] = kwargs.pop(old_name)
-            if legacy_positional and len(args) > n_pos:
-                extra, args = args[n_pos:], args[:n_pos]
-                if len(extra) > len(legacy_positional):
-                    raise FCTheoryError(f"{fn.__qualname__}(): takes at most {n_pos + len(legacy_positional)} "
-                                        f"positional arguments, got {n_pos + len(extra)}")
-                names = legacy_positional[:len(extra)]
-                _warnings.warn(f"{fn.__qualname__}: pass {', '.join(names)} by keyword (positional use is "
-                               "deprecated, see CHANGELOG.md)", DeprecationWarning, stacklevel=2)
-                for name, value in zip(names, extra):
-                    if name in kwargs:
-                        raise FCTheoryError(f"{fn.__qualname__}(): got multiple values for argument {name!r}")
-                    kwargs[name] = value
+            if adapt:
+                args, kwargs = legacy.adapt(args, kwargs)
             try:
                 bound = sig.bind(*args, **kwargs)
             except TypeError as exc:
@@ -600,35 +601,23 @@ def public(*, renamed: dict | None = None, legacy_positional: tuple = (), **kind
             return fn(*bound.args, **bound.kwargs)
 
         wrapper.__fc_params__ = dict(kinds)
-        wrapper.__fc_renamed__ = dict(renamed)
+        wrapper.__fc_renamed__ = dict(legacy.renamed)
         return wrapper
 
     return deco
 
 
-def task_first(*, deprecated: bool):
-    """Also accept ``f(W, U, task, ...)`` for ``f(task, W, U, ...)`` (recognised by the Task in third place).
-
-    ``deprecated=True`` warns (an order being phased out); ``False`` accepts both orders silently (a Task is
-    never an array, so the call is unambiguous). Apply it above ``@public``.
-    """
-
-    def deco(fn):
-        @_functools.wraps(fn)
-        def wrapper(*args, **kwargs):
-            from .task import Task  # noqa: PLC0415 - fctheory.task imports this module
-
-            if len(args) >= 3 and isinstance(args[2], Task) and not isinstance(args[0], Task):
-                if deprecated:
-                    _warnings.warn(f"{fn.__qualname__}(W, U, task, ...) is deprecated: call "
-                                   f"{fn.__qualname__}(task, W, U, ...) (see CHANGELOG.md)", DeprecationWarning,
-                                   stacklevel=2)
-                args = (args[2], args[0], args[1], *args[3:])
-            return fn(*args, **kwargs)
-
-        return wrapper
-
-    return deco
+def _check_declared(fn, sig: _inspect.Signature, kinds: dict) -> None:
+    """Every parameter of ``fn`` (``self``/``cls`` and ``*args``/``**kwargs`` aside) has a kind, and no other name."""
+    params = [
+        p
+        for p in sig.parameters.values()
+        if p.name not in ("self", "cls") and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
+    ]
+    missing = [p.name for p in params if p.name not in kinds]
+    extra = [k for k in kinds if k not in sig.parameters]
+    if missing or extra:
+        raise TypeError(f"@public on {fn.__qualname__}: undeclared parameters {missing}, unknown names {extra}")
 
 
 def public_class(cls):
@@ -648,6 +637,24 @@ def result_type(cls):
     return cls
 
 
-__all__ += ["Kind", "Optional", "Int", "Real", "Bool", "Choice", "Seed", "Prob", "Array", "Instance", "PathIn",
-            "PathOut", "Anything", "public", "public_class", "task_first", "result_type", "check_output_path", "broadcast_shape",
-            "broadcast_flat"]
+__all__ += [
+    "Kind",
+    "Optional",
+    "Int",
+    "Real",
+    "Bool",
+    "Choice",
+    "Seed",
+    "Prob",
+    "Array",
+    "Instance",
+    "PathIn",
+    "PathOut",
+    "Anything",
+    "public",
+    "public_class",
+    "result_type",
+    "check_output_path",
+    "broadcast_shape",
+    "broadcast_flat",
+]

@@ -119,6 +119,13 @@ def assumption_A_counts(Z, *, n_c=None) -> np.ndarray:
     """
     Z, n_c, L = _latent(Z, n_c)
     K = Z.shape[0]
+    # the result alone holds K·(L+1)·L·n_c int64 counts; n_c may be a Python int beyond the float range,
+    # so its size is compared in exact integers before any float estimate below is formed
+    entries = K * (L + 1) * L * n_c
+    if entries >= 2**60:
+        fail("n_c", n_c, f"is too large: the counts would fill a K×(L+1)×L×n_c array of about "
+                         f"10^{math.log10(entries):.4g} entries (the limit is 2**60)")
+    check_work("n_c", n_c, bytes=8 * entries, what="the counts of (35) (a K×(L+1)×L×n_c int64 array)")
     _pair_budget(Z, n_c, L, what="the counts of (35)", per_pair_flops=(L + 1) * (L * n_c + 1))
     check_work("Z", f"{K}×{L} latent variables", bytes=16 * K * (L + 1) * L * n_c, what="the counts of (35)")
     D = _hamming(Z)

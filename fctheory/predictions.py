@@ -77,14 +77,32 @@ class TypeIPrediction(_Pred):
 
     Attributes
     ----------
-    tau : τ = argmin H.            c : word-embedding norm ‖w_(α,β)‖ = √(τ/n_w).
-    c_prime : ‖u_{k,ℓ}‖ = √(τ/(KL)).   eta : η of Theorem 1.
-    lambda_trivial : λ₀; τ = 0 iff λ ≥ λ₀.   trivial : whether τ = 0.
-    risk : R at the optimum = H(τ) (Lemma K).   ce : unregularised cross-entropy H(τ) − λτ.
-    H0 : H(0) = log(K + 1 − K/n_c^L), the risk at (W, U) = (0, 0) (≈ log K).
-    norm_W, norm_U : ‖W‖_F = ‖U‖_F = √τ.
-    pca_sigma : the n_c − 1 equal nonzero PCA singular values of W and of {u_{k,ℓ}}: √(τ/(n_c−1)).
-    margin_per_position : score margin h_k(x) − h_j(x) per position where z_k and z_j differ: ητ.
+    n_c, n_w, L, K, lam
+        The setting (as given, broadcast): concepts, vocabulary size, sentence length, classes, λ.
+    tau
+        τ = argmin H.
+    c
+        Word-embedding norm ‖w_(α,β)‖ = √(τ/n_w).
+    c_prime
+        ‖u_{k,ℓ}‖ = √(τ/(KL)).
+    eta
+        η of Theorem 1.
+    lambda_trivial
+        λ₀; τ = 0 iff λ ≥ λ₀.
+    trivial
+        Whether τ = 0.
+    risk
+        R at the optimum = H(τ) (Lemma K).
+    ce
+        Unregularised cross-entropy H(τ) − λτ.
+    H0
+        H(0) = log(K + 1 − K/n_c^L), the risk at (W, U) = (0, 0) (≈ log K).
+    norm_W, norm_U
+        ‖W‖_F = ‖U‖_F = √τ.
+    pca_sigma
+        The n_c − 1 equal nonzero PCA singular values of W and of {u_{k,ℓ}}: √(τ/(n_c−1)).
+    margin_per_position
+        Score margin h_k(x) − h_j(x) per position where z_k and z_j differ: ητ.
     """
 
     n_c: object
@@ -124,12 +142,31 @@ class TypeIIPrediction(_Pred):
 
     Attributes
     ----------
-    tau_star : τ* = argmin H*.   c : ‖u_{k,ℓ}‖ = τ*/√(KL).   eta_star : η* of Theorem 3.
-    risk : R* at the optimum = H*(τ*) (Lemma R).   ce : H*(τ*) − λτ*²/2.   H0 : H*(0).
-    norm_U : ‖U‖_F = τ*.   phi_norm : ‖φ(w)‖ = √d for every word.
-    pca_sigma_U : τ*/√(n_c−1) (n_c − 1 copies).
-    pca_sigma_phiW : √(n_w d/(n_c−1)) (needs n_w; None when n_w is not given, like ``n_w``).
-    margin_per_position : c√d·κ = η*τ*.
+    n_c, L, K, d, lam, n_w
+        The setting (as given, broadcast): concepts, sentence length, classes, embedding dimension, λ, and
+        the vocabulary size (None when not given).
+    tau_star
+        τ* = argmin H*.
+    c
+        ‖u_{k,ℓ}‖ = τ*/√(KL).
+    eta_star
+        η* of Theorem 3.
+    risk
+        R* at the optimum = H*(τ*) (Lemma R).
+    ce
+        H*(τ*) − λτ*²/2.
+    H0
+        H*(0).
+    norm_U
+        ‖U‖_F = τ*.
+    phi_norm
+        ‖φ(w)‖ = √d for every word.
+    pca_sigma_U
+        τ*/√(n_c−1) (n_c − 1 copies).
+    pca_sigma_phiW
+        √(n_w d/(n_c−1)) (needs n_w; None when n_w is not given, like ``n_w``).
+    margin_per_position
+        c√d·κ = η*τ*.
     """
 
     n_c: object
@@ -158,13 +195,33 @@ class TypeIIIPrediction(_Pred):
 
     Attributes
     ----------
-    c : ‖u_{k,ℓ}‖.   r : ‖w_(α,β)‖ = r_β per word rank β (order of ``mu``).
-    lam_max : bound of (9).   residual_7, residual_8 : relative residuals of (7), (8).
-    ce : unregularised risk L Σ_β μ_β log(1 + (n_c−1)e^{−κ c r_β}) (the softmax factorises over
-    positions when K = n_c^L, Proposition C).   risk : ce + (λ/2)(n_c Σ r_β² + KLc²).
-    H0 : log K (risk at the origin).   norm_W : √(n_c Σ r²).   norm_U : c√(KL) (= norm_W by (8)).
-    pca_sigma_W : √(n_c Σ r²/(n_c−1)).   pca_sigma_U : c√(KL/(n_c−1)).
-    margins_per_position : κ c r_β, the margin contributed by a position holding word rank β.
+    mu, n_c, L, K, lam
+        The setting: word frequencies μ_β, concepts, sentence length, classes (K = n_c^L), λ.
+    c
+        ‖u_{k,ℓ}‖.
+    r
+        ‖w_(α,β)‖ = r_β per word rank β (order of ``mu``).
+    lam_max
+        Bound of (9).
+    residual_7, residual_8
+        Relative residuals of (7), (8).
+    ce
+        Unregularised risk L Σ_β μ_β log(1 + (n_c−1)e^{−κ c r_β}) (the softmax factorises over positions
+        when K = n_c^L, Proposition C).
+    risk
+        ce + (λ/2)(n_c Σ r_β² + KLc²).
+    H0
+        log K (risk at the origin).
+    norm_W
+        √(n_c Σ r²).
+    norm_U
+        c√(KL) (= norm_W by (8)).
+    pca_sigma_W
+        √(n_c Σ r²/(n_c−1)).
+    pca_sigma_U
+        c√(KL/(n_c−1)).
+    margins_per_position
+        κ c r_β, the margin contributed by a position holding word rank β.
     """
 
     mu: object

@@ -7,19 +7,22 @@ Conventions (used everywhere in fctheory):
 * ``Z`` is a K×L integer array, ``Z[k, ℓ]`` the concept of position ℓ of latent variable z_k;
 * W is d×n_w (column = word embedding), U is K×(L·d) with u_{k,ℓ} = U[k, ℓd:(ℓ+1)d].
 """
+
 from __future__ import annotations
 
+import functools
 import math
+import warnings
 from dataclasses import dataclass, field
 from math import comb
 
 import numpy as np
+from scipy.special import gammaln
 
 from ._budget import check_work
 from ._validate import Array, Bool, Int, Prob, Seed, check_mu, fail, public
 
-
-__all__ = ["Task"]
+__all__ = ["Task", "task_first"]
 
 
 def _as_rng(seed):
@@ -76,12 +79,18 @@ class Task:
         if Z.shape[1] != L:
             fail("Z", self.Z, f"must have shape (K, L) = (K, {L}), got {Z.shape}")
         allow = _KINDS["allow_duplicates"]("allow_duplicates", self.allow_duplicates)
-        check_work("Z", self.Z, bytes=_unique_bytes(Z.shape), what="Task (checking that the latent variables are distinct)")
+        check_work(
+            "Z", self.Z, bytes=_unique_bytes(Z.shape), what="Task (checking that the latent variables are distinct)"
+        )
         if not allow:
             dup = _first_duplicate(Z)
             if dup is not None:
-                fail("Z", self.Z, f"latent variables (rows) must be mutually distinct (rows {dup[0]} and {dup[1]} "
-                                  "are equal; pass allow_duplicates=True to keep duplicated classes)")
+                fail(
+                    "Z",
+                    self.Z,
+                    f"latent variables (rows) must be mutually distinct (rows {dup[0]} and {dup[1]} "
+                    "are equal; pass allow_duplicates=True to keep duplicated classes)",
+                )
         self._freeze(n_c, s_c, L, Z, _KINDS["mu"]("mu", self.mu), allow)
 
     def _freeze(self, n_c, s_c, L, Z, mu, allow_duplicates=False):
@@ -133,8 +142,16 @@ class Task:
         return cls._trusted(n_c, s_c, L, _digits(np.arange(N, dtype=np.int64), n_c, L), mu)
 
     @classmethod
-    @public(n_c=Int(min=2), s_c=Int(min=1), L=Int(min=1), K=Int(min=1, max=10**7), mu=Prob(), seed=Seed(),
-            replace=Bool(), legacy_positional=("mu", "seed"))
+    @public(
+        n_c=Int(min=2),
+        s_c=Int(min=1),
+        L=Int(min=1),
+        K=Int(min=1, max=10**7),
+        mu=Prob(),
+        seed=Seed(),
+        replace=Bool(),
+        legacy_positional=("mu", "seed"),
+    )
     def random(cls, n_c: int, s_c: int, L: int, K: int, *, mu="uniform", seed=None, replace=False) -> "Task":
         """K latent variables drawn uniformly at random from C^L: distinct by default, or i.i.d.
 
@@ -154,7 +171,12 @@ class Task:
             most :attr:`accuracy_cap` = (distinct rows)/K (e.g. about 0.95 for n_c = 3, L = 6, K = 70).
         """
         if replace:
-            check_work("K", K, bytes=8 * K * L * 4 + 16 * K, what=f"Task.random(n_c={n_c}, s_c={s_c}, L={L}, K={K}, replace=True)")
+            check_work(
+                "K",
+                K,
+                bytes=8 * K * L * 4 + 16 * K,
+                what=f"Task.random(n_c={n_c}, s_c={s_c}, L={L}, K={K}, replace=True)",
+            )
             check_work("s_c", s_c, bytes=16 * s_c, what="Task (word frequencies mu)")
             _check_vocabulary(n_c, s_c)
             Z = _as_rng(seed).integers(0, n_c, size=(K, L), dtype=np.int64)
@@ -198,8 +220,12 @@ class Task:
         """
         bits = self.L * math.log2(self.n_c)
         if bits > 2**22:
-            fail("L", self.L, f"n_latent = n_c**L = {_show_power(self.n_c, self.L)} has about {bits:.3g} bits; "
-                              "use L*log(n_c) instead of the exact integer")
+            fail(
+                "L",
+                self.L,
+                f"n_latent = n_c**L = {_show_power(self.n_c, self.L)} has about {bits:.3g} bits; "
+                "use L*log(n_c) instead of the exact integer",
+            )
         return self.n_c**self.L
 
     @property
@@ -307,10 +333,14 @@ class Task:
             N = n_c**L
             return np.array([K * comb(L, r) * (n_c - 1) ** r / N for r in range(L + 1)])
         r = np.arange(L + 1, dtype=np.float64)
-        from scipy.special import gammaln
-
-        logs = (math.log(K) + gammaln(L + 1.0) - gammaln(r + 1) - gammaln(L - r + 1)
-                + r * math.log(n_c - 1) - L * math.log(n_c))
+        logs = (
+            math.log(K)
+            + gammaln(L + 1.0)
+            - gammaln(r + 1)
+            - gammaln(L - r + 1)
+            + r * math.log(n_c - 1)
+            - L * math.log(n_c)
+        )
         return np.exp(logs)
 
     # ----------------------------------------------------------------- sampling
@@ -347,9 +377,42 @@ class Task:
 
 
 # the constructor's parameter kinds (checked in __post_init__; read by the fuzz suite)
-_KINDS = dict(n_c=Int(min=2), s_c=Int(min=1), L=Int(min=1), Z=Array(ndim=2, integer=True, min=0), mu=Prob(),
-              allow_duplicates=Bool())
+_KINDS = dict(
+    n_c=Int(min=2),
+    s_c=Int(min=1),
+    L=Int(min=1),
+    Z=Array(ndim=2, integer=True, min=0),
+    mu=Prob(),
+    allow_duplicates=Bool(),
+)
 Task.__fc_params__ = _KINDS
+
+
+def task_first(*, deprecated: bool):
+    """Also accept ``f(W, U, task, ...)`` for ``f(task, W, U, ...)`` (recognised by the Task in third place).
+
+    A 0.x-compatibility shim (the other ones are in :mod:`fctheory._compat`): ``deprecated=True`` warns (an
+    order being phased out); ``False`` accepts both orders silently (a Task is never an array, so the call is
+    unambiguous). Apply it above ``@public``.
+    """
+
+    def deco(fn):
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            if len(args) >= 3 and isinstance(args[2], Task) and not isinstance(args[0], Task):
+                if deprecated:
+                    warnings.warn(
+                        f"{fn.__qualname__}(W, U, task, ...) is deprecated: call "
+                        f"{fn.__qualname__}(task, W, U, ...) (see CHANGELOG.md)",
+                        DeprecationWarning,
+                        stacklevel=2,
+                    )
+                args = (args[2], args[0], args[1], *args[3:])
+            return fn(*args, **kwargs)
+
+        return wrapper
+
+    return deco
 
 
 def _check_vocabulary(n_c: int, s_c: int) -> None:
@@ -384,7 +447,7 @@ def _first_duplicate(Z: np.ndarray):
         while j + 1 < K and hs[j + 1] == hs[i]:
             j += 1
         seen = {}
-        for k in sorted(order[i:j + 1].tolist()):
+        for k in sorted(order[i : j + 1].tolist()):
             key = Z[k].tobytes()
             if key in seen:
                 return seen[key], k

@@ -1,11 +1,26 @@
-"""Shared test configuration: Hypothesis profiles.
+"""Shared test configuration: Hypothesis profiles, the backend fixtures, and the temp-folder check.
 
 ``ci`` (default) keeps the suite inside the CI time budget; ``thorough`` (HYPOTHESIS_PROFILE=thorough)
 runs many more examples for local verification.
-"""
-import os
 
+Tests write files only under pytest's ``tmp_path``: :func:`_system_temp_folder_stays_clean` points the
+process's temp folder (``tempfile``, ``TMPDIR``) at an empty folder of its own for the session and fails
+the run if anything was written there (a test, the library, dask, torch or a subprocess writing into the
+system temp folder instead of ``tmp_path``).
+"""
+
+import importlib.util
+import os
+import tempfile
+from pathlib import Path
+
+import pytest
 from hypothesis import HealthCheck, settings
+from hypothesis.configuration import set_hypothesis_home_dir
+
+#: the repository: Hypothesis's and pytest-benchmark's folders stay in it wherever pytest is started from
+ROOT = Path(__file__).resolve().parent.parent
+set_hypothesis_home_dir(ROOT / ".hypothesis")  # its example database included (not used by derandomized runs)
 
 settings.register_profile(
     "ci",
@@ -23,12 +38,13 @@ settings.register_profile(
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 
+def pytest_configure(config):
+    # pytest-benchmark's default storage is relative to the working folder (file://./.benchmarks)
+    if getattr(config.option, "benchmark_storage", None) == "file://./.benchmarks":
+        config.option.benchmark_storage = f"file://{ROOT / '.benchmarks'}"
+
+
 # --- one backend fixture: a test that takes `backend` runs once per available backend --------------
-import importlib.util  # noqa: E402
-
-import pytest  # noqa: E402
-
-
 def _cuda_available() -> bool:
     if importlib.util.find_spec("cupy") is None:
         return False
@@ -62,3 +78,52 @@ def backend(request):
 def host_backend(request):
     """The host backends only (NumPy and numba), for tests whose oracle needs host arrays."""
     return request.param
+
+
+# --- nothing is written into the system temp folder --------------------------------------------------
+@pytest.fixture(scope="session", autouse=True)
+def _system_temp_folder_stays_clean(tmp_path_factory):
+    """Fail the run if the suite wrote into the system temp folder instead of ``tmp_path``.
+
+    For the session, ``tempfile.gettempdir()`` (and ``TMPDIR`` for subprocesses) is an empty folder under
+    pytest's own basetemp; whatever is left in it at the end was written by a test, the library or a
+    dependency (dask's scratch space, torch's caches) outside ``tmp_path``. Checking a private folder rather
+    than diffing the real temp folder keeps the check exact when other processes share that folder. Under
+    pytest-xdist every worker checks its own folder.
+    """
+    tmp_path_factory.getbasetemp()  # pytest's own folder stays where pytest puts it
+    watched = tmp_path_factory.mktemp("system-temp-folder", numbered=True)
+    # torch's compile cache defaults to <temp folder>/torchinductor_<user>: give it a folder of its own
+    env = {"TMPDIR": str(watched), "TORCHINDUCTOR_CACHE_DIR": str(tmp_path_factory.mktemp("torchinductor"))}
+    saved_tempdir, saved_env = tempfile.tempdir, {k: os.environ.get(k) for k in env}
+    tempfile.tempdir = str(watched)
+    os.environ.update(env)
+    try:
+        yield
+    finally:
+        tempfile.tempdir = saved_tempdir
+        for k, v in saved_env.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+    left = sorted(os.listdir(watched))
+    if left:
+        pytest.fail(
+            f"the tests wrote {len(left)} entries into the system temp folder instead of tmp_path: "
+            f"{', '.join(left[:20])}{' ...' if len(left) > 20 else ''} (left in {watched})",
+            pytrace=False,
+        )
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _dask_scratch_space_under_tmp_path(tmp_path_factory):
+    """dask.distributed's ``dask-scratch-space`` (test clusters and the sweep's own LocalCluster) goes under
+    pytest's temporary folder: a cluster's ``local_directory`` alone still leaves one in the temp folder."""
+    if importlib.util.find_spec("dask") is None:
+        yield
+        return
+    import dask
+
+    with dask.config.set({"temporary-directory": str(tmp_path_factory.mktemp("dask"))}):
+        yield

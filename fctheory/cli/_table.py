@@ -1,7 +1,11 @@
 """Tiny plain-text table and JSON helpers shared by the sub-commands."""
+
 from __future__ import annotations
 
+import argparse
 import json
+import math
+import textwrap
 
 import numpy as np
 
@@ -22,26 +26,63 @@ def fmt(v, digits: int = 10) -> str:
 
 
 def table(rows, headers, width: int = 100) -> str:
-    """Plain-text table at most ``width`` columns wide: the widest columns are narrowed (never below 8) and
-    their cells wrapped onto continuation lines, so long statements or reasons stay readable in full."""
-    import textwrap
+    """Plain-text table at most ``width`` columns wide; the first column (the row labels) is never wrapped.
 
+    The widest of the other columns are narrowed (never below 8) and their cells wrapped onto continuation
+    lines, so long statements or reasons stay readable in full. When the labels leave too little room for
+    that, each label is printed on a line of its own, above its row of values (indented by two spaces).
+    """
     cells = [[fmt(c) for c in r] for r in rows]
     widths = [max(len(h), *(len(r[i]) for r in cells)) if cells else len(h) for i, h in enumerate(headers)]
-    sep = 2
-    while sum(widths) + sep * (len(widths) - 1) > width and max(widths) > 8:
-        widths[widths.index(max(widths))] -= 1  # one column at a time: the widest ones end up equal
-
-    def lines(row):
-        wrapped = [textwrap.wrap(c, w, break_long_words=True, break_on_hyphens=False) or [""]
-                   if len(c) > w else [c] for c, w in zip(row, widths)]
-        return ["  ".join((col[j] if j < len(col) else "").ljust(w) for col, w in zip(wrapped, widths)).rstrip()
-                for j in range(max(len(col) for col in wrapped))]
-
-    out = lines(list(headers)) + ["  ".join("-" * w for w in widths)]
+    rest = widths[1:]
+    if len(widths) == 1 or _narrow(rest, width - widths[0] - _SEP):
+        return "\n".join(_rows([list(headers), None, *cells], widths[:1] + rest))
+    rest = widths[1:]
+    _narrow(rest, width - len(_LABEL_INDENT))
+    out = [headers[0]] + [_LABEL_INDENT + line for line in _rows([list(headers[1:]), None], rest)]
     for r in cells:
-        out += lines(r)
+        out += [r[0]] + [_LABEL_INDENT + line for line in _rows([r[1:]], rest)]
     return "\n".join(out)
+
+
+_LABEL_INDENT = "  "
+_SEP = 2  # spaces between columns
+
+
+def _narrow(widths: list, width: int) -> bool:
+    """Narrow ``widths`` in place, widest first and never below 8, to fit ``width``; whether they fit."""
+    while sum(widths) + _SEP * (len(widths) - 1) > width and widths and max(widths) > 8:
+        widths[widths.index(max(widths))] -= 1  # one column at a time: the widest ones end up equal
+    return sum(widths) + _SEP * (len(widths) - 1) <= width
+
+
+def _rows(rows: list, widths: list) -> list:
+    """The lines of ``rows`` (lists of cells; ``None``: the dashes under the header) in columns of ``widths``.
+
+    The first column is never wrapped (it was not narrowed); the others wrap at their width.
+    """
+    out = []
+    for row in rows:
+        if row is None:
+            out.append((" " * _SEP).join("-" * w for w in widths))
+            continue
+        wrapped = [
+            textwrap.wrap(c, w, break_long_words=True, break_on_hyphens=False) or [""] if len(c) > w else [c]
+            for c, w in zip(row, widths)
+        ]
+        for j in range(max(len(col) for col in wrapped)):
+            out.append(
+                (" " * _SEP).join((col[j] if j < len(col) else "").ljust(w) for col, w in zip(wrapped, widths)).rstrip()
+            )
+    return out
+
+
+def hint(label: str, text: str) -> str:
+    """``label: text`` as one line that is never wrapped, however long: ``text`` is a command or a path the user
+    copies, and a line break inside it would break the copy. The 100-column rule holds for tables and prose; the
+    tests exempt exactly these lines (``label`` is lower-case words; ``text`` a ``fctheory`` command or one token).
+    """
+    return f"{label}: {text}"
 
 
 def _default(o):
@@ -61,11 +102,11 @@ def dumps(obj) -> str:
 # ("fctheory risk: error: argument --nc: must be an integer >= 2, got 'x'") and exit status 2.
 def integer(min: int | None = None, max: int | None = None):
     """argparse ``type=`` for an integer option in [min, max] (exact: no float rounding)."""
-    import argparse
 
     def parse(text: str) -> int:
-        rng = " and ".join(s for s in (f">= {min}" if min is not None else "",
-                                       f"<= {max}" if max is not None else "") if s)
+        rng = " and ".join(
+            s for s in (f">= {min}" if min is not None else "", f"<= {max}" if max is not None else "") if s
+        )
         want = f"must be an integer{' ' + rng if rng else ''}, got {text!r}"
         try:
             value = int(text.strip().replace("_", ""), 10)
@@ -81,8 +122,6 @@ def integer(min: int | None = None, max: int | None = None):
 
 def real(lo: float | None = None, hi: float | None = None, *, lo_open: bool = False, inf_ok: bool = False):
     """argparse ``type=`` for a finite real option in [lo, hi] (``lo_open``: > lo; ``inf_ok``: "inf" allowed)."""
-    import argparse
-    import math
 
     def parse(text: str) -> float:
         parts = []
@@ -90,7 +129,9 @@ def real(lo: float | None = None, hi: float | None = None, *, lo_open: bool = Fa
             parts.append(f"{'>' if lo_open else '>='} {lo:g}")
         if hi is not None:
             parts.append(f"<= {hi:g}")
-        want = f"must be a {'' if inf_ok else 'finite '}number{' ' + ' and '.join(parts) if parts else ''}, got {text!r}"
+        want = (
+            f"must be a {'' if inf_ok else 'finite '}number{' ' + ' and '.join(parts) if parts else ''}, got {text!r}"
+        )
         try:
             value = float(text)
         except (ValueError, TypeError):

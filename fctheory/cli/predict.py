@@ -1,12 +1,20 @@
 """``fctheory predict``: the predictors of Theorems 1–3 from the command line."""
+
 from __future__ import annotations
 
+import itertools
+
+import mpmath
 import numpy as np
 
 from .._budget import check_work
 from .._errors import FCTheoryError
 from .._validate import check_mu, fail
-from ._output import add_format_options, print_csv, print_json, setting_object
+from ..predictions import predict_type1, predict_type2, predict_type3
+from ..tau import tau
+from ..tau_star import tau_star
+from ..type3 import lambda_max_type3, solve_type3
+from ._output import add_format_options, mp_str, print_csv, print_json, setting_object
 from ._table import integer, real, table
 
 
@@ -24,20 +32,36 @@ def register(sub) -> None:
     p.add_argument("--sc", type=integer(min=1), default=None, help="words per concept s_c (default n_w/n_c, or 400)")
     p.add_argument("--nw", type=integer(min=1), default=None, help="vocabulary size n_w = n_c*s_c (default 1200)")
     p.add_argument("--L", type=integer(min=1), default=None, help="sentence length L (default 15)")
-    p.add_argument("--K", type=real_list(lo=1), default=None,
-                   help="classes K, an integer up to 1e300, or comma-separated values (type1/type2; default 1000; "
-                        "type3: must be n_c^L)")
+    p.add_argument(
+        "--K",
+        type=real_list(lo=1),
+        default=None,
+        help="classes K, an integer up to 1e300, or comma-separated values (type1/type2; default 1000; "
+        "type3: must be n_c^L)",
+    )
     p.add_argument("--d", type=integer(min=1), default=None, help="embedding dimension d (type2 only; default 100)")
-    p.add_argument("--lam", type=real_list(lo=0, lo_open=True), default=None,
-                   help="weight decay lambda > 0, or comma-separated values: one row each (default 1e-3)")
-    p.add_argument("--mu", default=None,
-                   help="word frequencies: uniform, zipf, or comma-separated values (type3; type2 accepts any, "
-                        "type1 needs uniform)")
-    p.add_argument("--precision", choices=("float", "mp"), default="float",
-                   help="mp: also compute tau / tau* / (c, r) and the quantities they fix with mpmath, printed "
-                        "at full precision (decimal strings in --json and --csv)")
-    p.add_argument("--dps", type=integer(min=20, max=1000), default=None,
-                   help="decimal digits of --precision mp (default 50)")
+    p.add_argument(
+        "--lam",
+        type=real_list(lo=0, lo_open=True),
+        default=None,
+        help="weight decay lambda > 0, or comma-separated values: one row each (default 1e-3)",
+    )
+    p.add_argument(
+        "--mu",
+        default=None,
+        help="word frequencies: uniform, zipf, or comma-separated values (type3; type2 accepts any, "
+        "type1 needs uniform)",
+    )
+    p.add_argument(
+        "--precision",
+        choices=("float", "mp"),
+        default="float",
+        help="mp: also compute tau / tau* / (c, r) and the quantities they fix with mpmath, printed "
+        "at full precision (decimal strings in --json and --csv)",
+    )
+    p.add_argument(
+        "--dps", type=integer(min=20, max=1000), default=None, help="decimal digits of --precision mp (default 50)"
+    )
     add_format_options(p, csv_ok=True)
     p.set_defaults(func=run)
 
@@ -54,7 +78,16 @@ def real_list(lo=None, *, lo_open=False):
 
 
 # library parameter -> the option that set it (errors from the predictors name the option)
-_OPTION = {"n_c": "--nc", "s_c": "--sc", "n_w": "--nw", "L": "--L", "K": "--K", "d": "--d", "lam": "--lam", "mu": "--mu"}
+_OPTION = {
+    "n_c": "--nc",
+    "s_c": "--sc",
+    "n_w": "--nw",
+    "L": "--L",
+    "K": "--K",
+    "d": "--d",
+    "lam": "--lam",
+    "mu": "--mu",
+}
 _SETTING = ("nc", "sc", "nw", "L", "K", "d", "lam", "mu")
 
 
@@ -73,8 +106,12 @@ def _mu(args, s_c_given):
     """--mu as a frequency vector (named laws need s_c: --sc, --nw/--nc, or 400 words)."""
     text = args.mu.strip()
     if text in ("uniform", "zipf"):
-        check_work("--sc", s_c_given, bytes=16 * s_c_given * (48 if args.kind == "type3" else 1),
-                   what=f"--mu {text} with s_c = {s_c_given} words")
+        check_work(
+            "--sc",
+            s_c_given,
+            bytes=16 * s_c_given * (48 if args.kind == "type3" else 1),
+            what=f"--mu {text} with s_c = {s_c_given} words",
+        )
         return check_mu(text, s_c_given, name="--mu")
     try:
         mu = np.array([float(v) for v in text.split(",")])
@@ -93,15 +130,11 @@ def _refuse(args, kind, options, why):
 
 def _grid(*lists):
     """Every combination of the option values, the last option varying fastest."""
-    import itertools
-
     return list(itertools.product(*lists))
 
 
 def _predict(args):
     """The predictions for every combination of --lam (and --K) values: a list of (setting, prediction)."""
-    from .. import predict_type1, predict_type2, predict_type3
-
     n_c = 3 if args.nc is None else args.nc
     L = 15 if args.L is None else args.L
     lams = [1e-3] if args.lam is None else args.lam
@@ -110,9 +143,10 @@ def _predict(args):
         if args.mu is not None and args.mu.strip() != "uniform":
             fail("--mu", args.mu, "Theorem 1 (type1) needs uniform word frequencies; use type3 (K = n_c^L) for others")
         n_w = _sizes(args, n_c)
-        return [(setting_object(n_c=n_c, L=L, K=_num(K), n_w=n_w), lam,
-                 predict_type1(n_c=n_c, n_w=n_w, L=L, K=K, lam=lam))
-                for K, lam in _grid([1000] if args.K is None else args.K, lams)]
+        return [
+            (setting_object(n_c=n_c, L=L, K=_num(K), n_w=n_w), lam, predict_type1(n_c=n_c, n_w=n_w, L=L, K=K, lam=lam))
+            for K, lam in _grid([1000] if args.K is None else args.K, lams)
+        ]
     if args.kind == "type2":
         n_w = _sizes(args, n_c)
         mu = "uniform"
@@ -121,9 +155,14 @@ def _predict(args):
             mu = _mu(args, n_w // n_c)
             mu = args.mu.strip() if args.mu.strip() in ("uniform", "zipf") else mu
         d = 100 if args.d is None else args.d
-        return [(setting_object(n_c=n_c, L=L, K=_num(K), n_w=n_w, mu=mu), lam,
-                 predict_type2(n_c=n_c, L=L, K=K, d=d, lam=lam, n_w=n_w))
-                for K, lam in _grid([1000] if args.K is None else args.K, lams)]
+        return [
+            (
+                setting_object(n_c=n_c, L=L, K=_num(K), n_w=n_w, mu=mu),
+                lam,
+                predict_type2(n_c=n_c, L=L, K=K, d=d, lam=lam, n_w=n_w),
+            )
+            for K, lam in _grid([1000] if args.K is None else args.K, lams)
+        ]
     _refuse(args, "type3", ("d",), "Theorem 2 does not depend on the embedding dimension")
     for K in args.K or ():
         if not (L * np.log(n_c) < 709 and K == float(n_c) ** L):
@@ -136,8 +175,14 @@ def _predict(args):
         fail("--mu", args.mu, f"has {mu.shape[-1]} frequencies but s_c = {s_c_given} (from --sc/--nw)")
     named = args.mu.strip() if args.mu.strip() in ("uniform", "zipf") else mu
     K = n_c**L if L * np.log(n_c) < 709 else float(n_c) ** L
-    return [(setting_object(n_c=n_c, L=L, K=K, s_c=int(mu.shape[-1]), mu=named), lam,
-             predict_type3(mu=mu, n_c=n_c, L=L, lam=lam)) for lam in lams]
+    return [
+        (
+            setting_object(n_c=n_c, L=L, K=K, s_c=int(mu.shape[-1]), mu=named),
+            lam,
+            predict_type3(mu=mu, n_c=n_c, L=L, lam=lam),
+        )
+        for lam in lams
+    ]
 
 
 def _num(K):
@@ -147,17 +192,19 @@ def _num(K):
 
 def _mp_fields(kind, setting, lam, dps):
     """The quantities of the prediction fixed by tau / tau* / (c, r), computed with mpmath at ``dps`` digits."""
-    import mpmath
-
-    from .. import solve_type3, tau, tau_star
-
     n_c, L, K, n_w = setting["n_c"], setting["L"], setting["K"], setting["n_w"]
     with mpmath.workdps(dps):
         KL = mpmath.mpf(K) * L
         if kind == "type1":
             t = tau(n_c=n_c, n_w=n_w, L=L, K=K, lam=lam, precision="mp", dps=dps)
-            return {"tau": t, "c": mpmath.sqrt(t / n_w), "c_prime": mpmath.sqrt(t / KL), "norm_W": mpmath.sqrt(t),
-                    "norm_U": mpmath.sqrt(t), "pca_sigma": mpmath.sqrt(t / (n_c - 1))}
+            return {
+                "tau": t,
+                "c": mpmath.sqrt(t / n_w),
+                "c_prime": mpmath.sqrt(t / KL),
+                "norm_W": mpmath.sqrt(t),
+                "norm_U": mpmath.sqrt(t),
+                "pca_sigma": mpmath.sqrt(t / (n_c - 1)),
+            }
         if kind == "type2":
             ts = tau_star(n_c=n_c, L=L, K=K, d=setting["d"], lam=lam, precision="mp", dps=dps)
             return {"tau_star": ts, "c": ts / mpmath.sqrt(KL), "norm_U": ts, "pca_sigma_U": ts / mpmath.sqrt(n_c - 1)}
@@ -180,24 +227,7 @@ def _rows(args, preds):
 
 def run(args) -> int:
     if args.paper:
-        if args.kind is not None:
-            fail("kind", args.kind, "--paper prints the paper's fixed settings: give no kind")
-        for opt in _SETTING + ("dps",):
-            if getattr(args, opt) is not None:
-                fail(f"--{opt}", getattr(args, opt), "--paper prints the paper's fixed settings: give no setting options")
-        if args.precision != "float":
-            fail("--precision", args.precision, "--paper prints the paper's fixed settings in double precision")
-        rows = paper_rows()
-        if args.json:
-            print_json("predict", task=None, parameters={"paper": True}, results={"rows": rows})
-        elif args.csv:
-            print_csv(rows)
-        else:
-            print("Feature Collapse (Laurent, von Brecht, Bresson): headline numbers")
-            print("n_c=3, n_w=1200, L=15, lambda=1e-3")
-            print(table([[r["quantity"], r["setting"], r["reported"], f"{r['ours']:.8g}", f"{r['rel_diff']:+.1e}", r["source"]]
-                         for r in rows], ["quantity", "setting", "reported", "fctheory", "rel. diff", "source"]))
-        return 0
+        return _run_paper(args)
     if args.kind is None:
         fail("kind", None, "choose type1, type2 or type3 (or pass --paper)")
     if args.dps is not None and args.precision != "mp":
@@ -210,43 +240,73 @@ def run(args) -> int:
         msg = str(exc)
         name = msg.split("=", 1)[0]
         if name in _OPTION:
-            raise FCTheoryError(_OPTION[name] + msg[len(name):]) from None
+            raise FCTheoryError(_OPTION[name] + msg[len(name) :]) from None
         raise
     dps = 50 if args.dps is None else args.dps
     if args.json:
-        settings = [s for s, _, _ in preds]
-        task = settings[0] if all(s == settings[0] for s in settings) else None
-        params = {"kind": args.kind, "lam": [lam for _, lam, _ in preds] if len(preds) > 1 else preds[0][1],
-                  "precision": args.precision}
-        if args.kind == "type2":
-            params["d"] = rows[0]["d"]
-        if args.precision == "mp":
-            params["dps"] = dps
-        results = {"predictions": rows}
-        if task is None:
-            results["settings"] = settings
-        print_json("predict", task=task, parameters=params, results=results, dps=dps)
+        _print_predictions_json(args, preds, rows, dps)
     elif args.csv:
         print_csv(rows, dps=dps)
     else:
-        from ._output import mp_str
-
-        def show(v):
-            if isinstance(v, list) and v and not isinstance(v[0], (int, float)):
-                return "[" + ", ".join(mp_str(x, dps) for x in v) + "]"
-            return mp_str(v, dps) if not isinstance(v, (int, float, list, type(None), str)) else v
-
         keys = [k for k in rows[0] if k != "mu"]
         heads = ["quantity"] + (["value"] if len(rows) == 1 else [f"lam={r['lam']:g}, K={r['K']:g}" for r in rows])
-        print(table([[k] + [show(r[k]) for r in rows] for k in keys], heads))
+        print(table([[k] + [_show_mp(r[k], dps) for r in rows] for k in keys], heads))
+    return 0
+
+
+def _show_mp(v, dps: int):
+    """A table cell: mpmath numbers (and lists of them) at ``dps`` digits, anything else as it is."""
+    if isinstance(v, list) and v and not isinstance(v[0], (int, float)):
+        return "[" + ", ".join(mp_str(x, dps) for x in v) + "]"
+    return mp_str(v, dps) if not isinstance(v, (int, float, list, type(None), str)) else v
+
+
+def _print_predictions_json(args, preds, rows, dps: int) -> None:
+    settings = [s for s, _, _ in preds]
+    task = settings[0] if all(s == settings[0] for s in settings) else None
+    params = {
+        "kind": args.kind,
+        "lam": [lam for _, lam, _ in preds] if len(preds) > 1 else preds[0][1],
+        "precision": args.precision,
+    }
+    if args.kind == "type2":
+        params["d"] = rows[0]["d"]
+    if args.precision == "mp":
+        params["dps"] = dps
+    results = {"predictions": rows}
+    if task is None:
+        results["settings"] = settings
+    print_json("predict", task=task, parameters=params, results=results, dps=dps)
+
+
+def _run_paper(args) -> int:
+    """``--paper``: the paper's headline settings next to the reported numbers (no setting options)."""
+    if args.kind is not None:
+        fail("kind", args.kind, "--paper prints the paper's fixed settings: give no kind")
+    for opt in _SETTING + ("dps",):
+        if getattr(args, opt) is not None:
+            fail(f"--{opt}", getattr(args, opt), "--paper prints the paper's fixed settings: give no setting options")
+    if args.precision != "float":
+        fail("--precision", args.precision, "--paper prints the paper's fixed settings in double precision")
+    rows = paper_rows()
+    if args.json:
+        print_json("predict", task=None, parameters={"paper": True}, results={"rows": rows})
+    elif args.csv:
+        print_csv(rows)
+    else:
+        print("Feature Collapse (Laurent, von Brecht, Bresson): headline numbers")
+        print("n_c=3, n_w=1200, L=15, lambda=1e-3")
+        # long quantity labels are never wrapped: table() prints them on lines of their own if need be
+        cells = [
+            [r["quantity"], r["setting"], r["reported"], f"{r['ours']:.8g}", f"{r['rel_diff']:+.1e}", r["source"]]
+            for r in rows
+        ]
+        print(table(cells, ["quantity", "setting", "reported", "fctheory", "rel. diff", "source"]))
     return 0
 
 
 def paper_rows():
     """The paper's headline settings (section 3 and figures 3-4) with our predictions."""
-    from .. import lambda_max_type3, predict_type1, predict_type2
-    from .._validate import check_mu
-
     p1000 = predict_type1(n_c=3, n_w=1200, L=15, K=1000, lam=1e-3)
     p50 = predict_type1(n_c=3, n_w=1200, L=15, K=50, lam=1e-3)
     p2 = predict_type2(n_c=3, L=15, K=1000, d=100, lam=1e-3, n_w=1200)
@@ -273,8 +333,14 @@ def paper_rows():
         ("lambda_max of (9)", "K=3^15, s_c=400, Zipf", 1.1515e-4, "derivation notes", lmax),
     ]
     return [
-        {"quantity": q, "setting": s, "reported": rep, "source": src, "ours": float(ours),
-         "rel_diff": float(ours / rep - 1)}
+        {
+            "quantity": q,
+            "setting": s,
+            "reported": rep,
+            "source": src,
+            "ours": float(ours),
+            "rel_diff": float(ours / rep - 1),
+        }
         for q, s, rep, src, ours in rows
     ]
 

@@ -1,11 +1,14 @@
 """``fctheory train`` and ``fctheory reproduce``: the reference trainer and the paper's experiments."""
+
 from __future__ import annotations
 
 import os
+import shlex
 import sys
 
 from .._validate import fail
 from ._output import print_json, say
+from ._table import hint, table
 
 
 def register(sub) -> None:
@@ -56,8 +59,11 @@ def register(sub) -> None:
     r.add_argument("--dtype", default="float32", choices=("float32", "float64"))
     r.add_argument("--out", default="fctheory-reproduction", help="output folder (default ./fctheory-reproduction)")
     r.add_argument("--presets", default="fig3,fig4a,fig4b,fig4c,k50", help="comma-separated subset")
-    r.add_argument("--no-train", action="store_true",
-                   help="train nothing: build the report from the checkpoints already in OUT (partial ones included)")
+    r.add_argument(
+        "--no-train",
+        action="store_true",
+        help="train nothing: build the report from the checkpoints already in OUT (partial ones included)",
+    )
     r.add_argument("--no-progress", action="store_true", help="no tqdm progress bar")
     r.add_argument("--json", action="store_true", help="print the acceptance results as JSON")
     r.set_defaults(func=run_reproduce)
@@ -66,14 +72,30 @@ def register(sub) -> None:
 def _table(rows):
     from ..trainer.reproduce import _fmt  # noqa: PLC0415
 
-    from ._table import table  # noqa: PLC0415
-
     # at most 100 columns: a long cell (an "unavailable (...)" reason) is wrapped by table()
     return table([[q, _fmt(obs), _fmt(pred)] for q, obs, pred in rows], ["quantity", "ours", "theory"])
 
 
-_CUSTOM = ("d", "n_spl", "lr", "batch", "lam_W", "lam_U", "layernorm", "eps", "init_scale", "n_test", "task", "nc",
-           "sc", "L", "K", "Z", "mu", "task_seed")
+_CUSTOM = (
+    "d",
+    "n_spl",
+    "lr",
+    "batch",
+    "lam_W",
+    "lam_U",
+    "layernorm",
+    "eps",
+    "init_scale",
+    "n_test",
+    "task",
+    "nc",
+    "sc",
+    "L",
+    "K",
+    "Z",
+    "mu",
+    "task_seed",
+)
 
 
 def run_train(args) -> int:
@@ -88,14 +110,25 @@ def run_train(args) -> int:
     if args.normalize_mu:
         given.append("normalize_mu")
     if given:
-        fail("--preset", args.preset, f"fixes the task and hyper-parameters; drop --{given[0].replace('_', '-')} "
-             "(or drop --preset to train a task of your own)")
+        fail(
+            "--preset",
+            args.preset,
+            f"fixes the task and hyper-parameters; drop --{given[0].replace('_', '-')} "
+            "(or drop --preset to train a task of your own)",
+        )
     try:
-        run = run_preset(args.preset, quick=args.quick, backend=args.backend, dtype=args.dtype, out=args.out,
-                         progress=not args.no_progress and not args.json, epochs=args.epochs, seed=args.seed)
+        run = run_preset(
+            args.preset,
+            quick=args.quick,
+            backend=args.backend,
+            dtype=args.dtype,
+            out=args.out,
+            progress=not args.no_progress and not args.json,
+            epochs=args.epochs,
+            seed=args.seed,
+        )
     except TrainingInterrupted as exc:
-        print(f"interrupted: checkpoint saved to {exc.checkpoint}; run the same command to resume",
-              file=sys.stderr)
+        print(f"interrupted: checkpoint saved to {exc.checkpoint}; run the same command to resume", file=sys.stderr)
         return 130
     acc = quick_acceptance(run, name=args.preset) if args.quick else acceptance(args.preset, run)
     if args.json:
@@ -106,8 +139,10 @@ def run_train(args) -> int:
         _print_summary(run, s, {"preset": args.preset, "quick": bool(args.quick)})
         return 0
     c = run.config
-    say(f"preset {args.preset}{' (quick)' if args.quick else ''}: {run.task!r}, d={c.d}, n_spl={c.n_spl}, "
-        f"{'h*' if c.layernorm else 'h'}, {c.backend}/{c.dtype}, {run.epochs_done} epochs in {run.wall_time:.1f} s")
+    say(
+        f"preset {args.preset}{' (quick)' if args.quick else ''}: {run.task!r}, d={c.d}, n_spl={c.n_spl}, "
+        f"{'h*' if c.layernorm else 'h'}, {c.backend}/{c.dtype}, {run.epochs_done} epochs in {run.wall_time:.1f} s"
+    )
     m = run.measurements
     if m.predicted.get("theorem"):
         print(f"theory: {m.predicted['theorem']}")
@@ -115,7 +150,7 @@ def run_train(args) -> int:
     for k, v in acc.items():
         print(f"acceptance: {k}: {'met' if v else 'NOT met'}")
     if args.out:
-        say(f"outputs in {os.path.abspath(args.out)}")
+        print(hint("outputs in", os.path.abspath(args.out)))
     return 0
 
 
@@ -137,11 +172,17 @@ def run_custom(args) -> int:
         return default if v is None else kind(flag, v)
 
     kw = dict(
-        d=val("d", "--d", Int(min=1, max=10**6), 100), layernorm=bool(args.layernorm),
-        eps=val("eps", "--eps", Real(lo=0), 1e-5), lr=val("lr", "--lr", Real(lo=0, lo_open=True), 0.1),
-        batch=val("batch", "--batch", Int(min=1), 100), epochs=val("epochs", "--epochs", Int(min=0), 100),
-        lam_W=val("lam_W", "--lam-W", Real(lo=0), 1e-3), lam_U=val("lam_U", "--lam-U", Real(lo=0), 1e-3),
-        seed=val("seed", "--seed", Int(min=0), 0), backend=args.backend, dtype=args.dtype,
+        d=val("d", "--d", Int(min=1, max=10**6), 100),
+        layernorm=bool(args.layernorm),
+        eps=val("eps", "--eps", Real(lo=0), 1e-5),
+        lr=val("lr", "--lr", Real(lo=0, lo_open=True), 0.1),
+        batch=val("batch", "--batch", Int(min=1), 100),
+        epochs=val("epochs", "--epochs", Int(min=0), 100),
+        lam_W=val("lam_W", "--lam-W", Real(lo=0), 1e-3),
+        lam_U=val("lam_U", "--lam-U", Real(lo=0), 1e-3),
+        seed=val("seed", "--seed", Int(min=0), 0),
+        backend=args.backend,
+        dtype=args.dtype,
         init_scale=val("init_scale", "--init-scale", Real(lo=0, lo_open=True), 1e-3),
         n_test=val("n_test", "--n-test", Int(min=0), 5),
     )
@@ -149,8 +190,13 @@ def run_custom(args) -> int:
     from .._budget import check_work  # noqa: PLC0415
 
     # the weights and the training set must fit the memory budget before anything is allocated
-    check_work("--d", kw["d"], bytes=8 * (kw["d"] * (task.n_w + task.K * task.L) + task.K * task.L * (n_spl + kw["n_test"])),
-               what="the weights and sentences of this run")
+    n_weights = kw["d"] * (task.n_w + task.K * task.L)
+    check_work(
+        "--d",
+        kw["d"],
+        bytes=8 * (n_weights + task.K * task.L * (n_spl + kw["n_test"])),
+        what="the weights and sentences of this run",
+    )
     ckpt = resume = None
     if args.out is not None:
         os.makedirs(args.out, exist_ok=True)
@@ -162,11 +208,18 @@ def run_custom(args) -> int:
             resume = ckpt
         save_task(task, os.path.join(args.out, "task.json"))
     try:
-        run = train(task, n_spl=n_spl, checkpoint=ckpt, checkpoint_every=max(1, kw["epochs"] // 20) if ckpt else None,
-                    resume=resume, progress=not args.no_progress and not args.json, keep_data=False, **kw)
+        run = train(
+            task,
+            n_spl=n_spl,
+            checkpoint=ckpt,
+            checkpoint_every=max(1, kw["epochs"] // 20) if ckpt else None,
+            resume=resume,
+            progress=not args.no_progress and not args.json,
+            keep_data=False,
+            **kw,
+        )
     except TrainingInterrupted as exc:
-        print(f"interrupted: checkpoint saved to {exc.checkpoint}; run the same command to resume",
-              file=sys.stderr)
+        print(f"interrupted: checkpoint saved to {exc.checkpoint}; run the same command to resume", file=sys.stderr)
         return 130
     summary = _jsonable(run.summary())
     if args.out is not None:
@@ -181,15 +234,19 @@ def run_custom(args) -> int:
         _print_summary(run, s, {"preset": None, "n_spl": n_spl})
         return 0
     c = run.config
-    say(f"{run.task!r}, d={c.d}, n_spl={c.n_spl}, {'h*' if c.layernorm else 'h'}, {c.backend}/{c.dtype}, "
-        f"{run.epochs_done} epochs in {run.wall_time:.1f} s")
+    say(
+        f"{run.task!r}, d={c.d}, n_spl={c.n_spl}, {'h*' if c.layernorm else 'h'}, {c.backend}/{c.dtype}, "
+        f"{run.epochs_done} epochs in {run.wall_time:.1f} s"
+    )
     m = run.measurements
     if m is not None:
         if m.predicted.get("theorem"):
             print(f"theory: {m.predicted['theorem']}")
         print(_table(m.comparison()))
     if args.out:
-        say(f"run directory: {os.path.abspath(args.out)} (fctheory diagnose {args.out})")
+        # a path and a command the user copies: never wrapped, however long
+        print(hint("run directory", os.path.abspath(args.out)))
+        print(hint("diagnose it with", f"fctheory diagnose {shlex.quote(args.out)}"))
     return 0
 
 
@@ -211,19 +268,34 @@ def run_reproduce(args) -> int:
         if n not in PRESETS:
             fail("--presets", args.presets, f"unknown preset {n!r}; choose from {list(PRESETS)}")
     try:
-        res = reproduce(args.out, quick=args.quick, backend=args.backend, dtype=args.dtype, presets=names,
-                        progress=not args.no_progress and not args.json, train_missing=not args.no_train)
+        res = reproduce(
+            args.out,
+            quick=args.quick,
+            backend=args.backend,
+            dtype=args.dtype,
+            presets=names,
+            progress=not args.no_progress and not args.json,
+            train_missing=not args.no_train,
+        )
     except TrainingInterrupted as exc:
-        print(f"interrupted: checkpoint saved to {exc.checkpoint}; run the same command to resume",
-              file=sys.stderr)
+        print(f"interrupted: checkpoint saved to {exc.checkpoint}; run the same command to resume", file=sys.stderr)
         return 130
     if args.json:
-        print_json("reproduce", task=None,
-                   parameters={"presets": names, "quick": bool(args.quick), "backend": args.backend,
-                               "dtype": args.dtype, "out": os.path.abspath(args.out), "train": not args.no_train},
-                   results={"report": os.path.abspath(res["report"]), "acceptance": res["acceptance"]})
+        print_json(
+            "reproduce",
+            task=None,
+            parameters={
+                "presets": names,
+                "quick": bool(args.quick),
+                "backend": args.backend,
+                "dtype": args.dtype,
+                "out": os.path.abspath(args.out),
+                "train": not args.no_train,
+            },
+            results={"report": os.path.abspath(res["report"]), "acceptance": res["acceptance"]},
+        )
     else:
         for name, acc in res["acceptance"].items():
             say(f"{name}: " + "; ".join(f"{k}: {'met' if v else 'NOT met'}" for k, v in acc.items()))
-        say(f"report: {os.path.abspath(res['report'])}")
+        print(hint("report", os.path.abspath(res["report"])))
     return 0

@@ -33,13 +33,13 @@ import numpy as np
 
 from .._backend import to_numpy
 from .._budget import get_budget
-from .._validate import Array, Bool, Choice, Instance, Int, PathOut, Real, Seed, fail, public, result_type, task_first
+from .._validate import Array, Bool, Choice, Instance, Int, PathOut, Real, Seed, fail, public, result_type
 from ..metrics.geometry import collapse_distances, norms_by_rank, weight_geometry
 from ..network import check_weights, phi
 from ..predictions import TheoryVerdict, applicable_theorem
 from ..risk import estimate_cost, evaluate_risk
 from ..risk.montecarlo import check_magnitude, monte_carlo_risk, penalty_terms, safe_norm
-from ..task import Task
+from ..task import Task, task_first
 from .report import plot_diagnosis, write_report
 
 __all__ = ["diagnose", "Diagnosis", "applicable_theorem", "TheoryVerdict"]

@@ -18,8 +18,8 @@ from .._errors import FCTheoryError
 from .._numerics import pow2_exponent, pow2_scale, pow2_unscale
 from ..network import phi
 from ..predictions import predict, verdict
-from .._validate import Anything, Array, Bool, Instance, Int, Real, Seed, fail, public, result_type, task_first
-from ..task import Task
+from .._validate import Anything, Array, Bool, Instance, Int, Real, Seed, fail, public, result_type
+from ..task import Task, task_first
 
 __all__ = ["TheoryAssertionError", "GradientCheck", "assert_type1_optimal", "assert_type2_optimal",
            "assert_type3_optimal", "assert_critical_point", "check_gradient", "assert_close_mp",

@@ -14,6 +14,7 @@ import os
 
 import numpy as np
 
+from .._validate import check_output_path
 from .._files import atomic_path
 from .._plot import pyplot
 from ..metrics.geometry import pca2, vector_norms
@@ -94,7 +95,15 @@ def plot_norm_by_rank(run, path):
 
 
 def save_figures(run, folder, prefix: str = "") -> dict:
-    """Write the three figures of ``run`` into ``folder``; returns {name: path}."""
+    """Write the three figures of ``run`` into ``folder``; returns {name: path}.
+
+    Raises
+    ------
+    FCTheoryError
+        When ``folder`` cannot be a folder (a file of that name exists, or a parent of it is a file) or is not
+        writable; checked before anything is drawn.
+    """
+    folder = check_output_path("folder", folder, dir=True)
     os.makedirs(folder, exist_ok=True)
     return {
         "pca_W": plot_pca_words(run, os.path.join(folder, f"{prefix}pca_W.png")),

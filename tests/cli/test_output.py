@@ -6,6 +6,7 @@ import csv
 import io
 import json
 import math
+import re
 import textwrap
 
 import mpmath
@@ -216,8 +217,21 @@ def test_json_and_csv_are_exclusive(capsys):
 
 
 # ----------------------------------------------------------------------------- tables: 100 columns
+# a line a user copies: ``label: fctheory ...`` / ``label: /abs/path`` (cli._table.hint) or a path alone (a
+# wrapped line of prose whose path did not fit); such lines are never wrapped, so they may exceed 100 columns
+_COPYABLE = re.compile(r"^\s*(?:[a-z][a-z ]*: )?(?:fctheory \S.*|/\S*|[A-Za-z]:\\\S*)$")
+
+
 def _width(text):
-    return max(len(line) for line in text.splitlines())
+    """The widest line of ``text``, copyable commands and paths aside."""
+    return max((len(line) for line in text.splitlines() if not _COPYABLE.match(line)), default=0)
+
+
+def test_width_exempts_only_copyable_commands_and_paths():
+    long_path = "/" + "a-very-long-folder-name/" * 6 + "run"
+    assert _width(f"run directory: {long_path}\ndiagnose it with: fctheory diagnose {long_path}\n  {long_path}") == 0
+    assert _width(f"quantity             K=1000               {long_path}") > WIDTH  # a table row is held to 100
+    assert _width(f"theory: {'Theorem 1 applies ' * 8}") > WIDTH  # and so is prose
 
 
 @pytest.mark.parametrize("argv", [

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import shlex
 
 import numpy as np
 import pytest
@@ -39,7 +40,8 @@ def test_random_latent_variables_are_saved_with_the_run(tmp_path, capsys):
     assert main(["train", *TINY, "--K", "5", "--task-seed", "7", "--mu", "zipf", "--out", str(out)]) == 0
     task = load_task(out / "task.json")
     assert task.K == 5 and np.array_equal(task.Z, fc.Task.random(3, 2, 2, 5, mu="zipf", seed=7).Z)
-    assert "fctheory diagnose" in capsys.readouterr().out
+    # the command to copy is one line, however long the temporary path
+    assert f"diagnose it with: fctheory diagnose {shlex.quote(str(out))}" in capsys.readouterr().out.splitlines()
 
 
 def test_task_file_drives_training(tmp_path, capsys):

@@ -1,16 +1,18 @@
 """Valid, fast examples for every public callable of fctheory.diagnosis and fctheory.risk.load_weights.
 
-Tiny tasks (n_c = 3, s_c = 2, L = 2, K ≤ 9); files are written into a fresh temporary folder per call.
+Tiny tasks (n_c = 3, s_c = 2, L = 2, K ≤ 9); files are written into a fresh scratch folder per call
+(:func:`harness.scratch_dir`: under pytest's ``tmp_path_factory`` when run by the tests).
 """
 from __future__ import annotations
 
 import functools
 import os
-import tempfile
 
 import numpy as np
 
 import fctheory as fc
+
+from .harness import scratch_dir
 
 
 @functools.lru_cache(maxsize=None)
@@ -24,7 +26,7 @@ def _weights(task, d=3, seed=0):
 
 
 def _tmp():
-    return tempfile.mkdtemp(prefix="fc-fuzz-diag-")
+    return scratch_dir("diagnose-")
 
 
 def _weights_file():

@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import functools
 import os
-import tempfile
 
 import numpy as np
 
 import fctheory as fc
 from fctheory.trainer import TrainConfig, TrainData, get_preset, make_data, train
+
+from .harness import scratch_dir
 
 
 @functools.lru_cache(maxsize=None)
@@ -44,7 +45,7 @@ _TRAIN = dict(n_spl=2, d=3, epochs=2, batch=4, lr=0.1, backend="numpy", dtype="f
 @functools.lru_cache(maxsize=None)
 def _checkpoint():
     """A finished 2-epoch run's checkpoint (resuming it runs no epoch: fast)."""
-    folder = tempfile.mkdtemp(prefix="fctheory-fuzz-ckpt-")
+    folder = scratch_dir("checkpoint-")
     path = os.path.join(folder, "run.npz")
     train(_task(), checkpoint=path, **_TRAIN)
     return path

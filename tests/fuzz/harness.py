@@ -35,6 +35,7 @@ requests must be *refused*, not attempted); RuntimeWarnings and mutated array in
 from __future__ import annotations
 
 import argparse
+import atexit
 import contextlib
 import copy
 import dataclasses
@@ -634,6 +635,28 @@ def show(value) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
+_SCRATCH = {"root": None}
+
+
+def set_scratch_root(path) -> None:
+    """Write every scratch file of the fuzz suite under ``path`` (under pytest: a ``tmp_path_factory`` folder)."""
+    _SCRATCH["root"] = str(path)
+
+
+def scratch_dir(prefix: str = "scratch-") -> str:
+    """A fresh folder under the scratch root, for one example or one CLI run.
+
+    Without :func:`set_scratch_root` (``python -m tests.fuzz.harness``) the root is one temporary folder,
+    removed when the process exits, so the system temp folder is left as it was found.
+    """
+    root = _SCRATCH["root"]
+    if root is None or not os.path.isdir(root):
+        root = tempfile.mkdtemp(prefix="fctheory-fuzz-")
+        atexit.register(shutil.rmtree, root, True)
+        _SCRATCH["root"] = root
+    return tempfile.mkdtemp(prefix=prefix, dir=root)
+
+
 class Paths:
     """Scratch paths for PathIn/PathOut: an existing file, an existing folder, missing ones."""
 
@@ -642,10 +665,7 @@ class Paths:
     @classmethod
     def root(cls) -> Path:
         if cls._root is None or not cls._root.exists():
-            cls._root = Path(tempfile.mkdtemp(prefix="fctheory-fuzz-"))
-            import atexit
-
-            atexit.register(shutil.rmtree, cls._root, True)
+            cls._root = Path(scratch_dir("paths-"))
             (cls._root / "existing_file.npz").write_bytes(b"not an npz file")
             (cls._root / "existing_folder").mkdir()
         return cls._root

@@ -26,6 +26,12 @@ KEYS = sorted(BY_KEY)
 EX = H.load_examples()
 
 
+@pytest.fixture(autouse=True, scope="module")
+def _scratch_under_tmp_path(tmp_path_factory):
+    """The examples' files and the PathIn/PathOut scratch paths go under pytest's temporary folder."""
+    H.set_scratch_root(tmp_path_factory.mktemp("fuzz"))
+
+
 def _fail_list(fails, title):
     lines = [str(f) for f in fails]
     return f"{title} ({len(lines)}):\n  " + "\n  ".join(lines)

@@ -23,13 +23,11 @@ every option. ``python -m tests.fuzz.harness --report`` runs the same cases thro
 from __future__ import annotations
 
 import argparse
-import atexit
 import contextlib
 import io
 import os
 import re
 import shutil
-import tempfile
 import time
 import warnings
 from pathlib import Path
@@ -113,6 +111,19 @@ def label(a) -> str:
     return a.option_strings[-1] if a.option_strings else a.dest
 
 
+def _harness():
+    """tests/fuzz/harness.py (imported lazily: the harness imports this module for its CLI table)."""
+    from tests.fuzz import harness
+
+    return harness
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _scratch_under_tmp_path(tmp_path_factory):
+    """Scratch folders of the CLI runs go under pytest's temporary folder, never the system temp folder."""
+    _harness().set_scratch_root(tmp_path_factory.mktemp("fuzz-cli"))
+
+
 _WEIGHTS = {}
 
 
@@ -123,8 +134,7 @@ def weights_file() -> str:
 
         task = fc.Task.full(2, 2, 2)
         W, U = fc.type1_configuration(task, 3, lam=0.01, seed=0)
-        folder = tempfile.mkdtemp(prefix="fctheory-fuzz-cli-")
-        atexit.register(shutil.rmtree, folder, True)
+        folder = _harness().scratch_dir("cli-weights-")
         path = os.path.join(folder, "weights.npz")
         np.savez(path, W=W, U=U, Z=task.Z, mu=task.mu)
         _WEIGHTS["path"] = path
@@ -152,11 +162,10 @@ class CliResult:
 
 def run_cli(argv, *, timeout=120.0) -> CliResult:
     """``fctheory.cli.main(argv)`` in-process in a fresh scratch folder; never raises."""
-    from tests.fuzz.harness import CallTimeout, time_limit
-
+    H = _harness()
     from fctheory.cli import main
 
-    tmp = tempfile.mkdtemp(prefix="fctheory-fuzz-cli-")
+    tmp = H.scratch_dir("cli-")
     old = os.getcwd()
     out, err = io.StringIO(), io.StringIO()
     t0 = time.perf_counter()
@@ -166,14 +175,14 @@ def run_cli(argv, *, timeout=120.0) -> CliResult:
         os.chdir(tmp)
         # RuntimeWarnings are recorded (and reported), the same under pytest's error filter and outside it
         with warnings.catch_warnings(record=True) as caught, contextlib.redirect_stdout(out), \
-                contextlib.redirect_stderr(err), time_limit(timeout):
+                contextlib.redirect_stderr(err), H.time_limit(timeout):
             warnings.simplefilter("always")
             try:
                 code = main(fill(argv, tmp))
             except SystemExit as e:
                 code = e.code
         code = 0 if code is None else code
-    except CallTimeout:
+    except H.CallTimeout:
         code = "timeout"
     except BaseException as e:  # noqa: BLE001 - an uncaught exception is what we report
         code, exc = "raised", e
