@@ -34,6 +34,7 @@ import numpy as np
 from .._backend import to_numpy
 from .._budget import get_budget
 from .._validate import Array, Bool, Choice, Instance, Int, PathOut, Real, Seed, fail, public, result_type
+from ..io import task_to_dict, to_json, versions
 from ..metrics.geometry import collapse_distances, norms_by_rank, weight_geometry
 from ..network import check_weights, phi
 from ..predictions import TheoryVerdict, applicable_theorem
@@ -148,8 +149,6 @@ class Diagnosis:
 
     def to_dict(self) -> dict:
         """JSON-ready dict (numbers as numbers, NaN/inf as None, the task as an object, package versions)."""
-        from .files import task_to_dict  # noqa: PLC0415
-
         t = task_to_dict(self.task)
         if self.task.K * self.task.L > 200_000:
             t["Z"] = f"omitted ({self.task.K} x {self.task.L})"
@@ -209,9 +208,9 @@ class Diagnosis:
             "verdict": self.verdict,
             "rtol": self.rtol,
             "seconds": self.seconds,
-            "versions": _versions(),
+            "versions": versions(),
         }
-        return _jsonable(out)
+        return to_json(out)
 
     def to_frame(self):
         """pandas DataFrame: one row per compared quantity (observed, predicted, relative difference)."""
@@ -239,35 +238,6 @@ class Diagnosis:
         Returns the report's path.
         """
         return write_report(self, out)
-
-
-def _versions() -> dict:
-    import sys  # noqa: PLC0415
-
-    from .. import __version__  # noqa: PLC0415
-
-    v = {"fctheory": __version__, "python": sys.version.split()[0], "numpy": np.__version__}
-    for mod in ("scipy", "torch", "safetensors", "pandas", "matplotlib"):
-        m = sys.modules.get(mod)
-        if m is not None and hasattr(m, "__version__"):
-            v[mod] = str(m.__version__)
-    return v
-
-
-def _jsonable(v):
-    if isinstance(v, (bool, np.bool_)):
-        return bool(v)
-    if isinstance(v, (int, np.integer)):
-        return int(v)
-    if isinstance(v, (float, np.floating)):
-        return float(v) if np.isfinite(v) else None
-    if isinstance(v, np.ndarray):
-        return [_jsonable(x) for x in v.tolist()]
-    if isinstance(v, (list, tuple)):
-        return [_jsonable(x) for x in v]
-    if isinstance(v, dict):
-        return {str(k): _jsonable(x) for k, x in v.items()}
-    return v
 
 
 # ----------------------------------------------------------------------------- cost of the exact value

@@ -18,6 +18,8 @@ import numpy as np
 
 from .. import metrics as _m
 from .._validate import Array, Bool, Choice, Int, PathOut, Real, fail, public, result_type
+from ..io import to_json
+from .report import plot_feature_diagnosis, write_feature_report
 from .statistics import FeatureStatistics, feature_statistics, nc_metrics, ufm_distances, ufm_optimum
 
 __all__ = ["FeatureDiagnosis", "UFMApplicability", "applicable_result", "diagnose_features"]
@@ -199,37 +201,17 @@ class FeatureDiagnosis:
             "verdict": self.verdict,
             "seconds": self.seconds,
         }
-        return _jsonable(out)
+        return to_json(out)
 
     @public(out=PathOut(dir=True))
     def plot(self, out):
         """Write the PNG figures into folder ``out``; returns {name: path} (see :mod:`fctheory.nc_diagnosis.report`)."""
-        from .report import plot_feature_diagnosis  # noqa: PLC0415 - matplotlib behind it, loaded on demand
-
         return plot_feature_diagnosis(self, out)
 
     @public(out=PathOut(dir=True))
     def report(self, out):
         """Write ``report.md``, ``diagnosis.json`` and the figures into ``out``; returns the report path."""
-        from .report import write_feature_report  # noqa: PLC0415 - matplotlib behind it, loaded on demand
-
         return write_feature_report(self, out)
-
-
-def _jsonable(v):
-    if isinstance(v, dict):
-        return {str(k): _jsonable(x) for k, x in v.items()}
-    if isinstance(v, (list, tuple)):
-        return [_jsonable(x) for x in v]
-    if isinstance(v, np.ndarray):
-        return _jsonable(v.tolist())
-    if isinstance(v, (np.bool_, bool)):
-        return bool(v)
-    if isinstance(v, (np.integer,)):
-        return int(v)
-    if isinstance(v, (float, np.floating)):
-        return float(v) if math.isfinite(v) else None
-    return v
 
 
 def _checks(app, metrics, dist):

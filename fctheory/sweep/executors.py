@@ -13,6 +13,7 @@ import time
 
 from .._validate import fail
 from ..io import versions as io_versions
+from .targets import run_point, run_train_batch
 
 __all__ = ["run_unit", "LocalExecutor", "DaskExecutor", "make_executor", "versions"]
 
@@ -29,8 +30,6 @@ def run_unit(target: str, kind: str, points: list) -> list:
     ``kind`` is ``"points"`` (each point on its own) or ``"batch"`` (``train`` points trained as
     one batch). Errors of a point are recorded in its row (``status="error"``, ``error``), not raised.
     """
-    from .targets import run_point, run_train_batch  # noqa: PLC0415
-
     ver = versions()
     rows = []
     if kind == "batch":

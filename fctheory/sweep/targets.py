@@ -28,8 +28,15 @@ import numbers
 
 import numpy as np
 
-from .._validate import fail
+from .._validate import check_mu, fail
+from ..configurations import type1_configuration, type2_configuration, type3_configuration
+from ..diagnosis import diagnose
 from ..io import task_from_sizes
+from ..predictions import applicable_theorem
+from ..risk import evaluate_risk
+from ..risk.minimize import minimize_true_risk
+from ..trainer.batched import BATCH_AXES, train_batched
+from ..trainer.core import train
 
 __all__ = ["TARGETS", "resolve_target", "check_params", "run_point", "run_train_batch", "train_batch_key",
            "TASK_PARAMS"]
@@ -41,7 +48,14 @@ _TRAIN_EXCLUDED = ("task", "checkpoint", "checkpoint_every", "resume", "progress
 _MAX_LIST = 256  # longer arrays in an output are left out of the table
 
 # registered names that are not plain fctheory attributes
-_SPECIAL = ("train", "true_risk", "minimize_true_risk", "diagnose", "theory")
+_SPECIAL = {
+    "train": train,
+    "true_risk": evaluate_risk,
+    "minimize_true_risk": minimize_true_risk,
+    "diagnose": diagnose,
+    "theory": applicable_theorem,
+}
+_CONFIGURATIONS = {"type1": type1_configuration, "type2": type2_configuration, "type3": type3_configuration}
 
 
 def _import(path: str):
@@ -56,17 +70,7 @@ def resolve_target(name: str):
     """The callable behind a target name (raises FCTheoryError naming ``target`` if unknown)."""
     try:
         if name in _SPECIAL:
-            if name == "diagnose":
-                import fctheory  # noqa: PLC0415
-
-                fn = getattr(fctheory, "diagnose", None)
-                if fn is None:
-                    fn = _import("fctheory.diagnose:diagnose")
-                return fn
-            return _import({"train": "fctheory.trainer.core:train",
-                            "true_risk": "fctheory.risk._engine:evaluate_risk",
-                            "minimize_true_risk": "fctheory.risk.minimize:minimize_true_risk",
-                            "theory": "fctheory.predictions:applicable_theorem"}[name])
+            return _SPECIAL[name]
         if ":" in name:
             fn = _import(name)
         else:
@@ -105,8 +109,6 @@ def accepted_params(target: str) -> set:
 
 
 def _weights_params() -> set:
-    from ..trainer.core import train  # noqa: PLC0415
-
     return {"weights", "d", "scale", "seed", "lam", "layernorm", "eps"} | {
         n for n in _sig(train) if n not in _TRAIN_EXCLUDED}
 
@@ -179,8 +181,6 @@ def _call(fn, p: dict, skip=()):
 
 
 def _train_kwargs(p: dict) -> dict:
-    from ..trainer.core import train  # noqa: PLC0415
-
     q = dict(p)
     if "lam" in q:
         lam = q.pop("lam")
@@ -203,17 +203,11 @@ def build_weights(task, p: dict):
         scale = float(p.get("scale", 1.0))
         return rng.standard_normal((d, task.n_w)) * scale, rng.standard_normal((task.K, task.L * d)) * scale
     if recipe in ("type1", "type2", "type3"):
-        import fctheory  # noqa: PLC0415
-
-        return getattr(fctheory, f"{recipe}_configuration")(task, d=d, lam=lam, seed=seed)
+        return _CONFIGURATIONS[recipe](task, d=d, lam=lam, seed=seed)
     if recipe == "minimize":
-        from ..risk.minimize import minimize_true_risk  # noqa: PLC0415
-
         W, U, _ = minimize_true_risk(task, d=d, lam=lam, layernorm=bool(p.get("layernorm", False)), seed=seed,
                                      eps=float(p.get("eps", 0.0)))
         return W, U
-    from ..trainer.core import train  # noqa: PLC0415
-
     kw = _train_kwargs(p)
     run = train(task, measure=False, **kw)
     return np.asarray(run.W, np.float64), np.asarray(run.U, np.float64)
@@ -327,8 +321,6 @@ def run_point(target: str, p: dict) -> dict:
     if "mu" in sig and ("zipf" in q or isinstance(q.get("mu"), str) or "mu" not in q) and "s_c" in q:
         q["mu"] = _mu(q)
         if isinstance(q["mu"], str):
-            from .._validate import check_mu  # noqa: PLC0415
-
             q["mu"] = check_mu(q["mu"], int(q["s_c"]))
     if "task" in sig:
         q["task"] = build_task(p)
@@ -339,8 +331,6 @@ def run_point(target: str, p: dict) -> dict:
 
 def train_batch_key(p: dict) -> tuple:
     """Points of ``train`` with equal keys can share one batched run."""
-    from ..trainer.batched import BATCH_AXES  # noqa: PLC0415
-
     kw = _train_kwargs(p)
     task_part = tuple(sorted((k, repr(p.get(k))) for k in TASK_PARAMS))
     return task_part + tuple(sorted((k, repr(v)) for k, v in kw.items() if k not in BATCH_AXES))
@@ -348,8 +338,6 @@ def train_batch_key(p: dict) -> tuple:
 
 def run_train_batch(ps: list) -> list:
     """Train the points ``ps`` (equal :func:`train_batch_key`) as one batch; outputs or exceptions per point."""
-    from ..trainer.batched import BATCH_AXES, train_batched  # noqa: PLC0415
-
     task = build_task(ps[0])
     kws = [_train_kwargs(p) for p in ps]
     shared = {k: v for k, v in kws[0].items() if k not in BATCH_AXES}
@@ -359,8 +347,6 @@ def run_train_batch(ps: list) -> list:
         if all(v is None for v in vals):
             continue
         if any(v is None for v in vals):  # default for the points that do not set it
-            from ..trainer.core import train  # noqa: PLC0415
-
             default = _sig(train)[ax].default
             vals = [default if v is None else v for v in vals]
         per[ax] = vals
