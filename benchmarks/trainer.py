@@ -36,7 +36,7 @@ import numpy as np  # noqa: E402
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 from fctheory import Task  # noqa: E402
 from fctheory.trainer._engines import ENGINES  # noqa: E402
-from fctheory.trainer.core import TrainConfig, epoch_permutation, init_weights, make_data  # noqa: E402
+from fctheory.trainer.data import TrainConfig, epoch_permutation, init_weights, make_data  # noqa: E402
 
 
 class TorchEngine:
@@ -108,7 +108,7 @@ def make_engine(name, E, U, data, cfg):
 class _Sync:
     @staticmethod
     def after(eng):
-        if type(eng).__name__ == "CupyEngine":
+        if getattr(eng, "xp", np) is not np:  # the CuPy engine: wait for the epoch's kernels
             eng.xp.cuda.Stream.null.synchronize()
 
 

@@ -138,3 +138,37 @@ def check_work(name: str, value, *, items=None, bytes=None, seconds=None, what: 
             from ._validate import fail
             fail(name, value, f"{what} needs about {show(est)} {unit}, over the budget {field}={limit:.3g} "
                               f"(raise it with fctheory.set_budget({field}=...) or FCTHEORY_{field.upper()})")
+
+
+# ----------------------------------------------------------------------------- cost model of the trainer
+#: Seconds per unit of work of :func:`fctheory.train` and :func:`fctheory.train_batched` (one model for both).
+#: The estimates are optimistic on purpose — a lower bound, so that the budget refuses only absurd requests:
+#: ``flop`` and ``sgd_step`` (per backend) were set from ``benchmarks/trainer.py`` (fig3 shape: 4.5e10 flops and
+#: 50 steps per epoch; numba and NumPy reach above 1e11 flop/s on 16 cores, the H100 reaches ~1e13 with CuPy);
+#: ``sgd_step`` on cupy is per *batched* step (every run of the batch in the same kernel launches, ~25 launches
+#: of 1-2 µs: ``benchmarks/sweep.py --backend cupy``), elsewhere per run-step; ``epoch`` is the loop's
+#: bookkeeping per epoch; ``measure_sentence`` the final measurements per sentence (~6 µs, measured with
+#: ``benchmarks/sweep.py --shape small`` on the 2-core reference machine) and ``sample_word`` the drawing of the
+#: sentences per word (~5e-8 s, same benchmark).
+COST = {
+    "flop": {"numba": 1e-11, "numpy": 1e-11, "cupy": 1e-13},
+    "sgd_step": {"numba": 3e-7, "numpy": 1e-5, "cupy": 2e-5},
+    "epoch": 1e-6,
+    "measure_sentence": 6e-6,
+    "sample_word": 5e-8,
+}
+
+
+def estimate_seconds(*, backend: str, runs: int, epochs: int, n_train: int, n_test: int, batch: int, L: int,
+                     d: int, K: int, measured: int = 0, sampled_words: int = 0) -> float:
+    """Lower-bound seconds of training ``runs`` runs of one shape for ``epochs`` epochs (the :data:`COST` model).
+
+    Per run and epoch: the three products of every SGD step (6·L·d·K flops per training sentence) and the test
+    evaluation (2·L·d·K flops per test sentence), plus ``sgd_step`` per step; ``measured`` sentences per run
+    measured at the end and ``sampled_words`` words drawn in all.
+    """
+    steps = -(-n_train // max(1, min(batch, n_train)))
+    flops = 6 * n_train * L * d * K + 2 * n_test * L * d * K
+    step_runs = 1 if backend == "cupy" else runs  # cupy: one batched step for all runs
+    per_epoch = COST["epoch"] + steps * step_runs * COST["sgd_step"][backend] + runs * flops * COST["flop"][backend]
+    return epochs * per_epoch + runs * measured * COST["measure_sentence"] + sampled_words * COST["sample_word"]

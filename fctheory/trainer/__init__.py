@@ -10,6 +10,7 @@ imported as ``fctheory.trainer.<module>``:
 * :mod:`.figures` — PCA scatter plots (figures 3, 4) and norm against frequency rank;
 * :mod:`.presets`, :mod:`.reproduce` — fig3/fig4a/fig4b/fig4c/k50 and the markdown report.
 """
+
 from .core import (
     TrainConfig,
     TrainData,

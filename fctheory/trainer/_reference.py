@@ -4,15 +4,19 @@ One SGD step on a minibatch, exactly as PyTorch's ``SGD(weight_decay=λ)`` does 
 authors' model: the gradient of the minibatch-mean cross-entropy plus λ·w, then w ← w − lr·(that).
 The embedding table is word-major, E = Wᵀ (n_w×d), as ``nn.Embedding`` stores it.
 """
+
 from __future__ import annotations
 
 import numpy as np
 
 
 def layernorm_rows(xp, E, eps):
-    """φ applied to every word embedding (row of E): returns (φ(E), σ) with σ = √(var + eps)."""
-    C = E - E.mean(axis=1, keepdims=True)
-    sig = xp.sqrt((C * C).mean(axis=1, keepdims=True) + eps)
+    """φ applied to every word embedding (last axis of E, with or without a leading run axis).
+
+    Returns (φ(E), σ) with σ = √(var + eps) (biased variance, as :func:`fctheory.network.phi`).
+    """
+    C = E - E.mean(axis=-1, keepdims=True)
+    sig = xp.sqrt((C * C).mean(axis=-1, keepdims=True) + eps)
     return C / sig, sig
 
 
@@ -29,48 +33,97 @@ def scatter_add_for(xp):
     return cupyx.scatter_add
 
 
-def minibatch_grad(xp, E, U, Xb, yb, layernorm, eps, scatter_add):
-    """Gradient of the minibatch-mean cross-entropy (no weight decay) with respect to E and U.
+def _flat_words(xp, Xb, n_w):
+    """Row of word Xb[r, i, ℓ] of run r in the run-stacked table (R·n_w rows): r·n_w + Xb[r, i, ℓ]."""
+    R = Xb.shape[0]
+    flat = Xb.reshape(-1)
+    if R == 1:
+        return flat
+    return (xp.arange(R)[:, None] * n_w + Xb.reshape(R, -1)).reshape(-1)
 
-    Returns (summed cross-entropy, number correct, ∂E, ∂U).
+
+def runs_grad(xp, E, U, Xb, yb, layernorm, eps, scatter_add):
+    """Gradient of each run's minibatch-mean cross-entropy (no weight decay) with respect to E and U.
+
+    R runs at once, run axis leading: E (R×n_w×d), U (R×K×Ld), Xb (R×b×L), yb (R×b). The three
+    products are batched gemm, the scatter-add is one call for all runs (word w of run r is row r·n_w + w
+    of the stacked tables), so a run's arithmetic does not depend on the other runs of the batch.
+
+    Returns (summed cross-entropy per run (R,) in float64, number correct per run (R,), ∂E, ∂U).
     """
-    b, L = Xb.shape
-    d = E.shape[1]
-    if layernorm:
-        V, sig = layernorm_rows(xp, E, eps)
-    else:
-        V = E
-    F = V[Xb].reshape(b, L * d)  # concat(φ(w_{x_1}), …, φ(w_{x_L}))
-    S = F @ U.T
-    m = S.max(axis=1, keepdims=True)
+    R, b, L = Xb.shape
+    n_w, d = E.shape[1], E.shape[2]
+    K = U.shape[1]
+    V, sig = layernorm_rows(xp, E, eps) if layernorm else (E, None)
+    idx = _flat_words(xp, Xb, n_w)
+    F = V.reshape(R * n_w, d)[idx].reshape(R, b, L * d)  # concat(φ(w_{x_1}), …, φ(w_{x_L})) per run
+    S = F @ xp.swapaxes(U, 1, 2)  # R × b × K
+    m = S.max(axis=2, keepdims=True)
     ex = xp.exp(S - m)
-    z = ex.sum(axis=1, keepdims=True)
-    rows = xp.arange(b)
-    loss = xp.log(z[:, 0]) - (S[rows, yb] - m[:, 0])
-    correct = xp.argmax(S, axis=1) == yb
+    z = ex.sum(axis=2, keepdims=True)
+    at = (xp.arange(R * b), yb.reshape(-1))  # the true class of every sentence, in the (R·b)×K view
+    loss = xp.log(z[:, :, 0]) - (S.reshape(R * b, K)[at].reshape(R, b) - m[:, :, 0])
+    correct = xp.argmax(S, axis=2) == yb
     G = ex / z
-    G[rows, yb] -= 1
+    G.reshape(R * b, K)[at] -= 1
     G /= b  # ∂(mean CE)/∂s
-    dF = (G @ U).reshape(b * L, d)
-    dU = G.T @ F
+    dF = (G @ U).reshape(R * b * L, d)
+    dU = xp.swapaxes(G, 1, 2) @ F
     dV = xp.zeros_like(E)
-    scatter_add(dV, Xb.reshape(-1), dF)
-    if layernorm:  # VJP of φ, Lemma S: (g − mean g − φ (φ·g)/d)/σ
-        dE = (dV - dV.mean(axis=1, keepdims=True) - V * (V * dV).sum(axis=1, keepdims=True) / d) / sig
+    scatter_add(dV.reshape(R * n_w, d), idx, dF)
+    if layernorm:  # VJP of φ, Lemma S: (g − mean g − φ (φ·g)/d)/σ, per word of every run
+        dE = (dV - dV.mean(axis=2, keepdims=True) - V * (V * dV).sum(axis=2, keepdims=True) / d) / sig
     else:
         dE = dV
-    return loss.sum(dtype=xp.float64), correct.sum(), dE, dU
+    return loss.sum(axis=1, dtype=xp.float64), correct.sum(axis=1), dE, dU
+
+
+def runs_sgd_step(xp, E, U, Xb, yb, lr, lam_W, lam_U, layernorm, eps, scatter_add):
+    """One SGD step of R runs (shapes of :func:`runs_grad`), E and U updated in place: w ← w − lr·(∂w + λ·w).
+
+    ``lr``, ``lam_W``, ``lam_U`` are scalars or R×1×1 arrays in the working dtype.
+    Returns (summed cross-entropy per run, number correct per run) over the minibatch, before the update.
+    """
+    loss, correct, dE, dU = runs_grad(xp, E, U, Xb, yb, layernorm, eps, scatter_add)
+    if xp is np:
+        E -= lr * (dE + lam_W * E)
+        U -= lr * (dU + lam_U * U)
+    else:  # one fused pass over the weights instead of four (U is R·K·Ld: the largest array)
+        _fused_update(xp)(lr, lam_W, dE, E)
+        _fused_update(xp)(lr, lam_U, dU, U)
+    return loss, correct
+
+
+_FUSED = {}
+
+
+def _fused_update(xp):
+    """CuPy kernel w ← w − lr·(g + λ·w), the reference update's operations in the same order."""
+    if "k" not in _FUSED:
+        _FUSED["k"] = xp.ElementwiseKernel(
+            "T lr, T lam, T g", "T w", "w = w - lr * (g + lam * w)", "fctheory_sgd_update"
+        )
+    return _FUSED["k"]
+
+
+def minibatch_grad(xp, E, U, Xb, yb, layernorm, eps, scatter_add):
+    """Gradient of the minibatch-mean cross-entropy (no weight decay) of one run: E (n_w×d), U (K×Ld).
+
+    :func:`runs_grad` on a batch of one. Returns (summed cross-entropy, number correct, ∂E, ∂U).
+    """
+    loss, correct, dE, dU = runs_grad(xp, E[None], U[None], Xb[None], yb[None], layernorm, eps, scatter_add)
+    return loss[0], correct[0], dE[0], dU[0]
 
 
 def sgd_step(xp, E, U, Xb, yb, lr, lam_W, lam_U, layernorm, eps, scatter_add):
-    """One SGD step on the minibatch (Xb, yb), E and U updated in place: w ← w − lr·(∂w + λ·w).
+    """One SGD step of one run on the minibatch (Xb, yb), E and U updated in place: w ← w − lr·(∂w + λ·w).
 
     Returns (summed cross-entropy, number correct) over the minibatch, before the update.
     """
-    loss, correct, dE, dU = minibatch_grad(xp, E, U, Xb, yb, layernorm, eps, scatter_add)
-    E -= lr * (dE + lam_W * E)
-    U -= lr * (dU + lam_U * U)
-    return loss, correct
+    loss, correct = runs_sgd_step(
+        xp, E[None], U[None], Xb[None], yb[None], lr, lam_W, lam_U, layernorm, eps, scatter_add
+    )
+    return loss[0], correct[0]
 
 
 def evaluate(xp, E, U, X, y, bsz, layernorm, eps):
