@@ -34,55 +34,57 @@ def scatter_add_for(xp):
 
 
 def _flat_words(xp, Xb, n_w):
-    """Row of word Xb[r, i, ℓ] of run r in the run-stacked table (R·n_w rows): r·n_w + Xb[r, i, ℓ]."""
+    """Row of every word of Xb in the (run-stacked) table: Xb[r, i, ℓ] of run r is row r·n_w + Xb[r, i, ℓ]."""
+    if Xb.ndim == 2 or Xb.shape[0] == 1:
+        return Xb.reshape(-1)
     R = Xb.shape[0]
-    flat = Xb.reshape(-1)
-    if R == 1:
-        return flat
     return (xp.arange(R)[:, None] * n_w + Xb.reshape(R, -1)).reshape(-1)
 
 
 def runs_grad(xp, E, U, Xb, yb, layernorm, eps, scatter_add):
-    """Gradient of each run's minibatch-mean cross-entropy (no weight decay) with respect to E and U.
+    """Gradient of the minibatch-mean cross-entropy (no weight decay) with respect to E and U.
 
-    R runs at once, run axis leading: E (R×n_w×d), U (R×K×Ld), Xb (R×b×L), yb (R×b). The three
-    products are batched gemm, the scatter-add is one call for all runs (word w of run r is row r·n_w + w
-    of the stacked tables), so a run's arithmetic does not depend on the other runs of the batch.
+    One run — E (n_w×d), U (K×Ld), Xb (b×L), yb (b,) — or R runs at once with a leading run axis —
+    E (R×n_w×d), U (R×K×Ld), Xb (R×b×L), yb (R×b). The same operations serve both: the three products
+    are (batched) gemm, the scatter-add is one call for all runs (word w of run r is row r·n_w + w of the
+    stacked tables), so a run's arithmetic does not depend on the other runs of the batch.
 
-    Returns (summed cross-entropy per run (R,) in float64, number correct per run (R,), ∂E, ∂U).
+    Returns (summed cross-entropy (per run) in float64, number correct (per run), ∂E, ∂U).
     """
-    R, b, L = Xb.shape
-    n_w, d = E.shape[1], E.shape[2]
-    K = U.shape[1]
+    b, L = Xb.shape[-2:]
+    n_w, d = E.shape[-2:]
+    K = U.shape[-2]
+    runs = Xb.shape[:-2]  # () or (R,)
     V, sig = layernorm_rows(xp, E, eps) if layernorm else (E, None)
     idx = _flat_words(xp, Xb, n_w)
-    F = V.reshape(R * n_w, d)[idx].reshape(R, b, L * d)  # concat(φ(w_{x_1}), …, φ(w_{x_L})) per run
-    S = F @ xp.swapaxes(U, 1, 2)  # R × b × K
-    m = S.max(axis=2, keepdims=True)
+    F = V.reshape(-1, d)[idx].reshape(*runs, b, L * d)  # concat(φ(w_{x_1}), …, φ(w_{x_L})) (per run)
+    S = F @ xp.swapaxes(U, -1, -2)  # (R ×) b × K
+    m = S.max(axis=-1, keepdims=True)
     ex = xp.exp(S - m)
-    z = ex.sum(axis=2, keepdims=True)
-    at = (xp.arange(R * b), yb.reshape(-1))  # the true class of every sentence, in the (R·b)×K view
-    loss = xp.log(z[:, :, 0]) - (S.reshape(R * b, K)[at].reshape(R, b) - m[:, :, 0])
-    correct = xp.argmax(S, axis=2) == yb
+    z = ex.sum(axis=-1, keepdims=True)
+    at = (xp.arange(yb.size), yb.reshape(-1))  # the true class of every sentence, in the (R·b)×K view
+    loss = xp.log(z[..., 0]) - (S.reshape(-1, K)[at].reshape(yb.shape) - m[..., 0])
+    correct = xp.argmax(S, axis=-1) == yb
     G = ex / z
-    G.reshape(R * b, K)[at] -= 1
+    G.reshape(-1, K)[at] -= 1
     G /= b  # ∂(mean CE)/∂s
-    dF = (G @ U).reshape(R * b * L, d)
-    dU = xp.swapaxes(G, 1, 2) @ F
+    dF = (G @ U).reshape(-1, d)
+    dU = xp.swapaxes(G, -1, -2) @ F
     dV = xp.zeros_like(E)
-    scatter_add(dV.reshape(R * n_w, d), idx, dF)
-    if layernorm:  # VJP of φ, Lemma S: (g − mean g − φ (φ·g)/d)/σ, per word of every run
-        dE = (dV - dV.mean(axis=2, keepdims=True) - V * (V * dV).sum(axis=2, keepdims=True) / d) / sig
+    scatter_add(dV.reshape(-1, d), idx, dF)
+    if layernorm:  # VJP of φ, Lemma S: (g − mean g − φ (φ·g)/d)/σ, per word (of every run)
+        dE = (dV - dV.mean(axis=-1, keepdims=True) - V * (V * dV).sum(axis=-1, keepdims=True) / d) / sig
     else:
         dE = dV
-    return loss.sum(axis=1, dtype=xp.float64), correct.sum(axis=1), dE, dU
+    return loss.sum(axis=-1, dtype=xp.float64), correct.sum(axis=-1), dE, dU
 
 
 def runs_sgd_step(xp, E, U, Xb, yb, lr, lam_W, lam_U, layernorm, eps, scatter_add):
-    """One SGD step of R runs (shapes of :func:`runs_grad`), E and U updated in place: w ← w − lr·(∂w + λ·w).
+    """One SGD step (one run, or R runs: the shapes of :func:`runs_grad`), E and U updated in place:
+    w ← w − lr·(∂w + λ·w), as PyTorch's ``SGD(weight_decay=λ)``.
 
-    ``lr``, ``lam_W``, ``lam_U`` are scalars or R×1×1 arrays in the working dtype.
-    Returns (summed cross-entropy per run, number correct per run) over the minibatch, before the update.
+    ``lr``, ``lam_W``, ``lam_U`` are scalars or (R×1×1) arrays in the working dtype.
+    Returns (summed cross-entropy, number correct) (per run) over the minibatch, before the update.
     """
     loss, correct, dE, dU = runs_grad(xp, E, U, Xb, yb, layernorm, eps, scatter_add)
     if xp is np:
@@ -106,24 +108,9 @@ def _fused_update(xp):
     return _FUSED["k"]
 
 
-def minibatch_grad(xp, E, U, Xb, yb, layernorm, eps, scatter_add):
-    """Gradient of the minibatch-mean cross-entropy (no weight decay) of one run: E (n_w×d), U (K×Ld).
-
-    :func:`runs_grad` on a batch of one. Returns (summed cross-entropy, number correct, ∂E, ∂U).
-    """
-    loss, correct, dE, dU = runs_grad(xp, E[None], U[None], Xb[None], yb[None], layernorm, eps, scatter_add)
-    return loss[0], correct[0], dE[0], dU[0]
-
-
-def sgd_step(xp, E, U, Xb, yb, lr, lam_W, lam_U, layernorm, eps, scatter_add):
-    """One SGD step of one run on the minibatch (Xb, yb), E and U updated in place: w ← w − lr·(∂w + λ·w).
-
-    Returns (summed cross-entropy, number correct) over the minibatch, before the update.
-    """
-    loss, correct = runs_sgd_step(
-        xp, E[None], U[None], Xb[None], yb[None], lr, lam_W, lam_U, layernorm, eps, scatter_add
-    )
-    return loss[0], correct[0]
+#: one run's gradient and step: :func:`runs_grad` and :func:`runs_sgd_step` on arrays without a run axis
+minibatch_grad = runs_grad
+sgd_step = runs_sgd_step
 
 
 def evaluate(xp, E, U, X, y, bsz, layernorm, eps):

@@ -76,6 +76,8 @@ class NumpyEngine(Engine):
         # per-run scalars in the working dtype (R×1×1) so float32 stays float32 on every backend
         col = [xp.asarray(self.params[:, j, None, None]) for j in range(3)]
         self.lr, self.lam_W, self.lam_U = col
+        t = self.dtype.type
+        self.scalars = tuple(t(v) for v in self.params[0, :3])  # one run: lr, λ_W, λ_U as dtype scalars
         self.eps = self.dtype.type(self.params[0, 3])
 
     def epoch(self, perms):
@@ -83,31 +85,19 @@ class NumpyEngine(Engine):
         perms = xp.asarray(perms)
         R, N = perms.shape
         runs = xp.arange(R)[:, None]
+        E, U, X, y, coef = self.E, self.U, self.X, self.y, (self.lr, self.lam_W, self.lam_U)
+        if R == 1:  # one run: plain 2-D products on the run's own arrays
+            E, U, X, y, coef = E[0], U[0], X[0], y[0], self.scalars
+            perms = perms[0]
         # accumulate on the device: no host synchronisation per step on the CuPy path
         loss = xp.zeros(R, dtype=xp.float64)
         correct = xp.zeros(R, dtype=xp.int64)
         # overflow in a diverging run is reported once per epoch by the loop (finite check), not as warnings
         with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
             for b0 in range(0, N, self.bsz):
-                rows = perms[:, b0 : b0 + self.bsz]
-                Xb, yb = (
-                    (self.X[0][rows[0]][None], self.y[0][rows[0]][None])
-                    if R == 1
-                    else (self.X[runs, rows], self.y[runs, rows])
-                )
-                ls, c = ref.runs_sgd_step(
-                    xp,
-                    self.E,
-                    self.U,
-                    Xb,
-                    yb,
-                    self.lr,
-                    self.lam_W,
-                    self.lam_U,
-                    self.layernorm,
-                    self.eps,
-                    self.scatter_add,
-                )
+                rows = perms[..., b0 : b0 + self.bsz]
+                Xb, yb = (X[rows], y[rows]) if R == 1 else (X[runs, rows], y[runs, rows])
+                ls, c = ref.runs_sgd_step(xp, E, U, Xb, yb, *coef, self.layernorm, self.eps, self.scatter_add)
                 loss += ls
                 correct += c
         return to_numpy(loss), to_numpy(correct)

@@ -216,7 +216,7 @@ def acceptance(name: str, run) -> dict:
     return {k: bool(v) for k, v in out.items()}
 
 
-def _fmt(v, digits=5):
+def format_value(v, digits=5):
     if v is None:
         return "—"
     if isinstance(v, str):
@@ -227,6 +227,9 @@ def _fmt(v, digits=5):
     if not math.isfinite(v):
         return "—"
     return f"{v:.{digits}g}"
+
+
+_fmt = format_value  # the short name the report tables use (and the CLI imports)
 
 
 def _pct(v):

@@ -6,8 +6,20 @@ import numpy as np
 import pytest
 
 import fctheory as fc
+from fctheory._budget import estimate_seconds
 
-from .reference_runs import DATA, TASK, arrays, resumed_run, train_cases
+from .reference_runs import BASE, DATA, TASK, arrays, resumed_run, train_cases
+
+BASE_KW = dict(BASE, backend="numpy", seed=0)
+
+
+class _Stop(Exception):
+    pass
+
+
+def _stop(epoch, info):
+    raise _Stop
+
 
 RECORDED = np.load(DATA)
 
@@ -27,3 +39,14 @@ def test_train_is_bitwise_the_recorded_run(name, kw):
 @pytest.mark.parametrize("backend", ["numpy", "numba"])
 def test_resumed_train_is_bitwise_the_recorded_run(backend, tmp_path):
     assert_recorded(f"resume-{backend}", arrays(f"resume-{backend}", resumed_run(backend, str(tmp_path))))
+
+
+def test_train_is_refused_exactly_when_the_shared_cost_model_exceeds_the_time_budget():
+    kw = dict(BASE_KW, epochs=10**6)
+    K, L = TASK.K, TASK.L
+    est = estimate_seconds(backend="numpy", runs=1, epochs=10**6, n_train=K * 7, n_test=K * 3, batch=8, L=L, d=6, K=K)
+    with fc.budget(max_seconds=est * 0.99), pytest.raises(fc.FCTheoryError, match="epochs=1000000"):
+        fc.train(TASK, **kw)
+    with fc.budget(max_seconds=est * 1.01, max_bytes=2**40):  # within the budget: refused for nothing else
+        with pytest.raises(_Stop):
+            fc.train(TASK, **kw, callback=_stop)
