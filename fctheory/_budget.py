@@ -141,15 +141,19 @@ def check_work(name: str, value, *, items=None, bytes=None, seconds=None, what: 
 
 
 # ----------------------------------------------------------------------------- cost model of the trainer
-#: Seconds per unit of work of :func:`fctheory.train` and :func:`fctheory.train_batched` (one model for both).
-#: The estimates are optimistic on purpose — a lower bound, so that the budget refuses only absurd requests:
-#: ``flop`` and ``sgd_step`` (per backend) were set from ``benchmarks/trainer.py`` (fig3 shape: 4.5e10 flops and
-#: 50 steps per epoch; numba and NumPy reach above 1e11 flop/s on 16 cores, the H100 reaches ~1e13 with CuPy);
-#: ``sgd_step`` on cupy is per *batched* step (every run of the batch in the same kernel launches, ~25 launches
-#: of 1-2 µs: ``benchmarks/sweep.py --backend cupy``), elsewhere per run-step; ``epoch`` is the loop's
-#: bookkeeping per epoch; ``measure_sentence`` the final measurements per sentence (~6 µs, measured with
-#: ``benchmarks/sweep.py --shape small`` on the 2-core reference machine) and ``sample_word`` the drawing of the
-#: sentences per word (~5e-8 s, same benchmark).
+#: Seconds per unit of work of :func:`fctheory.train` and :func:`fctheory.train_batched` (one model for both,
+#: :func:`estimate_seconds`). Lower bounds on purpose, so that the budget refuses only absurd requests; each
+#: constant sits below what its benchmark measured (docs/performance.md):
+#:
+#: * ``flop`` — ``benchmarks/trainer.py`` (fig3 shape, 4.5e10 flops per epoch): numba float32 took 0.58 s per
+#:   epoch on an idle 2-core machine (1.3e-11 s/flop), numpy about the same; ``benchmarks/sweep.py --backend
+#:   cupy --shape fig3``: ≈ 10 TFLOP/s on an H100 (1e-13 s/flop);
+#: * ``sgd_step`` — the per-step overhead beyond the products, ``benchmarks/sweep.py --shape small`` (0.2–0.7 ms
+#:   per sequential step there, products included); on cupy it is per *batched* step (every run of the batch
+#:   in the same ~25 kernel launches), elsewhere per run and step;
+#: * ``epoch`` — the loop's bookkeeping per epoch;
+#: * ``measure_sentence`` (the final measurements, per sentence) and ``sample_word`` (drawing the sentences, per
+#:   word) — ``benchmarks/sweep.py --shape small`` on the 2-core reference machine.
 COST = {
     "flop": {"numba": 1e-11, "numpy": 1e-11, "cupy": 1e-13},
     "sgd_step": {"numba": 3e-7, "numpy": 1e-5, "cupy": 2e-5},
