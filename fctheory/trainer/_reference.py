@@ -41,6 +41,11 @@ def _flat_words(xp, Xb, n_w):
     return (xp.arange(R)[:, None] * n_w + Xb.reshape(R, -1)).reshape(-1)
 
 
+def _mT(xp, A):
+    """The transpose of the last two axes (``.T`` of a matrix: no function-call overhead on one run's step)."""
+    return A.T if A.ndim == 2 else xp.swapaxes(A, -1, -2)
+
+
 def runs_grad(xp, E, U, Xb, yb, layernorm, eps, scatter_add):
     """Gradient of the minibatch-mean cross-entropy (no weight decay) with respect to E and U.
 
@@ -57,8 +62,9 @@ def runs_grad(xp, E, U, Xb, yb, layernorm, eps, scatter_add):
     runs = Xb.shape[:-2]  # () or (R,)
     V, sig = layernorm_rows(xp, E, eps) if layernorm else (E, None)
     idx = _flat_words(xp, Xb, n_w)
-    F = V.reshape(-1, d)[idx].reshape(*runs, b, L * d)  # concat(φ(w_{x_1}), …, φ(w_{x_L})) (per run)
-    S = F @ xp.swapaxes(U, -1, -2)  # (R ×) b × K
+    # concat(φ(w_{x_1}), …, φ(w_{x_L})) (per run); take is a plain gather, several times faster than V[Xb]
+    F = V.reshape(-1, d).take(idx, axis=0).reshape(*runs, b, L * d)
+    S = F @ _mT(xp, U)  # (R ×) b × K
     m = S.max(axis=-1, keepdims=True)
     ex = xp.exp(S - m)
     z = ex.sum(axis=-1, keepdims=True)
@@ -69,7 +75,7 @@ def runs_grad(xp, E, U, Xb, yb, layernorm, eps, scatter_add):
     G.reshape(-1, K)[at] -= 1
     G /= b  # ∂(mean CE)/∂s
     dF = (G @ U).reshape(-1, d)
-    dU = xp.swapaxes(G, -1, -2) @ F
+    dU = _mT(xp, G) @ F
     dV = xp.zeros_like(E)
     scatter_add(dV.reshape(-1, d), idx, dF)
     if layernorm:  # VJP of φ, Lemma S: (g − mean g − φ (φ·g)/d)/σ, per word (of every run)
