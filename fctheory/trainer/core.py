@@ -45,7 +45,7 @@ from .data import (
 )
 from .data import check_data as check_data
 from .engines import make_engine
-from .loop import History, LoopState, SigintFlag, run_epochs, scheduled
+from .loop import History, LoopState, SigintFlag, eval_period, run_epochs, scheduled
 from .measure import measure as measure_weights
 
 __all__ = [
@@ -269,7 +269,7 @@ def _resumed(task, cfg, resume):
         fail("epochs", cfg.epochs, f"must be >= the {ck['epochs_done']} epochs already in the checkpoint")
     history = History(ck["history"])
     start = ck["epochs_done"]
-    if start and not scheduled(start, cfg.eval_every or max(1, cfg.epochs // 20), cfg.epochs):
+    if start and not scheduled(start, eval_period(cfg.eval_every, cfg.epochs), cfg.epochs):
         # the checkpointed run evaluated its last epoch because it stopped there; an uninterrupted
         # run would not have, so drop it to keep the resumed history identical
         history.forget_last_evaluation()
