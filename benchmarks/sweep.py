@@ -19,6 +19,7 @@ Shapes: ``fig3`` (n_c = 3, n_w = 1200, L = 15, K = 1000, d = 100, n_spl = 5: 50 
 batch 20: the quick presets' shape, where per-step overhead dominates).
 The last line printed is a markdown table row for docs/performance.md.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -34,8 +35,9 @@ _ap.add_argument("--runs", type=int, default=16, help="runs in the batch (R)")
 _ap.add_argument("--shape", default="fig3", choices=("fig3", "small"))
 _ap.add_argument("--epochs", type=int, default=1)
 _ap.add_argument("--dtype", default="float32", choices=("float32", "float64"))
-_ap.add_argument("--seq-runs", type=int, default=None, help="sequential runs timed (default: min(runs, 4); "
-                 "all runs with --seq-all)")
+_ap.add_argument(
+    "--seq-runs", type=int, default=None, help="sequential runs timed (default: min(runs, 4); all runs with --seq-all)"
+)
 _ap.add_argument("--seq-all", action="store_true", help="time all R sequential runs (no scaling)")
 _ap.add_argument("--threads", type=int, default=None, help="BLAS / numba threads (default: all cores)")
 ARGS = _ap.parse_args()
@@ -70,12 +72,21 @@ def device() -> str:
 def main():
     task, kw = shape()
     R = ARGS.runs
-    common = dict(epochs=ARGS.epochs, backend=ARGS.backend, dtype=ARGS.dtype, measure=False, n_test=5,
-                  eval_every=max(ARGS.epochs, 1), **kw)
+    common = dict(
+        epochs=ARGS.epochs,
+        backend=ARGS.backend,
+        dtype=ARGS.dtype,
+        measure=False,
+        n_test=5,
+        eval_every=max(ARGS.epochs, 1),
+        **kw,
+    )
     n_spl = common.pop("n_spl")
     n_seq = R if ARGS.seq_all else (ARGS.seq_runs or min(R, 4))
-    print(f"{ARGS.shape}: {task!r}, d={kw['d']}, n_spl={n_spl}, batch={kw['batch']}, {ARGS.epochs} epoch(s), "
-          f"{ARGS.backend}/{ARGS.dtype}, R={R} runs; sequential timed on {n_seq} run(s); device: {device()}")
+    print(
+        f"{ARGS.shape}: {task!r}, d={kw['d']}, n_spl={n_spl}, batch={kw['batch']}, {ARGS.epochs} epoch(s), "
+        f"{ARGS.backend}/{ARGS.dtype}, R={R} runs; sequential timed on {n_seq} run(s); device: {device()}"
+    )
     fc.set_budget(max_seconds=float("inf"), max_bytes=float("inf"))  # a benchmark sizes itself
     # warm-up: compilation, CUDA context, allocator
     fc.train(task, n_spl=n_spl, **{**common, "epochs": 1}, seed=10**6)
@@ -92,13 +103,19 @@ def main():
     ratio = rs_bat / rs_seq
     steps = ARGS.epochs * -(-task.K * n_spl // kw["batch"])
     print(f"sequential: {t_seq:.3f} s per run ({rs_seq:.3g} runs/s, {t_seq / max(steps, 1) * 1e3:.3g} ms per step)")
-    print(f"batched:    {t_bat:.3f} s for {R} runs ({rs_bat:.3g} runs/s, {t_bat / max(steps, 1) * 1e3:.3g} ms per "
-          f"batched step)")
-    print(f"ratio (batched / sequential runs per second): {ratio:.2f}x; run 0 vs its sequential twin: max rel. "
-          f"diff of W {diff:.1e}")
+    print(
+        f"batched:    {t_bat:.3f} s for {R} runs ({rs_bat:.3g} runs/s, {t_bat / max(steps, 1) * 1e3:.3g} ms per "
+        f"batched step)"
+    )
+    print(
+        f"ratio (batched / sequential runs per second): {ratio:.2f}x; run 0 vs its sequential twin: max rel. "
+        f"diff of W {diff:.1e}"
+    )
     day = datetime.date.today().isoformat()
-    print(f"| {day} | {device()} | {ARGS.backend} | {ARGS.dtype} | {ARGS.shape} | {R} | {ARGS.epochs} | "
-          f"{rs_seq:.3g} | {rs_bat:.3g} | **{ratio:.2f}×** |")
+    print(
+        f"| {day} | {device()} | {ARGS.backend} | {ARGS.dtype} | {ARGS.shape} | {R} | {ARGS.epochs} | "
+        f"{rs_seq:.3g} | {rs_bat:.3g} | **{ratio:.2f}×** |"
+    )
 
 
 if __name__ == "__main__":

@@ -13,6 +13,7 @@ skipped. With CuPy and a GPU, the CuPy engine (and torch on CUDA when available)
 
     python benchmarks/trainer.py [--rounds 5] [--threads 2] [--dtypes float32,float64] [--quick]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -36,7 +37,7 @@ import numpy as np  # noqa: E402
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 from fctheory import Task  # noqa: E402
 from fctheory.trainer._engines import ENGINES  # noqa: E402
-from fctheory.trainer.core import TrainConfig, epoch_permutation, init_weights, make_data  # noqa: E402
+from fctheory.trainer.data import TrainConfig, epoch_permutation, init_weights, make_data  # noqa: E402
 
 
 class TorchEngine:
@@ -56,8 +57,13 @@ class TorchEngine:
         with torch.no_grad():
             self.emb.weight.copy_(torch.from_numpy(np.asarray(E)))
             self.lin.weight.copy_(torch.from_numpy(np.asarray(U)))
-        self.opt = torch.optim.SGD([{"params": self.emb.parameters(), "weight_decay": cfg.lam_W},
-                                    {"params": self.lin.parameters(), "weight_decay": cfg.lam_U}], lr=cfg.lr)
+        self.opt = torch.optim.SGD(
+            [
+                {"params": self.emb.parameters(), "weight_decay": cfg.lam_W},
+                {"params": self.lin.parameters(), "weight_decay": cfg.lam_U},
+            ],
+            lr=cfg.lr,
+        )
         self.X = torch.from_numpy(data.X_train).to(self.dev)
         self.y = torch.from_numpy(data.y_train).to(self.dev)
         self.bsz = cfg.batch
@@ -108,7 +114,7 @@ def make_engine(name, E, U, data, cfg):
 class _Sync:
     @staticmethod
     def after(eng):
-        if type(eng).__name__ == "CupyEngine":
+        if getattr(eng, "xp", np) is not np:  # the CuPy engine: wait for the epoch's kernels
             eng.xp.cuda.Stream.null.synchronize()
 
 
@@ -121,8 +127,10 @@ def main():
         n_spl, d, rounds = 5, 100, ARGS.rounds
     data = make_data(task, n_spl=n_spl, seed=0)
     N = data.X_train.shape[0]
-    print(f"fig3 setting: n_w={task.n_w}, L={task.L}, K={task.K}, d={d}, {N} sentences, batch 100 "
-          f"({-(-N // 100)} steps/epoch); threads={ARGS.threads}; {os.cpu_count()} CPUs; rounds={rounds}")
+    print(
+        f"fig3 setting: n_w={task.n_w}, L={task.L}, K={task.K}, d={d}, {N} sentences, batch 100 "
+        f"({-(-N // 100)} steps/epoch); threads={ARGS.threads}; {os.cpu_count()} CPUs; rounds={rounds}"
+    )
     names = [s for s in ARGS.engines.split(",") if s]
     results = {}
     for dtype in ARGS.dtypes.split(","):
@@ -151,8 +159,10 @@ def main():
             med = float(np.median(times[n]))
             diff = float(np.abs(eng.weights()[0] - ref_E).max() / max(np.abs(ref_E).max(), 1e-300))
             results[(dtype, n)] = med
-            print(f"  [{dtype}] {n:>10}: {med * 1e3:9.1f} ms/epoch (median of {rounds}; min "
-                  f"{min(times[n]) * 1e3:.1f}); max rel. weight diff vs {next(iter(engines))}: {diff:.1e}")
+            print(
+                f"  [{dtype}] {n:>10}: {med * 1e3:9.1f} ms/epoch (median of {rounds}; min "
+                f"{min(times[n]) * 1e3:.1f}); max rel. weight diff vs {next(iter(engines))}: {diff:.1e}"
+            )
         base = results.get((dtype, "torch"))
         if base is not None:
             for n in engines:

@@ -137,3 +137,41 @@ def check_work(name: str, value, *, items=None, bytes=None, seconds=None, what: 
         if over(est, limit):
             fail(name, value, f"{what} needs about {show(est)} {unit}, over the budget {field}={limit:.3g} "
                               f"(raise it with fctheory.set_budget({field}=...) or FCTHEORY_{field.upper()})")
+
+
+# ----------------------------------------------------------------------------- cost model of the trainer
+#: Seconds per unit of work of :func:`fctheory.train` and :func:`fctheory.train_batched` (one model for both,
+#: :func:`estimate_seconds`). Lower bounds on purpose, so that the budget refuses only absurd requests; each
+#: constant sits below what its benchmark measured (docs/performance.md):
+#:
+#: * ``flop`` — ``benchmarks/trainer.py`` (fig3 shape, 4.5e10 flops per epoch): numba float32 took 0.58 s per
+#:   epoch on an idle 2-core machine (1.3e-11 s/flop), numpy about the same; ``benchmarks/sweep.py --backend
+#:   cupy --shape fig3``: ≈ 10 TFLOP/s on an H100 (1e-13 s/flop);
+#: * ``sgd_step`` — the per-step overhead beyond the products, ``benchmarks/sweep.py --shape small`` (0.2–0.7 ms
+#:   per sequential step there, products included); on cupy it is per *batched* step (every run of the batch
+#:   in the same ~25 kernel launches), elsewhere per run and step;
+#: * ``epoch`` — the loop's bookkeeping per epoch;
+#: * ``measure_sentence`` (the final measurements, per sentence) and ``sample_word`` (drawing the sentences, per
+#:   word) — ``benchmarks/sweep.py --shape small`` on the 2-core reference machine.
+COST = {
+    "flop": {"numba": 1e-11, "numpy": 1e-11, "cupy": 1e-13},
+    "sgd_step": {"numba": 3e-7, "numpy": 1e-5, "cupy": 2e-5},
+    "epoch": 1e-6,
+    "measure_sentence": 6e-6,
+    "sample_word": 5e-8,
+}
+
+
+def estimate_seconds(*, backend: str, runs: int, epochs: int, n_train: int, n_test: int, batch: int, L: int,
+                     d: int, K: int, measured: int = 0, sampled_words: int = 0) -> float:
+    """Lower-bound seconds of training ``runs`` runs of one shape for ``epochs`` epochs (the :data:`COST` model).
+
+    Per run and epoch: the three products of every SGD step (6·L·d·K flops per training sentence) and the test
+    evaluation (2·L·d·K flops per test sentence), plus ``sgd_step`` per step; ``measured`` sentences per run
+    measured at the end and ``sampled_words`` words drawn in all.
+    """
+    steps = -(-n_train // max(1, min(batch, n_train)))
+    flops = 6 * n_train * L * d * K + 2 * n_test * L * d * K
+    step_runs = 1 if backend == "cupy" else runs  # cupy: one batched step for all runs
+    per_epoch = COST["epoch"] + steps * step_runs * COST["sgd_step"][backend] + runs * flops * COST["flop"][backend]
+    return epochs * per_epoch + runs * measured * COST["measure_sentence"] + sampled_words * COST["sample_word"]

@@ -6,6 +6,7 @@ pass over the K×Ld matrix per step. We call numba's own C helper ``numba_xxgemm
 ``np.dot``, which forwards to SciPy's BLAS) through an ``ExternalFunction`` so the kernels stay
 cacheable (``cache=True``): a ctypes function pointer would not be.
 """
+
 from __future__ import annotations
 
 import numba as nb

@@ -9,6 +9,7 @@ with it to rounding.
 ``params`` holds (lr, λ_W, λ_U, eps) in the working dtype so float32 runs stay in float32.
 The embedding table is stored word-major, E = Wᵀ (n_w×d), so a word's embedding is a contiguous row.
 """
+
 from __future__ import annotations
 
 import numba as nb
@@ -194,3 +195,16 @@ def evaluate(E, U, X, y, bsz, params, layernorm):
         loss_sum += ls
         correct += c
     return loss_sum, correct
+
+
+@nb.njit(parallel=True, cache=True)
+def train_epochs(E, U, X, y, perms, bsz, params, layernorm, loss, correct):
+    """:func:`train_epoch` of every run r (E[r], U[r], X[r], y[r], perms[r], params[r]) in parallel threads.
+
+    Each run is the sequential kernel unchanged, so its result does not depend on the others; its summed
+    cross-entropy and correct count go to ``loss[r]`` and ``correct[r]``.
+    """
+    for r in nb.prange(E.shape[0]):
+        ls, c = train_epoch(E[r], U[r], X[r], y[r], perms[r], bsz, params[r], layernorm)
+        loss[r] = ls
+        correct[r] = c

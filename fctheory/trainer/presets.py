@@ -6,6 +6,7 @@ initialisation = PyTorch default / 1000, LayerNorm eps 1e-5. ``k50`` is the seco
 section 3 (K = 50, n_spl = 100, uniform words). The ``quick`` variants keep the structure (word law,
 network, which weights decay) on a tiny task so that they reach 100% training accuracy in seconds.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
@@ -45,36 +46,71 @@ class Preset:
     @public()
     def task(self) -> Task:
         """The K latent variables, drawn uniformly (distinct) from a stream of ``seed``."""
-        return Task.random(self.n_c, self.s_c, self.L, self.K, mu=self.mu,
-                           seed=np.random.default_rng([self.seed, 0]))
+        return Task.random(self.n_c, self.s_c, self.L, self.K, mu=self.mu, seed=np.random.default_rng([self.seed, 0]))
 
     @public()
     def train_kwargs(self) -> dict:
         """Keyword arguments of :func:`fctheory.train` for this preset (network, optimiser, seed)."""
-        return dict(layernorm=self.layernorm, eps=self.eps, lr=self.lr, batch=self.batch, epochs=self.epochs,
-                    lam_W=self.lam_W, lam_U=self.lam_U, seed=self.seed, init_scale=self.init_scale,
-                    eval_every=self.eval_every)
+        return dict(
+            layernorm=self.layernorm,
+            eps=self.eps,
+            lr=self.lr,
+            batch=self.batch,
+            epochs=self.epochs,
+            lam_W=self.lam_W,
+            lam_U=self.lam_U,
+            seed=self.seed,
+            init_scale=self.init_scale,
+            eval_every=self.eval_every,
+        )
 
 
 Preset.__init__ = public(
-    name=Instance(str), description=Instance(str), n_c=Int(min=2, max=10**6), s_c=Int(min=1, max=10**7),
-    L=Int(min=1, max=10**4), K=Int(min=1, max=10**7), mu=Choice("uniform", "zipf"), d=Int(min=1, max=2**31),
-    n_spl=Int(min=1, max=10**12), layernorm=Bool(), lam_W=Real(lo=0.0), lam_U=Real(lo=0.0), lr=Real(lo=0.0, lo_open=True),
-    batch=Int(min=1, max=2**40), epochs=Int(min=0, max=10**12), eval_every=Int(min=1), init_scale=Real(lo=0.0, lo_open=True, hi=1e6),
-    eps=Real(lo=0.0), seed=Int(min=0, max=2**63 - 1),
+    name=Instance(str),
+    description=Instance(str),
+    n_c=Int(min=2, max=10**6),
+    s_c=Int(min=1, max=10**7),
+    L=Int(min=1, max=10**4),
+    K=Int(min=1, max=10**7),
+    mu=Choice("uniform", "zipf"),
+    d=Int(min=1, max=2**31),
+    n_spl=Int(min=1, max=10**12),
+    layernorm=Bool(),
+    lam_W=Real(lo=0.0),
+    lam_U=Real(lo=0.0),
+    lr=Real(lo=0.0, lo_open=True),
+    batch=Int(min=1, max=2**40),
+    epochs=Int(min=0, max=10**12),
+    eval_every=Int(min=1),
+    init_scale=Real(lo=0.0, lo_open=True, hi=1e6),
+    eps=Real(lo=0.0),
+    seed=Int(min=0, max=2**63 - 1),
 )(Preset.__init__)
 public_class(Preset)
 
 _FULL = {
     "fig3": Preset("fig3", "uniform words, network h, n_spl = 5 (paper figure 3)", epochs=1200, eval_every=100),
-    "fig4a": Preset("fig4a", "Zipf words, network h, n_spl = 500 (figure 4a)", mu="zipf", n_spl=500, epochs=10,
-                    eval_every=1),
-    "fig4b": Preset("fig4b", "Zipf words, network h, n_spl = 5 (figure 4b)", mu="zipf", epochs=3000,
-                    eval_every=100),
-    "fig4c": Preset("fig4c", "Zipf words, network h* (LayerNorm), λ_W = 0, n_spl = 5 (figure 4c)", mu="zipf",
-                    layernorm=True, lam_W=0.0, epochs=500, eval_every=50),
-    "k50": Preset("k50", "uniform words, network h, K = 50, n_spl = 100 (section 3, second example)", K=50,
-                  n_spl=100, epochs=1000, eval_every=100),
+    "fig4a": Preset(
+        "fig4a", "Zipf words, network h, n_spl = 500 (figure 4a)", mu="zipf", n_spl=500, epochs=10, eval_every=1
+    ),
+    "fig4b": Preset("fig4b", "Zipf words, network h, n_spl = 5 (figure 4b)", mu="zipf", epochs=3000, eval_every=100),
+    "fig4c": Preset(
+        "fig4c",
+        "Zipf words, network h* (LayerNorm), λ_W = 0, n_spl = 5 (figure 4c)",
+        mu="zipf",
+        layernorm=True,
+        lam_W=0.0,
+        epochs=500,
+        eval_every=50,
+    ),
+    "k50": Preset(
+        "k50",
+        "uniform words, network h, K = 50, n_spl = 100 (section 3, second example)",
+        K=50,
+        n_spl=100,
+        epochs=1000,
+        eval_every=100,
+    ),
 }
 
 # tiny versions: same structure, n_c = 3, s_c = 8, L = 5, d = 12
