@@ -16,13 +16,14 @@ from __future__ import annotations
 
 import itertools
 import math
+import time
 from dataclasses import dataclass, field
 from fractions import Fraction
 from math import comb
 
 import numpy as np
 
-from ._budget import check_work
+from ._budget import check_work, get_budget
 from ._validate import Anything, Array, Bool, Choice, Int, Kind, fail, public, result_type
 from .task import Task
 
@@ -48,7 +49,7 @@ class _SolverKind(Kind):
             return None
         if not isinstance(value, str):
             fail(name, value, f"must be None or a cvxpy solver name, got {type(value).__name__}")
-        import cvxpy as cp
+        import cvxpy as cp  # noqa: PLC0415 - heavy (~1 s): loaded only when a solver is named
 
         names = cp.installed_solvers()
         if value.upper() not in names:
@@ -522,34 +523,13 @@ def check_assumption_B(Z, *, n_c=None, sdp: bool = True, solver: str | None = No
     solution outside 𝒜. Since I ∈ 𝒜 is interior to the PSD cone, such a solution exists iff the
     solution space is larger than 𝒜 (``analytic_certificate``); the SDP result is an independent check.
     """
-    import sympy as sp
-
     Z, n_c, L = _latent(Z, n_c)
     K = Z.shape[0]
-    m = n_c * (n_c + 1) // 2
-    # the Gram accumulation: blocks of 256 rows × K × n_c² int64, K²·m² flops
-    check_work("Z", f"{K}×{L} latent variables", bytes=8 * min(K, 256) * K * (n_c * n_c + 2 * m) * 2 + 8 * (L + 1) * m * m,
-               seconds=K * K * (m * m + L * n_c * n_c) // (2 * 10**8), what="check_assumption_B (the equations (44))")
-    # sympy's exact null space of the m×m Gram matrix costs ~m³ big-rational operations
-    check_work("n_c", n_c, seconds=m**3 // 50_000 + (m // 20 if sdp else 0), what=f"check_assumption_B (exact null space, {m}×{m})")
-    if A_space is not None:
-        try:
-            A_space = [np.asarray(a, dtype=np.float64) for a in A_space]
-        except (TypeError, ValueError):
-            fail("A_space", A_space, "must be a list of n_c×n_c real arrays")
-        if not A_space or any(a.shape != (n_c, n_c) or not np.all(np.isfinite(a)) for a in A_space):
-            fail("A_space", A_space, f"must be a non-empty list of finite {n_c}×{n_c} arrays")
+    _check_assumption_B_work(K, L, n_c, sdp)
+    A_space = _checked_A_space(A_space, n_c)
     Gm, n_eq, m = _assumption_B_gram(Z, n_c)
     idx = _sym_index(n_c)
-    null = sp.Matrix(Gm.tolist()).nullspace()
-
-    def to_mat(vec):
-        A = np.zeros((n_c, n_c))
-        for t, (a, b) in enumerate(idx):
-            A[a, b] = A[b, a] = float(vec[t])
-        return A
-
-    basis_null = [to_mat(v) for v in null]
+    basis_null = _null_space(Gm, idx, n_c)
     dim = len(basis_null)
     calA = A_space if A_space is not None else [np.eye(n_c), np.ones((n_c, n_c))]
     # orthonormal basis of 𝒜 (Frobenius) and the part of the solution space orthogonal to it
@@ -561,7 +541,6 @@ def check_assumption_B(Z, *, n_c=None, sdp: bool = True, solver: str | None = No
         extra = [U_[:, i].reshape(n_c, n_c) for i in range(len(s_)) if s_[i] > 1e-9 * max(1.0, s_[0])]
     else:
         extra = []
-    basis = list(calA) + [0.5 * (e + e.T) for e in extra]
     eq_matrix = _equation_rows(Gm, idx, n_c)
     if not extra:
         return AssumptionBResult(True, dim, basis_null, n_eq, None, None, None, None, None, "not needed")
@@ -582,6 +561,42 @@ def check_assumption_B(Z, *, n_c=None, sdp: bool = True, solver: str | None = No
     )
 
 
+def _check_assumption_B_work(K: int, L: int, n_c: int, sdp: bool) -> None:
+    """The budget of :func:`check_assumption_B`, checked before any work."""
+    m = n_c * (n_c + 1) // 2
+    # the Gram accumulation: blocks of 256 rows × K × n_c² int64, K²·m² flops
+    check_work("Z", f"{K}×{L} latent variables", bytes=8 * min(K, 256) * K * (n_c * n_c + 2 * m) * 2 + 8 * (L + 1) * m * m,
+               seconds=K * K * (m * m + L * n_c * n_c) // (2 * 10**8), what="check_assumption_B (the equations (44))")
+    # sympy's exact null space of the m×m Gram matrix costs ~m³ big-rational operations
+    check_work("n_c", n_c, seconds=m**3 // 50_000 + (m // 20 if sdp else 0), what=f"check_assumption_B (exact null space, {m}×{m})")
+
+
+def _checked_A_space(A_space, n_c: int):
+    """``A_space`` as a list of finite n_c×n_c float arrays (None stays None)."""
+    if A_space is None:
+        return None
+    try:
+        A_space = [np.asarray(a, dtype=np.float64) for a in A_space]
+    except (TypeError, ValueError):
+        fail("A_space", A_space, "must be a list of n_c×n_c real arrays")
+    if not A_space or any(a.shape != (n_c, n_c) or not np.all(np.isfinite(a)) for a in A_space):
+        fail("A_space", A_space, f"must be a non-empty list of finite {n_c}×{n_c} arrays")
+    return A_space
+
+
+def _null_space(Gm, idx, n_c: int) -> list:
+    """Exact (sympy) null space of the Gram matrix of (44), as symmetric n_c×n_c matrices."""
+    import sympy as sp  # noqa: PLC0415 - heavy (~0.4 s): loaded only when Assumption B is checked
+
+    basis = []
+    for vec in sp.Matrix(Gm.tolist()).nullspace():
+        A = np.zeros((n_c, n_c))
+        for t, (a, b) in enumerate(idx):
+            A[a, b] = A[b, a] = float(vec[t])
+        basis.append(A)
+    return basis
+
+
 def _equation_rows(Gm, idx, n_c):
     """Float rows spanning the equations (from the Gram matrix), scaled to unit norm."""
     G = np.array(Gm.tolist(), dtype=float) if Gm.size else np.zeros((len(idx), len(idx)))
@@ -591,7 +606,7 @@ def _equation_rows(Gm, idx, n_c):
 
 
 def _sdp_certificate(basis_null, extra, n_c, solver):
-    import cvxpy as cp
+    import cvxpy as cp  # noqa: PLC0415 - heavy (~1 s): loaded only for the SDP certificate
 
     t = cp.Variable(len(basis_null))
     A = sum(t[i] * basis_null[i] for i in range(len(basis_null)))
@@ -698,10 +713,6 @@ class _Deadline:
     up front): past ``max_seconds`` the search stops with the project error and the reason."""
 
     def __init__(self, name, value, what):
-        import time
-
-        from ._budget import get_budget
-
         self._clock = time.perf_counter
         self.t0 = self._clock()
         self.limit = get_budget().max_seconds

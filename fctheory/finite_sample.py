@@ -36,7 +36,7 @@ from ._validate import Array, Instance, Int, Real, Seed, fail, public, result_ty
 from .frames import equiangular_frame
 from .risk import true_risk_grad
 from .risk.minimize import lbfgs_iterate, safe_norm
-from .task import Task, _as_rng
+from .task import Task, as_rng
 from .tau import tau
 from .type3 import solve_type3
 
@@ -303,7 +303,7 @@ def minimize_empirical_risk(
     _check_data(task, X, y)
     _check_size(task, X.shape[0], d, "minimize_empirical_risk")
     n_w, K, L = task.n_w, task.K, task.L
-    rng = _as_rng(seed)
+    rng = as_rng(seed)
     W = W0 if W0 is not None else init_scale * rng.standard_normal((d, n_w))
     U = U0 if U0 is not None else init_scale * rng.standard_normal((K, L * d))
     if W.shape != (d, n_w):

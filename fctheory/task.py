@@ -25,12 +25,16 @@ from ._validate import Array, Bool, Int, Prob, Seed, check_mu, fail, public
 __all__ = ["Task", "task_first"]
 
 
-def _as_rng(seed):
+def as_rng(seed):
+    """``seed`` as a NumPy Generator (a Generator is used as is; an int or None seeds a new one)."""
     if isinstance(seed, np.random.Generator):
         return seed
     if seed is None or isinstance(seed, (int, np.integer)):
         return np.random.default_rng(seed)
     fail("seed", seed, "must be a numpy Generator, an integer seed or None")
+
+
+_as_rng = as_rng  # the name used inside this module
 
 
 @dataclass(frozen=True, eq=False)

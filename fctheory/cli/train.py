@@ -6,9 +6,16 @@ import os
 import shlex
 import sys
 
-from .._validate import fail
+from .._budget import check_work
+from .._files import write_json
+from .._validate import Int, PathOut, Real, fail
+from ..io import save_run, save_task, to_json
+from ..trainer.core import TrainingInterrupted, load_checkpoint, train
+from ..trainer.presets import PRESETS
+from ..trainer.reproduce import acceptance, format_value, quick_acceptance, reproduce, run_preset
 from ._output import print_json, say
 from ._table import hint, table
+from ._task_options import add_task_arguments, task_from_args
 
 
 def register(sub) -> None:
@@ -31,7 +38,6 @@ def register(sub) -> None:
     p.add_argument("--out", default=None, help="folder for the outputs (preset files, or a run directory)")
     p.add_argument("--no-progress", action="store_true", help="no tqdm progress bar")
     p.add_argument("--json", action="store_true", help="print the fctheory/1 JSON object instead of a table")
-    from .diagnose import add_task_arguments  # noqa: PLC0415
 
     add_task_arguments(p, random_Z=True)
     h = p.add_argument_group("hyper-parameters (without --preset; defaults as fctheory.train)")
@@ -70,10 +76,9 @@ def register(sub) -> None:
 
 
 def _table(rows):
-    from ..trainer.reproduce import _fmt  # noqa: PLC0415
 
     # at most 100 columns: a long cell (an "unavailable (...)" reason) is wrapped by table()
-    return table([[q, _fmt(obs), _fmt(pred)] for q, obs, pred in rows], ["quantity", "ours", "theory"])
+    return table([[q, format_value(obs), format_value(pred)] for q, obs, pred in rows], ["quantity", "ours", "theory"])
 
 
 _CUSTOM = (
@@ -99,8 +104,6 @@ _CUSTOM = (
 
 
 def run_train(args) -> int:
-    from ..trainer.core import TrainingInterrupted  # noqa: PLC0415
-    from ..trainer.reproduce import acceptance, quick_acceptance, run_preset  # noqa: PLC0415
 
     if args.epochs is not None and args.epochs < 0:
         fail("--epochs", args.epochs, "must be >= 0")
@@ -156,16 +159,53 @@ def run_train(args) -> int:
 
 def run_custom(args) -> int:
     """Train any task with any hyper-parameters; --out writes a run directory that diagnose reads."""
-    from .._validate import Int, PathOut, Real  # noqa: PLC0415
-    from ..diagnosis import save_run, save_task  # noqa: PLC0415
-    from ..trainer.core import TrainingInterrupted, _jsonable, load_checkpoint, train  # noqa: PLC0415
-    from .diagnose import task_from_args  # noqa: PLC0415
-
     if args.quick:
         fail("--quick", True, "only applies to --preset")
     if args.out is not None:
         PathOut(dir=True)("--out", args.out)
     task = task_from_args(args, random_Z=True)
+
+    kw, n_spl = _custom_hyperparameters(args)
+
+    # the weights and the training set must fit the memory budget before anything is allocated
+    n_weights = kw["d"] * (task.n_w + task.K * task.L)
+    check_work(
+        "--d",
+        kw["d"],
+        bytes=8 * (n_weights + task.K * task.L * (n_spl + kw["n_test"])),
+        what="the weights and sentences of this run",
+    )
+    ckpt, resume = _prepare_out(args, task, kw["epochs"])
+    try:
+        run = train(
+            task,
+            n_spl=n_spl,
+            checkpoint=ckpt,
+            checkpoint_every=max(1, kw["epochs"] // 20) if ckpt else None,
+            resume=resume,
+            progress=not args.no_progress and not args.json,
+            keep_data=False,
+            **kw,
+        )
+    except TrainingInterrupted as exc:
+        print(f"interrupted: checkpoint saved to {exc.checkpoint}; run the same command to resume", file=sys.stderr)
+        return 130
+    summary = to_json(run.summary())
+    if args.out is not None:
+        save_run(args.out, task, run.W, run.U, run.config.to_dict())
+        write_json(os.path.join(args.out, "summary.json"), summary, name="--out")
+    if args.json:
+        s = run.summary()
+        if args.out is not None:
+            s["run_dir"] = os.path.abspath(args.out)
+        _print_summary(run, s, {"preset": None, "n_spl": n_spl})
+        return 0
+    _print_run(run, args.out)
+    return 0
+
+
+def _custom_hyperparameters(args) -> tuple[dict, int]:
+    """The keyword arguments of ``train`` from the options (a default where an option is absent), and n_spl."""
 
     def val(name, flag, kind, default):
         v = getattr(args, name)
@@ -186,53 +226,26 @@ def run_custom(args) -> int:
         init_scale=val("init_scale", "--init-scale", Real(lo=0, lo_open=True), 1e-3),
         n_test=val("n_test", "--n-test", Int(min=0), 5),
     )
-    n_spl = val("n_spl", "--n-spl", Int(min=1), 5)
-    from .._budget import check_work  # noqa: PLC0415
+    return kw, val("n_spl", "--n-spl", Int(min=1), 5)
 
-    # the weights and the training set must fit the memory budget before anything is allocated
-    n_weights = kw["d"] * (task.n_w + task.K * task.L)
-    check_work(
-        "--d",
-        kw["d"],
-        bytes=8 * (n_weights + task.K * task.L * (n_spl + kw["n_test"])),
-        what="the weights and sentences of this run",
-    )
+
+def _prepare_out(args, task, epochs: int):
+    """Checkpoint path and resume source in the run directory ``--out`` (None, None without one)."""
     ckpt = resume = None
     if args.out is not None:
         os.makedirs(args.out, exist_ok=True)
         ckpt = os.path.join(args.out, "checkpoint.npz")
         if os.path.exists(ckpt):
             old = load_checkpoint(ckpt)
-            if old["epochs_done"] > kw["epochs"]:
-                fail("--epochs", kw["epochs"], f"the run in {args.out} already has {old['epochs_done']} epochs")
+            if old["epochs_done"] > epochs:
+                fail("--epochs", epochs, f"the run in {args.out} already has {old['epochs_done']} epochs")
             resume = ckpt
         save_task(task, os.path.join(args.out, "task.json"))
-    try:
-        run = train(
-            task,
-            n_spl=n_spl,
-            checkpoint=ckpt,
-            checkpoint_every=max(1, kw["epochs"] // 20) if ckpt else None,
-            resume=resume,
-            progress=not args.no_progress and not args.json,
-            keep_data=False,
-            **kw,
-        )
-    except TrainingInterrupted as exc:
-        print(f"interrupted: checkpoint saved to {exc.checkpoint}; run the same command to resume", file=sys.stderr)
-        return 130
-    summary = _jsonable(run.summary())
-    if args.out is not None:
-        from .._files import write_json  # noqa: PLC0415
+    return ckpt, resume
 
-        save_run(args.out, task, run.W, run.U, run.config.to_dict())
-        write_json(os.path.join(args.out, "summary.json"), summary, name="--out")
-    if args.json:
-        s = run.summary()
-        if args.out is not None:
-            s["run_dir"] = os.path.abspath(args.out)
-        _print_summary(run, s, {"preset": None, "n_spl": n_spl})
-        return 0
+
+def _print_run(run, out) -> None:
+    """The human-readable end of ``fctheory train``: the run, the theory beside it, copyable hints."""
     c = run.config
     say(
         f"{run.task!r}, d={c.d}, n_spl={c.n_spl}, {'h*' if c.layernorm else 'h'}, {c.backend}/{c.dtype}, "
@@ -243,11 +256,10 @@ def run_custom(args) -> int:
         if m.predicted.get("theorem"):
             print(f"theory: {m.predicted['theorem']}")
         print(_table(m.comparison()))
-    if args.out:
+    if out:
         # a path and a command the user copies: never wrapped, however long
-        print(hint("run directory", os.path.abspath(args.out)))
-        print(hint("diagnose it with", f"fctheory diagnose {shlex.quote(args.out)}"))
-    return 0
+        print(hint("run directory", os.path.abspath(out)))
+        print(hint("diagnose it with", f"fctheory diagnose {shlex.quote(out)}"))
 
 
 def _print_summary(run, summary, extra_params) -> None:
@@ -259,9 +271,6 @@ def _print_summary(run, summary, extra_params) -> None:
 
 
 def run_reproduce(args) -> int:
-    from ..trainer.core import TrainingInterrupted  # noqa: PLC0415
-    from ..trainer.presets import PRESETS  # noqa: PLC0415
-    from ..trainer.reproduce import reproduce  # noqa: PLC0415
 
     names = [s.strip() for s in args.presets.split(",") if s.strip()]
     for n in names:

@@ -9,7 +9,6 @@ one, :func:`load_run` reads it, or a single weights file (:func:`~fctheory.io.lo
 
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import dataclass, field
 
@@ -18,6 +17,7 @@ import numpy as np
 from .._files import load_json, write_json, write_npz
 from .._validate import Anything, Array, Bool, Instance, PathOut, as_path, fail, public, result_type
 from ..task import Task
+from .checkpoint import read_checkpoint
 from .tasks import check_latent, load_task, make_task, save_task
 from .weights import load_weights
 
@@ -94,14 +94,10 @@ def load_run(path, *, allow_pickle=False):
     low = path.lower()
     source = "npz" if low.endswith(".npz") else "safetensors" if low.endswith(".safetensors") else "torch"
     task, config = None, {}
-    if "config" in extra and "shape" in extra:  # trainer checkpoint
+    if "config" in extra and "shape" in extra:  # a trainer checkpoint: read through its verified reader
         source = "checkpoint"
-        try:
-            config = json.loads(str(extra["config"]))
-            n_c, s_c, L = (int(v) for v in np.asarray(extra["shape"]).ravel())
-        except (ValueError, TypeError) as exc:
-            fail("path", path, f"has a damaged checkpoint configuration ({exc})")
-        task = make_task(n_c, s_c, L, check_latent(extra["Z"], "Z", n_c=n_c, L=L), extra["mu"], "Z")
+        ck = read_checkpoint(path, name="path")
+        task, config = ck["task"], ck["config"]
     elif "Z" in extra:
         Z = check_latent(extra["Z"], "Z")
         L = Z.shape[1]

@@ -11,7 +11,7 @@ from .._backend import to_numpy
 from .._budget import check_work
 from .._errors import FCTheoryError
 from .._validate import Anything, Array, Bool, Instance, Int, Real, Seed, fail, public, result_type
-from ..task import Task, _as_rng
+from ..task import Task, as_rng
 from ._engine import _BACKEND, _LIMIT, _check_budget, _estimate, _evaluate, resolve_budget
 
 __all__ = ["MinimizeResult", "minimize_true_risk"]
@@ -202,7 +202,7 @@ def minimize_true_risk(
     """
     _check_arguments(task, d, layernorm, W0, U0, callback)
     sec = _check_memory(task, d, memory, backend, max_seconds, max_bytes)
-    rng = _as_rng(seed)
+    rng = as_rng(seed)
     W = W0 if W0 is not None else init_scale * rng.standard_normal((d, task.n_w))
     U = U0 if U0 is not None else init_scale * rng.standard_normal((task.K, task.L * d))
     fg = _objective(task, d, lam, layernorm, eps, backend, max_seconds, max_bytes)

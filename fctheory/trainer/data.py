@@ -20,6 +20,7 @@ import numpy as np
 
 from .._budget import check_work
 from .._validate import Array, Bool, Choice, Instance, Int, Real, Seed, fail, public, public_class
+from ..io import task_object, to_json
 from ..task import Task
 
 __all__ = [
@@ -249,28 +250,10 @@ def permutation(seed: int, epoch: int, n: int) -> np.ndarray:
     return np.random.default_rng([seed, 4, epoch]).permutation(n)
 
 
-def jsonable(v):
-    """``v`` with NumPy scalars and arrays turned into JSON numbers and lists (non-finite floats become None)."""
-    if isinstance(v, (np.floating, float)):
-        return None if not np.isfinite(v) else float(v)
-    if isinstance(v, np.integer):
-        return int(v)
-    if isinstance(v, np.ndarray):
-        return [jsonable(x) for x in v.tolist()] if v.ndim else jsonable(v.item())
-    if isinstance(v, (list, tuple)):
-        return [jsonable(x) for x in v]
-    if isinstance(v, dict):
-        return {k: jsonable(x) for k, x in v.items()}
-    return v
+# one JSON codec and one task codec for the whole library (fctheory.io); the trainer's names stay importable
+jsonable = to_json
 
 
 def task_dict(task: Task) -> dict:
-    """The task's shape as a JSON-ready dict (what a run summary records)."""
-    return {
-        "n_c": task.n_c,
-        "s_c": task.s_c,
-        "L": task.L,
-        "K": task.K,
-        "n_w": task.n_w,
-        "uniform": bool(task.is_uniform),
-    }
+    """The task as recorded in a run summary: :func:`fctheory.io.task_object`."""
+    return task_object(task)

@@ -30,7 +30,8 @@ from ..metrics.geometry import concept_cosines, pca_singular_values
 from ..network import check_weights, scores
 from ..predictions import verdict
 from ..task import Task
-from .core import TrainData, _jsonable, check_data
+from ..io import to_json
+from .data import TrainData, check_data
 
 __all__ = ["Measurements", "measure", "theory_prediction", "pca_singular_values", "concept_cosines"]
 
@@ -62,7 +63,7 @@ class Measurements:
 
     @public()
     def to_dict(self) -> dict:
-        return _jsonable(asdict(self))
+        return to_json(asdict(self))
 
     @public()
     def comparison(self) -> list:

@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import importlib
-import json
 
 import numpy as np
 import pytest
 
 from fctheory import FCTheoryError, Task
-from fctheory._files import write_npz
-from fctheory.io import RunFiles, load_run, load_task, save_run
+from fctheory.io import RunFiles, load_run, load_task, save_checkpoint, save_run
+from fctheory.io.checkpoint import HISTORY_KEYS
 
 
 @pytest.fixture
@@ -51,35 +50,36 @@ def test_npz_without_Z_has_no_task(tmp_path, run_parts):
     assert rf.task is None and rf.config == {}
 
 
+def _checkpoint(path, task, W, U, config):
+    history = {k: np.zeros(0) for k in HISTORY_KEYS}
+    return save_checkpoint(path, task, config, W.T, U, history, 0, 0.0)
+
+
 def test_checkpoint_gives_task_and_configuration(tmp_path, run_parts):
     task, W, U = run_parts
-    p = str(tmp_path / "c.ckpt.npz")
-    write_npz(
-        p,
-        {
-            "E": W.T,
-            "U": U,
-            "config": np.array(json.dumps({"lam_U": 0.2})),
-            "shape": np.array([task.n_c, task.s_c, task.L]),
-            "Z": task.Z,
-            "mu": task.mu,
-        },
-        kind="checkpoint",
-    )
+    config = {"lam_U": 0.2, "d": W.shape[0], "dtype": "float64", "epochs": 3}
+    p = _checkpoint(str(tmp_path / "c.ckpt.npz"), task, W, U, config)
     rf = load_run(p)
-    assert rf.source == "checkpoint" and rf.config == {"lam_U": 0.2}
+    assert rf.source == "checkpoint" and rf.config == config
     assert np.array_equal(rf.task.Z, task.Z) and np.array_equal(rf.W, W)
 
 
 def test_damaged_checkpoint_configuration_is_refused_naming_path(tmp_path, run_parts):
     task, W, U = run_parts
     p = str(tmp_path / "c.ckpt.npz")
-    write_npz(
-        p,
-        {"E": W.T, "U": U, "config": np.array("{not json"), "shape": np.array([3, 2, 2]), "Z": task.Z, "mu": task.mu},
-        kind="checkpoint",
-    )
-    with pytest.raises(FCTheoryError, match="^path.*damaged checkpoint configuration"):
+    _checkpoint(p, task, W, U, {"d": W.shape[0], "dtype": "float64", "epochs": 3})
+    with np.load(p) as z:
+        arrays = dict(z)
+    arrays["config"] = np.array("{not json")
+    np.savez(p, **arrays)  # same layout and header, configuration damaged
+    with pytest.raises(FCTheoryError, match="^path.*invalid configuration"):
+        load_run(p)
+
+
+def test_checkpoint_whose_weights_disagree_with_its_configuration_is_refused(tmp_path, run_parts):
+    task, W, U = run_parts
+    p = _checkpoint(str(tmp_path / "c.ckpt.npz"), task, W, U, {"d": W.shape[0] + 1, "dtype": "float64", "epochs": 3})
+    with pytest.raises(FCTheoryError, match="^path"):
         load_run(p)
 
 
