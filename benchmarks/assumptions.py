@@ -10,6 +10,7 @@ Baselines (measured in the same run):
 
 Run:  python benchmarks/assumptions.py [--K 60] [--repeat 3]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -74,13 +75,17 @@ def main():
     t_lit, nb = best(lambda: literal_A(task.Z, 3), 1)
     t_vec, res = best(lambda: check_assumption_A(task), a.repeat)
     assert nb == len(res.violations)
-    print(f"Assumption A, n_c=3, L=4, K={a.K}: literal loop {t_lit:.3f} s, check_assumption_A {t_vec * 1e3:.2f} ms "
-          f"-> {t_lit / t_vec:.0f}x ({nb} violations, identical)")
+    print(
+        f"Assumption A, n_c=3, L=4, K={a.K}: literal loop {t_lit:.3f} s, check_assumption_A {t_vec * 1e3:.2f} ms "
+        f"-> {t_lit / t_vec:.0f}x ({nb} violations, identical)"
+    )
     t_lit, dim_lit = best(lambda: literal_B_rank(task.Z, 3), 1)
     t_vec, resB = best(lambda: check_assumption_B(task, sdp=False), a.repeat)
     assert dim_lit == resB.dim
-    print(f"Assumption B, same set: literal Γ loop + float rank {t_lit:.3f} s, check_assumption_B (exact) "
-          f"{t_vec * 1e3:.1f} ms -> {t_lit / t_vec:.1f}x (dim {resB.dim})")
+    print(
+        f"Assumption B, same set: literal Γ loop + float rank {t_lit:.3f} s, check_assumption_B (exact) "
+        f"{t_vec * 1e3:.1f} ms -> {t_lit / t_vec:.1f}x (dim {resB.dim})"
+    )
 
     from proofs_check import _risk, convex
     from fctheory.type3 import lambda_max_type3, solve_type3
@@ -94,8 +99,10 @@ def main():
         X = _risk.X_of(W, U, L)
         t_cvx, cv = best(lambda: convex.solve_convex(t, lam, S=S), 1)
         t_cert, (lb, gl) = best(lambda: convex.lower_bound(S, X, lam), a.repeat)
-        print(f"global optimality of type III on {t!r}: cvxpy {t_cvx:.2f} s, Claim-H certificate "
-              f"{t_cert * 1e3:.2f} ms -> {t_cvx / t_cert:.0f}x (values {cv.value:.10f} vs {lb:.10f})")
+        print(
+            f"global optimality of type III on {t!r}: cvxpy {t_cvx:.2f} s, Claim-H certificate "
+            f"{t_cert * 1e3:.2f} ms -> {t_cvx / t_cert:.0f}x (values {cv.value:.10f} vs {lb:.10f})"
+        )
 
 
 if __name__ == "__main__":

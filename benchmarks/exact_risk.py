@@ -17,6 +17,7 @@ Usage::
     python benchmarks/exact_risk.py --quick    # smaller sizes, seconds
     python benchmarks/exact_risk.py --backend cupy --large   # on a GPU machine
 """
+
 from __future__ import annotations
 
 import argparse
@@ -73,8 +74,18 @@ def engine_time(task, W, U, grad, repeat, backend="numpy", jit=None):
         W, U = xp.asarray(W), xp.asarray(U)
 
     def run():
-        r = evaluate_risk(task, W, U, 0.01, grad=grad, backend=backend, jit=jit, progress=False,
-                          max_seconds=math.inf, max_bytes=math.inf if backend == "cupy" else 8 * 1024**3)
+        r = evaluate_risk(
+            task,
+            W,
+            U,
+            0.01,
+            grad=grad,
+            backend=backend,
+            jit=jit,
+            progress=False,
+            max_seconds=math.inf,
+            max_bytes=math.inf if backend == "cupy" else 8 * 1024**3,
+        )
         if backend == "cupy":
             xp.cuda.Device().synchronize()
         return r
@@ -102,8 +113,10 @@ def kernel_comparison(results, L=7):
     conc, _ = E._groups(task.Z, 0, m)
     t_nb, _ = best_time(lambda: E._bases(np, G3, conc, 0, 4, True), 3)
     t_np, _ = best_time(lambda: E._bases(np, G3, conc, 0, 4, False), 3)
-    print(f"  kernel partial scores + shifted exponentials ({conc.shape[0]} prefixes x K x 4^{m}): "
-          f"numba {t_nb:.3f} s, NumPy {t_np:.3f} s")
+    print(
+        f"  kernel partial scores + shifted exponentials ({conc.shape[0]} prefixes x K x 4^{m}): "
+        f"numba {t_nb:.3f} s, NumPy {t_np:.3f} s"
+    )
     results["kernels"] = {"bases": [t_nb, t_np]}
     sA, sB, n = 4**m, 4 ** (L - m), 3 ** (L - m)
     rng = np.random.default_rng(1)
@@ -111,18 +124,33 @@ def kernel_comparison(results, L=7):
     aA, aB = rng.random((n, sA)), rng.random((n, sB))
     pA, pB = np.full(sA, 1 / sA), np.full(sB, 1 / sB)
     for grad in (False, True):
+
         def nb():
             S = S0.copy()
-            Kn.post_group(S, aA, aB, pA, pB, grad, 1e-280, np.empty(n), np.empty((n, sA)), np.empty((n, sB)),
-                          np.empty(S.shape, np.uint8), np.empty(n, np.int64))
+            Kn.post_group(
+                S,
+                aA,
+                aB,
+                pA,
+                pB,
+                grad,
+                1e-280,
+                np.empty(n),
+                np.empty((n, sA)),
+                np.empty((n, sB)),
+                np.empty(S.shape, np.uint8),
+                np.empty(n, np.int64),
+            )
 
         def xp():
             E._post_group_xp(np, S0.copy(), aA, aB, pA, pB, grad)
 
         t_nb, _ = best_time(nb, 5)
         t_np, _ = best_time(xp, 5)
-        print(f"  kernel CE/weights sweep of one prefix group ({sA}x{n * sB}, grad={grad}): "
-              f"numba {t_nb * 1e3:.1f} ms, NumPy {t_np * 1e3:.1f} ms")
+        print(
+            f"  kernel CE/weights sweep of one prefix group ({sA}x{n * sB}, grad={grad}): "
+            f"numba {t_nb * 1e3:.1f} ms, NumPy {t_np * 1e3:.1f} ms"
+        )
         results["kernels"][f"post_grad_{grad}"] = [t_nb, t_np]
     # log-space recomputation: a type-I configuration scaled 100x, where every entry needs it
     from fctheory.configurations import type1_configuration
@@ -132,8 +160,10 @@ def kernel_comparison(results, L=7):
     r = evaluate_risk(t3, W, U, 0.01, grad=True)
     t_nb, _ = best_time(lambda: evaluate_risk(t3, W, U, 0.01, grad=True), 2)
     t_np, _ = best_time(lambda: evaluate_risk(t3, W, U, 0.01, grad=True, jit=False), 2)
-    print(f"  log-space fallback (type I x100, n_c=3, s_c=3, L=4, {r.n_fallback} of {t3.K * 3**4} entries): "
-          f"numba {t_nb:.3f} s, NumPy {t_np:.3f} s")
+    print(
+        f"  log-space fallback (type I x100, n_c=3, s_c=3, L=4, {r.n_fallback} of {t3.K * 3**4} entries): "
+        f"numba {t_nb:.3f} s, NumPy {t_np:.3f} s"
+    )
     results["kernels"]["fallback"] = [t_nb, t_np, r.n_fallback]
 
 
@@ -171,20 +201,30 @@ def main(argv=None):
     W, U = weights(task, d)
     if ratio_case is not None:
         print(f"== ratio to straightforward enumeration: n_c={n_c}, s_c={s_c}, L={L}, K={K}, d={d}")
-    for grad in ((False, True) if ratio_case is not None else ()):
+    for grad in (False, True) if ratio_case is not None else ():
         t_base, ref = baseline_time(task, W, U, grad)
         t_eng, r = engine_time(task, W, U, grad, args.repeat, args.backend)
         assert abs(r.R - ref.R) <= 1e-12 * abs(ref.R), (r.R, ref.R)
         pairs = r.pairs
         flops = 2.0 * K * (K - 1) * s_c**L * (3 if grad else 1)
-        row = dict(case=list(ratio_case), d=d, grad=grad, t_engine=t_eng, t_baseline=t_base,
-                   ratio=t_base / t_eng, pairs_per_s=pairs / t_eng, baseline_pairs_per_s=pairs / t_base,
-                   gflops=flops / t_eng / 1e9)
+        row = dict(
+            case=list(ratio_case),
+            d=d,
+            grad=grad,
+            t_engine=t_eng,
+            t_baseline=t_base,
+            ratio=t_base / t_eng,
+            pairs_per_s=pairs / t_eng,
+            baseline_pairs_per_s=pairs / t_base,
+            gflops=flops / t_eng / 1e9,
+        )
         results["cases"].append(row)
         timed.append((row, flops, t_eng))
-        print(f"  {'risk+grad' if grad else 'risk     '}: engine {t_eng:8.3f} s ({pairs / t_eng:.3g} pairs/s, "
-              f"{flops / t_eng / 1e9:.1f} GFLOP/s), enumeration {t_base:8.2f} s ({pairs / t_base:.3g} pairs/s)"
-              f"  ratio {t_base / t_eng:7.1f}x")
+        print(
+            f"  {'risk+grad' if grad else 'risk     '}: engine {t_eng:8.3f} s ({pairs / t_eng:.3g} pairs/s, "
+            f"{flops / t_eng / 1e9:.1f} GFLOP/s), enumeration {t_base:8.2f} s ({pairs / t_base:.3g} pairs/s)"
+            f"  ratio {t_base / t_eng:7.1f}x"
+        )
 
     # 2) numba kernels vs the array-API path (what CuPy runs), host only
     if args.backend == "numpy" and ratio_case is not None:
@@ -193,8 +233,10 @@ def main(argv=None):
             t_nb, _ = engine_time(task, W, U, grad, args.repeat, jit=None)
             t_np, _ = engine_time(task, W, U, grad, args.repeat, jit=False)
             results["cases"].append(dict(case=list(ratio_case), grad=grad, t_numba=t_nb, t_array_api=t_np))
-            print(f"  {'risk+grad' if grad else 'risk     '}: numba {t_nb:.3f} s, array-API {t_np:.3f} s "
-                  f"(numba {t_np / t_nb:.2f}x faster)")
+            print(
+                f"  {'risk+grad' if grad else 'risk     '}: numba {t_nb:.3f} s, array-API {t_np:.3f} s "
+                f"(numba {t_np / t_nb:.2f}x faster)"
+            )
         kernel_comparison(results)
 
     # 3) fraction of the matmul peak
@@ -206,22 +248,34 @@ def main(argv=None):
         for grad in (False, True):
             t_eng, r = engine_time(task, W, U, grad, min(args.repeat, 2), args.backend)
             flops = 2.0 * K * (K - 1) * s_c**L * (3 if grad else 1)
-            row = dict(case=[n_c, s_c, L, K], d=d, grad=grad, t_engine=t_eng, pairs_per_s=r.pairs / t_eng,
-                       gflops=flops / t_eng / 1e9)
+            row = dict(
+                case=[n_c, s_c, L, K],
+                d=d,
+                grad=grad,
+                t_engine=t_eng,
+                pairs_per_s=r.pairs / t_eng,
+                gflops=flops / t_eng / 1e9,
+            )
             results["cases"].append(row)
             timed.append((row, flops, t_eng))
-            print(f"  {'risk+grad' if grad else 'risk     '}: {t_eng:8.3f} s, {r.pairs / t_eng:.3g} pairs/s, "
-                  f"{flops / t_eng / 1e9:.1f} GFLOP/s")
+            print(
+                f"  {'risk+grad' if grad else 'risk     '}: {t_eng:8.3f} s, {r.pairs / t_eng:.3g} pairs/s, "
+                f"{flops / t_eng / 1e9:.1f} GFLOP/s"
+            )
     peaks.append(peak_flops(xp=xp))
     peak = max(peaks)
     results["peak_flops_measurements"] = peaks
     results["peak_flops"] = peak
-    print(f"\n== fraction of the float64 matmul peak: peak = max of {len(peaks)} measurements "
-          f"({', '.join(f'{p / 1e9:.1f}' for p in peaks)} GFLOP/s) = {peak / 1e9:.1f} GFLOP/s")
+    print(
+        f"\n== fraction of the float64 matmul peak: peak = max of {len(peaks)} measurements "
+        f"({', '.join(f'{p / 1e9:.1f}' for p in peaks)} GFLOP/s) = {peak / 1e9:.1f} GFLOP/s"
+    )
     for row, flops, t in timed:
         row["frac_peak"] = flops / t / peak
-        print(f"  case {row['case']} {'risk+grad' if row['grad'] else 'risk     '}: "
-              f"{row['gflops']:.1f} GFLOP/s = {100 * row['frac_peak']:.1f}% of peak")
+        print(
+            f"  case {row['case']} {'risk+grad' if row['grad'] else 'risk     '}: "
+            f"{row['gflops']:.1f} GFLOP/s = {100 * row['frac_peak']:.1f}% of peak"
+        )
     if args.json:
         with open(args.json, "w") as fh:
             json.dump(results, fh, indent=1)

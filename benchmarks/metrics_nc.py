@@ -8,6 +8,7 @@ Baselines (measured in the same run):
 
 Run:  python benchmarks/metrics_nc.py [--N 50000] [--m 256] [--K 10] [--batch 4096]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -77,9 +78,15 @@ def main():
     t_cdnv, _ = timed(cdnv, H, y)
     print(f"N={args.N} m={args.m} K={args.K}")
     print(f"nc1 (fctheory, SVD of the K×m means)   {t_fast * 1e3:9.1f} ms   value {v_fast:.12g}")
-    print(f"nc1 dense pinv(Σ_B) baseline           {t_dense * 1e3:9.1f} ms   ratio {t_dense / t_fast:6.1f}x   |Δ| {abs(v_dense - v_fast):.2e}")
+    print(
+        f"nc1 dense pinv(Σ_B) baseline           {t_dense * 1e3:9.1f} ms   ratio {t_dense / t_fast:6.1f}x   "
+        f"|Δ| {abs(v_dense - v_fast):.2e}"
+    )
     print(f"nc1 literal per-sample (extrapolated)  {t_lit_full * 1e3:9.1f} ms   ratio {t_lit_full / t_fast:6.1f}x")
-    print(f"NCAccumulator, batches of {args.batch:<6d}      {t_stream * 1e3:9.1f} ms   ratio {t_stream / t_fast:6.2f}x of in-memory   |Δ| {abs(v_stream - v_fast):.2e}")
+    print(
+        f"NCAccumulator, batches of {args.batch:<6d}      {t_stream * 1e3:9.1f} ms   "
+        f"ratio {t_stream / t_fast:6.2f}x of in-memory   |Δ| {abs(v_stream - v_fast):.2e}"
+    )
     print(f"cdnv                                   {t_cdnv * 1e3:9.1f} ms")
 
 

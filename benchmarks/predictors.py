@@ -8,6 +8,7 @@ trivial threshold λ₀ (so every item is a real solve) and also a log-uniform �
 
 Run:  python benchmarks/predictors.py [--n 100000] [--sub 2000] [--seed 0]
 """
+
 from __future__ import annotations
 
 import argparse

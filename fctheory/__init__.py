@@ -4,20 +4,46 @@ Predictors of Theorems 1–3 of *Feature Collapse* (Laurent, von Brecht, Bresson
 risk (5)/(10), property-based theorem checks, and the neural-collapse UFM optima and metrics.
 See ``docs/`` for the theory as implemented and the conventions.
 """
-from ._errors import FCTheoryError
+
+# infrastructure: the project error, the work budget, the version
 from ._budget import Budget, budget, get_budget, set_budget
+from ._errors import FCTheoryError
+from ._version import __version__ as __version__
+
+# the model (section 2): tasks, equiangular frames, the networks h and h*
 from .frames import equiangular_frame, equiangular_gram, is_equiangular
 from .network import U_from_hat, U_hat, phi, scores
 from .task import Task
 
-# --- analytic core ---
+# theory: Theorems 1-3 and their predictions (predictions.applicable_theorem decides which applies)
+# fctheory.tau, fctheory.tau_star and fctheory.sweep are functions that shadow their modules (docs/conventions.md)
 from .tau import H, H_prime, lambda_trivial, tau
 from .tau_star import H_star, H_star_prime, tau_star
 from .type3 import Type3Solution, lambda_max_type3, solve_type3
-from .predictions import TypeIPrediction, TypeIIPrediction, TypeIIIPrediction, predict, predict_type1, predict_type2, predict_type3
+from .predictions import (
+    TypeIIIPrediction,
+    TypeIIPrediction,
+    TypeIPrediction,
+    predict,
+    predict_type1,
+    predict_type2,
+    predict_type3,
+)
 from .configurations import type1_configuration, type2_configuration, type3_configuration
+from .assumptions import (
+    AssumptionAResult,
+    AssumptionBResult,
+    ExistenceResult,
+    LemmaBResult,
+    check_assumption_A,
+    check_assumption_B,
+    lemma_B_properties,
+    search_assumption_A,
+    search_lemma_B,
+)
+from . import finite_sample  # finite-sample predictors: fctheory.finite_sample.predict_plugin, ...
 
-# --- exact true risk ---
+# the true risk (5)/(10): exact enumeration, its gradient, its minimiser (fctheory.risk)
 from .risk import (
     ExpectedMargins,
     MinimizeResult,
@@ -31,34 +57,28 @@ from .risk import (
     unregularized_risk,
 )
 
-# --- assumption checkers ---
-from .assumptions import (
-    AssumptionAResult,
-    AssumptionBResult,
-    ExistenceResult,
-    LemmaBResult,
-    check_assumption_A,
-    check_assumption_B,
-    lemma_B_properties,
-    search_assumption_A,
-    search_lemma_B,
-)
+# neural collapse: metrics and unconstrained-features-model optima (fctheory.metrics.nc1, fctheory.ufm.ce, ...)
+from . import metrics, risk, ufm
 
-# --- trainer ---
-from .trainer import TrainRun, train  # fctheory.train is the function; the package is fctheory.trainer
+# file formats (fctheory.io: task, weight, run and checkpoint files, the JSON codec)
+from . import io
 
-# --- ufm and metrics ---
-from . import metrics, ufm  # noqa: E402  (sub-packages: fctheory.ufm.ce, fctheory.metrics.nc1, ...)
-from .diagnosis import Diagnosis, diagnose, load_task, save_task  # package: fctheory.diagnosis
+# training (fctheory.train is the function; the package is fctheory.trainer)
+from . import trainer
+from .trainer import TrainRun, train
+from .trainer.batched import train_batched
 
-from .sweep import sweep  # fctheory.sweep(spec) is the function; `from fctheory.sweep import plot, ...`
-from .trainer.batched import train_batched  # many runs of one shape as one computation
-from . import finite_sample  # finite-sample predictors (fctheory.finite_sample.predict_plugin, ...)
-from . import testing  # noqa: E402  strategies/assertions; lazy (Hypothesis loads on first use)
+# your network against the theory (package: fctheory.diagnosis)
+from . import diagnosis
+from .diagnosis import Diagnosis, diagnose, load_task, save_task
 
-from ._version import __version__  # noqa: E402, F401 - re-exported: fctheory.__version__
+# many points at once (fctheory.sweep(spec) is the function; `from fctheory.sweep import plot, ...`)
+from .sweep import sweep
 
-# the public API (one name per line: helpers add theirs with one-line edits); the fuzz suite
+# property tests of your own code: strategies and assertion helpers (Hypothesis loads on first use)
+from . import testing
+
+# the public API, one name per line; the fuzz suite
 # (tests/fuzz/test_fuzz.py) fuzzes every callable listed here and in the sub-packages' __all__
 __all__ = [
     "FCTheoryError",

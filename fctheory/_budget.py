@@ -6,6 +6,7 @@ block with ``with budget(max_bytes=...)``, or from the environment (``FCTHEORY_M
 ``FCTHEORY_MAX_SECONDS``, ``FCTHEORY_MAX_ITEMS``). Functions with their own ``max_bytes``/``max_seconds``
 arguments use those when given and the budget otherwise.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -34,8 +35,11 @@ class Budget:
 
 def _from_env() -> Budget:
     b = Budget()
-    for field, env in (("max_bytes", "FCTHEORY_MAX_BYTES"), ("max_seconds", "FCTHEORY_MAX_SECONDS"),
-                       ("max_items", "FCTHEORY_MAX_ITEMS")):
+    for field, env in (
+        ("max_bytes", "FCTHEORY_MAX_BYTES"),
+        ("max_seconds", "FCTHEORY_MAX_SECONDS"),
+        ("max_items", "FCTHEORY_MAX_ITEMS"),
+    ):
         raw = os.environ.get(env)
         if raw:
             try:
@@ -79,8 +83,10 @@ def _checked(**limits) -> dict:
 @public(max_bytes=_LIMIT, max_seconds=_LIMIT, max_items=_LIMIT)
 def set_budget(*, max_bytes=None, max_seconds=None, max_items=None) -> Budget:
     """Set the process-wide budget (fields left None keep their value); returns the new budget."""
-    new = replace(get_budget() if not _global else _global[0], **_checked(
-        max_bytes=max_bytes, max_seconds=max_seconds, max_items=max_items))
+    new = replace(
+        get_budget() if not _global else _global[0],
+        **_checked(max_bytes=max_bytes, max_seconds=max_seconds, max_items=max_items),
+    )
     _global[:] = [new]
     return new
 
@@ -131,12 +137,18 @@ def check_work(name: str, value, *, items=None, bytes=None, seconds=None, what: 
             return f"e^{est[1]:.4g}" if est[1] > 700 else f"{math.exp(est[1]):.3g}"
         return f"{float(est):.3g}" if est < 1e308 else "> 1e308"
 
-    for est, limit, unit, field in ((items, b.max_items, "items", "max_items"),
-                                   (bytes, b.max_bytes, "bytes", "max_bytes"),
-                                   (seconds, b.max_seconds, "s", "max_seconds")):
+    for est, limit, unit, field in (
+        (items, b.max_items, "items", "max_items"),
+        (bytes, b.max_bytes, "bytes", "max_bytes"),
+        (seconds, b.max_seconds, "s", "max_seconds"),
+    ):
         if over(est, limit):
-            fail(name, value, f"{what} needs about {show(est)} {unit}, over the budget {field}={limit:.3g} "
-                              f"(raise it with fctheory.set_budget({field}=...) or FCTHEORY_{field.upper()})")
+            fail(
+                name,
+                value,
+                f"{what} needs about {show(est)} {unit}, over the budget {field}={limit:.3g} "
+                f"(raise it with fctheory.set_budget({field}=...) or FCTHEORY_{field.upper()})",
+            )
 
 
 # ----------------------------------------------------------------------------- cost model of the trainer
@@ -162,8 +174,20 @@ COST = {
 }
 
 
-def estimate_seconds(*, backend: str, runs: int, epochs: int, n_train: int, n_test: int, batch: int, L: int,
-                     d: int, K: int, measured: int = 0, sampled_words: int = 0) -> float:
+def estimate_seconds(
+    *,
+    backend: str,
+    runs: int,
+    epochs: int,
+    n_train: int,
+    n_test: int,
+    batch: int,
+    L: int,
+    d: int,
+    K: int,
+    measured: int = 0,
+    sampled_words: int = 0,
+) -> float:
     """Lower-bound seconds of training ``runs`` runs of one shape for ``epochs`` epochs (the :data:`COST` model).
 
     Per run and epoch: the three products of every SGD step (6·L·d·K flops per training sentence) and the test

@@ -12,6 +12,7 @@
 Every function accepts a :class:`~fctheory.Task` or a K×L integer array of latent variables
 (then ``n_c`` is needed). Latent variables are rows z_k with 0-based concepts, as in ``Task.Z``.
 """
+
 from __future__ import annotations
 
 import itertools
@@ -95,9 +96,14 @@ def _latent(Z, n_c=None):
 def _pair_budget(Z, n_c, L, *, what: str, per_pair_flops: float, per_pair_bytes: float = 0.0) -> None:
     """Refuse a K×K pairwise computation over the budget (K² (L + ...) bytes, K²·flops seconds)."""
     K = Z.shape[0]
-    check_work("Z", f"{K}×{L} latent variables", items=K * K,
-               bytes=K * K * (L + 24 + per_pair_bytes) + 8 * K * L * n_c * 4,
-               seconds=K * K * per_pair_flops // (2 * 10**8), what=what)
+    check_work(
+        "Z",
+        f"{K}×{L} latent variables",
+        items=K * K,
+        bytes=K * K * (L + 24 + per_pair_bytes) + 8 * K * L * n_c * 4,
+        seconds=K * K * per_pair_flops // (2 * 10**8),
+        what=what,
+    )
 
 
 def _hamming(Z):
@@ -124,8 +130,12 @@ def assumption_A_counts(Z, *, n_c=None) -> np.ndarray:
     # so its size is compared in exact integers before any float estimate below is formed
     entries = K * (L + 1) * L * n_c
     if entries >= 2**60:
-        fail("n_c", n_c, f"is too large: the counts would fill a K×(L+1)×L×n_c array of about "
-                         f"10^{math.log10(entries):.4g} entries (the limit is 2**60)")
+        fail(
+            "n_c",
+            n_c,
+            f"is too large: the counts would fill a K×(L+1)×L×n_c array of about "
+            f"10^{math.log10(entries):.4g} entries (the limit is 2**60)",
+        )
     check_work("n_c", n_c, bytes=8 * entries, what="the counts of (35) (a K×(L+1)×L×n_c int64 array)")
     _pair_budget(Z, n_c, L, what="the counts of (35)", per_pair_flops=(L + 1) * (L * n_c + 1))
     check_work("Z", f"{K}×{L} latent variables", bytes=16 * K * (L + 1) * L * n_c, what="the counts of (35)")
@@ -192,8 +202,12 @@ def _expected_35(K: int, n_c: int, L: int, r: int, same: bool) -> Fraction:
     return Fraction(K * comb(L - 1, r - 1) * (n_c - 1) ** (r - 1), N)
 
 
-@public(Z=_Z, n_c=_NC, expected=Anything("callable (K, n_c, L, r, same) -> Fraction; proofs_check self-test hook").or_none(),
-        legacy_positional=("n_c",))
+@public(
+    Z=_Z,
+    n_c=_NC,
+    expected=Anything("callable (K, n_c, L, r, same) -> Fraction; proofs_check self-test hook").or_none(),
+    legacy_positional=("n_c",),
+)
 def check_assumption_A(Z, *, n_c=None, expected=None) -> AssumptionAResult:
     """Check Assumption A (35) exactly, reporting every violated (k, r, ℓ, α).
 
@@ -224,7 +238,9 @@ def check_assumption_A(Z, *, n_c=None, expected=None) -> AssumptionAResult:
     if expected is not None and not callable(expected):
         fail("expected", expected, "must be a callable (K, n_c, L, r, same) -> Fraction")
     # the violations list may hold one Python object (~300 bytes) per identity
-    check_work("Z", f"{K}×{L} latent variables", bytes=300 * K * L * L * n_c, what="check_assumption_A (the violations list)")
+    check_work(
+        "Z", f"{K}×{L} latent variables", bytes=300 * K * L * L * n_c, what="check_assumption_A (the violations list)"
+    )
     rhs = expected if expected is not None else _expected_35
     counts = assumption_A_counts(Z, n_c=n_c)
     same = _onehot(Z, n_c).astype(bool)  # same[k, ℓ, α] = (z_{k,ℓ} == α)
@@ -492,8 +508,14 @@ def _assumption_B_gram(Z, n_c, block: int = 256):
     return Gm, n_eq, m
 
 
-@public(Z=_Z, n_c=_NC, sdp=Bool(), solver=_SolverKind(), A_space=Anything("list of n_c×n_c arrays; proofs_check self-test hook").or_none(),
-        legacy_positional=("n_c",))
+@public(
+    Z=_Z,
+    n_c=_NC,
+    sdp=Bool(),
+    solver=_SolverKind(),
+    A_space=Anything("list of n_c×n_c arrays; proofs_check self-test hook").or_none(),
+    legacy_positional=("n_c",),
+)
 def check_assumption_B(Z, *, n_c=None, sdp: bool = True, solver: str | None = None, A_space=None) -> AssumptionBResult:
     """Check Assumption B: solve (44) exactly; if its solutions exceed 𝒜, certify with an SDP.
 
@@ -565,10 +587,20 @@ def _check_assumption_B_work(K: int, L: int, n_c: int, sdp: bool) -> None:
     """The budget of :func:`check_assumption_B`, checked before any work."""
     m = n_c * (n_c + 1) // 2
     # the Gram accumulation: blocks of 256 rows × K × n_c² int64, K²·m² flops
-    check_work("Z", f"{K}×{L} latent variables", bytes=8 * min(K, 256) * K * (n_c * n_c + 2 * m) * 2 + 8 * (L + 1) * m * m,
-               seconds=K * K * (m * m + L * n_c * n_c) // (2 * 10**8), what="check_assumption_B (the equations (44))")
+    check_work(
+        "Z",
+        f"{K}×{L} latent variables",
+        bytes=8 * min(K, 256) * K * (n_c * n_c + 2 * m) * 2 + 8 * (L + 1) * m * m,
+        seconds=K * K * (m * m + L * n_c * n_c) // (2 * 10**8),
+        what="check_assumption_B (the equations (44))",
+    )
     # sympy's exact null space of the m×m Gram matrix costs ~m³ big-rational operations
-    check_work("n_c", n_c, seconds=m**3 // 50_000 + (m // 20 if sdp else 0), what=f"check_assumption_B (exact null space, {m}×{m})")
+    check_work(
+        "n_c",
+        n_c,
+        seconds=m**3 // 50_000 + (m // 20 if sdp else 0),
+        what=f"check_assumption_B (exact null space, {m}×{m})",
+    )
 
 
 def _checked_A_space(A_space, n_c: int):
@@ -722,9 +754,13 @@ class _Deadline:
     def tick(self, n_sets):
         self.n += 1
         if self.n % 64 == 0 and self._clock() - self.t0 > self.limit:
-            fail(self.name, self.value, f"{self.what} stopped after {self._clock() - self.t0:.3g} s with {n_sets} sets examined: "
-                                        f"over the budget max_seconds={self.limit:.3g} (give one K, or raise it with "
-                                        "fctheory.set_budget(max_seconds=...))")
+            fail(
+                self.name,
+                self.value,
+                f"{self.what} stopped after {self._clock() - self.t0:.3g} s with {n_sets} sets examined: "
+                f"over the budget max_seconds={self.limit:.3g} (give one K, or raise it with "
+                "fctheory.set_budget(max_seconds=...))",
+            )
 
 
 def _search(n_c, L, prop, test, Ks, with_origin=False, deadline=None):
@@ -739,8 +775,9 @@ def _search(n_c, L, prop, test, Ks, with_origin=False, deadline=None):
                 c += 1
                 examples.setdefault(K, Zs)
         counts[K] = c
-    return ExistenceResult(n_c, L, prop, "exhaustive (sets containing 0^L)" if with_origin else "exhaustive",
-                           counts, examples, n_sets)
+    return ExistenceResult(
+        n_c, L, prop, "exhaustive (sets containing 0^L)" if with_origin else "exhaustive", counts, examples, n_sets
+    )
 
 
 def _check_search_args(n_c, L, K, limit):
@@ -753,8 +790,13 @@ def _check_search_args(n_c, L, K, limit):
     return N, (list(range(1, N + 1)) if K is None else [K])
 
 
-@public(n_c=Int(min=2), L=Int(min=1), K=Int(min=1).or_none(), method=Choice("exhaustive", "integrality"),
-        legacy_positional=("n_c", "L", "K"))
+@public(
+    n_c=Int(min=2),
+    L=Int(min=1),
+    K=Int(min=1).or_none(),
+    method=Choice("exhaustive", "integrality"),
+    legacy_positional=("n_c", "L", "K"),
+)
 def search_assumption_A(*, n_c: int, L: int, K: int | None = None, method: str = "exhaustive") -> ExistenceResult:
     """For which K ≤ n_c^L do latent sets of K distinct z ∈ 𝒵 satisfy Assumption A exactly?
 
@@ -784,7 +826,13 @@ def search_assumption_A(*, n_c: int, L: int, K: int | None = None, method: str =
     if method == "integrality":
         N, _ = _check_search_args(n_c, L, K, "2**62")
         if K is None:
-            check_work("L", L, items=N, bytes=200 * N, what=f"search_assumption_A(method='integrality') over all K <= n_c**L = {N}")
+            check_work(
+                "L",
+                L,
+                items=N,
+                bytes=200 * N,
+                what=f"search_assumption_A(method='integrality') over all K <= n_c**L = {N}",
+            )
         if K is None or K == N:
             check_work("L", L, bytes=8 * N * (L + 1) * 4, what="the example latent set 𝒵 (n_c**L × L)")
         Ks = list(range(1, N + 1)) if K is None else [K]
@@ -794,12 +842,17 @@ def search_assumption_A(*, n_c: int, L: int, K: int | None = None, method: str =
     N, Ks = _check_search_args(n_c, L, K, 16)
     if N > 16:
         fail("L", L, f"exhaustive search is limited to n_c**L <= 16, got {N} (use method='integrality')")
-    return _search(n_c, L, "assumption A", lambda Zs: check_assumption_A(Zs, n_c=n_c).holds, Ks,
-                   deadline=_Deadline("K" if K is not None else "L", K if K is not None else L, "search_assumption_A"))
+    return _search(
+        n_c,
+        L,
+        "assumption A",
+        lambda Zs: check_assumption_A(Zs, n_c=n_c).holds,
+        Ks,
+        deadline=_Deadline("K" if K is not None else "L", K if K is not None else L, "search_assumption_A"),
+    )
 
 
-@public(n_c=Int(min=2), L=Int(min=1), K=Int(min=1).or_none(), with_origin=Bool(),
-        legacy_positional=("n_c", "L", "K"))
+@public(n_c=Int(min=2), L=Int(min=1), K=Int(min=1).or_none(), with_origin=Bool(), legacy_positional=("n_c", "L", "K"))
 def search_lemma_B(*, n_c: int, L: int, K: int | None = None, with_origin: bool = False) -> ExistenceResult:
     """Exhaustively find the latent sets (subsets of 𝒵) satisfying Lemma B (i)–(iii).
 
@@ -826,15 +879,27 @@ def search_lemma_B(*, n_c: int, L: int, K: int | None = None, with_origin: bool 
     limit = 27 if with_origin else 16
     N, Ks = _check_search_args(n_c, L, K, limit)
     if N > limit:
-        fail("L", L, f"exhaustive search is limited to n_c**L <= {limit}, got {N}" + ("" if with_origin else " (27 with with_origin=True)"))
+        fail(
+            "L",
+            L,
+            f"exhaustive search is limited to n_c**L <= {limit}, got {N}"
+            + ("" if with_origin else " (27 with with_origin=True)"),
+        )
 
     def test(Zs):
         D = _hamming(Zs)
         S = np.stack([(D == r).sum(1) for r in range(1, L + 1)], 1)
         return bool(np.all(S == S[0])) and lemma_B_properties(Zs, n_c=n_c).holds  # (i) first: cheap filter
 
-    return _search(n_c, L, "lemma B", test, Ks, with_origin,
-                   deadline=_Deadline("K" if K is not None else "L", K if K is not None else L, "search_lemma_B"))
+    return _search(
+        n_c,
+        L,
+        "lemma B",
+        test,
+        Ks,
+        with_origin,
+        deadline=_Deadline("K" if K is not None else "L", K if K is not None else L, "search_lemma_B"),
+    )
 
 
 # public names of the enumeration helpers, for the independent checks in proofs_check

@@ -6,6 +6,7 @@ h*_{W,U}(x) = U · concat(φ(w_{x_1}), …, φ(w_{x_L}))      (φ: LayerNorm wit
 W is d×n_w; U is K×(L·d) with u_{k,ℓ} = U[k, ℓd:(ℓ+1)d]; the paper's Û ∈ R^{d×KL} has column
 k·L+ℓ equal to u_{k,ℓ}.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -108,8 +109,14 @@ def check_weights(task, W, U, *, name_W: str = "W", name_U: str = "U"):
     return d
 
 
-@public(W=Array(ndim=2), U=Array(ndim=2), X=Array(ndim=2, integer=True, min=0, max=2**62), layernorm=Bool(), eps=Real(lo=0),
-        legacy_positional=("layernorm", "eps"))
+@public(
+    W=Array(ndim=2),
+    U=Array(ndim=2),
+    X=Array(ndim=2, integer=True, min=0, max=2**62),
+    layernorm=Bool(),
+    eps=Real(lo=0),
+    legacy_positional=("layernorm", "eps"),
+)
 def scores(W, U, X, *, layernorm: bool = False, eps: float = 0.0):
     """Class scores h(x) (or h*(x)) for word-index sentences X (n×L) → n×K.
 
@@ -128,7 +135,12 @@ def scores(W, U, X, *, layernorm: bool = False, eps: float = 0.0):
     d, n_w = W.shape
     n, L = X.shape
     if U.shape[1] != L * d:
-        fail("U", U, f"must have L*d = {L}*{d} = {L * d} columns (X has L = {L} positions, W has d = {d} rows), got {U.shape[1]}")
+        fail(
+            "U",
+            U,
+            f"must have L*d = {L}*{d} = {L * d} columns (X has L = {L} positions, W has d = {d} rows), "
+            f"got {U.shape[1]}",
+        )
     if int(X.max()) >= n_w:
         fail("X", int(X.max()), f"word indices must be < n_w = {n_w} (the columns of W)")
     check_work("X", X, bytes=8 * n * (L * d + 2 * U.shape[0]), what=f"scores ({n} sentences)")

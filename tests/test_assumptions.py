@@ -1,4 +1,5 @@
 """fctheory.assumptions: Assumption A (35), Lemma B (i)-(iii), Assumption B (44), existence search."""
+
 from fractions import Fraction
 from math import comb
 

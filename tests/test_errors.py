@@ -1,5 +1,6 @@
 """Every invalid input raises FCTheoryError (a ValueError) naming the parameter — never another
 exception, never a NaN."""
+
 import numpy as np
 import pytest
 from hypothesis import given, strategies as st
@@ -50,7 +51,9 @@ BAD_CALLS = [
 ]
 
 
-@pytest.mark.parametrize("fn,kwargs,name", BAD_CALLS, ids=[f"{f.__name__}-{n}-{i}" for i, (f, _, n) in enumerate(BAD_CALLS)])
+@pytest.mark.parametrize(
+    "fn,kwargs,name", BAD_CALLS, ids=[f"{f.__name__}-{n}-{i}" for i, (f, _, n) in enumerate(BAD_CALLS)]
+)
 def test_invalid_input_raises_project_error_naming_the_parameter(fn, kwargs, name):
     with pytest.raises(fc.FCTheoryError) as info:
         fn(**kwargs)

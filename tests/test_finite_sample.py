@@ -1,4 +1,5 @@
 """Finite-sample predictors against the exact empirical-risk minimiser on tiny tasks."""
+
 import numpy as np
 import pytest
 
@@ -28,8 +29,12 @@ def test_empirical_risk_gradient_matches_central_differences():
     for i in rng.choice(x.size, 12, replace=False):
         e = np.zeros_like(x)
         e[i] = 1e-6
-        f = [fs.empirical_risk_grad(task, (x + s * e)[:nW].reshape(W.shape), (x + s * e)[nW:].reshape(U.shape),
-                                    X, y, LAM)[0] for s in (1, -1)]
+        f = [
+            fs.empirical_risk_grad(
+                task, (x + s * e)[:nW].reshape(W.shape), (x + s * e)[nW:].reshape(U.shape), X, y, LAM
+            )[0]
+            for s in (1, -1)
+        ]
         assert abs((f[0] - f[1]) / 2e-6 - g[i]) < 1e-8
 
 
@@ -64,8 +69,13 @@ def test_plugin_with_exact_frequencies_is_theorem1_and_theorem2():
     # repetition code {α…α}, whose concepts are balanced so that equal counts are possible)
     rep = fc.Task(n_c=3, s_c=2, L=4, Z=np.repeat(np.arange(3)[:, None], 4, axis=1), mu="uniform")
     for task in (fc.Task.full(3, 2, 2), rep):
-        X = np.array([[task.Z[k, l] * task.s_c + (k + l + j) % task.s_c for l in range(task.L)]
-                      for k in range(task.K) for j in range(task.s_c)])
+        X = np.array(
+            [
+                [task.Z[k, l] * task.s_c + (k + l + j) % task.s_c for l in range(task.L)]
+                for k in range(task.K)
+                for j in range(task.s_c)
+            ]
+        )
         p = fs.predict_plugin(task, X, LAM)
         t = fc.tau(n_c=task.n_c, n_w=task.n_w, L=task.L, K=task.K, lam=LAM)
         np.testing.assert_allclose(p.word_norm, np.sqrt(t / task.n_w), rtol=1e-12)
@@ -76,7 +86,9 @@ def test_plugin_with_concept_independent_frequencies_solves_type3_system():
     # full task, the same empirical law in every concept: (7)–(8) of solve_type3 with μ = that law
     task = fc.Task.full(3, 3, 2)
     counts = np.array([3, 2, 1])
-    X = np.array([[task.Z[k, l] * 3 + b for l in range(2)] for k in range(task.K) for b in np.repeat(np.arange(3), counts)])
+    X = np.array(
+        [[task.Z[k, l] * 3 + b for l in range(2)] for k in range(task.K) for b in np.repeat(np.arange(3), counts)]
+    )
     p = fs.predict_plugin(task, X, 0.02)
     sol = fc.solve_type3(mu=counts / counts.sum(), n_c=3, L=2, lam=0.02)
     np.testing.assert_allclose(p.word_norm, np.tile(sol.r, 3), rtol=1e-11)

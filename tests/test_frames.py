@@ -1,4 +1,5 @@
 """Equiangular frames (Definitions D and F): exact Grams, dimension rules, the equiangular Gram."""
+
 import numpy as np
 import pytest
 from hypothesis import given, strategies as st

@@ -5,6 +5,7 @@ Frames are built by hand in R^4: the simplex of n_c = 3 unit vectors in the firs
 (Gram κI − 11ᵀ/(n_c−1), κ = n_c/(n_c − 1), i.e. 1 on the diagonal and −1/(n_c−1) off it, exactly up to
 rounding), so perturbations can be placed precisely.
 """
+
 import math
 import warnings
 
@@ -13,7 +14,6 @@ import pytest
 
 import fctheory as fc
 from fctheory import is_equiangular
-
 
 
 def simplex():
@@ -42,8 +42,11 @@ def test_mean_zero_tolerance_is_atol_not_numpy_default():
     one = np.ones(5) / math.sqrt(5)
     v = F[:, 0] / np.linalg.norm(F[:, 0])  # ⟂ one since F is mean-zero
     th = 1e-10
-    Q = np.eye(5) + math.sin(th) * (np.outer(one, v) - np.outer(v, one)) + (math.cos(th) - 1) * (
-        np.outer(one, one) + np.outer(v, v))
+    Q = (
+        np.eye(5)
+        + math.sin(th) * (np.outer(one, v) - np.outer(v, one))
+        + (math.cos(th) - 1) * (np.outer(one, one) + np.outer(v, v))
+    )
     G = Q @ F
     assert np.allclose(G.T @ G, fc.equiangular_gram(3), rtol=0, atol=1e-14)
     assert 1e-12 < abs(G.sum(axis=0)).max() < 1e-8
@@ -98,7 +101,9 @@ def test_gram_size_is_checked_against_the_budget_before_forming_it():
     F = np.zeros((d, n_c))
     need = 24 * n_c * n_c
     with fc.budget(max_bytes=need - 1):
-        with pytest.raises(fc.FCTheoryError, match=r"^F=.*is_equiangular \(the n_c×n_c Gram matrix\) needs about 2\.16e\+06 bytes"):
+        with pytest.raises(
+            fc.FCTheoryError, match=r"^F=.*is_equiangular \(the n_c×n_c Gram matrix\) needs about 2\.16e\+06 bytes"
+        ):
             is_equiangular(F)
     with fc.budget(max_bytes=need):
         assert is_equiangular(F) is False

@@ -1,4 +1,5 @@
 """fctheory.network: Û's layout (eq. (6)), the LayerNorm φ and its vector-Jacobian product."""
+
 import numpy as np
 
 import fctheory as fc
@@ -10,7 +11,7 @@ def test_U_hat_layout():
     Uh = fc.U_hat(U, L=L)
     for k in range(K):
         for ell in range(L):
-            np.testing.assert_array_equal(Uh[:, k * L + ell], U[k, ell * d:(ell + 1) * d])
+            np.testing.assert_array_equal(Uh[:, k * L + ell], U[k, ell * d : (ell + 1) * d])
     np.testing.assert_array_equal(fc.U_from_hat(Uh, L=L), U)
 
 

@@ -1,4 +1,5 @@
 """Prediction objects and configuration builders, checked against an independent brute force."""
+
 import itertools
 import json
 import math
@@ -113,8 +114,11 @@ def test_predict_refuses_uncovered_case():
 
 
 def test_predictions_serialise_to_json():
-    for p in (fc.predict_type1(n_c=3, n_w=1200, L=15, K=[50, 1000], lam=1e-3), fc.predict_type2(n_c=3, L=15, K=1000, d=100, lam=1e-3),
-              fc.predict_type3(mu=np.array([0.5, 0.3, 0.2]), n_c=3, L=2, lam=0.01)):
+    for p in (
+        fc.predict_type1(n_c=3, n_w=1200, L=15, K=[50, 1000], lam=1e-3),
+        fc.predict_type2(n_c=3, L=15, K=1000, d=100, lam=1e-3),
+        fc.predict_type3(mu=np.array([0.5, 0.3, 0.2]), n_c=3, L=2, lam=0.01),
+    ):
         json.dumps(p.to_dict())
 
 

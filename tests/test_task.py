@@ -1,5 +1,6 @@
 """fctheory.task: the task model and its conventions; Task.random(replace=True), the authors' sampling of latent
 variables with replacement."""
+
 import math
 
 import numpy as np

@@ -1,4 +1,5 @@
 """Theorem 1: H(t), τ and the trivial-solution threshold λ₀."""
+
 import math
 
 import mpmath

@@ -1,4 +1,5 @@
 """Theorem 3: H*(t) and τ*."""
+
 import math
 
 import mpmath
@@ -79,7 +80,9 @@ def test_tau_star_numba_and_numpy_backends_agree():
     d = rng.integers(1, 1000, 400)
     lam = 10 ** rng.uniform(-12, 3, 400)
     np.testing.assert_allclose(
-        fc.tau_star(n_c=n_c, L=L, K=K, d=d, lam=lam, backend="numba"), fc.tau_star(n_c=n_c, L=L, K=K, d=d, lam=lam, backend="numpy"), rtol=1e-11
+        fc.tau_star(n_c=n_c, L=L, K=K, d=d, lam=lam, backend="numba"),
+        fc.tau_star(n_c=n_c, L=L, K=K, d=d, lam=lam, backend="numpy"),
+        rtol=1e-11,
     )
 
 

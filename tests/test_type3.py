@@ -1,4 +1,5 @@
 """Theorem 2 / Proposition D: the system (7)–(8) and condition (9)."""
+
 import math
 
 import mpmath
@@ -108,7 +109,9 @@ def test_condition_9_violation_raises_with_lambda_max_in_message():
 
 def test_lambda_max_closed_form():
     mu = np.array([0.5, 0.3, 0.2])
-    assert fc.lambda_max_type3(mu=mu, n_c=3, L=2) == pytest.approx(math.sqrt(2 / 3**3 * (0.25 + 0.09 + 0.04)), rel=1e-15)
+    assert fc.lambda_max_type3(mu=mu, n_c=3, L=2) == pytest.approx(
+        math.sqrt(2 / 3**3 * (0.25 + 0.09 + 0.04)), rel=1e-15
+    )
 
 
 def test_uniform_mu_reduces_to_type_I():

@@ -13,6 +13,7 @@
   name, e.g. one accepting a deprecated argument order) is documented with the signature and
   docstring of ``f``, the function that name referred to just before, as it is at run time.
 """
+
 import ast
 import re
 
@@ -25,11 +26,10 @@ def _code(m):  # `~a.b.C` shows as `C`, as in Sphinx
     return f"`{m[2].rpartition('.')[2] if m[1] else m[2]}`"
 
 
-
 class ReferenceExtension(griffe.Extension):
     def __init__(self):
         super().__init__()
-        self._functions = {}   # path -> the last Function seen under that path
+        self._functions = {}  # path -> the last Function seen under that path
 
     def on_instance(self, *, obj, **kwargs):
         if obj.docstring is not None:
@@ -58,9 +58,13 @@ class ReferenceExtension(griffe.Extension):
     def on_function_instance(self, *, node, func, **kwargs):
         wrapped = None
         for deco in getattr(node, "decorator_list", []):
-            if (isinstance(deco, ast.Call) and isinstance(deco.func, (ast.Attribute, ast.Name))
-                    and (deco.func.attr if isinstance(deco.func, ast.Attribute) else deco.func.id) == "wraps"
-                    and deco.args and isinstance(deco.args[0], ast.Name)):
+            if (
+                isinstance(deco, ast.Call)
+                and isinstance(deco.func, (ast.Attribute, ast.Name))
+                and (deco.func.attr if isinstance(deco.func, ast.Attribute) else deco.func.id) == "wraps"
+                and deco.args
+                and isinstance(deco.args[0], ast.Name)
+            ):
                 wrapped = deco.args[0].id
         if wrapped is not None:
             # `_f = f` before the shim: wrapped names the earlier definition of this function's name

@@ -4,13 +4,14 @@ The Markdown pages are written to read well on GitHub too, so they link to the c
 ``../CHANGELOG.md``, a file outside ``docs/``. The site gets a generated page ``changelog.md`` with
 its content, and those links are pointed at it (links inside the changelog to ``docs/X`` become ``X``).
 """
+
 import posixpath
 import re
 from pathlib import Path
 
 from mkdocs.structure.files import File
 
-ROOT_PAGES = {"CHANGELOG.md": "changelog.md"}   # repository file -> page of the site
+ROOT_PAGES = {"CHANGELOG.md": "changelog.md"}  # repository file -> page of the site
 
 
 def _root(config) -> Path:
@@ -32,6 +33,7 @@ def on_page_markdown(markdown, page, config, files):
         if files.get_file_from_path(uri) is None:
             continue
         target = posixpath.relpath(uri, here or ".")
-        markdown = re.sub(rf"\]\((?:\.\./)+{re.escape(name)}(#[^)\s]*)?\)",
-                          lambda m: f"]({target}{m[1] or ''})", markdown)
+        markdown = re.sub(
+            rf"\]\((?:\.\./)+{re.escape(name)}(#[^)\s]*)?\)", lambda m: f"]({target}{m[1] or ''})", markdown
+        )
     return markdown

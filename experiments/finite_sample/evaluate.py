@@ -8,6 +8,7 @@ the predictors of fctheory.finite_sample, compare with the trained network's nor
 results/metrics.csv (one row per setting × seed × predictor × quantity) and summary.md, and the
 scatter plots <fig>/<setting>_words.png and <setting>_u.png.
 """
+
 import argparse
 import os
 import sys
@@ -68,10 +69,22 @@ def main():
             dirs = np.stack([Wt[:, conc == a].mean(axis=1) for a in range(task.n_c)], axis=1)
             dirs /= np.linalg.norm(dirs, axis=0)
             proj = np.sum(Wt * dirs[:, conc], axis=0)
-            rows.append(dict(setting=name, seed=int(seed), method="counts", quantity="word",
-                             corr=np.corrcoef(counts, wn)[0, 1], R2=np.nan, R2_centred=np.nan,
-                             std_pred=np.nan, std_true=wn.std(), mean_pred=np.nan, mean_true=wn.mean(),
-                             seconds=0.0))
+            rows.append(
+                dict(
+                    setting=name,
+                    seed=int(seed),
+                    method="counts",
+                    quantity="word",
+                    corr=np.corrcoef(counts, wn)[0, 1],
+                    R2=np.nan,
+                    R2_centred=np.nan,
+                    std_pred=np.nan,
+                    std_true=wn.std(),
+                    mean_pred=np.nan,
+                    mean_true=wn.mean(),
+                    seconds=0.0,
+                )
+            )
             for mi, m in enumerate(a.methods.split(",")):
                 t0 = time.perf_counter()
                 if m == "plugin":
@@ -81,13 +94,27 @@ def main():
                 else:
                     p = fs.predict_reduced(task, X, y, s["lam"], gtol=1e-7, maxiter=3000)
                 sec = time.perf_counter() - t0
-                for q, pred, true in (("word", p.word_norm, wn), ("u", p.u_norm.ravel(), un.ravel()),
-                                      ("word_collapsed", p.word_norm, proj)):
-                    rows.append(dict(setting=name, seed=int(seed), method=m, quantity=q,
-                                     corr=np.corrcoef(pred, true)[0, 1] if pred.std() > 0 else np.nan,
-                                     R2=r2(pred, true), R2_centred=r2_centred(pred, true),
-                                     std_pred=pred.std(), std_true=true.std(), mean_pred=pred.mean(),
-                                     mean_true=true.mean(), seconds=sec))
+                for q, pred, true in (
+                    ("word", p.word_norm, wn),
+                    ("u", p.u_norm.ravel(), un.ravel()),
+                    ("word_collapsed", p.word_norm, proj),
+                ):
+                    rows.append(
+                        dict(
+                            setting=name,
+                            seed=int(seed),
+                            method=m,
+                            quantity=q,
+                            corr=np.corrcoef(pred, true)[0, 1] if pred.std() > 0 else np.nan,
+                            R2=r2(pred, true),
+                            R2_centred=r2_centred(pred, true),
+                            std_pred=pred.std(),
+                            std_true=true.std(),
+                            mean_pred=pred.mean(),
+                            mean_true=true.mean(),
+                            seconds=sec,
+                        )
+                    )
                 if si == 0:
                     axw[mi].scatter(p.word_norm, wn, s=4, alpha=0.5)
                     lo, hi = min(p.word_norm.min(), wn.min()), max(p.word_norm.max(), wn.max())
@@ -102,9 +129,12 @@ def main():
                     axu[mi].set_title(f"{name} seed {seed}: {m}\nR²={r2(pu, un.ravel()):.3f}")
                     axu[mi].set_xlabel("predicted ‖u_kℓ‖")
                     axu[mi].set_ylabel("trained ‖u_kℓ‖")
-                print(f"{name} seed {seed} {m}: {sec:.1f} s, R2 word {rows[-3]['R2']:.3f}, std ratio "
-                      f"{rows[-3]['std_pred'] / rows[-3]['std_true']:.3f}; R2 u {rows[-2]['R2']:.3f}; "
-                      f"R2 collapsed part {rows[-1]['R2']:.3f}", flush=True)
+                print(
+                    f"{name} seed {seed} {m}: {sec:.1f} s, R2 word {rows[-3]['R2']:.3f}, std ratio "
+                    f"{rows[-3]['std_pred'] / rows[-3]['std_true']:.3f}; R2 u {rows[-2]['R2']:.3f}; "
+                    f"R2 collapsed part {rows[-1]['R2']:.3f}",
+                    flush=True,
+                )
         figw.tight_layout()
         figw.savefig(os.path.join(a.fig, f"{name}_words.png"), dpi=90)
         figu.tight_layout()
@@ -115,9 +145,18 @@ def main():
     df = pd.DataFrame(rows)
     df["std_ratio"] = df["std_pred"] / df["std_true"]
     g = df.groupby(["setting", "quantity", "method"]).agg(
-        R2=("R2", "mean"), R2_sd=("R2", "std"), R2_centred=("R2_centred", "mean"), corr=("corr", "mean"),
-        std_ratio=("std_ratio", "mean"), std_ratio_sd=("std_ratio", "std"), mean_pred=("mean_pred", "mean"),
-        mean_true=("mean_true", "mean"), std_true=("std_true", "mean"), seconds=("seconds", "mean"), seeds=("seed", "count"))
+        R2=("R2", "mean"),
+        R2_sd=("R2", "std"),
+        R2_centred=("R2_centred", "mean"),
+        corr=("corr", "mean"),
+        std_ratio=("std_ratio", "mean"),
+        std_ratio_sd=("std_ratio", "std"),
+        mean_pred=("mean_pred", "mean"),
+        mean_true=("mean_true", "mean"),
+        std_true=("std_true", "mean"),
+        seconds=("seconds", "mean"),
+        seeds=("seed", "count"),
+    )
     with open(os.path.join(a.out, "summary.md"), "w") as f:
         t = g.reset_index()
         f.write("| " + " | ".join(t.columns) + " |\n|" + "---|" * len(t.columns) + "\n")

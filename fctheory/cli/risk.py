@@ -127,8 +127,9 @@ def run(args) -> int:
     try:
         pred = predict(task, lam=args.lam, network=network, d=W.shape[0])
         # the label from the same dispatcher as predict, train and diagnose (lam is both decays for h, lam_U for h*)
-        theorem = verdict(task, W.shape[0], 0.0 if args.layernorm else args.lam, args.lam, layernorm=args.layernorm,
-                          assumptions=False).theorem
+        theorem = verdict(
+            task, W.shape[0], 0.0 if args.layernorm else args.lam, args.lam, layernorm=args.layernorm, assumptions=False
+        ).theorem
         pred_risk = float(pred.risk)
         pred_ce = float(pred.ce)
         why = ""

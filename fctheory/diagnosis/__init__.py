@@ -12,6 +12,7 @@
 The package is ``fctheory.diagnosis``; the top-level ``fctheory.diagnose`` is the function (as
 ``fctheory.train`` is the trainer's function and ``fctheory.trainer`` its package).
 """
+
 from ..risk.io import load_weights, weights_from_state_dict
 from .core import Diagnosis, TheoryVerdict, applicable_theorem, diagnose
 from .files import (

@@ -1,4 +1,5 @@
 """Collapse metrics: neural-collapse NC1–NC4 and CDNV, and the feature-collapse metrics of (W, U)."""
+
 from .collapse import (
     CollapseDistance,
     FrameAlignment,
@@ -27,9 +28,26 @@ from .nc import (
 )
 
 __all__ = [
-    "nc1", "nc2", "nc3", "nc4", "nc5", "cdnv", "equinorm", "equiangularity", "etf_gram", "uniformity",
+    "nc1",
+    "nc2",
+    "nc3",
+    "nc4",
+    "nc5",
+    "cdnv",
+    "equinorm",
+    "equiangularity",
+    "etf_gram",
+    "uniformity",
     "uniform_duality",
-    "class_statistics", "ClassStatistics", "NCAccumulator",
-    "within_concept_spread", "frame_alignment", "distance_to_type1", "distance_to_type2", "distance_to_type3",
-    "CollapseDistance", "FrameAlignment", "WithinConceptSpread",
+    "class_statistics",
+    "ClassStatistics",
+    "NCAccumulator",
+    "within_concept_spread",
+    "frame_alignment",
+    "distance_to_type1",
+    "distance_to_type2",
+    "distance_to_type3",
+    "CollapseDistance",
+    "FrameAlignment",
+    "WithinConceptSpread",
 ]

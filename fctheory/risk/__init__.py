@@ -10,6 +10,7 @@ Public API (also exported from :mod:`fctheory`):
 * :func:`true_risk_bruteforce` — straightforward enumeration (reference and baseline);
 * :func:`load_weights` — (W, U) from ``.npz`` or a PyTorch state_dict (home: :mod:`fctheory.io`).
 """
+
 from ._brute import class_sentences, true_risk_bruteforce
 from ._engine import (
     DEFAULT_MAX_BYTES,

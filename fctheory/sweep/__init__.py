@@ -11,6 +11,7 @@ or a Dask cluster, as a tidy resumable Parquet table, with built-in phase-diagra
 
 See docs/sweeps.md.
 """
+
 from .core import sweep
 from .plots import KINDS, plot
 from .spec import SweepSpec, load_spec

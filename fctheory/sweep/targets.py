@@ -19,6 +19,7 @@ Task parameters: ``n_c``, ``s_c``, ``L``, ``K`` (default n_c^L: ``Task.full``; o
 ``"type1"``/``"type2"``/``"type3"`` (the collapse configuration at ``lam``), ``"minimize"`` (the
 exact-risk minimizer from the seed), ``"train"`` (SGD with the ``train`` parameters).
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -38,13 +39,29 @@ from ..risk.minimize import minimize_true_risk
 from ..trainer.batched import BATCH_AXES, train_batched
 from ..trainer.core import train
 
-__all__ = ["TARGETS", "resolve_target", "check_params", "run_point", "run_train_batch", "train_batch_key",
-           "TASK_PARAMS"]
+__all__ = [
+    "TARGETS",
+    "resolve_target",
+    "check_params",
+    "run_point",
+    "run_train_batch",
+    "train_batch_key",
+    "TASK_PARAMS",
+]
 
 TASK_PARAMS = ("n_c", "s_c", "L", "K", "mu", "zipf", "task_seed")
 _WEIGHT_RECIPES = ("random", "type1", "type2", "type3", "minimize", "train")
-_TRAIN_EXCLUDED = ("task", "checkpoint", "checkpoint_every", "resume", "progress", "callback", "measure",
-                   "measure_every", "keep_data")
+_TRAIN_EXCLUDED = (
+    "task",
+    "checkpoint",
+    "checkpoint_every",
+    "resume",
+    "progress",
+    "callback",
+    "measure",
+    "measure_every",
+    "keep_data",
+)
 _MAX_LIST = 256  # longer arrays in an output are left out of the table
 
 # registered names that are not plain fctheory attributes
@@ -76,8 +93,12 @@ def resolve_target(name: str):
         else:
             fn = _import("fctheory:" + name)
     except (ImportError, AttributeError, ValueError) as exc:
-        fail("target", name, f"cannot be resolved ({type(exc).__name__}: {exc}); use a name such as 'tau', "
-                             "'train', 'true_risk' or 'package.module:function'")
+        fail(
+            "target",
+            name,
+            f"cannot be resolved ({type(exc).__name__}: {exc}); use a name such as 'tau', "
+            "'train', 'true_risk' or 'package.module:function'",
+        )
     if not callable(fn):
         fail("target", name, "does not name a function")
     return fn
@@ -110,7 +131,8 @@ def accepted_params(target: str) -> set:
 
 def _weights_params() -> set:
     return {"weights", "d", "scale", "seed", "lam", "layernorm", "eps"} | {
-        n for n in _sig(train) if n not in _TRAIN_EXCLUDED}
+        n for n in _sig(train) if n not in _TRAIN_EXCLUDED
+    }
 
 
 def check_params(target: str, spec) -> None:
@@ -124,8 +146,7 @@ def check_params(target: str, spec) -> None:
             if section == "random" and k in ("n", "seed"):
                 continue
             if k not in ok:
-                fail(f"{section}.{k}", names[k], f"is not a parameter of target {target!r}; it takes "
-                                                 f"{sorted(ok)}")
+                fail(f"{section}.{k}", names[k], f"is not a parameter of target {target!r}; it takes {sorted(ok)}")
             kind = kinds.get(_renamed(fn).get(k, k))
             if kind is None or section == "random":
                 continue
@@ -205,8 +226,9 @@ def build_weights(task, p: dict):
     if recipe in ("type1", "type2", "type3"):
         return _CONFIGURATIONS[recipe](task, d=d, lam=lam, seed=seed)
     if recipe == "minimize":
-        W, U, _ = minimize_true_risk(task, d=d, lam=lam, layernorm=bool(p.get("layernorm", False)), seed=seed,
-                                     eps=float(p.get("eps", 0.0)))
+        W, U, _ = minimize_true_risk(
+            task, d=d, lam=lam, layernorm=bool(p.get("layernorm", False)), seed=seed, eps=float(p.get("eps", 0.0))
+        )
         return W, U
     kw = _train_kwargs(p)
     run = train(task, measure=False, **kw)
@@ -258,9 +280,12 @@ def _scalar(v):
 
 
 def _train_outputs(run) -> dict:
-    out = {"epochs_done": run.epochs_done, "final_loss": float(run.history["loss"][-1]) if run.epochs_done else
-           float("nan"), "final_train_acc": float(run.history["train_acc"][-1]) if run.epochs_done else float("nan"),
-           "final_test_acc": run.final_test_acc}
+    out = {
+        "epochs_done": run.epochs_done,
+        "final_loss": float(run.history["loss"][-1]) if run.epochs_done else float("nan"),
+        "final_train_acc": float(run.history["train_acc"][-1]) if run.epochs_done else float("nan"),
+        "final_test_acc": run.final_test_acc,
+    }
     if run.measurements is not None:
         m = flatten(run.measurements)
         out.update(m)

@@ -13,15 +13,32 @@ Public, documented in ``docs/testing-api.md``. Two groups:
 ``import fctheory`` imports this package, but the two modules (and Hypothesis) load on first use of a
 name (PEP 562), so ``import fctheory`` stays as fast as before.
 """
+
 from __future__ import annotations
 
 import importlib
 
-_STRATEGIES = ("tasks", "word_distributions", "predictor_params", "weights", "configurations",
-               "labels_and_features", "Configuration", "PREDICTORS")
-_ASSERTIONS = ("TheoryAssertionError", "GradientCheck", "assert_type1_optimal", "assert_type2_optimal",
-               "assert_type3_optimal", "assert_critical_point", "check_gradient", "assert_close_mp",
-               "assert_scale_invariant")
+_STRATEGIES = (
+    "tasks",
+    "word_distributions",
+    "predictor_params",
+    "weights",
+    "configurations",
+    "labels_and_features",
+    "Configuration",
+    "PREDICTORS",
+)
+_ASSERTIONS = (
+    "TheoryAssertionError",
+    "GradientCheck",
+    "assert_type1_optimal",
+    "assert_type2_optimal",
+    "assert_type3_optimal",
+    "assert_critical_point",
+    "check_gradient",
+    "assert_close_mp",
+    "assert_scale_invariant",
+)
 
 __all__ = list(_STRATEGIES + _ASSERTIONS)
 

@@ -8,6 +8,7 @@
 
 matplotlib is imported lazily with the Agg backend (an optional dependency, ``fctheory[plot]``).
 """
+
 from __future__ import annotations
 
 import os
@@ -56,8 +57,13 @@ def plot_pca_words(run, path, eps=None):
     V = phi(W, eps=run.config.eps if eps is None else eps).T if run.config.layernorm else W.T
     pts, s = pca2(V)
     what = "φ(W)" if run.config.layernorm else "W"
-    return _scatter(path, pts, run.task.word_concept, run.task.n_c,
-                    f"PCA of {what}: σ = {s[0]:.4g}, {s[1]:.4g}, {s[2] if len(s) > 2 else 0:.3g}")
+    return _scatter(
+        path,
+        pts,
+        run.task.word_concept,
+        run.task.n_c,
+        f"PCA of {what}: σ = {s[0]:.4g}, {s[1]:.4g}, {s[2] if len(s) > 2 else 0:.3g}",
+    )
 
 
 def plot_pca_classifier(run, path):
@@ -65,8 +71,13 @@ def plot_pca_classifier(run, path):
     d = run.W.shape[0]
     Uh = np.asarray(run.U, dtype=np.float64).reshape(run.task.K * run.task.L, d)
     pts, s = pca2(Uh)
-    return _scatter(path, pts, run.task.Z.ravel(), run.task.n_c,
-                    f"PCA of u_kℓ: σ = {s[0]:.4g}, {s[1]:.4g}, {s[2] if len(s) > 2 else 0:.3g}")
+    return _scatter(
+        path,
+        pts,
+        run.task.Z.ravel(),
+        run.task.n_c,
+        f"PCA of u_kℓ: σ = {s[0]:.4g}, {s[1]:.4g}, {s[2] if len(s) > 2 else 0:.3g}",
+    )
 
 
 def plot_norm_by_rank(run, path):

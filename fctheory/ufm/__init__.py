@@ -2,9 +2,11 @@
 
 Conventions: W ∈ R^{K×d} (row k = classifier of class k), H ∈ R^{d×N} with columns h_{k,i}
 class-major (N = K·n_spl, n_spl samples per class), Y = I_K ⊗ 1ᵀ; losses are averaged over the N samples.
-See docs/ufm.md and docs/conventions.md (the UFM's classifier W is the paper's U; its features H are the features U acts on).
+See docs/ufm.md and docs/conventions.md (the UFM's classifier W is the paper's U; its features H are the
+features U acts on).
 (The metrics in :mod:`fctheory.metrics` take features as samples × features, i.e. Hᵀ.)
 """
+
 from ._common import NumericalOptimum, UFMOptimum
 from .regularized import ce, ce_objective, convex_ce, convex_mse, mse, mse_objective, solve_ce, solve_mse
 from .constrained import (
@@ -76,5 +78,5 @@ __all__ = [
     "class_blocks",
     "block_spectra",
     "BlockSpectra",
-    "nc1_tilde",
+    "nc1_tilde", "perturbation",
 ]

@@ -1,4 +1,5 @@
 """``fctheory diagnose``: one command from a state_dict to JSON, a markdown report and PNGs; user errors exit 2."""
+
 from __future__ import annotations
 
 import json
@@ -51,8 +52,24 @@ def test_latent_variables_from_a_file_are_used(tmp_path, capsys):
     W, U = rng.standard_normal((3, 6)), rng.standard_normal((5, 6))
     np.savez(tmp_path / "w.npz", W=W, U=U)
     np.save(tmp_path / "z.npy", task.Z)
-    assert main(["diagnose", str(tmp_path / "w.npz"), "--nc", "3", "--Z", str(tmp_path / "z.npy"),
-                 "--lam-W", "0.01", "--lam-U", "0.01", "--json"]) == 0
+    assert (
+        main(
+            [
+                "diagnose",
+                str(tmp_path / "w.npz"),
+                "--nc",
+                "3",
+                "--Z",
+                str(tmp_path / "z.npy"),
+                "--lam-W",
+                "0.01",
+                "--lam-U",
+                "0.01",
+                "--json",
+            ]
+        )
+        == 0
+    )
     doc = json.loads(capsys.readouterr().out)
     d = doc["results"]
     assert d["R"] == pytest.approx(true_risk_bruteforce(task, W, U, 0.01).R, rel=1e-12)
@@ -60,14 +77,17 @@ def test_latent_variables_from_a_file_are_used(tmp_path, capsys):
     assert d["theory"]["applies"] is False
 
 
-@pytest.mark.parametrize("extra, match", [
-    ([], "--Z"),                                                  # K = 5 < n_c^L: Z needed, never drawn at random
-    (["--Z", "{zbad}"], "Z="),                                    # Z of the wrong shape
-    (["--Z", "{z}", "--lam-W", "-1"], "--lam-W"),
-    (["--Z", "{z}", "--confidence", "1.5"], "--confidence"),
-    (["--task", "{z}", "--nc", "3"], "--task"),
-    (["--Z", "{z}", "--out", "{file}"], "--out"),
-])
+@pytest.mark.parametrize(
+    "extra, match",
+    [
+        ([], "--Z"),  # K = 5 < n_c^L: Z needed, never drawn at random
+        (["--Z", "{zbad}"], "Z="),  # Z of the wrong shape
+        (["--Z", "{z}", "--lam-W", "-1"], "--lam-W"),
+        (["--Z", "{z}", "--confidence", "1.5"], "--confidence"),
+        (["--task", "{z}", "--nc", "3"], "--task"),
+        (["--Z", "{z}", "--out", "{file}"], "--out"),
+    ],
+)
 def test_user_errors_exit_2_with_one_line(tmp_path, capsys, extra, match):
     task = fc.Task.random(3, 2, 2, 5, seed=3)
     np.savez(tmp_path / "w.npz", W=np.ones((3, 6)), U=np.ones((5, 6)))

@@ -1,5 +1,6 @@
 """The command line's error contract: user errors exit 2, runtime failures 1, Ctrl-C 130 —
 always on one line, the traceback only with ``--debug`` (before or after the command)."""
+
 import subprocess
 import sys
 
@@ -35,17 +36,20 @@ def _one_line(err: str) -> str:
 
 
 # ----------------------------------------------------------------------------- user errors: exit 2, one line
-@pytest.mark.parametrize("argv,name", [
-    (["risk", "{missing}"], "path"),
-    (["risk", "{damaged}"], "damaged"),
-    (["risk", "{p}", "--mu", "abc"], "--mu"),
-    (["risk", "{p}", "--mu", "0.5,0.6"], "--mu"),
-    (["risk", "{p}", "--nc", "4"], "--nc"),
-    (["risk", "{p}", "--lam", "-1"], "--lam"),
-    (["risk", "{p}", "--eps=-1e-5"], "--eps"),
-    (["risk", "{p}", "--L", "5"], "U"),
-    (["risk", "{p}", "--max-seconds", "1e-12"], "max_seconds"),
-])
+@pytest.mark.parametrize(
+    "argv,name",
+    [
+        (["risk", "{missing}"], "path"),
+        (["risk", "{damaged}"], "damaged"),
+        (["risk", "{p}", "--mu", "abc"], "--mu"),
+        (["risk", "{p}", "--mu", "0.5,0.6"], "--mu"),
+        (["risk", "{p}", "--nc", "4"], "--nc"),
+        (["risk", "{p}", "--lam", "-1"], "--lam"),
+        (["risk", "{p}", "--eps=-1e-5"], "--eps"),
+        (["risk", "{p}", "--L", "5"], "U"),
+        (["risk", "{p}", "--max-seconds", "1e-12"], "max_seconds"),
+    ],
+)
 def test_risk_user_errors_exit_2_on_one_line(weights, tmp_path, capsys, argv, name):
     damaged = tmp_path / "damaged.npz"
     damaged.write_bytes(weights.read_bytes()[:100])
@@ -55,9 +59,19 @@ def test_risk_user_errors_exit_2_on_one_line(weights, tmp_path, capsys, argv, na
     assert code == 2 and line.startswith("fctheory risk: error:") and name in line
 
 
-@pytest.mark.parametrize("opt,value", [("--lam", "nan"), ("--lam", "abc"), ("--nc", "x"), ("--nc", "1"),
-                                       ("--K", "0"), ("--task-seed", "-1"), ("--max-seconds", "0"),
-                                       ("--eps", "inf")])
+@pytest.mark.parametrize(
+    "opt,value",
+    [
+        ("--lam", "nan"),
+        ("--lam", "abc"),
+        ("--nc", "x"),
+        ("--nc", "1"),
+        ("--K", "0"),
+        ("--task-seed", "-1"),
+        ("--max-seconds", "0"),
+        ("--eps", "inf"),
+    ],
+)
 def test_risk_option_values_refused_by_argparse_on_one_error_line(weights, capsys, opt, value):
     with pytest.raises(SystemExit) as exc:
         main(["risk", str(weights), opt, value])
@@ -77,10 +91,15 @@ def test_weights_file_with_bad_latent_variables_exits_2(tmp_path, capsys):
 
 
 # ----------------------------------------------------------------------------- runtime failures: exit 1 / 130
-@pytest.mark.parametrize("exc,code,text", [(OSError("disk on fire"), 1, "OSError: disk on fire"),
-                                           (MemoryError(), 1, "MemoryError"),
-                                           (RuntimeError("boom"), 1, "RuntimeError: boom"),
-                                           (KeyboardInterrupt(), 130, "interrupted")])
+@pytest.mark.parametrize(
+    "exc,code,text",
+    [
+        (OSError("disk on fire"), 1, "OSError: disk on fire"),
+        (MemoryError(), 1, "MemoryError"),
+        (RuntimeError("boom"), 1, "RuntimeError: boom"),
+        (KeyboardInterrupt(), 130, "interrupted"),
+    ],
+)
 def test_runtime_failure_exits_1_on_one_line(weights, capsys, monkeypatch, exc, code, text):
     def explode(*a, **k):
         raise exc
@@ -91,12 +110,15 @@ def test_runtime_failure_exits_1_on_one_line(weights, capsys, monkeypatch, exc, 
     assert got == code and line.startswith("fctheory risk:") and text in line
 
 
-@pytest.mark.parametrize("module,func,argv", [
-    ("predict", "run", ["predict", "--paper"]),
-    ("check", "_run", ["check"]),
-    ("train", "run_train", ["train", "--preset", "fig3", "--quick"]),
-    ("train", "run_reproduce", ["reproduce", "--quick"]),
-])
+@pytest.mark.parametrize(
+    "module,func,argv",
+    [
+        ("predict", "run", ["predict", "--paper"]),
+        ("check", "_run", ["check"]),
+        ("train", "run_train", ["train", "--preset", "fig3", "--quick"]),
+        ("train", "run_reproduce", ["reproduce", "--quick"]),
+    ],
+)
 def test_runtime_failure_of_every_command_exits_1(capsys, monkeypatch, module, func, argv):
     import importlib
 
@@ -145,6 +167,5 @@ def test_console_entry_point_exit_codes_and_no_traceback(tmp_path):
     res = subprocess.run([sys.executable, "-m", "fctheory", "risk", missing], capture_output=True, text=True)
     assert res.returncode == 2 and "Traceback" not in res.stderr
     assert len(res.stderr.strip().splitlines()) == 1
-    res = subprocess.run([sys.executable, "-m", "fctheory", "--debug", "risk", missing], capture_output=True,
-                         text=True)
+    res = subprocess.run([sys.executable, "-m", "fctheory", "--debug", "risk", missing], capture_output=True, text=True)
     assert res.returncode == 2 and "Traceback" in res.stderr

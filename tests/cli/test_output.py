@@ -1,5 +1,6 @@
 """One output format for every ``fctheory`` command: the ``fctheory/1`` JSON object,
 ``--csv`` rows, tables within 100 columns, and ``--precision mp`` values at full precision."""
+
 from __future__ import annotations
 
 import csv
@@ -18,8 +19,31 @@ from fctheory.cli import main
 from fctheory.cli._output import SCHEMA, WIDTH
 from fctheory.configurations import type1_configuration
 
-TINY_TRAIN = ["--nc", "3", "--sc", "2", "--L", "2", "--d", "4", "--n-spl", "4", "--epochs", "2", "--lr", "0.5",
-              "--batch", "10", "--backend", "numpy", "--dtype", "float64", "--init-scale", "0.1", "--no-progress"]
+TINY_TRAIN = [
+    "--nc",
+    "3",
+    "--sc",
+    "2",
+    "--L",
+    "2",
+    "--d",
+    "4",
+    "--n-spl",
+    "4",
+    "--epochs",
+    "2",
+    "--lr",
+    "0.5",
+    "--batch",
+    "10",
+    "--backend",
+    "numpy",
+    "--dtype",
+    "float64",
+    "--init-scale",
+    "0.1",
+    "--no-progress",
+]
 SWEEP = """target = "lambda_trivial"
 workers = 1
 [fixed]
@@ -113,8 +137,10 @@ def sweep_spec(tmp_path):
 
 # ----------------------------------------------------------------------------- JSON: every command
 def test_predict_json_follows_the_schema(capsys):
-    doc = validate(run(capsys, "predict", "type1", "--nc", "3", "--nw", "6", "--L", "2", "--K", "9", "--lam", "0.01",
-                       "--json"), "predict")
+    doc = validate(
+        run(capsys, "predict", "type1", "--nc", "3", "--nw", "6", "--L", "2", "--K", "9", "--lam", "0.01", "--json"),
+        "predict",
+    )
     assert doc["task"] == {"n_c": 3, "s_c": 2, "L": 2, "K": 9, "n_w": 6, "mu": "uniform"}
     (p,) = doc["results"]["predictions"]
     assert p["tau"] == fc.tau(n_c=3, n_w=6, L=2, K=9, lam=0.01)  # the double itself, bit for bit
@@ -126,8 +152,9 @@ def test_predict_paper_json_follows_the_schema(capsys):
 
 
 def test_predict_type3_json_lists_mu_and_r(capsys):
-    doc = validate(run(capsys, "predict", "type3", "--sc", "3", "--L", "2", "--lam", "0.02", "--mu", "zipf",
-                       "--json"), "predict")
+    doc = validate(
+        run(capsys, "predict", "type3", "--sc", "3", "--L", "2", "--lam", "0.02", "--mu", "zipf", "--json"), "predict"
+    )
     assert doc["task"]["mu"] == "zipf" and doc["task"]["K"] == 9
     assert len(doc["results"]["predictions"][0]["r"]) == 3
 
@@ -167,8 +194,10 @@ def test_train_and_diagnose_json_follow_the_schema(tmp_path, capsys):
 
 
 def test_reproduce_json_follows_the_schema(tmp_path, capsys):
-    doc = validate(run(capsys, "reproduce", "--quick", "--no-train", "--presets", "k50", "--out", tmp_path / "r",
-                       "--json"), "reproduce")
+    doc = validate(
+        run(capsys, "reproduce", "--quick", "--no-train", "--presets", "k50", "--out", tmp_path / "r", "--json"),
+        "reproduce",
+    )
     assert doc["task"] is None and doc["results"]["report"].endswith("report.md")
 
 
@@ -184,8 +213,9 @@ def _csv(text):
 
 
 def test_predict_csv_has_one_row_per_setting(capsys):
-    head, rows = _csv(run(capsys, "predict", "type1", "--nw", "6", "--L", "2", "--K", "9", "--lam", "0.01,0.02,0.03",
-                          "--csv"))
+    head, rows = _csv(
+        run(capsys, "predict", "type1", "--nw", "6", "--L", "2", "--K", "9", "--lam", "0.01,0.02,0.03", "--csv")
+    )
     assert len(rows) == 3 and all(len(r) == len(head) for r in rows)
     col = head.index("tau")
     for r, lam in zip(rows, (0.01, 0.02, 0.03)):
@@ -234,14 +264,32 @@ def test_width_exempts_only_copyable_commands_and_paths():
     assert _width(f"theory: {'Theorem 1 applies ' * 8}") > WIDTH  # and so is prose
 
 
-@pytest.mark.parametrize("argv", [
-    ["predict", "--paper"],
-    ["predict", "type1"],
-    ["predict", "type2", "--K", "1000", "--d", "100"],
-    ["predict", "type1", "--lam", "1e-3,1e-2,1e-1", "--K", "50,1000"],
-    ["predict", "type3", "--mu", "zipf", "--sc", "4", "--L", "2", "--lam", "0.02", "--precision", "mp", "--dps", "60"],
-    ["check", "--only", "lemmaF-claimA-value,predictors-mpmath", "--quick"],
-])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["predict", "--paper"],
+        ["predict", "type1"],
+        ["predict", "type2", "--K", "1000", "--d", "100"],
+        ["predict", "type1", "--lam", "1e-3,1e-2,1e-1", "--K", "50,1000"],
+        [
+            "predict",
+            "type3",
+            "--mu",
+            "zipf",
+            "--sc",
+            "4",
+            "--L",
+            "2",
+            "--lam",
+            "0.02",
+            "--precision",
+            "mp",
+            "--dps",
+            "60",
+        ],
+        ["check", "--only", "lemmaF-claimA-value,predictors-mpmath", "--quick"],
+    ],
+)
 def test_tables_fit_100_columns(argv, capsys):
     assert _width(run(capsys, *argv)) <= WIDTH
 
@@ -278,8 +326,23 @@ def test_predict_mp_type2_and_type3(capsys):
     head, rows = _csv(run(capsys, "predict", "type2", "--precision", "mp", "--csv"))
     ts = rows[0][head.index("tau_star")]
     assert len(ts.replace(".", "")) >= 49 and float(ts) == pytest.approx(11.947028516864, rel=1e-12)
-    doc = validate(run(capsys, "predict", "type3", "--mu", "0.5,0.3,0.2", "--L", "2", "--lam", "0.02",
-                       "--precision", "mp", "--json"), "predict")
+    doc = validate(
+        run(
+            capsys,
+            "predict",
+            "type3",
+            "--mu",
+            "0.5,0.3,0.2",
+            "--L",
+            "2",
+            "--lam",
+            "0.02",
+            "--precision",
+            "mp",
+            "--json",
+        ),
+        "predict",
+    )
     p = doc["results"]["predictions"][0]
     assert isinstance(p["c"], str) and all(isinstance(r, str) for r in p["r"]) and len(p["r"]) == 3
 

@@ -1,4 +1,5 @@
 """`fctheory predict`: the paper's headline numbers and the error contract of the CLI."""
+
 import json
 import subprocess
 import sys
@@ -30,14 +31,18 @@ def test_predict_paper_table_is_readable(capsys):
 
 
 def test_predict_type1_json(capsys):
-    code, out, _ = run(capsys, "predict", "type1", "--nc", "3", "--nw", "6", "--L", "2", "--K", "9", "--lam", "0.01", "--json")
+    code, out, _ = run(
+        capsys, "predict", "type1", "--nc", "3", "--nw", "6", "--L", "2", "--K", "9", "--lam", "0.01", "--json"
+    )
     d = json.loads(out)
     assert code == 0 and d["parameters"]["kind"] == "type1"
     assert d["results"]["predictions"][0]["risk"] == pytest.approx(0.3490664343, abs=1e-10)
 
 
 def test_predict_type3_zipf(capsys):
-    code, out, _ = run(capsys, "predict", "type3", "--nc", "3", "--sc", "3", "--L", "2", "--lam", "0.02", "--mu", "zipf", "--json")
+    code, out, _ = run(
+        capsys, "predict", "type3", "--nc", "3", "--sc", "3", "--L", "2", "--lam", "0.02", "--mu", "zipf", "--json"
+    )
     assert code == 0 and json.loads(out)["results"]["predictions"][0]["c"] == pytest.approx(1.1870394734, abs=1e-10)
 
 
@@ -54,5 +59,7 @@ def test_invalid_input_exits_2_with_message(capsys):
 
 
 def test_console_script_entry_point():
-    res = subprocess.run([sys.executable, "-m", "fctheory", "predict", "--paper", "--json"], capture_output=True, text=True)
+    res = subprocess.run(
+        [sys.executable, "-m", "fctheory", "predict", "--paper", "--json"], capture_output=True, text=True
+    )
     assert res.returncode == 0 and json.loads(res.stdout)

@@ -1,4 +1,5 @@
 """``fctheory risk``: weights from files, exact R next to the prediction."""
+
 import json
 
 import numpy as np
@@ -48,11 +49,14 @@ def test_cli_partial_latent_set_without_theorem(tmp_path, capsys):
     assert out["theorem"] == "none" and "no theorem" in out["no_prediction_because"]
 
 
-@pytest.mark.parametrize("argv,match", [
-    (["risk", "/nonexistent/w.npz"], "does not exist"),
-    (["risk", "{p}", "--nc", "4"], "--nc"),
-    (["risk", "{p}", "--lam", "-1"], "lam"),
-])
+@pytest.mark.parametrize(
+    "argv,match",
+    [
+        (["risk", "/nonexistent/w.npz"], "does not exist"),
+        (["risk", "{p}", "--nc", "4"], "--nc"),
+        (["risk", "{p}", "--lam", "-1"], "lam"),
+    ],
+)
 def test_cli_errors_exit_2_with_message(type1_file, capsys, argv, match):
     p = type1_file[0]
     assert main([a.format(p=p) for a in argv]) == 2

@@ -1,4 +1,5 @@
 """fctheory.diagnose: exact/Monte-Carlo risk, gradient, theorem verdicts, collapse distances, outputs."""
+
 from __future__ import annotations
 
 import math
@@ -94,14 +95,17 @@ def test_unequal_weight_decays_reduce_exactly_to_their_geometric_mean():
     assert D.theory.predicted["w_norm"] == pytest.approx(np.linalg.norm(a * W, axis=0).mean(), rel=1e-12)
 
 
-@pytest.mark.parametrize("setting, fragment", [
-    (dict(task=fc.Task.random(3, 2, 2, 5, seed=0), lam_W=LAM, lam_U=LAM), "Assumption A cannot hold"),
-    (dict(task=fc.Task.random(3, 2, 2, 5, mu="zipf", seed=0), lam_W=LAM, lam_U=LAM), "no theorem covers h"),
-    (dict(task=fc.Task.full(3, 2, 2, mu="zipf"), lam_W=5.0, lam_U=5.0), "violates condition (9)"),
-    (dict(task=fc.Task.full(3, 2, 2), lam_W=LAM, lam_U=LAM, layernorm=True), "does not penalise W"),
-    (dict(task=fc.Task.full(3, 2, 2), lam_W=0.0, lam_U=LAM), "no minimiser"),
-    (dict(task=fc.Task.full(4, 2, 2), lam_W=LAM, lam_U=LAM, d=2), "no equiangular frame"),
-])
+@pytest.mark.parametrize(
+    "setting, fragment",
+    [
+        (dict(task=fc.Task.random(3, 2, 2, 5, seed=0), lam_W=LAM, lam_U=LAM), "Assumption A cannot hold"),
+        (dict(task=fc.Task.random(3, 2, 2, 5, mu="zipf", seed=0), lam_W=LAM, lam_U=LAM), "no theorem covers h"),
+        (dict(task=fc.Task.full(3, 2, 2, mu="zipf"), lam_W=5.0, lam_U=5.0), "violates condition (9)"),
+        (dict(task=fc.Task.full(3, 2, 2), lam_W=LAM, lam_U=LAM, layernorm=True), "does not penalise W"),
+        (dict(task=fc.Task.full(3, 2, 2), lam_W=0.0, lam_U=LAM), "no minimiser"),
+        (dict(task=fc.Task.full(4, 2, 2), lam_W=LAM, lam_U=LAM, d=2), "no equiangular frame"),
+    ],
+)
 def test_theory_reports_why_a_theorem_does_not_apply(setting, fragment):
     setting = dict(setting)  # the parametrized dict is shared between runs of the same process: never mutate it
     d = setting.pop("d", 4)
@@ -141,7 +145,9 @@ def _coverage(seeds, confidence):
     R = _brute(task, W, U, LAM, LAM)[0]
     hits = 0
     for s in seeds:
-        lo, hi = monte_carlo_risk(task, W, U, lam_W=LAM, lam_U=LAM, n_samples=200, seed=s, confidence=confidence, grad=False).ci
+        lo, hi = monte_carlo_risk(
+            task, W, U, lam_W=LAM, lam_U=LAM, n_samples=200, seed=s, confidence=confidence, grad=False
+        ).ci
         hits += lo <= R <= hi
     return hits
 

@@ -1,4 +1,5 @@
 """Weights, task files, Z and μ from files: round trips and refusals (fctheory.diagnosis, fctheory.risk.io)."""
+
 from __future__ import annotations
 
 import json
@@ -93,12 +94,15 @@ def test_pickled_module_refused_unless_opted_in(tmp_path):
     np.testing.assert_array_equal(U, net.clf.weight.detach().numpy())
 
 
-@pytest.mark.parametrize("mutate, match", [
-    (lambda sd: sd.update({"clf.bias": torch.ones(sd["clf.weight"].shape[0])}), "non-zero bias"),
-    (lambda sd: sd.update({"hidden.weight": torch.ones(3, 3)}), "extra 2-D weights"),
-    (lambda sd: sd.pop("clf.weight"), "expected the paper's network"),
-    (lambda sd: sd.update({"lnorm.weight": 2 * torch.ones(4)}), "affine"),
-])
+@pytest.mark.parametrize(
+    "mutate, match",
+    [
+        (lambda sd: sd.update({"clf.bias": torch.ones(sd["clf.weight"].shape[0])}), "non-zero bias"),
+        (lambda sd: sd.update({"hidden.weight": torch.ones(3, 3)}), "extra 2-D weights"),
+        (lambda sd: sd.pop("clf.weight"), "expected the paper's network"),
+        (lambda sd: sd.update({"lnorm.weight": 2 * torch.ones(4)}), "affine"),
+    ],
+)
 def test_state_dicts_that_are_not_the_papers_network_are_refused(tmp_path, mutate, match):
     task = fc.Task.full(3, 2, 2)
     sd = dict(_net(task).state_dict())
@@ -147,16 +151,19 @@ def test_task_file_round_trips_exactly(tmp_path, mu):
     assert (t2.n_c, t2.s_c, t2.L) == (task.n_c, task.s_c, task.L)
 
 
-@pytest.mark.parametrize("edit, name", [
-    ({"version": 99}, "task:version"),
-    ({"Z": [[0, 0], [0, 0]]}, "task:Z"),
-    ({"Z": [[0, 3]]}, "task:Z"),
-    ({"Z": [[0, 1, 2]]}, "task:Z"),
-    ({"Z": [[0.5, 1]]}, "task:Z"),
-    ({"mu": [0.5, 0.6]}, "task:mu"),
-    ({"n_c": "3"}, "task:n_c"),
-    ({"K": 4}, "task:K"),
-])
+@pytest.mark.parametrize(
+    "edit, name",
+    [
+        ({"version": 99}, "task:version"),
+        ({"Z": [[0, 0], [0, 0]]}, "task:Z"),
+        ({"Z": [[0, 3]]}, "task:Z"),
+        ({"Z": [[0, 1, 2]]}, "task:Z"),
+        ({"Z": [[0.5, 1]]}, "task:Z"),
+        ({"mu": [0.5, 0.6]}, "task:mu"),
+        ({"n_c": "3"}, "task:n_c"),
+        ({"K": 4}, "task:K"),
+    ],
+)
 def test_bad_task_files_are_refused_naming_the_entry(tmp_path, edit, name):
     obj = {"format": "fctheory-task", "version": 1, "n_c": 3, "s_c": 2, "L": 2, "Z": [[0, 1], [2, 2]], "mu": "uniform"}
     obj.update(edit)
@@ -175,15 +182,18 @@ def test_latent_variables_from_npy_csv_json(tmp_path):
         np.testing.assert_array_equal(load_latent(tmp_path / f, n_c=3, L=4, K=7), Z)
 
 
-@pytest.mark.parametrize("Z, kw", [
-    (np.array([[0, 1], [0, 1]]), {}),            # duplicated rows
-    (np.array([[0, 1], [0, 3]]), {"n_c": 3}),    # concept out of range
-    (np.array([[0, 1], [1, 0]]), {"L": 3}),      # wrong L
-    (np.array([[0, 1], [1, 0]]), {"K": 3}),      # wrong K
-    (np.array([[-1, 1], [1, 0]]), {}),           # negative
-    (np.array([0, 1, 2]), {}),                   # 1-D
-    (np.array([[0.5, 1.0]]), {}),                # not integers
-])
+@pytest.mark.parametrize(
+    "Z, kw",
+    [
+        (np.array([[0, 1], [0, 1]]), {}),  # duplicated rows
+        (np.array([[0, 1], [0, 3]]), {"n_c": 3}),  # concept out of range
+        (np.array([[0, 1], [1, 0]]), {"L": 3}),  # wrong L
+        (np.array([[0, 1], [1, 0]]), {"K": 3}),  # wrong K
+        (np.array([[-1, 1], [1, 0]]), {}),  # negative
+        (np.array([0, 1, 2]), {}),  # 1-D
+        (np.array([[0.5, 1.0]]), {}),  # not integers
+    ],
+)
 def test_bad_latent_variables_are_refused_naming_Z(tmp_path, Z, kw):
     np.save(tmp_path / "z.npy", Z)
     with pytest.raises(fc.FCTheoryError, match="^Z="):

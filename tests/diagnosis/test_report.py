@@ -1,4 +1,5 @@
 """fctheory.diagnosis.report: a Diagnosis as JSON, a frame, PNG figures (legend off the data) and a markdown report."""
+
 from __future__ import annotations
 
 import json
@@ -28,9 +29,6 @@ def test_outputs_json_frame_figures_and_report(tmp_path):
         assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size > 5000
         assert f"({name}.png)" in text
     assert json.loads((tmp_path / "diagnosis.json").read_text())["R"] == D.R
-
-
-
 
 
 def test_pca_scatter_legend_lies_outside_the_axes_and_inside_the_figure():

@@ -15,6 +15,7 @@
 
 Build the site yourself with ``mkdocs serve`` (live preview) or ``mkdocs build --strict``.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -50,12 +51,12 @@ SHELL = {"bash", "sh", "shell", "console"}
 
 @dataclass
 class Block:
-    page: str            # path relative to the repository root
-    path: Path           # the file (tracebacks point into it)
-    line: int            # 1-based line of the first code line
-    lang: str            # "python", "doctest" or "shell"
+    page: str  # path relative to the repository root
+    path: Path  # the file (tracebacks point into it)
+    line: int  # 1-based line of the first code line
+    lang: str  # "python", "doctest" or "shell"
     code: str
-    marker: str | None   # None, "run" or "skip"
+    marker: str | None  # None, "run" or "skip"
     reason: str = ""
 
     @property
@@ -86,10 +87,11 @@ def parse_blocks(path: Path, root: Path = ROOT) -> list[Block]:
         prev = next((lines[j] for j in range(i - 1, -1, -1) if lines[j].strip()), "")
         mk = MARKER.match(prev)
         j = i + 1
-        while j < len(lines) and not (lines[j].strip().startswith(fence[0] * len(fence))
-                                      and set(lines[j].strip()) == {fence[0]}):
+        while j < len(lines) and not (
+            lines[j].strip().startswith(fence[0] * len(fence)) and set(lines[j].strip()) == {fence[0]}
+        ):
             j += 1
-        body = "\n".join(s[indent:] if s[:indent].strip() == "" else s for s in lines[i + 1:j])
+        body = "\n".join(s[indent:] if s[:indent].strip() == "" else s for s in lines[i + 1 : j])
         first = next((s.strip() for s in body.splitlines() if s.strip()), "")
         if info in PYCON or (info in PYTHON | {""} and first.startswith(">>>")):
             lang = "doctest"
@@ -108,8 +110,9 @@ def parse_blocks(path: Path, root: Path = ROOT) -> list[Block]:
             elif text == "run":
                 marker = "run"
             else:
-                raise AssertionError(f"{page}:{i + 1}: unknown marker <!-- docs-test: {text} --> "
-                                     "(use 'skip (reason)' or 'run')")
+                raise AssertionError(
+                    f"{page}:{i + 1}: unknown marker <!-- docs-test: {text} --> (use 'skip (reason)' or 'run')"
+                )
         blocks.append(Block(page, path, i + 2, lang, body, marker, reason))
         i = j + 1
     return blocks
@@ -124,6 +127,7 @@ SKIPPED = [b for p in doc_pages() for b in parse_blocks(p) if b.marker == "skip"
 
 
 # ---------------------------------------------------------------------------------- the markers
+
 
 def test_markers_are_attached_to_runnable_blocks():
     """A skip marker needs a reason and a code block it applies to; `run` is for shell blocks only."""
@@ -140,9 +144,12 @@ def test_markers_are_attached_to_runnable_blocks():
 def test_parser_finds_blocks_and_markers(tmp_path):
     """The Markdown parser sees fences, languages, indentation and markers as written."""
     md = tmp_path / "x.md"
-    md.write_text("text\n\n```python\na = 1\n```\n\n<!-- docs-test: skip (needs a GPU) -->\n"
-                  "```python\nb = 2\n```\n\n  ```bash\n  fctheory predict --paper\n  ```\n"
-                  "```\n>>> 1 + 1\n2\n```\n", encoding="utf-8")
+    md.write_text(
+        "text\n\n```python\na = 1\n```\n\n<!-- docs-test: skip (needs a GPU) -->\n"
+        "```python\nb = 2\n```\n\n  ```bash\n  fctheory predict --paper\n  ```\n"
+        "```\n>>> 1 + 1\n2\n```\n",
+        encoding="utf-8",
+    )
     blocks = parse_blocks(md, root=tmp_path)
     assert [(b.lang, b.line, b.code, b.marker, b.reason) for b in blocks] == [
         ("python", 4, "a = 1", None, ""),
@@ -153,6 +160,7 @@ def test_parser_finds_blocks_and_markers(tmp_path):
 
 
 # ---------------------------------------------------------------------------------- the examples
+
 
 def _write_page(tmp_path, text):
     md = tmp_path / "page.md"
@@ -170,30 +178,38 @@ def test_runner_reports_the_failing_block_and_line(tmp_path):
 
 
 def test_runner_shares_the_namespace_and_skips_marked_blocks(tmp_path):
-    md = _write_page(tmp_path, "```python\nx = 41\n```\n<!-- docs-test: skip (planted) -->\n```python\n"
-                               "raise SystemExit\n```\n```pycon\n>>> x + 1\n42\n```\n")
+    md = _write_page(
+        tmp_path,
+        "```python\nx = 41\n```\n<!-- docs-test: skip (planted) -->\n```python\n"
+        "raise SystemExit\n```\n```pycon\n>>> x + 1\n42\n```\n",
+    )
     res = run_page(md, root=tmp_path)
     assert (res["ran"], res["error"]) == (2, None)
 
 
 def test_runner_refuses_deprecated_calls_and_wrong_doctest_output(tmp_path):
     """Examples must use the current API: the DeprecationWarning of a renamed argument fails the page."""
-    md = _write_page(tmp_path, "```python\nimport warnings\n"
-                               "warnings.warn('f: argument m is deprecated (see CHANGELOG.md)', DeprecationWarning)\n```\n")
+    md = _write_page(
+        tmp_path,
+        "```python\nimport warnings\n"
+        "warnings.warn('f: argument m is deprecated (see CHANGELOG.md)', DeprecationWarning)\n```\n",
+    )
     assert "DeprecationWarning" in run_page(md, root=tmp_path)["error"]
     md = _write_page(tmp_path, "```pycon\n>>> 1 + 1\n3\n```\n")
     assert "failed" in run_page(md, root=tmp_path)["error"]
 
 
 def test_run_marker_accepts_only_fctheory_commands(tmp_path):
-    md = _write_page(tmp_path, "<!-- docs-test: run -->\n```bash\n$ fctheory predict --help  # usage\n"
-                               "pip install fctheory\n```\n")
+    md = _write_page(
+        tmp_path, "<!-- docs-test: run -->\n```bash\n$ fctheory predict --help  # usage\npip install fctheory\n```\n"
+    )
     (block,) = parse_blocks(md, tmp_path)
     with pytest.raises(AssertionError, match="may only hold fctheory command lines"):
         _fctheory_commands(block)
     block.code = "$ fctheory predict type1 --nc 3 --nw 12 --L 2 --K 4 --lam 0.01  # τ\n# comment\n"
-    assert _fctheory_commands(block) == [["predict", "type1", "--nc", "3", "--nw", "12", "--L", "2", "--K", "4",
-                                          "--lam", "0.01"]]
+    assert _fctheory_commands(block) == [
+        ["predict", "type1", "--nc", "3", "--nw", "12", "--L", "2", "--K", "4", "--lam", "0.01"]
+    ]
 
 
 def _fctheory_commands(block: Block) -> list[list[str]]:
@@ -205,8 +221,9 @@ def _fctheory_commands(block: Block) -> list[list[str]]:
         line = line.removeprefix("$ ")
         argv = shlex.split(line, comments=True)
         if not argv or argv[0] != "fctheory":
-            raise AssertionError(f"{block.where}: a `docs-test: run` block may only hold fctheory "
-                                 f"command lines, found {line!r}")
+            raise AssertionError(
+                f"{block.where}: a `docs-test: run` block may only hold fctheory command lines, found {line!r}"
+            )
         cmds.append(argv[1:])
     return cmds
 
@@ -225,6 +242,7 @@ def _run_block(block: Block, ns: dict) -> None:
             raise AssertionError(out.getvalue())
     else:
         from fctheory.cli import main
+
         for argv in _fctheory_commands(block):
             with contextlib.redirect_stdout(io.StringIO()) as so, contextlib.redirect_stderr(io.StringIO()) as se:
                 try:
@@ -232,8 +250,9 @@ def _run_block(block: Block, ns: dict) -> None:
                 except SystemExit as exc:  # argparse errors
                     rc = exc.code
             if rc not in (0, None):
-                raise AssertionError(f"`fctheory {shlex.join(argv)}` exited with {rc}:\n"
-                                     f"{se.getvalue()[-2000:]}{so.getvalue()[-1000:]}")
+                raise AssertionError(
+                    f"`fctheory {shlex.join(argv)}` exited with {rc}:\n{se.getvalue()[-2000:]}{so.getvalue()[-1000:]}"
+                )
 
 
 def run_page(page: Path, root: Path = ROOT) -> dict:
@@ -255,8 +274,11 @@ def run_page(page: Path, root: Path = ROOT) -> dict:
                 at = [f for f in tb if f.filename == str(block.path)]
                 line = f"\n  at {block.page}:{at[-1].lineno}: {at[-1].line}" if at else ""
                 detail = "".join(traceback.format_exception(exc)[-8:])
-                return {"ran": ran, "slowest": max(times),
-                        "error": f"{block.where} failed: {type(exc).__name__}: {exc}{line}\n{detail}"}
+                return {
+                    "ran": ran,
+                    "slowest": max(times),
+                    "error": f"{block.where} failed: {type(exc).__name__}: {exc}{line}\n{detail}",
+                }
         times.append((time.perf_counter() - t0, block.where))
         ran += 1
     return {"ran": ran, "slowest": max(times), "error": None}
@@ -269,12 +291,16 @@ def test_page_examples_run(page, tmp_path):
     budget or warning filters, cannot leak into other tests)."""
     shutil.copytree(DOCS, tmp_path / "docs", ignore=shutil.ignore_patterns("*.png", "*.md"))
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]))
-    proc = subprocess.run([sys.executable, __file__, str(page)], cwd=tmp_path, env=env,
-                          capture_output=True, text=True, timeout=600)
+    proc = subprocess.run(
+        [sys.executable, __file__, str(page)], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600
+    )
     lines = proc.stdout.strip().splitlines()
     if proc.returncode != 0 or not lines or not lines[-1].startswith("{"):
-        pytest.fail(f"{page.relative_to(ROOT)}: the example runner died (status {proc.returncode}):\n"
-                    f"{proc.stdout[-2000:]}\n{proc.stderr[-3000:]}", pytrace=False)
+        pytest.fail(
+            f"{page.relative_to(ROOT)}: the example runner died (status {proc.returncode}):\n"
+            f"{proc.stdout[-2000:]}\n{proc.stderr[-3000:]}",
+            pytrace=False,
+        )
     res = json.loads(lines[-1])
     if res["error"]:
         pytest.fail(res["error"], pytrace=False)
@@ -290,6 +316,7 @@ def test_skipped_example(block):
 
 
 # ---------------------------------------------------------------------------------- the site
+
 
 def test_every_public_name_is_on_a_reference_page():
     """The top-level names are documented on reference/core.md (rendered or linked), and every
@@ -325,11 +352,11 @@ def test_reference_extension_documents_shims_and_roles(tmp_path):
     spec.loader.exec_module(ext)
     (tmp_path / "shimmod.py").write_text(
         "import functools\n\n"
-        "def f(task, *, lam):\n    \"\"\"Real docs, see :func:`g` and :class:`~a.b.C`.\"\"\"\n\n"
+        'def f(task, *, lam):\n    """Real docs, see :func:`g` and :class:`~a.b.C`."""\n\n'
         "_f = f\n\n@functools.wraps(_f)\ndef f(*args, **kwargs):\n    return _f(*args, **kwargs)\n",
-        encoding="utf-8")
-    mod = griffe.load("shimmod", search_paths=[str(tmp_path)],
-                      extensions=griffe.Extensions(ext.ReferenceExtension()))
+        encoding="utf-8",
+    )
+    mod = griffe.load("shimmod", search_paths=[str(tmp_path)], extensions=griffe.Extensions(ext.ReferenceExtension()))
     f = mod["f"]
     assert [p.name for p in f.parameters] == ["task", "lam"]
     assert f.docstring.value == "Real docs, see `g` and `C`."
@@ -339,13 +366,30 @@ def test_mkdocs_build_strict(tmp_path):
     """`mkdocs build --strict`: no warning (dead link or anchor, page outside the nav, docstring
     that does not parse)."""
     for mod in ("mkdocs", "material", "mkdocstrings_handlers.python"):
-        assert importlib.util.find_spec(mod.split(".")[0]) is not None, \
+        assert importlib.util.find_spec(mod.split(".")[0]) is not None, (
             f"{mod} missing: the test extra installs the docs tools (pip install -e '.[test]')"
+        )
     env = dict(os.environ, NO_MKDOCS_2_WARNING="1", PYTHONPATH=str(ROOT))
     t0 = time.perf_counter()
-    proc = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "--clean",
-                           "--config-file", str(ROOT / "mkdocs.yml"), "--site-dir", str(tmp_path / "site")],
-                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "mkdocs",
+            "build",
+            "--strict",
+            "--clean",
+            "--config-file",
+            str(ROOT / "mkdocs.yml"),
+            "--site-dir",
+            str(tmp_path / "site"),
+        ],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     seconds = time.perf_counter() - t0
     # the warnings, with their continuation lines (e.g. the list of pages missing from the nav)
     log = re.findall(r"^(?:WARNING|ERROR).*(?:\n  .*)*", proc.stdout + proc.stderr, re.M)

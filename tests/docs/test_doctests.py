@@ -1,4 +1,5 @@
 """The docstring examples of the core modules are executable and correct."""
+
 import doctest
 import importlib
 

@@ -1,5 +1,6 @@
 """Errata of the neural-collapse papers (docs/errata.md, "Neural collapse papers"): each test shows the
 printed formula fails and the corrected one holds."""
+
 import numpy as np
 import pytest
 

@@ -1,4 +1,5 @@
 """Errata in the appendix proofs of Feature Collapse (see docs/errata.md)."""
+
 from fractions import Fraction
 from math import comb
 

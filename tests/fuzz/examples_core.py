@@ -4,6 +4,7 @@ Keys are public dotted paths; values build keyword arguments (functions, constru
 ``(instance, kwargs)`` (methods). Each call takes well under 0.2 s. The fuzz suite replaces one
 argument at a time with a bad value of its declared kind.
 """
+
 import numpy as np
 
 import fctheory as fc
@@ -39,7 +40,9 @@ EXAMPLES = {
     "fctheory.equiangular_gram": lambda: dict(n_c=4),
     "fctheory.is_equiangular": lambda: dict(F=fc.equiangular_frame(3, 3), mean_zero=False, atol=1e-12),
     "fctheory.phi": lambda: dict(W=np.arange(12.0).reshape(3, 4) ** 2, eps=1e-5),
-    "fctheory.scores": lambda: dict(W=_config1()[0], U=_config1()[1], X=np.array([[0, 5], [3, 2]]), layernorm=False, eps=0.0),
+    "fctheory.scores": lambda: dict(
+        W=_config1()[0], U=_config1()[1], X=np.array([[0, 5], [3, 2]]), layernorm=False, eps=0.0
+    ),
     "fctheory.U_hat": lambda: dict(U=np.arange(24.0).reshape(3, 8), L=2),
     "fctheory.U_from_hat": lambda: dict(Uh=np.arange(24.0).reshape(4, 6), L=2),
     # ---- Theorem 1
@@ -64,15 +67,24 @@ EXAMPLES = {
     "fctheory.TypeIPrediction.pca_U": lambda: (_pred1(), dict()),
     # ---- configurations (Definitions 1-3)
     "fctheory.type1_configuration": lambda: dict(task=_task(), d=4, lam=0.01, c=None, c_prime=None, frame=None, seed=0),
-    "fctheory.type2_configuration": lambda: dict(task=_task(), d=4, lam=None, c=0.5, frame=None, seed=1,
-                                                 scale=np.linspace(0.5, 2.0, 6), shift=0.25),
-    "fctheory.type3_configuration": lambda: dict(task=_zipf_task(), d=3, lam=None, c=1.0, r=np.array([2.0, 1.5, 1.0]),
-                                                 frame=fc.equiangular_frame(3, 3), seed=None),
+    "fctheory.type2_configuration": lambda: dict(
+        task=_task(), d=4, lam=None, c=0.5, frame=None, seed=1, scale=np.linspace(0.5, 2.0, 6), shift=0.25
+    ),
+    "fctheory.type3_configuration": lambda: dict(
+        task=_zipf_task(),
+        d=3,
+        lam=None,
+        c=1.0,
+        r=np.array([2.0, 1.5, 1.0]),
+        frame=fc.equiangular_frame(3, 3),
+        seed=None,
+    ),
     # ---- assumption checkers (appendix B)
     "fctheory.check_assumption_A": lambda: dict(Z=np.array([[0, 1], [1, 0], [1, 1]]), n_c=2, expected=None),
     "fctheory.lemma_B_properties": lambda: dict(Z=np.array([[0, 0], [1, 1]]), n_c=2),
-    "fctheory.check_assumption_B": lambda: dict(Z=fc.Task.random(3, 1, 2, 5, seed=0), n_c=3, sdp=False, solver=None,
-                                                A_space=None),
+    "fctheory.check_assumption_B": lambda: dict(
+        Z=fc.Task.random(3, 1, 2, 5, seed=0), n_c=3, sdp=False, solver=None, A_space=None
+    ),
     "fctheory.search_assumption_A": lambda: dict(n_c=2, L=2, K=2, method="exhaustive"),
     "fctheory.search_lemma_B": lambda: dict(n_c=2, L=2, K=2, with_origin=True),
     "fctheory.ExistenceResult.sizes": lambda: (fc.search_lemma_B(n_c=2, L=2), dict()),
@@ -83,7 +95,7 @@ EXAMPLES = {
 
 SKIP = {
     "fctheory.set_budget": "changes the process-wide budget the fuzz run itself relies on (fctheory.budget, "
-                           "a context manager with the same parameters, is fuzzed instead)",
+    "a context manager with the same parameters, is fuzzed instead)",
 }
 
 # documented overflows: the true value exceeds the float64 range
@@ -91,6 +103,9 @@ ALLOW_NONFINITE = {
     "fctheory.H": {"": "H(t) = G + λt is inf where λt > 1.8e308 (docstring of H)"},
     "fctheory.H_star": {"": "H*(t) = G + λt²/2 is inf where λt²/2 > 1.8e308 (docstring of H_star)"},
     "fctheory.H_star_prime": {"": "H*′(t) = λt − … is inf where λt > 1.8e308"},
-    "fctheory.budget": {"max_bytes": "inf means no limit", "max_seconds": "inf means no limit",
-                        "max_items": "inf means no limit"},
+    "fctheory.budget": {
+        "max_bytes": "inf means no limit",
+        "max_seconds": "inf means no limit",
+        "max_items": "inf means no limit",
+    },
 }

@@ -3,6 +3,7 @@
 Tiny tasks (n_c = 3, s_c = 2, L = 2, K ≤ 9); files are written into a fresh scratch folder per call
 (:func:`harness.scratch_dir`: under pytest's ``tmp_path_factory`` when run by the tests).
 """
+
 from __future__ import annotations
 
 import functools
@@ -65,23 +66,31 @@ def _diag_args(**extra):
 EXAMPLES = {
     "fctheory.diagnose": lambda: _diag_args(),
     "fctheory.diagnosis.applicable_theorem": lambda: dict(task=_full(), d=3, lam_W=0.01, lam_U=0.01),
-    "fctheory.diagnosis.monte_carlo_risk": lambda: dict(task=_full(), W=_weights(_full())[0], U=_weights(_full())[1],
-                                                        lam_W=0.01, lam_U=0.01, n_samples=8, seed=0),
+    "fctheory.diagnosis.monte_carlo_risk": lambda: dict(
+        task=_full(), W=_weights(_full())[0], U=_weights(_full())[1], lam_W=0.01, lam_U=0.01, n_samples=8, seed=0
+    ),
     "fctheory.load_task": lambda: dict(path=_task_file()),
     "fctheory.save_task": lambda: dict(task=_full(), path=os.path.join(_tmp(), "t.json")),
     "fctheory.diagnosis.task_to_dict": lambda: dict(task=_full()),
-    "fctheory.diagnosis.task_from_dict": lambda: dict(obj={"n_c": 3, "s_c": 2, "L": 2, "Z": [[0, 1], [2, 2]],
-                                                          "mu": "zipf"}),
+    "fctheory.diagnosis.task_from_dict": lambda: dict(
+        obj={"n_c": 3, "s_c": 2, "L": 2, "Z": [[0, 1], [2, 2]], "mu": "zipf"}
+    ),
     "fctheory.diagnosis.load_latent": lambda: dict(path=_z_file(), n_c=3, L=2),
     "fctheory.diagnosis.load_frequencies": lambda: dict(path=_mu_file(), s_c=2),
     "fctheory.diagnosis.load_run": lambda: dict(path=_weights_file()),
-    "fctheory.diagnosis.save_run": lambda: dict(path=os.path.join(_tmp(), "run"), task=_full(),
-                                                W=_weights(_full())[0], U=_weights(_full())[1],
-                                                config={"lam_W": 0.01, "lam_U": 0.01}),
+    "fctheory.diagnosis.save_run": lambda: dict(
+        path=os.path.join(_tmp(), "run"),
+        task=_full(),
+        W=_weights(_full())[0],
+        U=_weights(_full())[1],
+        config={"lam_W": 0.01, "lam_U": 0.01},
+    ),
     "fctheory.risk.load_weights": lambda: dict(path=_weights_file(), L=2),
     "fctheory.diagnosis.weights_from_state_dict": lambda: dict(
-        state_dict={"emb.weight": _weights(_full())[0].T, "clf.weight": _weights(_full())[1]}, L=2),
+        state_dict={"emb.weight": _weights(_full())[0].T, "clf.weight": _weights(_full())[1]}, L=2
+    ),
 }
+
 
 @functools.lru_cache(maxsize=None)
 def _diagnosis():

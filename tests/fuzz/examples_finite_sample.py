@@ -1,4 +1,5 @@
 """Valid fast examples for fctheory.finite_sample."""
+
 import numpy as np
 
 import fctheory as fc
@@ -20,16 +21,25 @@ def _w():
 EXAMPLES = {
     "fctheory.finite_sample.word_counts": lambda: dict(task=_task(), X=_data()[0]),
     "fctheory.finite_sample.norms": lambda: dict(task=_task(), W=_w()[0], U=_w()[1]),
-    "fctheory.finite_sample.empirical_risk_grad": lambda: dict(task=_task(), W=_w()[0], U=_w()[1], X=_data()[0],
-                                                                y=_data()[1], lam=0.01),
-    "fctheory.finite_sample.minimize_empirical_risk": lambda: dict(task=_task(), X=_data()[0], y=_data()[1], d=2,
-                                                                    lam=0.01, seed=0, maxiter=50),
+    "fctheory.finite_sample.empirical_risk_grad": lambda: dict(
+        task=_task(), W=_w()[0], U=_w()[1], X=_data()[0], y=_data()[1], lam=0.01
+    ),
+    "fctheory.finite_sample.minimize_empirical_risk": lambda: dict(
+        task=_task(), X=_data()[0], y=_data()[1], d=2, lam=0.01, seed=0, maxiter=50
+    ),
     "fctheory.finite_sample.predict_plugin": lambda: dict(task=_task(), X=_data()[0], lam=0.01),
     "fctheory.finite_sample.predict_perturbation": lambda: dict(task=_task(), X=_data()[0], y=_data()[1], lam=0.01),
-    "fctheory.finite_sample.predict_reduced": lambda: dict(task=_task(), X=_data()[0], y=_data()[1], lam=0.01,
-                                                            maxiter=50),
+    "fctheory.finite_sample.predict_reduced": lambda: dict(
+        task=_task(), X=_data()[0], y=_data()[1], lam=0.01, maxiter=50
+    ),
     "fctheory.finite_sample.perturbation_full": lambda: dict(
-        task=_task(), X=_data()[0], y=_data()[1], lam=0.01, W=fc.type1_configuration(_task(), d=2, lam=0.01)[0],
-        U=fc.type1_configuration(_task(), d=2, lam=0.01)[1], maxiter=20),
+        task=_task(),
+        X=_data()[0],
+        y=_data()[1],
+        lam=0.01,
+        W=fc.type1_configuration(_task(), d=2, lam=0.01)[0],
+        U=fc.type1_configuration(_task(), d=2, lam=0.01)[1],
+        maxiter=20,
+    ),
 }
 SKIP = {}

@@ -3,6 +3,7 @@
 Every example is a tiny, well-conditioned problem (a few classes, a few samples) that runs in well
 under 0.2 s, so the fuzz suite can call each one many times with bad and extreme values.
 """
+
 import numpy as np
 
 import fctheory as fc
@@ -37,8 +38,14 @@ def _acc():
 def _ce_point():
     # W K x d, H d x (K n_spl): a random point of the regularised UFM (d = 3, K = 3, n_spl = 2)
     rng = np.random.default_rng(1)
-    return dict(W=rng.standard_normal((3, 3)), H=rng.standard_normal((3, 6)), b=rng.standard_normal(3), n_spl=2,
-                lam_W=0.01, lam_H=0.02)
+    return dict(
+        W=rng.standard_normal((3, 3)),
+        H=rng.standard_normal((3, 6)),
+        b=rng.standard_normal(3),
+        n_spl=2,
+        lam_W=0.01,
+        lam_H=0.02,
+    )
 
 
 def _response():
@@ -47,28 +54,32 @@ def _response():
 
 EXAMPLES = {
     # ------------------------------------------------------------------ neural-collapse metrics
-    "fctheory.metrics.nc1": lambda: dict(H=H, y=Y, variant="papyan", K=K, global_mean="samples", pinv_rtol=1e-15,
-                                         rank="auto"),
+    "fctheory.metrics.nc1": lambda: dict(
+        H=H, y=Y, variant="papyan", K=K, global_mean="samples", pinv_rtol=1e-15, rank="auto"
+    ),
     "fctheory.metrics.nc2": lambda: dict(M=MEANS, variant="etf", center=True, counts=np.array([3.0, 3.0, 3.0])),
     "fctheory.metrics.nc3": lambda: dict(W=W, H=H, y=Y, variant="duality", K=K, global_mean="class_means"),
     "fctheory.metrics.nc4": lambda: dict(W=W, H=H, y=Y, b=B, means=None, K=K, average="samples"),
     "fctheory.metrics.nc5": lambda: dict(M=MEANS, ood_mean=B[:1].repeat(M) + np.arange(M)),
     "fctheory.metrics.cdnv": lambda: dict(H=H, y=Y, matrix=False, K=K, ddof=1, dist_exp=1.0, reduction="mean"),
-    "fctheory.metrics.equinorm": lambda: dict(M=MEANS, center=True, counts=None, log=False, pairs=False,
-                                              reduction="cv"),
+    "fctheory.metrics.equinorm": lambda: dict(
+        M=MEANS, center=True, counts=None, log=False, pairs=False, reduction="cv"
+    ),
     "fctheory.metrics.equiangularity": lambda: dict(M=MEANS, variant="max_angle", center=True, counts=None),
     "fctheory.metrics.uniformity": lambda: dict(M=MEANS, kernel="log", reduction="var", center=True, counts=None),
-    "fctheory.metrics.uniform_duality": lambda: dict(W=W, H=H, y=Y, pairs="matching", cos=True, reduction="cv",
-                                                     ddof=0, K=K, global_mean="class_means"),
+    "fctheory.metrics.uniform_duality": lambda: dict(
+        W=W, H=H, y=Y, pairs="matching", cos=True, reduction="cv", ddof=0, K=K, global_mean="class_means"
+    ),
     "fctheory.metrics.etf_gram": lambda: dict(K=4),
     "fctheory.metrics.class_statistics": lambda: dict(H=H, y=Y, K=K, global_mean="class_means", ddof=0),
     "fctheory.metrics.NCAccumulator": lambda: dict(K=K, d=M, full_scatter=True, backend="numpy"),
     "fctheory.metrics.NCAccumulator.update": lambda: (metrics.NCAccumulator(K=K, d=M), dict(H=H, y=Y)),
     "fctheory.metrics.NCAccumulator.statistics": lambda: (_acc(), dict(global_mean="class_means", ddof=0)),
-    "fctheory.metrics.NCAccumulator.nc1": lambda: (_acc(), dict(variant="papyan", global_mean="class_means",
-                                                                pinv_rtol=None, rank="auto")),
-    "fctheory.metrics.NCAccumulator.cdnv": lambda: (_acc(), dict(matrix=False, ddof=0, dist_exp=1.0,
-                                                                 reduction="mean")),
+    "fctheory.metrics.NCAccumulator.nc1": lambda: (
+        _acc(),
+        dict(variant="papyan", global_mean="class_means", pinv_rtol=None, rank="auto"),
+    ),
+    "fctheory.metrics.NCAccumulator.cdnv": lambda: (_acc(), dict(matrix=False, ddof=0, dist_exp=1.0, reduction="mean")),
     "fctheory.metrics.NCAccumulator.nc2": lambda: (_acc(), dict(variant="etf", global_mean="class_means")),
     "fctheory.metrics.NCAccumulator.nc3": lambda: (_acc(), dict(W=W, variant="duality", global_mean="class_means")),
     # ------------------------------------------------------------------ feature-collapse metrics
@@ -91,8 +102,9 @@ EXAMPLES = {
     "fctheory.ufm.norm_constrained_ce": lambda: dict(K=3, Omega_W=1.0, Omega_H=2.0),
     "fctheory.ufm.output_ball": lambda: dict(K=3, R=2.0),
     "fctheory.ufm.solve_max_margin": lambda: dict(K=2, n_spl=1, d=1, n_starts=1, seed=0),
-    "fctheory.ufm.solve_norm_constrained_ce": lambda: dict(K=2, n_spl=1, d=2, Omega_W=1.0, Omega_H=1.0, n_starts=1,
-                                                           seed=0),
+    "fctheory.ufm.solve_norm_constrained_ce": lambda: dict(
+        K=2, n_spl=1, d=2, Omega_W=1.0, Omega_H=1.0, n_starts=1, seed=0
+    ),
     "fctheory.ufm.solve_output_ball": lambda: dict(K=3, R=2.0, k=1, n_starts=1, seed=0),
     # ------------------------------------------------------------------ LayerNorm UFM
     "fctheory.ufm.layernorm_ce": lambda: dict(K=3, d=4, lam=0.01, n_starts=1, seed=0),
@@ -106,13 +118,14 @@ EXAMPLES = {
     "fctheory.ufm.optimal_W": lambda: dict(H=PH, K=PK, lam_W=0.5),
     "fctheory.ufm.central_path_loss": lambda: dict(H=PH, K=PK, lam_W=0.5, lam_H=0.3, method="closed"),
     "fctheory.ufm.central_path_gradient": lambda: dict(H=PH, K=PK, lam_W=0.5, lam_H=0.3),
-    "fctheory.ufm.solve_anchored": lambda: dict(H0=PH, K=PK, lam_W=0.5, lam_H=0.3, beta=2.0, H_init=None,
-                                                newton=True, max_newton=3),
-    "fctheory.ufm.gradient_flow": lambda: dict(H0=PH, K=PK, lam_W=0.5, lam_H=0.3, t_max=0.5, n_eval=3, rtol=1e-6,
-                                               atol=1e-9),
+    "fctheory.ufm.solve_anchored": lambda: dict(
+        H0=PH, K=PK, lam_W=0.5, lam_H=0.3, beta=2.0, H_init=None, newton=True, max_newton=3
+    ),
+    "fctheory.ufm.gradient_flow": lambda: dict(
+        H0=PH, K=PK, lam_W=0.5, lam_H=0.3, t_max=0.5, n_eval=3, rtol=1e-6, atol=1e-9
+    ),
     "fctheory.ufm.hessian_blocks": lambda: dict(W=PW, H=PH, K=PK, lam_W=0.5, lam_H=0.3, beta=2.0),
-    "fctheory.ufm.first_order_response": lambda: dict(W=PW, H=PH, K=PK, lam_W=0.5, lam_H=0.3, beta=2.0,
-                                                      kind="exact"),
+    "fctheory.ufm.first_order_response": lambda: dict(W=PW, H=PH, K=PK, lam_W=0.5, lam_H=0.3, beta=2.0, kind="exact"),
     # a method: (instance, kwargs); dH0 is a perturbation of the anchor H0 (same shape as H)
     "fctheory.ufm.FirstOrderResponse.apply": lambda: (_response(), dict(dH0=0.01 * np.ones_like(PH))),
     "fctheory.ufm.class_blocks": lambda: dict(F=np.eye(PK * PD * PN), K=PK, n_spl=PN, d=PD),

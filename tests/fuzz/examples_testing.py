@@ -3,6 +3,7 @@
 Keys are public dotted paths; values build keyword arguments. Strategies only build a Hypothesis
 strategy (nothing is drawn), so they are instant; the assertion helpers run on tiny exact optima.
 """
+
 import numpy as np
 
 import fctheory as fc
@@ -45,5 +46,7 @@ EXAMPLES = {
     "fctheory.testing.assert_critical_point": lambda: _optimum("type1"),
     "fctheory.testing.check_gradient": lambda: dict(f=_square, x=np.array([1.0, -2.0, 0.5]), grad=_square_grad),
     "fctheory.testing.assert_close_mp": lambda: dict(value=0.1, reference="0.1", digits=15),
-    "fctheory.testing.assert_scale_invariant": lambda: dict(metric=_normalised_sum, M=np.array([[1.0, 2.0], [3.0, 4.0]])),
+    "fctheory.testing.assert_scale_invariant": lambda: dict(
+        metric=_normalised_sum, M=np.array([[1.0, 2.0], [3.0, 4.0]])
+    ),
 }

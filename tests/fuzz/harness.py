@@ -32,6 +32,7 @@ Every call runs in-process under a per-call time limit (``signal.setitimer``; ``
 default 10 s) and a small work budget (``fctheory.budget``: 256 MiB, 2 s, 1e7 items, so oversized
 requests must be *refused*, not attempted); RuntimeWarnings and mutated array inputs are failures.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -121,8 +122,11 @@ class Entry:
             sig = inspect.signature(self.obj)
         except (TypeError, ValueError):
             return []
-        return [p.name for p in sig.parameters.values()
-                if p.name not in ("self", "cls") and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
+        return [
+            p.name
+            for p in sig.parameters.values()
+            if p.name not in ("self", "cls") and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
+        ]
 
 
 def _from_root(obj) -> bool:
@@ -250,8 +254,13 @@ def unexported_names() -> list:
             if n.startswith("_") or n in names:
                 continue
             if isinstance(v, types.ModuleType):
-                if hasattr(v, "__path__") and v.__name__.startswith(ROOT + ".") and v.__name__ not in NOT_API \
-                        and f"{path}.{n}" not in NOT_API and not any(p.startswith("_") for p in v.__name__.split(".")):
+                if (
+                    hasattr(v, "__path__")
+                    and v.__name__.startswith(ROOT + ".")
+                    and v.__name__ not in NOT_API
+                    and f"{path}.{n}" not in NOT_API
+                    and not any(p.startswith("_") for p in v.__name__.split("."))
+                ):
                     out.append(f"{path}.{n} (sub-package)")
             elif (inspect.isfunction(v) or inspect.isclass(v)) and _from_root(v):
                 # only what the module (or package) defines: helpers a plain module imports (the validation
@@ -324,7 +333,7 @@ def load_examples() -> Examples:
     ex = Examples()
     pkg = _package()
     files = sorted(HERE.glob("examples_*.py"))
-    present = {f.stem[len("examples_"):] for f in files}
+    present = {f.stem[len("examples_") :] for f in files}
     ex.missing_areas = [a for a in AREAS if a not in present]
     for f in files:
         name = f.stem
@@ -376,8 +385,10 @@ def bind(entry: Entry, factory, *, cached: bool = False) -> tuple:
             raise TypeError(f"example of {entry.key} must return a dict of keyword arguments")
         return getattr(holder, entry.name), dict(kwargs)
     if not isinstance(spec, dict):
-        raise TypeError(f"example of {entry.key} must return a dict of keyword arguments"
-                        + (" or (instance, kwargs)" if entry.owner is not None else ""))
+        raise TypeError(
+            f"example of {entry.key} must return a dict of keyword arguments"
+            + (" or (instance, kwargs)" if entry.owner is not None else "")
+        )
     if entry.kind == "method":
         raise TypeError(f"example of the method {entry.key} must return (instance, kwargs)")
     if entry.kind in ("classmethod", "staticmethod"):
@@ -394,8 +405,9 @@ class CallTimeout(BaseException):
 
 @contextlib.contextmanager
 def time_limit(seconds):
-    usable = (seconds is not None and hasattr(signal, "setitimer")
-              and threading.current_thread() is threading.main_thread())
+    usable = (
+        seconds is not None and hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread()
+    )
     if not usable:
         yield
         return
@@ -473,7 +485,9 @@ def _is_context_manager(obj) -> bool:
 
 def _last_frame(exc) -> str:
     frames = traceback.extract_tb(exc.__traceback__)
-    mine = [f for f in frames if f"{os.sep}fctheory{os.sep}" in f.filename or f"{os.sep}proofs_check{os.sep}" in f.filename]
+    mine = [
+        f for f in frames if f"{os.sep}fctheory{os.sep}" in f.filename or f"{os.sep}proofs_check{os.sep}" in f.filename
+    ]
     f = (mine or frames or [None])[-1]
     if f is None:
         return ""
@@ -497,7 +511,7 @@ def call(fn, kwargs: dict, *, timeout=TIMEOUT) -> Outcome:
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
-            with (budget_cm(**FUZZ_BUDGET) if budget_cm else contextlib.nullcontext()):
+            with budget_cm(**FUZZ_BUDGET) if budget_cm else contextlib.nullcontext():
                 with time_limit(timeout):
                     res = fn(**kwargs)
                     if _is_context_manager(res):
@@ -513,8 +527,11 @@ def call(fn, kwargs: dict, *, timeout=TIMEOUT) -> Outcome:
     out.seconds = time.perf_counter() - t0
     if saved_budget is not None:
         budget_state[:] = saved_budget
-    out.warnings = [f"{w.category.__name__}: {w.message} ({os.path.relpath(w.filename, REPO)}:{w.lineno})"
-                    for w in caught if issubclass(w.category, RuntimeWarning)]
+    out.warnings = [
+        f"{w.category.__name__}: {w.message} ({os.path.relpath(w.filename, REPO)}:{w.lineno})"
+        for w in caught
+        if issubclass(w.category, RuntimeWarning)
+    ]
     out.mutated = [path.lstrip(".") or "argument" for path, obj, snap in recorded if not _same(obj, snap)]
     return out
 
@@ -714,15 +731,27 @@ def _path_values(kind, in_out):
     vals = [_v("''", ""), Value("'a\\x00b'", lambda: "a\x00b"), _v("1", 1), _v("b'path'", b"path")]
     if in_out == "in":
         if d:
-            vals = [Value("an existing file", Paths.file, core=True), Value("a missing folder", lambda: str(Path(Paths.missing()).parent))] + vals
+            vals = [
+                Value("an existing file", Paths.file, core=True),
+                Value("a missing folder", lambda: str(Path(Paths.missing()).parent)),
+            ] + vals
         else:
-            vals = [Value("a missing file", Paths.missing, core=True), Value("an existing folder", Paths.folder, core=True),
-                    Value("a path under a file", Paths.under_file)] + vals
+            vals = [
+                Value("a missing file", Paths.missing, core=True),
+                Value("an existing folder", Paths.folder, core=True),
+                Value("a path under a file", Paths.under_file),
+            ] + vals
     else:
         if d:
-            vals = [Value("an existing file", Paths.file, core=True), Value("a path under a file", Paths.under_file)] + vals
+            vals = [
+                Value("an existing file", Paths.file, core=True),
+                Value("a path under a file", Paths.under_file),
+            ] + vals
         else:
-            vals = [Value("a path under a file", Paths.under_file, core=True), Value("an existing folder", Paths.folder, core=True)] + vals
+            vals = [
+                Value("a path under a file", Paths.under_file, core=True),
+                Value("an existing folder", Paths.folder, core=True),
+            ] + vals
     return vals
 
 
@@ -733,14 +762,34 @@ def bad_values(kind, valid=MISSING) -> list:
     vals: list = []
     if isinstance(kind, V.Int):
         if kind.array:
-            vals = [_v("1.5", 1.5, core=True), _v("'3'", "3", core=True), _v("True", True), _v("nan", nan, core=True),
-                    _v("inf", inf), _v("-inf", -inf), _v("(1+2j)", 1 + 2j), _v("[]", []), _v("[1.5]", [1.5]),
-                    _v("[[1], [1, 2]]", [[1], [1, 2]]), _v("10**400", 10**400), _v("[2.0, nan]", [2.0, nan]),
-                    _v("None", None)]
+            vals = [
+                _v("1.5", 1.5, core=True),
+                _v("'3'", "3", core=True),
+                _v("True", True),
+                _v("nan", nan, core=True),
+                _v("inf", inf),
+                _v("-inf", -inf),
+                _v("(1+2j)", 1 + 2j),
+                _v("[]", []),
+                _v("[1.5]", [1.5]),
+                _v("[[1], [1, 2]]", [[1], [1, 2]]),
+                _v("10**400", 10**400),
+                _v("[2.0, nan]", [2.0, nan]),
+                _v("None", None),
+            ]
         else:
-            vals = [_v("1.5", 1.5, core=True), _v("'3'", "3", core=True), _v("True", True), _v("nan", nan, core=True),
-                    _v("inf", inf), _v("-inf", -inf), _v("(1+2j)", 1 + 2j), _v("array([1, 2])", np.array([1, 2])),
-                    _v("[3]", [3]), _v("None", None)]
+            vals = [
+                _v("1.5", 1.5, core=True),
+                _v("'3'", "3", core=True),
+                _v("True", True),
+                _v("nan", nan, core=True),
+                _v("inf", inf),
+                _v("-inf", -inf),
+                _v("(1+2j)", 1 + 2j),
+                _v("array([1, 2])", np.array([1, 2])),
+                _v("[3]", [3]),
+                _v("None", None),
+            ]
         if kind.min is not None:
             vals += [_v(show(kind.min - 1), kind.min - 1, core=True), _v(show(kind.min - 0.5), kind.min - 0.5)]
             if not kind.array:
@@ -750,8 +799,15 @@ def bad_values(kind, valid=MISSING) -> list:
             if not kind.array:
                 vals.append(_v("10**400", 10**400))
     elif isinstance(kind, V.Real):
-        vals = [_v("nan", nan, core=True), _v("'0.5'", "0.5", core=True), _v("True", True), _v("None", None),
-                _v("(1+2j)", 1 + 2j), _v("10**400", 10**400), _v("-10**400", -(10**400))]
+        vals = [
+            _v("nan", nan, core=True),
+            _v("'0.5'", "0.5", core=True),
+            _v("True", True),
+            _v("None", None),
+            _v("(1+2j)", 1 + 2j),
+            _v("10**400", 10**400),
+            _v("-10**400", -(10**400)),
+        ]
         if not kind.inf_ok:
             vals += [_v("inf", inf, core=True), _v("-inf", -inf)]
         else:
@@ -780,12 +836,24 @@ def bad_values(kind, valid=MISSING) -> list:
         else:
             vals.append(_v("[0.5, 0.5]", [0.5, 0.5]))
     elif isinstance(kind, V.Bool):
-        vals = [_v("'False'", "False", core=True), _v("'True'", "True"), _v("0", 0), _v("1", 1, core=True),
-                _v("2.0", 2.0), _v("array([True])", np.array([True])), _v("None", None)]
+        vals = [
+            _v("'False'", "False", core=True),
+            _v("'True'", "True"),
+            _v("0", 0),
+            _v("1", 1, core=True),
+            _v("2.0", 2.0),
+            _v("array([True])", np.array([True])),
+            _v("None", None),
+        ]
     elif isinstance(kind, V.Choice):
         choices = kind.choices
-        cands = [_v("'zzz_not_a_choice'", "zzz_not_a_choice", core=True), _v("None", None), _v("0", 0),
-                 _v("1.5", 1.5), _v("[]", [])]
+        cands = [
+            _v("'zzz_not_a_choice'", "zzz_not_a_choice", core=True),
+            _v("None", None),
+            _v("0", 0),
+            _v("1.5", 1.5),
+            _v("[]", []),
+        ]
         for c in choices:
             if isinstance(c, str):
                 cands += [_v(repr(c.upper()), c.upper()), _v(repr(c.title()), c.title()), _v(repr(" " + c), " " + c)]
@@ -801,26 +869,47 @@ def bad_values(kind, valid=MISSING) -> list:
             seen.add(b.label)
             vals.append(b)
     elif isinstance(kind, V.Seed):
-        vals = [_v("-1", -1, core=True), _v("2**63", 2**63), _v("2**64", 2**64), _v("1.5", 1.5, core=True),
-                _v("'0'", "0"), _v("True", True), Value("RandomState(0)", lambda: np.random.RandomState(0)),
-                _v("nan", nan)]
+        vals = [
+            _v("-1", -1, core=True),
+            _v("2**63", 2**63),
+            _v("2**64", 2**64),
+            _v("1.5", 1.5, core=True),
+            _v("'0'", "0"),
+            _v("True", True),
+            Value("RandomState(0)", lambda: np.random.RandomState(0)),
+            _v("nan", nan),
+        ]
         optional = True
     elif isinstance(kind, V.Prob):
-        vals = [_v("[-0.5, 1.5]", [-0.5, 1.5], core=True), _v("[0.3, 0.3]", [0.3, 0.3], core=True),
-                _v("[nan, 0.5]", [nan, 0.5]), _v("[inf, 0.5]", [inf, 0.5]), _v("[1.0, 0.0]", [1.0, 0.0]),
-                _v("[]", []), _v("'unknown'", "unknown", core=True), _v("'Uniform'", "Uniform"), _v("True", True),
-                _v("None", None), _v("[[]]", [[]]), _v("'0.5,0.5'", "0.5,0.5")]
+        vals = [
+            _v("[-0.5, 1.5]", [-0.5, 1.5], core=True),
+            _v("[0.3, 0.3]", [0.3, 0.3], core=True),
+            _v("[nan, 0.5]", [nan, 0.5]),
+            _v("[inf, 0.5]", [inf, 0.5]),
+            _v("[1.0, 0.0]", [1.0, 0.0]),
+            _v("[]", []),
+            _v("'unknown'", "unknown", core=True),
+            _v("'Uniform'", "Uniform"),
+            _v("True", True),
+            _v("None", None),
+            _v("[[]]", [[]]),
+            _v("'0.5,0.5'", "0.5,0.5"),
+        ]
         if not kind.named:
             vals += [_v("'uniform'", "uniform"), _v("'zipf'", "zipf")]
     elif isinstance(kind, V.Array):
         base = _base_array(kind, valid)
         shape = base.shape
         allowed = None if kind.ndim is None else (kind.ndim if isinstance(kind.ndim, tuple) else (kind.ndim,))
-        vals = [_v("'abc'", "abc", core=True), _v("None", None), _v("True", True),
-                _v("[[1.0], [1.0, 2.0]]", [[1.0], [1.0, 2.0]]),
-                _v("object array [1.0, 'a']", np.array([1.0, "a"], dtype=object)),
-                _v(f"complex array of shape {shape}", base.astype(complex) + 1j),
-                _v(f"bool array of shape {shape}", np.ones(shape, dtype=bool))]
+        vals = [
+            _v("'abc'", "abc", core=True),
+            _v("None", None),
+            _v("True", True),
+            _v("[[1.0], [1.0, 2.0]]", [[1.0], [1.0, 2.0]]),
+            _v("object array [1.0, 'a']", np.array([1.0, "a"], dtype=object)),
+            _v(f"complex array of shape {shape}", base.astype(complex) + 1j),
+            _v(f"bool array of shape {shape}", np.ones(shape, dtype=bool)),
+        ]
         if allowed is not None:
             if 0 not in allowed:
                 vals.append(_v("1.0 (a scalar)", 1.0, core=True))
@@ -867,15 +956,30 @@ def _custom_kind_bad_values(kind, valid) -> list:
     """Bad values for a project-specific Kind subclass: generic junk (plus perturbations of the example's
     value) that the kind itself refuses — so the function must refuse it too, naming the parameter."""
     nan = float("nan")
-    cands = [_v("None", None, core=True), _v("'abc'", "abc", core=True), _v("''", ""), _v("1.5", 1.5),
-             _v("-1", -1), _v("True", True), _v("nan", nan), _v("inf", float("inf")), _v("(1+2j)", 1 + 2j),
-             Value("object()", object), _v("[]", []), _v("[[1.0], [1.0, 2.0]]", [[1.0], [1.0, 2.0]]),
-             _v("10**400", 10**400)]
+    cands = [
+        _v("None", None, core=True),
+        _v("'abc'", "abc", core=True),
+        _v("''", ""),
+        _v("1.5", 1.5),
+        _v("-1", -1),
+        _v("True", True),
+        _v("nan", nan),
+        _v("inf", float("inf")),
+        _v("(1+2j)", 1 + 2j),
+        Value("object()", object),
+        _v("[]", []),
+        _v("[[1.0], [1.0, 2.0]]", [[1.0], [1.0, 2.0]]),
+        _v("10**400", 10**400),
+    ]
     if isinstance(valid, np.ndarray) and valid.size and valid.dtype.kind in "iuf":
         a = valid.astype(np.float64)
-        for label, arr in ((f"example with a nan entry {a.shape}", np.where(np.arange(a.size).reshape(a.shape) == 0, nan, a)),
-                           (f"example + 0.5 {a.shape}", a + 0.5), (f"example - 10**6 {a.shape}", a - 1e6),
-                           (f"example as a {a.ndim + 1}-D array", a[None]), (f"empty {(0,) + a.shape[1:]}", a[:0])):
+        for label, arr in (
+            (f"example with a nan entry {a.shape}", np.where(np.arange(a.size).reshape(a.shape) == 0, nan, a)),
+            (f"example + 0.5 {a.shape}", a + 0.5),
+            (f"example - 10**6 {a.shape}", a - 1e6),
+            (f"example as a {a.ndim + 1}-D array", a[None]),
+            (f"empty {(0,) + a.shape[1:]}", a[:0]),
+        ):
             cands.append(_v(label, arr, core=True))
     out = []
     for b in cands:
@@ -964,8 +1068,11 @@ def extremes(kind, valid=MISSING) -> list:
 def shape_variants(kwargs: dict, spec: dict) -> list:
     """(param, Value) with the example's arrays transposed, truncated, extended or swapped."""
     out = []
-    arrays = {k: v for k, v in kwargs.items() if k in spec and isinstance(v, np.ndarray) and v.ndim >= 1
-              and v.dtype.kind in "iuf" and v.size}
+    arrays = {
+        k: v
+        for k, v in kwargs.items()
+        if k in spec and isinstance(v, np.ndarray) and v.ndim >= 1 and v.dtype.kind in "iuf" and v.size
+    }
 
     def add(p, label, value, core=False):
         out.append((p, Value(label, lambda value=value: value.copy(), "cross", core)))
@@ -974,7 +1081,9 @@ def shape_variants(kwargs: dict, spec: dict) -> list:
         if a.ndim == 2 and a.shape[0] != a.shape[1]:
             add(p, f"{p} transposed to {a.T.shape}", np.ascontiguousarray(a.T), core=True)
         if a.shape[-1] > 1:
-            add(p, f"{p} with its last column dropped {a[..., :-1].shape}", np.ascontiguousarray(a[..., :-1]), core=True)
+            add(
+                p, f"{p} with its last column dropped {a[..., :-1].shape}", np.ascontiguousarray(a[..., :-1]), core=True
+            )
         if a.ndim >= 2 and a.shape[0] > 1:
             add(p, f"{p} with its first row dropped {a[1:].shape}", np.ascontiguousarray(a[1:]))
         ext = np.concatenate([a, a[:1]], axis=0)
@@ -1018,8 +1127,9 @@ def bad_strategy(kind, valid=MISSING):
         strats.append(gen(st.integers(max_value=-1)))
         strats.append(gen(st.integers(min_value=2**63)))
     elif isinstance(k, V.Prob):
-        strats.append(gen(st.lists(st.floats(0.01, 1.0), min_size=2, max_size=6)
-                          .filter(lambda v: abs(sum(v) - 1.0) > 1e-6)))
+        strats.append(
+            gen(st.lists(st.floats(0.01, 1.0), min_size=2, max_size=6).filter(lambda v: abs(sum(v) - 1.0) > 1e-6))
+        )
         strats.append(gen(st.lists(st.floats(-1.0, 0.0), min_size=1, max_size=4).map(lambda v: v + [1.0 - sum(v)])))
     elif isinstance(k, V.Array) and (k.finite or k.integer):
         base = _base_array(k, valid).astype(np.float64)
@@ -1030,8 +1140,9 @@ def bad_strategy(kind, valid=MISSING):
             a.flat[i] = bad
             return _v(f"array of shape {a.shape} with {bad} at flat index {i}", a)
 
-        strats.append(st.tuples(st.integers(0, base.size - 1), st.sampled_from([math.nan, math.inf, -math.inf]))
-                      .map(poke))
+        strats.append(
+            st.tuples(st.integers(0, base.size - 1), st.sampled_from([math.nan, math.inf, -math.inf])).map(poke)
+        )
     return st.one_of(strats) if strats else None
 
 
@@ -1046,8 +1157,11 @@ class Failure:
     what: str
 
     def __str__(self):
-        where = f"{self.key}[{self.param}={self.value}]" if self.param else (
-            f"{self.key}[{self.value}]" if self.value else self.key)
+        where = (
+            f"{self.key}[{self.param}={self.value}]"
+            if self.param
+            else (f"{self.key}[{self.value}]" if self.value else self.key)
+        )
         return f"{where}: {self.what}"
 
 
@@ -1075,14 +1189,18 @@ def judge(entry: Entry, param: str, value: Value, out: Outcome, allow: dict, spe
         f(f"raised {type(err).__name__}: {_first_line(err)} (at {out.where}); expected FCTheoryError")
     elif value.expect == "error":
         if err is None:
-            f(f"accepted the bad value (returned {_first_line(show(out.result), 60)}); expected FCTheoryError naming {param!r}")
+            f(
+                f"accepted the bad value (returned {_first_line(show(out.result), 60)}); expected FCTheoryError naming {param!r}"
+            )
         elif not names_param(str(err), param):
             f(f"FCTheoryError does not name {param!r}: {_first_line(err)}")
     else:
         if err is None:
             bad = disallowed(nonfinite_paths(out.result, nan_only=value.inf_in), allow)
             if bad:
-                f(f"returned non-finite values at {', '.join(bad[:4])} (allow-list them in ALLOW_NONFINITE if documented)")
+                f(
+                    f"returned non-finite values at {', '.join(bad[:4])} (allow-list them in ALLOW_NONFINITE if documented)"
+                )
         elif value.expect == "cross":
             if not any(names_param(str(err), p) for p in list(spec) + ["shape"]):
                 f(f"FCTheoryError names none of the parameters: {_first_line(err)}")
@@ -1099,7 +1217,9 @@ def judge(entry: Entry, param: str, value: Value, out: Outcome, allow: dict, spe
 def check_declaration(entry: Entry) -> list:
     spec = entry.params
     if spec is None:
-        return [Failure(entry.key, "", "", "has no __fc_params__ (wrap it with @public(...) declaring every parameter)")]
+        return [
+            Failure(entry.key, "", "", "has no __fc_params__ (wrap it with @public(...) declaring every parameter)")
+        ]
     missing = [n for n in entry.signature_names() if n not in spec]
     if missing:
         return [Failure(entry.key, "", "", f"__fc_params__ does not declare {missing}")]
@@ -1121,15 +1241,27 @@ def check_valid_example(entry: Entry, ex: Examples) -> list:
         return [Failure(entry.key, "", "valid example", f"building the example failed: {type(exc).__name__}: {exc}")]
     out = call(fn, kwargs)
     if out.error is not None and not out.timed_out:
-        return [Failure(entry.key, "", "valid example",
-                        f"raised {type(out.error).__name__}: {_first_line(out.error)} (at {out.where})")]
+        return [
+            Failure(
+                entry.key,
+                "",
+                "valid example",
+                f"raised {type(out.error).__name__}: {_first_line(out.error)} (at {out.where})",
+            )
+        ]
     fails = judge(entry, "", value, out, allow, entry.params or {})
     if not fails and out.seconds > EXAMPLE_SECONDS:
         fn, kwargs = bind(entry, factory)
         again = call(fn, kwargs)
         if again.error is None and again.seconds > EXAMPLE_SECONDS:
-            fails.append(Failure(entry.key, "", "valid example",
-                                 f"took {again.seconds:.2f} s (examples must take well under {EXAMPLE_SECONDS:g} s)"))
+            fails.append(
+                Failure(
+                    entry.key,
+                    "",
+                    "valid example",
+                    f"took {again.seconds:.2f} s (examples must take well under {EXAMPLE_SECONDS:g} s)",
+                )
+            )
     return fails
 
 
@@ -1161,12 +1293,21 @@ def value_cases(entry: Entry, ex: Examples, which: str, mode: str = "fast") -> l
         core = {p: vs for p, vs in core.items() if vs}
         names = list(core)
         for i, p in enumerate(names):
-            for q in names[i + 1:]:
+            for q in names[i + 1 :]:
                 for vp in core[p]:
                     for vq in core[q]:
-                        cases.append(("*", Value(f"{p}={vp.label}, {q}={vq.label}",
-                                                 lambda p=p, q=q, vp=vp, vq=vq: {p: vp.make(), q: vq.make()},
-                                                 "valid", True, vp.inf_in or vq.inf_in)))
+                        cases.append(
+                            (
+                                "*",
+                                Value(
+                                    f"{p}={vp.label}, {q}={vq.label}",
+                                    lambda p=p, q=q, vp=vp, vq=vq: {p: vp.make(), q: vq.make()},
+                                    "valid",
+                                    True,
+                                    vp.inf_in or vq.inf_in,
+                                ),
+                            )
+                        )
         if mode == "fast":
             cases = cases[:: max(1, len(cases) // 6)][:6]
     else:
@@ -1215,8 +1356,14 @@ def hypothesis_failures(entry: Entry, ex: Examples, max_examples=None) -> list:
     seen = set()
     names = sorted(strats)
 
-    @settings(settings.default, max_examples=max_examples or settings.default.max_examples, deadline=None,
-              database=None, phases=[Phase.explicit, Phase.generate], suppress_health_check=list(HealthCheck))
+    @settings(
+        settings.default,
+        max_examples=max_examples or settings.default.max_examples,
+        deadline=None,
+        database=None,
+        phases=[Phase.explicit, Phase.generate],
+        suppress_health_check=list(HealthCheck),
+    )
     @given(st.data())
     def fuzz(data):
         p = data.draw(st.sampled_from(names), label="parameter")
@@ -1261,16 +1408,33 @@ def coverage_failures(entries=None, ex=None) -> list:
         fails += check_declaration(e)
     missing = [e.key for e in entries if ex.example(e) is None and ex.skipped(e) is None]
     for k in missing:
-        fails.append(Failure(k, "", "", "has no valid example in tests/fuzz/examples_*.py"
-                             + (f" (missing files: {', '.join('examples_' + a + '.py' for a in ex.missing_areas)})"
-                                if ex.missing_areas else "")))
+        fails.append(
+            Failure(
+                k,
+                "",
+                "",
+                "has no valid example in tests/fuzz/examples_*.py"
+                + (
+                    f" (missing files: {', '.join('examples_' + a + '.py' for a in ex.missing_areas)})"
+                    if ex.missing_areas
+                    else ""
+                ),
+            )
+        )
     fails += [Failure("tests/fuzz", "", "", e) for e in ex.errors]
     known = {k for e in entries for k in e.keys}
     for table, label in ((ex.examples, "EXAMPLES"), (ex.skip, "SKIP"), (ex.allow_nonfinite, "ALLOW_NONFINITE")):
         for k in table:
             if k not in known and not _resolves(k):
-                fails.append(Failure(k, "", "", f"{label} names nothing that exists "
-                                     f"(in {ex.source.get(k, '?')}): fix the key or export the name"))
+                fails.append(
+                    Failure(
+                        k,
+                        "",
+                        "",
+                        f"{label} names nothing that exists "
+                        f"(in {ex.source.get(k, '?')}): fix the key or export the name",
+                    )
+                )
     return fails
 
 
@@ -1310,6 +1474,7 @@ def cli_failures(full: bool) -> list:
 
 def describe(kind) -> str:
     """The declared domain of one parameter, in words (markdown-safe)."""
+
     def rng(lo, hi, lo_open=False, hi_open=False):
         parts = []
         if lo is not None and hi is not None:
@@ -1402,7 +1567,7 @@ def write_table(path: Path = REPO / "docs" / "api.md") -> bool:
     reg = docs_table_region(text)
     if reg is None:
         raise SystemExit(f"{path}: markers {TABLE_BEGIN!r} / {TABLE_END!r} not found")
-    new = text[: reg[0]] + "\n" + table_markdown() + "\n" + text[reg[1]:]
+    new = text[: reg[0]] + "\n" + table_markdown() + "\n" + text[reg[1] :]
     if new != text:
         path.write_text(new)
         return True
@@ -1425,12 +1590,17 @@ def _main(argv=None) -> int:
             print(table_markdown())
     if args.report:
         t0 = time.time()
-        fails = report(args.full, include_cli=not args.no_cli,
-                       progress=lambda i, n, k: print(f"[{i + 1}/{n}] {k}", file=sys.stderr, flush=True))
+        fails = report(
+            args.full,
+            include_cli=not args.no_cli,
+            progress=lambda i, n, k: print(f"[{i + 1}/{n}] {k}", file=sys.stderr, flush=True),
+        )
         lines = [str(f) for f in fails]
-        head = (f"# fctheory fuzz suite ({'full' if args.full else 'fast'} run), {time.strftime('%Y-%m-%d %H:%M')}, "
-                f"{len(discover())} public callables, {len(lines)} failures, {time.time() - t0:.0f} s\n"
-                "# format: callable[parameter=value]: what happened\n")
+        head = (
+            f"# fctheory fuzz suite ({'full' if args.full else 'fast'} run), {time.strftime('%Y-%m-%d %H:%M')}, "
+            f"{len(discover())} public callables, {len(lines)} failures, {time.time() - t0:.0f} s\n"
+            "# format: callable[parameter=value]: what happened\n"
+        )
         text = head + "\n".join(lines) + "\n"
         print(text)
         if args.out:

@@ -13,6 +13,7 @@ pairs of extremes. ``-m slow`` adds Hypothesis-generated bad values (derandomize
 of tests/conftest.py) and every pair of extremes. ``python -m tests.fuzz.harness --report``
 lists all failures at once.
 """
+
 import re
 from pathlib import Path
 
@@ -51,8 +52,15 @@ def _entry(key):
 # ------------------------------------------------------------------------------------------ coverage
 def test_discovery_finds_the_documented_api():
     """The walk reaches the top level, the sub-packages and methods (a broken walk would pass everything)."""
-    for key in ("fctheory.tau", "fctheory.Task", "fctheory.Task.full", "fctheory.metrics.nc1", "fctheory.ufm.ce",
-                "fctheory.risk.estimate_cost", "fctheory.trainer.resume"):
+    for key in (
+        "fctheory.tau",
+        "fctheory.Task",
+        "fctheory.Task.full",
+        "fctheory.metrics.nc1",
+        "fctheory.ufm.ce",
+        "fctheory.risk.estimate_cost",
+        "fctheory.trainer.resume",
+    ):
         assert key in BY_KEY, key
     assert not any(k.startswith("fctheory.cli") for k in KEYS)
 
@@ -64,8 +72,10 @@ def test_all_lists_only_existing_names():
 def test_public_names_are_exported_in___all__():
     """A public function or class left out of ``__all__`` would escape the fuzz suite."""
     missing = H.unexported_names()
-    assert not missing, ("public names missing from their package's __all__ (export them, or rename with a "
-                         f"leading underscore): {missing}")
+    assert not missing, (
+        "public names missing from their package's __all__ (export them, or rename with a "
+        f"leading underscore): {missing}"
+    )
 
 
 def test_every_public_callable_declares_its_parameters():
@@ -75,13 +85,18 @@ def test_every_public_callable_declares_its_parameters():
 
 def test_every_public_callable_has_a_valid_example():
     missing = [e.key for e in ENTRIES if EX.example(e) is None and EX.skipped(e) is None]
-    note = f"\n(missing files: {', '.join('examples_' + a + '.py' for a in EX.missing_areas)})" if EX.missing_areas else ""
-    assert not missing, f"no valid example in tests/fuzz/examples_*.py for ({len(missing)}):\n  " + "\n  ".join(missing) + note
+    note = (
+        f"\n(missing files: {', '.join('examples_' + a + '.py' for a in EX.missing_areas)})" if EX.missing_areas else ""
+    )
+    assert not missing, (
+        f"no valid example in tests/fuzz/examples_*.py for ({len(missing)}):\n  " + "\n  ".join(missing) + note
+    )
 
 
 def test_example_files_are_well_formed():
-    fails = [f for f in H.coverage_failures(ENTRIES, EX)
-             if f.key == "tests/fuzz" or "names nothing that exists" in f.what]
+    fails = [
+        f for f in H.coverage_failures(ENTRIES, EX) if f.key == "tests/fuzz" or "names nothing that exists" in f.what
+    ]
     assert not fails, _fail_list(fails, "problems in tests/fuzz/examples_*.py")
 
 
@@ -150,8 +165,9 @@ def test_a_new_public_function_without_validation_is_caught(monkeypatch):
     entries = list(H._discover_cached.__wrapped__()[0])  # a fresh walk (discover() is cached)
     new = [e for e in entries if e.key == "fctheory.new_function"]
     assert new and "has no __fc_params__" in H.check_declaration(new[0])[0].what
-    assert any(f.key == "fctheory.new_function" and "no valid example" in f.what
-               for f in H.coverage_failures(entries, EX))
+    assert any(
+        f.key == "fctheory.new_function" and "no valid example" in f.what for f in H.coverage_failures(entries, EX)
+    )
 
 
 def test_bad_values_are_refused_by_their_own_kind():
@@ -159,11 +175,27 @@ def test_bad_values_are_refused_by_their_own_kind():
     from fctheory import FCTheoryError
     from fctheory import _validate as V
 
-    kinds = [V.Int(min=1), V.Int(min=0, max=5), V.Int(min=1, array=True), V.Real(lo=0, lo_open=True),
-             V.Real(lo=0, hi=1), V.Real(inf_ok=True, lo=0), V.Real(array=True), V.Bool(), V.Choice("numpy", "numba"),
-             V.Seed(), V.Prob(), V.Array(ndim=2), V.Array(ndim=(1, 2), integer=True, min=0, max=3),
-             V.Instance(V.Kind), V.PathIn(), V.PathIn(dir=True), V.PathOut(), V.PathOut(dir=True),
-             V.Int(min=1).or_none()]
+    kinds = [
+        V.Int(min=1),
+        V.Int(min=0, max=5),
+        V.Int(min=1, array=True),
+        V.Real(lo=0, lo_open=True),
+        V.Real(lo=0, hi=1),
+        V.Real(inf_ok=True, lo=0),
+        V.Real(array=True),
+        V.Bool(),
+        V.Choice("numpy", "numba"),
+        V.Seed(),
+        V.Prob(),
+        V.Array(ndim=2),
+        V.Array(ndim=(1, 2), integer=True, min=0, max=3),
+        V.Instance(V.Kind),
+        V.PathIn(),
+        V.PathIn(dir=True),
+        V.PathOut(),
+        V.PathOut(dir=True),
+        V.Int(min=1).or_none(),
+    ]
     accepted = []
     for kind in kinds:
         for v in H.bad_values(kind):
@@ -179,8 +211,14 @@ def test_bad_values_are_refused_by_their_own_kind():
 def test_extremes_are_valid_for_their_own_kind():
     from fctheory import _validate as V
 
-    for kind in (V.Int(min=1), V.Int(min=1, array=True), V.Real(lo=0, lo_open=True), V.Real(lo=0, hi=1),
-                 V.Real(), V.Array(ndim=2)):
+    for kind in (
+        V.Int(min=1),
+        V.Int(min=1, array=True),
+        V.Real(lo=0, lo_open=True),
+        V.Real(lo=0, hi=1),
+        V.Real(),
+        V.Array(ndim=2),
+    ):
         for v in H.extremes(kind, [[1.0, 2.0], [3.0, 4.0]] if isinstance(kind, V.Array) else H.MISSING):
             kind("x", v.make())  # must not raise
 
@@ -219,7 +257,9 @@ def test_judge_catches_each_kind_of_misbehaviour():
     assert "within" in H.judge(e, "x", valid, outcome(spin, x=1.0), {}, {"x": 0})[0].what
     whats = [f.what for f in H.judge(e, "x", valid, outcome(mutate, x=np.zeros(2)), {}, {"x": 0})]
     assert any("non-finite" in w for w in whats) and any("mutated" in w for w in whats)
-    assert not H.judge(e, "x", valid, outcome(mutate, x=np.zeros(2)), {"*": ""}, {"x": 0})[0].what.startswith("returned")
+    assert not H.judge(e, "x", valid, outcome(mutate, x=np.zeros(2)), {"*": ""}, {"x": 0})[0].what.startswith(
+        "returned"
+    )
     assert H.disallowed(["[2].history.test_loss"], {"history.test_loss": ""}) == []
     assert H.disallowed([".R"], {"history": ""}) == ["R"]
 
@@ -232,7 +272,7 @@ def _docs_table():
     text = API_MD.read_text()
     reg = H.docs_table_region(text)
     assert reg is not None, f"docs/api.md lacks the markers {H.TABLE_BEGIN!r} ... {H.TABLE_END!r}"
-    return text[reg[0]:reg[1]]
+    return text[reg[0] : reg[1]]
 
 
 def test_domains_table_lists_every_public_callable():
@@ -240,10 +280,13 @@ def test_domains_table_lists_every_public_callable():
     listed = set(re.findall(r"^\| `([^`]+)` \|", table, flags=re.M))
     missing = [e.key for e in ENTRIES if e.key not in listed]
     stale = sorted(listed - set(KEYS))
-    assert not missing and not stale, (f"docs/api.md 'Domains and errors' is stale: missing {missing}, not public "
-                                       f"{stale}; regenerate with: python -m tests.fuzz.harness --table --write")
+    assert not missing and not stale, (
+        f"docs/api.md 'Domains and errors' is stale: missing {missing}, not public "
+        f"{stale}; regenerate with: python -m tests.fuzz.harness --table --write"
+    )
 
 
 def test_domains_table_matches_the_declarations():
     assert _docs_table().strip() == H.table_markdown(ENTRIES).strip(), (
-        "the declared domains changed: regenerate with python -m tests.fuzz.harness --table --write")
+        "the declared domains changed: regenerate with python -m tests.fuzz.harness --table --write"
+    )

@@ -20,6 +20,7 @@ The contract (run in-process through ``fctheory.cli.main(argv)``):
 Default run: three bad tokens and one extreme per option (rotating); ``-m slow``: every token for
 every option. ``python -m tests.fuzz.harness --report`` runs the same cases through ``all_failures``.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -40,10 +41,33 @@ import pytest
 VALID_ARGV = {
     "predict": ["predict", "type1", "--nc", "3", "--nw", "6", "--L", "2", "--K", "9", "--lam", "0.01", "--json"],
     "check": ["check", "--list", "--json", "--only", "thmG-nuclear*"],
-    "train": ["train", "--preset", "fig3", "--quick", "--epochs", "1", "--backend", "numpy", "--no-progress",
-              "--json", "--out", "{tmp}/out"],
-    "reproduce": ["reproduce", "--quick", "--no-train", "--presets", "fig3", "--backend", "numpy", "--no-progress",
-                  "--json", "--out", "{tmp}/out"],
+    "train": [
+        "train",
+        "--preset",
+        "fig3",
+        "--quick",
+        "--epochs",
+        "1",
+        "--backend",
+        "numpy",
+        "--no-progress",
+        "--json",
+        "--out",
+        "{tmp}/out",
+    ],
+    "reproduce": [
+        "reproduce",
+        "--quick",
+        "--no-train",
+        "--presets",
+        "fig3",
+        "--backend",
+        "numpy",
+        "--no-progress",
+        "--json",
+        "--out",
+        "{tmp}/out",
+    ],
     "risk": ["risk", "{weights}", "--lam", "0.01", "--json"],
     "diagnose": ["diagnose", "{weights}", "--lam-W", "0.01", "--lam-U", "0.01", "--method", "exact", "--json"],
     "diagnose-features": ["diagnose-features", "{features}", "--lam-W", "0.01", "--lam-H", "0.01", "--json"],
@@ -77,9 +101,15 @@ ACCEPT = {
 
 # (command, dest) -> extra words an error line may use to name the option (the parameter it feeds)
 NAMES = {
-    ("predict", "nc"): ("n_c",), ("predict", "sc"): ("s_c",), ("predict", "nw"): ("n_w",),
-    ("risk", "nc"): ("n_c",), ("risk", "task_seed"): ("seed",), ("risk", "weights"): ("path",),
-    ("check", "only"): ("only",), ("diagnose", "weights"): ("path",), ("sweep", "spec"): ("path",),
+    ("predict", "nc"): ("n_c",),
+    ("predict", "sc"): ("s_c",),
+    ("predict", "nw"): ("n_w",),
+    ("risk", "nc"): ("n_c",),
+    ("risk", "task_seed"): ("seed",),
+    ("risk", "weights"): ("path",),
+    ("check", "only"): ("only",),
+    ("diagnose", "weights"): ("path",),
+    ("sweep", "spec"): ("path",),
 }
 
 REPO = Path(__file__).resolve().parents[2]
@@ -147,11 +177,20 @@ def fill(argv, tmp) -> list:
     if any("{features}" in t for t in argv) and os.path.isdir(tmp):
         # {features}: features H (12 x 3) with labels y (3 classes) and a last layer W, for diagnose-features
         rng = np.random.default_rng(0)
-        np.savez(Path(tmp, "features.npz"), H=rng.standard_normal((12, 3)), y=np.arange(12) % 3,
-                 W=rng.standard_normal((3, 3)))
-    return [t.replace("{tmp}", str(tmp)).replace("{features}", str(Path(tmp) / "features.npz")).replace("{weights}", weights_file())
-            .replace("{sweep_spec}", str(Path(tmp) / "sweep.toml"))
-            .replace("{missing}", str(Path(tmp) / "missing_folder" / "missing.npz")) for t in argv]
+        np.savez(
+            Path(tmp, "features.npz"),
+            H=rng.standard_normal((12, 3)),
+            y=np.arange(12) % 3,
+            W=rng.standard_normal((3, 3)),
+        )
+    return [
+        t.replace("{tmp}", str(tmp))
+        .replace("{features}", str(Path(tmp) / "features.npz"))
+        .replace("{weights}", weights_file())
+        .replace("{sweep_spec}", str(Path(tmp) / "sweep.toml"))
+        .replace("{missing}", str(Path(tmp) / "missing_folder" / "missing.npz"))
+        for t in argv
+    ]
 
 
 class CliResult:
@@ -174,8 +213,12 @@ def run_cli(argv, *, timeout=120.0) -> CliResult:
     try:
         os.chdir(tmp)
         # RuntimeWarnings are recorded (and reported), the same under pytest's error filter and outside it
-        with warnings.catch_warnings(record=True) as caught, contextlib.redirect_stdout(out), \
-                contextlib.redirect_stderr(err), H.time_limit(timeout):
+        with (
+            warnings.catch_warnings(record=True) as caught,
+            contextlib.redirect_stdout(out),
+            contextlib.redirect_stderr(err),
+            H.time_limit(timeout),
+        ):
             warnings.simplefilter("always")
             try:
                 code = main(fill(argv, tmp))
@@ -189,8 +232,11 @@ def run_cli(argv, *, timeout=120.0) -> CliResult:
     finally:
         os.chdir(old)
         shutil.rmtree(tmp, ignore_errors=True)
-    warns = [f"{w.category.__name__}: {w.message} ({os.path.relpath(w.filename, REPO)}:{w.lineno})"
-             for w in caught or () if issubclass(w.category, RuntimeWarning)]
+    warns = [
+        f"{w.category.__name__}: {w.message} ({os.path.relpath(w.filename, REPO)}:{w.lineno})"
+        for w in caught or ()
+        if issubclass(w.category, RuntimeWarning)
+    ]
     return CliResult(code, out.getvalue(), err.getvalue(), time.perf_counter() - t0, exc, warns)
 
 
@@ -311,7 +357,9 @@ def all_failures(full: bool = False) -> list:
             continue
         r = run_cli(VALID_ARGV[cmd])
         if r.code != 0:
-            fails.append((f"cli {cmd}", "", "valid argv", f"exit {r.code}: {(r.err.strip().splitlines() or [''])[-1][:160]}"))
+            fails.append(
+                (f"cli {cmd}", "", "valid argv", f"exit {r.code}: {(r.err.strip().splitlines() or [''])[-1][:160]}")
+            )
             continue
         for a, tok in cases(cmd, "full" if full else "fast"):
             for w in check_case(cmd, a, tok):
@@ -378,7 +426,9 @@ SUBCOMMANDS = sorted(subcommands())
 def test_every_subcommand_has_a_valid_command_line():
     missing = [c for c in SUBCOMMANDS if c not in VALID_ARGV]
     assert not missing, f"sub-commands without an entry in VALID_ARGV (tests/fuzz/test_fuzz_cli.py): {missing}"
-    assert not set(VALID_ARGV) - set(SUBCOMMANDS), f"VALID_ARGV names unknown commands {set(VALID_ARGV) - set(SUBCOMMANDS)}"
+    assert not set(VALID_ARGV) - set(SUBCOMMANDS), (
+        f"VALID_ARGV names unknown commands {set(VALID_ARGV) - set(SUBCOMMANDS)}"
+    )
 
 
 @pytest.mark.parametrize("cmd", SUBCOMMANDS)

@@ -3,6 +3,7 @@
 Each test is marked ``gpu`` and skips where CuPy or a CUDA device is missing, so the default run on a
 CPU machine reports them as skipped. The figures of the last run on a lent H100 are in docs/testing.md.
 """
+
 import numpy as np
 import pytest
 
@@ -28,8 +29,16 @@ def test_cupy_risk_and_gradient_equal_numpy(layernorm, scale):
     task = fc.Task.random(3, 3, 4, 20, seed=1, mu="zipf")
     W, U = _weights(task, 3, scale)
     host = fc.evaluate_risk(task, W, U, 0.01, layernorm=layernorm, grad=True, eps=1e-5 if layernorm else 0.0)
-    dev = fc.evaluate_risk(task, cp.asarray(W), cp.asarray(U), 0.01, layernorm=layernorm, grad=True,
-                           eps=1e-5 if layernorm else 0.0, backend="cupy")
+    dev = fc.evaluate_risk(
+        task,
+        cp.asarray(W),
+        cp.asarray(U),
+        0.01,
+        layernorm=layernorm,
+        grad=True,
+        eps=1e-5 if layernorm else 0.0,
+        backend="cupy",
+    )
     assert abs(dev.R - host.R) <= 1e-12 * abs(host.R)
     for g_dev, g_host in ((dev.grad_W, host.grad_W), (dev.grad_U, host.grad_U)):
         g_dev = cp.asnumpy(g_dev) if hasattr(g_dev, "get") else np.asarray(g_dev)

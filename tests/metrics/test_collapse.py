@@ -1,4 +1,5 @@
 """Feature-collapse metrics: distances to type-I/II/III configurations (Definitions 1–3), spread, alignment."""
+
 import numpy as np
 import pytest
 from hypothesis import given, settings

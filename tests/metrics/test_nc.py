@@ -1,5 +1,6 @@
 """NC1–NC4 and CDNV (review eqs. (4)–(9), (51); Súkeník et al. Def. 3.4): zeros on collapse,
 invariances, agreement with straightforward implementations, streaming = in-memory."""
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -117,9 +118,7 @@ def test_metrics_match_straightforward_implementations(case):
     assert nc1(H, y, variant="trace_ratio") == pytest.approx(np.trace(SW) / np.trace(SB), rel=1e-12)
     # CDNV, eq. (51), averaged over ordered pairs
     var = [np.mean(((H[y == k] - mus[k]) ** 2).sum(1)) for k in range(K)]
-    V = [
-        (var[i] + var[j]) / (2 * np.sum((mus[i] - mus[j]) ** 2)) for i in range(K) for j in range(K) if i != j
-    ]
+    V = [(var[i] + var[j]) / (2 * np.sum((mus[i] - mus[j]) ** 2)) for i in range(K) for j in range(K) if i != j]
     assert cdnv(H, y) == pytest.approx(np.mean(V), rel=1e-12)
     # NC2 (Súkeník NC2A, corrected E_K): brute-force minimisation over c on a fine grid is
     # replaced by the 1-D least-squares optimum written out
@@ -129,9 +128,7 @@ def test_metrics_match_straightforward_implementations(case):
     c = max(0.0, np.sum(G * E) / np.sum(E * E))
     assert nc2(mus) == pytest.approx(np.linalg.norm(G - c * E) / np.linalg.norm(G), rel=1e-10, abs=1e-14)
     # NC3 (Papyan): ‖W/‖W‖ − M̃/‖M̃‖‖
-    assert nc3(W, H, y) == pytest.approx(
-        np.linalg.norm(W / np.linalg.norm(W) - Mc / np.linalg.norm(Mc)), rel=1e-12
-    )
+    assert nc3(W, H, y) == pytest.approx(np.linalg.norm(W / np.linalg.norm(W) - Mc / np.linalg.norm(Mc)), rel=1e-12)
     # NC4: classifier vs nearest class centre, sample by sample
     dis = 0
     for h in H:

@@ -9,6 +9,7 @@ meant for tiny inputs only.
 Conventions (docs/theory.md): word (α, β) has index α·s_c + β; W is d×n_w; U is K×(L·d) with
 u_{k,ℓ} = U[k, ℓd:(ℓ+1)d]; Z is K×L (concepts of the latent variables); μ the word law.
 """
+
 from __future__ import annotations
 
 import itertools
@@ -154,8 +155,9 @@ def mp_solve_type3(mu, n_c, L, lam, start):
             return out
 
         c0, r0 = start
-        sol = mpmath.findroot(eqs, [mpmath.mpf(float(c0))] + [mpmath.mpf(float(x)) for x in r0],
-                              tol=mpmath.mpf(10) ** (-40))
+        sol = mpmath.findroot(
+            eqs, [mpmath.mpf(float(c0))] + [mpmath.mpf(float(x)) for x in r0], tol=mpmath.mpf(10) ** (-40)
+        )
         return sol[0], [sol[i] for i in range(1, len(mu) + 1)]
 
 
@@ -210,7 +212,7 @@ def my_scores(V, U, x, K, L, d):
     y = np.zeros(K)
     for j in range(K):
         for l in range(L):
-            y[j] += float(np.dot(U[j, l * d:(l + 1) * d], V[:, x[l]]))
+            y[j] += float(np.dot(U[j, l * d : (l + 1) * d], V[:, x[l]]))
     return y
 
 
@@ -259,8 +261,8 @@ def my_risk(Z, s_c, mu, W, U, lam, layernorm=False, eps=0.0, grad=False):
                     if g[j] == 0.0:
                         continue
                     for l in range(L):
-                        dU[j, l * d:(l + 1) * d] += p * g[j] * V[:, x[l]]
-                        dV[:, x[l]] += p * g[j] * U[j, l * d:(l + 1) * d]
+                        dU[j, l * d : (l + 1) * d] += p * g[j] * V[:, x[l]]
+                        dV[:, x[l]] += p * g[j] * U[j, l * d : (l + 1) * d]
     R0 = math.fsum(terms) / K
     pen = 0.5 * lam * (float(np.sum(U * U)) + (0.0 if layernorm else float(np.sum(W * W))))
     out = dict(R=R0 + pen, R0=R0, penalty=pen)
@@ -288,8 +290,14 @@ def my_risk_mp(Z, s_c, mu, W, U, layernorm=False, dps=40):
         tot = mpmath.mpf(0)
         for k in range(K):
             for x, p in sentences_of(Z[k], s_c, mu):
-                y = [mpmath.fsum(mpmath.mpf(float(U[j, l * d + i])) * mpmath.mpf(float(V[i, x[l]]))
-                                 for l in range(L) for i in range(d)) for j in range(K)]
+                y = [
+                    mpmath.fsum(
+                        mpmath.mpf(float(U[j, l * d + i])) * mpmath.mpf(float(V[i, x[l]]))
+                        for l in range(L)
+                        for i in range(d)
+                    )
+                    for j in range(K)
+                ]
                 tot += mpmath.mpf(p) * mpmath.log1p(mpmath.fsum(mpmath.exp(y[j] - y[k]) for j in range(K) if j != k))
         return tot / K
 
@@ -350,7 +358,7 @@ def type3_weights(Z, n_c, s_c, L, d, c, r, F=None):
     U = np.zeros((K, L * d))
     for k in range(K):
         for l in range(L):
-            U[k, l * d:(l + 1) * d] = c * F[:, Z[k, l]]
+            U[k, l * d : (l + 1) * d] = c * F[:, Z[k, l]]
     return W, U
 
 
@@ -367,7 +375,6 @@ def centred_singular_values(M):
 # ============================================================================ UFM objectives, by hand
 def ufm_ce_objective(W, H, b, n, lam_W, lam_H):
     """(1/N)Σ CE(W h_i + b, y_i) + λ_W/2‖W‖² + λ_H/2‖H‖² with H m×N class-major (review eq. (21))."""
-    K = W.shape[0]
     N = H.shape[1]
     Z = W @ H + (0 if b is None else np.asarray(b)[:, None])
     tot = []
@@ -427,8 +434,11 @@ def bf_assumption_A(Z, n_c):
         for r in range(1, L + 1):
             for l in range(L):
                 for a in range(n_c):
-                    e = (Fraction(K * math.comb(L - 1, r) * (n_c - 1) ** r, N) if Z[k][l] == a
-                         else Fraction(K * math.comb(L - 1, r - 1) * (n_c - 1) ** (r - 1), N))
+                    e = (
+                        Fraction(K * math.comb(L - 1, r) * (n_c - 1) ** r, N)
+                        if Z[k][l] == a
+                        else Fraction(K * math.comb(L - 1, r - 1) * (n_c - 1) ** (r - 1), N)
+                    )
                     if counts[k, r, l, a] != e:
                         viol.append((k, r, l, a, int(counts[k, r, l, a]), e))
     return counts, viol, integral

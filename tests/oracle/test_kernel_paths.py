@@ -33,6 +33,7 @@ trainer: reference gradient, one SGD step numba/reference/hand, epochs with part
 evaluate at large scores                     -> test_reference_minibatch_gradient_*, test_one_sgd_step_*,
                                                 test_numba_epoch_*, test_argmax_ties_*, test_trainer_evaluate_*
 """
+
 import importlib
 import math
 import zlib
@@ -100,8 +101,17 @@ def _case(name):
     raise KeyError(name)
 
 
-CASES = ["ties_U_zero", "ties_equal_rows", "huge_margins", "huge_random", "zero_W_layernorm_eps", "fallback_moderate_t",
-         "layernorm_K_lt_full", "layernorm_eps_huge", "random_nonuniform"]
+CASES = [
+    "ties_U_zero",
+    "ties_equal_rows",
+    "huge_margins",
+    "huge_random",
+    "zero_W_layernorm_eps",
+    "fallback_moderate_t",
+    "layernorm_K_lt_full",
+    "layernorm_eps_huge",
+    "random_nonuniform",
+]
 _ORACLE = {}
 
 
@@ -165,8 +175,11 @@ def test_ties_give_log_K_exactly():
 @pytest.mark.parametrize("name", ["huge_margins", "huge_random", "layernorm_eps_huge", "fallback_moderate_t"])
 def test_fallback_is_counted_identically_on_every_path_and_both_modes(name):
     t, W, U, lam, ln, eps = _case(name)
-    counts = {(i, g): evaluate_risk(t, W, U, lam, layernorm=ln, eps=eps, grad=g, **p).n_fallback
-              for i, p in enumerate(PATHS) for g in (False, True)}
+    counts = {
+        (i, g): evaluate_risk(t, W, U, lam, layernorm=ln, eps=eps, grad=g, **p).n_fallback
+        for i, p in enumerate(PATHS)
+        for g in (False, True)
+    }
     assert len(set(counts.values())) == 1
     assert next(iter(counts.values())) > 0  # the log-space path really ran
     assert evaluate_risk(t, W / 100, U / 100, lam, layernorm=ln, eps=eps).n_fallback == 0
@@ -263,8 +276,8 @@ def _my_minibatch(E, U, X, y, layernorm, eps):
         correct += int(max(range(K), key=lambda k: (s[k], -k)) == y[i])  # ties: lowest index
         for j in range(K):
             for l in range(L):
-                dU[j, l * d:(l + 1) * d] += g[j] * V[X[i, l]] / b
-                dV[X[i, l]] += g[j] * U[j, l * d:(l + 1) * d] / b
+                dU[j, l * d : (l + 1) * d] += g[j] * V[X[i, l]] / b
+                dV[X[i, l]] += g[j] * U[j, l * d : (l + 1) * d] / b
     if layernorm:
         dE = np.stack([O.phi_jacobian_cs(E[w], eps).T @ dV[w] for w in range(n_w)])
     else:
@@ -311,7 +324,7 @@ def test_numba_epoch_equals_reference_steps_with_partial_last_batch():
         E1, U1 = E.copy(), U.copy()
         tot1, c1 = 0.0, 0
         for b0 in range(0, 11, 4):
-            rows = perm[b0:b0 + 4]
+            rows = perm[b0 : b0 + 4]
             ls, c = ref.sgd_step(np, E1, U1, X[rows], y[rows], 0.2, 1e-3, 1e-3, ln, 1e-5, np.add.at)
             tot1 += ls
             c1 += int(c)
@@ -357,8 +370,9 @@ def _mp_ell(A, t):
         return mpmath.log(1 + A * mpmath.expm1(t))
 
 
-@pytest.mark.parametrize("A,t", [(1e-20, 5.0), (1e-12, 1.0), (1e-30, 40.0), (0.3, 1e-9), (1e-8, 0.5), (0.5, 800.0),
-                                 (2.0**-40, 3.0)])
+@pytest.mark.parametrize(
+    "A,t", [(1e-20, 5.0), (1e-12, 1.0), (1e-30, 40.0), (0.3, 1e-9), (1e-8, 0.5), (0.5, 800.0), (2.0**-40, 3.0)]
+)
 def test_ell_helpers_numba_and_numpy_keep_relative_precision_where_they_exist_for(A, t):
     """ℓ(A, t) = log(1 + A(e^t − 1)) with A tiny and t ≥ 1: the logaddexp branch must keep full
     relative precision when the result is ~1e-18 (log1p, not log(1 + ·))."""

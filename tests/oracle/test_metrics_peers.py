@@ -6,6 +6,7 @@ fctheory), and compared with the fctheory call to 1e-12 relative. The inputs cov
 classes, a large common offset (1e6), rank-deficient Σ_B (d < K−1 and means in a subspace) and
 near-collapsed features. A last test parses the table and fails if a row has no test here.
 """
+
 import functools
 import math
 import pathlib
@@ -17,7 +18,17 @@ import pytest
 
 from fctheory import FCTheoryError
 from fctheory.metrics import (
-    cdnv, class_statistics, equiangularity, equinorm, nc1, nc2, nc3, nc4, nc5, uniform_duality, uniformity,
+    cdnv,
+    class_statistics,
+    equiangularity,
+    equinorm,
+    nc1,
+    nc2,
+    nc3,
+    nc4,
+    nc5,
+    uniform_duality,
+    uniformity,
 )
 
 mp.mp.dps = 50
@@ -46,8 +57,9 @@ def _case(name):
     if name == "offset":
         H = H + 1e6
     W = means - means.mean(axis=0) + 0.5 * rng.standard_normal((K, d))
-    return dict(H=H, y=y, W=W, b=0.3 * rng.standard_normal(K), ood=rng.standard_normal(d), K=K, d=d,
-                counts=np.asarray(counts))
+    return dict(
+        H=H, y=y, W=W, b=0.3 * rng.standard_normal(K), ood=rng.standard_normal(d), K=K, d=d, counts=np.asarray(counts)
+    )
 
 
 CASES = ["random", "offset", "rank_deficient", "subspace", "near_collapsed"]
@@ -213,8 +225,11 @@ def o_etf_error(A, B, K):
     """‖B Aᵀ/‖B Aᵀ‖_F − (I − 11ᵀ/K)/√(K−1)‖_F (rhubarbwu structure_error)."""
     G = [[_dot(B[i], A[j]) for j in range(K)] for i in range(K)]
     nG = mp.sqrt(mp.fsum(G[i][j] ** 2 for i in range(K) for j in range(K)))
-    tot = mp.fsum((G[i][j] / nG - ((1 if i == j else 0) - mp.mpf(1) / K) / mp.sqrt(K - 1)) ** 2
-                  for i in range(K) for j in range(K))
+    tot = mp.fsum(
+        (G[i][j] / nG - ((1 if i == j else 0) - mp.mpf(1) / K) / mp.sqrt(K - 1)) ** 2
+        for i in range(K)
+        for j in range(K)
+    )
     return mp.sqrt(tot)
 
 
@@ -246,6 +261,7 @@ def row(rid, applies=lambda name: True):
     def deco(pair):
         ROWS[rid] = (pair[0], pair[1], applies)
         return pair
+
     return deco
 
 
@@ -258,17 +274,28 @@ def _HY(name):
     return c["H"], c["y"]
 
 
-row("RW-nc1-pinv")((lambda n: nc1(*_HY(n), pinv_rtol=data(n)["d"] * EPS),
-                    lambda n: o_pinv_nc1(n, "class_means", rtol=data(n)["d"] * EPS)))
-row("RW-nc1-pinv-weighted")((lambda n: nc1(*_HY(n), pinv_rtol=data(n)["d"] * EPS, global_mean="samples"),
-                             lambda n: o_pinv_nc1(n, "samples", rtol=data(n)["d"] * EPS)))
-row("RW-nc1-svd", _full_rank)((lambda n: nc1(*_HY(n), rank="K-1"),
-                               lambda n: o_pinv_nc1(n, "class_means", top=data(n)["K"] - 1)))
-row("RW-nc1-quotient")((lambda n: nc1(*_HY(n), variant="trace_ratio"),
-                        lambda n: o_trace_fraction(n, "class_means", "ratio")))
+row("RW-nc1-pinv")(
+    (
+        lambda n: nc1(*_HY(n), pinv_rtol=data(n)["d"] * EPS),
+        lambda n: o_pinv_nc1(n, "class_means", rtol=data(n)["d"] * EPS),
+    )
+)
+row("RW-nc1-pinv-weighted")(
+    (
+        lambda n: nc1(*_HY(n), pinv_rtol=data(n)["d"] * EPS, global_mean="samples"),
+        lambda n: o_pinv_nc1(n, "samples", rtol=data(n)["d"] * EPS),
+    )
+)
+row("RW-nc1-svd", _full_rank)(
+    (lambda n: nc1(*_HY(n), rank="K-1"), lambda n: o_pinv_nc1(n, "class_means", top=data(n)["K"] - 1))
+)
+row("RW-nc1-quotient")(
+    (lambda n: nc1(*_HY(n), variant="trace_ratio"), lambda n: o_trace_fraction(n, "class_means", "ratio"))
+)
 row("RW-cdnv")((lambda n: cdnv(*_HY(n)), lambda n: _reduce(list(o_cdnv_pairs(n).values()), "mean")))
-row("RW-cdnv-exp")((lambda n: cdnv(*_HY(n), dist_exp=1.5),
-                    lambda n: _reduce(list(o_cdnv_pairs(n, p=mp.mpf(1.5)).values()), "mean")))
+row("RW-cdnv-exp")(
+    (lambda n: cdnv(*_HY(n), dist_exp=1.5), lambda n: _reduce(list(o_cdnv_pairs(n, p=mp.mpf(1.5)).values()), "mean"))
+)
 
 
 def _grid(n):
@@ -277,24 +304,53 @@ def _grid(n):
 
 
 row("RW-cdnv-grid")((_grid, lambda n: list(o_cdnv_pairs(n, p=mp.mpf(0.5)).values()) * 2))
-row("RW-etf")((lambda n: nc2(_means(n), variant="zhu"),
-               lambda n: o_etf_error(_centred_means(n, "class_means"), _centred_means(n, "class_means"), data(n)["K"])))
-row("RW-dual")((lambda n: nc3(data(n)["W"], *_HY(n), variant="etf"),
-                lambda n: o_etf_error(mstats(n)["mc"], _mp_rows(data(n)["W"]), data(n)["K"])))
+row("RW-etf")(
+    (
+        lambda n: nc2(_means(n), variant="zhu"),
+        lambda n: o_etf_error(_centred_means(n, "class_means"), _centred_means(n, "class_means"), data(n)["K"]),
+    )
+)
+row("RW-dual")(
+    (
+        lambda n: nc3(data(n)["W"], *_HY(n), variant="etf"),
+        lambda n: o_etf_error(mstats(n)["mc"], _mp_rows(data(n)["W"]), data(n)["K"]),
+    )
+)
 for _k, _kn in (("dist", "distance"), ("log", "log"), ("riesz", "riesz")):
     for _r in ("mean", "var"):
-        row(f"RW-{_k}-{_r}")((lambda n, kn=_kn, r=_r: uniformity(_means(n), kernel=kn, reduction=r),
-                              lambda n, kn=_kn, r=_r: _reduce(o_kernel(n, "class_means", kn), r)))
-row("RW-unidual-dot")((lambda n: uniform_duality(data(n)["W"], *_HY(n), cos=False, reduction="var", ddof=1),
-                       lambda n: _reduce(o_similarities(n, "class_means", False, "matching"), "var", 1)))
-row("RW-unidual-cos")((lambda n: uniform_duality(data(n)["W"], *_HY(n), reduction="var", ddof=1),
-                       lambda n: _reduce(o_similarities(n, "class_means", True, "matching"), "var", 1)))
+        row(f"RW-{_k}-{_r}")(
+            (
+                lambda n, kn=_kn, r=_r: uniformity(_means(n), kernel=kn, reduction=r),
+                lambda n, kn=_kn, r=_r: _reduce(o_kernel(n, "class_means", kn), r),
+            )
+        )
+row("RW-unidual-dot")(
+    (
+        lambda n: uniform_duality(data(n)["W"], *_HY(n), cos=False, reduction="var", ddof=1),
+        lambda n: _reduce(o_similarities(n, "class_means", False, "matching"), "var", 1),
+    )
+)
+row("RW-unidual-cos")(
+    (
+        lambda n: uniform_duality(data(n)["W"], *_HY(n), reduction="var", ddof=1),
+        lambda n: _reduce(o_similarities(n, "class_means", True, "matching"), "var", 1),
+    )
+)
 row("RW-agree")((lambda n: 1 - nc4(data(n)["W"], *_HY(n), means=_means(n)), lambda n: o_agreement(n, False)))
-row("RW-agree-classes")((lambda n: 1 - nc4(data(n)["W"], *_HY(n), means=_means(n), average="classes"),
-                         lambda n: o_agreement(n, False, per_class=True)))
-row("RW-nc5")((lambda n: nc5(_means(n), ood_mean=data(n)["ood"]),
-               lambda n: mp.fsum(abs(_cos(m, [mp.mpf(float(t)) for t in data(n)["ood"]])) for m in mstats_M(n)["M"])
-               / data(n)["K"]))
+row("RW-agree-classes")(
+    (
+        lambda n: 1 - nc4(data(n)["W"], *_HY(n), means=_means(n), average="classes"),
+        lambda n: o_agreement(n, False, per_class=True),
+    )
+)
+row("RW-nc5")(
+    (
+        lambda n: nc5(_means(n), ood_mean=data(n)["ood"]),
+        lambda n: (
+            mp.fsum(abs(_cos(m, [mp.mpf(float(t)) for t in data(n)["ood"]])) for m in mstats_M(n)["M"]) / data(n)["K"]
+        ),
+    )
+)
 row("RW-varnorm")((lambda n: list(class_statistics(*_HY(n)).class_var), lambda n: mstats(n)["v"]))
 
 
@@ -303,15 +359,28 @@ def _flat(A):
 
 
 row("RW-covar")((lambda n: _flat(class_statistics(*_HY(n)).sigma_W), lambda n: _flat(mstats(n)["SW"])))
-row("NT-nc1-strong")((lambda n: nc1(*_HY(n), global_mean="samples", pinv_rtol=1e-15),
-                      lambda n: o_pinv_nc1(n, "samples", rtol=mp.mpf("1e-15"))))
-row("NT-nc1-weak-between")((lambda n: nc1(*_HY(n), variant="between_fraction", global_mean="samples"),
-                            lambda n: o_trace_fraction(n, "samples", "between")))
-row("NT-nc1-weak-within")((lambda n: nc1(*_HY(n), variant="within_fraction", global_mean="samples"),
-                           lambda n: o_trace_fraction(n, "samples", "within")))
+row("NT-nc1-strong")(
+    (
+        lambda n: nc1(*_HY(n), global_mean="samples", pinv_rtol=1e-15),
+        lambda n: o_pinv_nc1(n, "samples", rtol=mp.mpf("1e-15")),
+    )
+)
+row("NT-nc1-weak-between")(
+    (
+        lambda n: nc1(*_HY(n), variant="between_fraction", global_mean="samples"),
+        lambda n: o_trace_fraction(n, "samples", "between"),
+    )
+)
+row("NT-nc1-weak-within")(
+    (
+        lambda n: nc1(*_HY(n), variant="within_fraction", global_mean="samples"),
+        lambda n: o_trace_fraction(n, "samples", "within"),
+    )
+)
 row("NT-cdnv")((lambda n: cdnv(*_HY(n), ddof=1), lambda n: _reduce(list(o_cdnv_pairs(n, ddof=1).values()), "mean")))
-row("NT-cdnv-cov")((lambda n: cdnv(*_HY(n), ddof=1, reduction="cv"),
-                    lambda n: _reduce(list(o_cdnv_pairs(n, ddof=1).values()), "cv")))
+row("NT-cdnv-cov")(
+    (lambda n: cdnv(*_HY(n), ddof=1, reduction="cv"), lambda n: _reduce(list(o_cdnv_pairs(n, ddof=1).values()), "cv"))
+)
 
 
 def _logdiffs(n):
@@ -321,10 +390,15 @@ def _logdiffs(n):
 
 
 _C = lambda n: data(n)["counts"]  # noqa: E731
-row("NT-equinorm")((lambda n: equinorm(_means(n), counts=_C(n), log=True, pairs=True, reduction="mean"),
-                    lambda n: _reduce(_logdiffs(n), "mean")))
-row("NT-equinorm-cov")((lambda n: equinorm(_means(n), counts=_C(n), log=True, pairs=True),
-                        lambda n: _reduce(_logdiffs(n), "cv")))
+row("NT-equinorm")(
+    (
+        lambda n: equinorm(_means(n), counts=_C(n), log=True, pairs=True, reduction="mean"),
+        lambda n: _reduce(_logdiffs(n), "mean"),
+    )
+)
+row("NT-equinorm-cov")(
+    (lambda n: equinorm(_means(n), counts=_C(n), log=True, pairs=True), lambda n: _reduce(_logdiffs(n), "cv"))
+)
 
 
 def _shifted_cos(n):
@@ -332,14 +406,27 @@ def _shifted_cos(n):
     return [_cos(s["mc"][i], s["mc"][j]) + mp.mpf(1) / (s["K"] - 1) for i, j in _pairs(s["K"])]
 
 
-row("NT-equiangle")((lambda n: equiangularity(_means(n), variant="shifted_mean", counts=_C(n)),
-                     lambda n: _reduce(_shifted_cos(n), "mean")))
-row("NT-equiangle-cov")((lambda n: equiangularity(_means(n), variant="shifted_cv", counts=_C(n)),
-                         lambda n: _reduce(_shifted_cos(n), "cv")))
-row("NT-gnc2")((lambda n: uniformity(_means(n), reduction="mean", counts=_C(n)),
-                lambda n: _reduce(o_kernel(n, "samples", "log"), "mean")))
-row("NT-gnc2-cov")((lambda n: uniformity(_means(n), reduction="cv", counts=_C(n)),
-                    lambda n: _reduce(o_kernel(n, "samples", "log"), "cv")))
+row("NT-equiangle")(
+    (
+        lambda n: equiangularity(_means(n), variant="shifted_mean", counts=_C(n)),
+        lambda n: _reduce(_shifted_cos(n), "mean"),
+    )
+)
+row("NT-equiangle-cov")(
+    (lambda n: equiangularity(_means(n), variant="shifted_cv", counts=_C(n)), lambda n: _reduce(_shifted_cos(n), "cv"))
+)
+row("NT-gnc2")(
+    (
+        lambda n: uniformity(_means(n), reduction="mean", counts=_C(n)),
+        lambda n: _reduce(o_kernel(n, "samples", "log"), "mean"),
+    )
+)
+row("NT-gnc2-cov")(
+    (
+        lambda n: uniformity(_means(n), reduction="cv", counts=_C(n)),
+        lambda n: _reduce(o_kernel(n, "samples", "log"), "cv"),
+    )
+)
 
 
 def _selfdual(n):
@@ -351,14 +438,27 @@ def _selfdual(n):
 
 
 row("NT-nc3")((lambda n: nc3(data(n)["W"], *_HY(n), global_mean="samples"), _selfdual))
-row("NT-unc3")((lambda n: uniform_duality(data(n)["W"], *_HY(n), pairs="upper", reduction="mean", global_mean="samples"),
-                lambda n: _reduce(o_similarities(n, "samples", True, "upper"), "mean")))
-row("NT-unc3-cov")((lambda n: uniform_duality(data(n)["W"], *_HY(n), pairs="upper", global_mean="samples"),
-                    lambda n: _reduce(o_similarities(n, "samples", True, "upper"), "cv")))
-row("NT-agree")((lambda n: 1 - nc4(data(n)["W"], *_HY(n), b=data(n)["b"], means=_means(n)),
-                 lambda n: o_agreement(n, True)))
-row("NT-sigma-b")((lambda n: _flat(class_statistics(*_HY(n), global_mean="samples").sigma_B),
-                   lambda n: _flat(mstats(n, "samples")["SB"])))
+row("NT-unc3")(
+    (
+        lambda n: uniform_duality(data(n)["W"], *_HY(n), pairs="upper", reduction="mean", global_mean="samples"),
+        lambda n: _reduce(o_similarities(n, "samples", True, "upper"), "mean"),
+    )
+)
+row("NT-unc3-cov")(
+    (
+        lambda n: uniform_duality(data(n)["W"], *_HY(n), pairs="upper", global_mean="samples"),
+        lambda n: _reduce(o_similarities(n, "samples", True, "upper"), "cv"),
+    )
+)
+row("NT-agree")(
+    (lambda n: 1 - nc4(data(n)["W"], *_HY(n), b=data(n)["b"], means=_means(n)), lambda n: o_agreement(n, True))
+)
+row("NT-sigma-b")(
+    (
+        lambda n: _flat(class_statistics(*_HY(n), global_mean="samples").sigma_B),
+        lambda n: _flat(mstats(n, "samples")["SB"]),
+    )
+)
 row("NT-sigma-w")((lambda n: _flat(class_statistics(*_HY(n)).sigma_W), lambda n: _flat(mstats(n)["SW"])))
 row("NT-classvar")((lambda n: list(class_statistics(*_HY(n), ddof=1).class_var), lambda n: mstats(n, ddof=1)["v"]))
 row("PAPER-papyan")((lambda n: nc1(*_HY(n)), lambda n: o_pinv_nc1(n, "class_means", rtol=mp.mpf("1e-30"))))
@@ -369,8 +469,12 @@ def _logcv(n):
 
 
 row("PAPER-logequinorm")((lambda n: equinorm(_means(n), log=True), _logcv))
-row("PAPER-unc3")((lambda n: uniform_duality(data(n)["W"], *_HY(n)),
-                   lambda n: _reduce(o_similarities(n, "class_means", True, "matching"), "cv")))
+row("PAPER-unc3")(
+    (
+        lambda n: uniform_duality(data(n)["W"], *_HY(n)),
+        lambda n: _reduce(o_similarities(n, "class_means", True, "matching"), "cv"),
+    )
+)
 
 
 # ------------------------------------------------------------------------------ the tests

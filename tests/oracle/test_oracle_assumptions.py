@@ -22,8 +22,8 @@ ExistenceResult.counts, examples, n_sets, sizes(), method, property (search_assu
                                                       -> test_search_assumption_A_equals_subset_enumeration[...]
 ExistenceResult of search_lemma_B (incl. with_origin) -> test_search_lemma_B_equals_subset_enumeration[...]
 """
+
 import itertools
-import math
 
 import numpy as np
 import pytest
@@ -152,8 +152,13 @@ def test_assumption_B_certificates_equal_independent_checks():
 def test_assumption_B_holds_has_no_certificate():
     res = fc.check_assumption_B(O.full_Z(3, 2), n_c=3)
     assert res.holds and res.sdp_status == "not needed"
-    assert (res.certificate, res.certificate_min_eig, res.certificate_residual, res.certificate_distance,
-            res.analytic_certificate) == (None,) * 5
+    assert (
+        res.certificate,
+        res.certificate_min_eig,
+        res.certificate_residual,
+        res.certificate_distance,
+        res.analytic_certificate,
+    ) == (None,) * 5
 
 
 # ------------------------------------------------------------------------------------- existence

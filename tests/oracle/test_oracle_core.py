@@ -27,6 +27,7 @@ TypeIIPrediction (all 17 fields) -> test_type2_prediction_fields_equal_enumerate
 TypeIIIPrediction (all 18 fields) -> test_type3_prediction_fields_equal_enumerated_configuration
 predict dispatch         -> test_predict_dispatches_to_the_applicable_theorem
 """
+
 import importlib
 import math
 
@@ -158,8 +159,10 @@ def test_tau_precision_mp_equals_independent_bisection():
     assert abs(got - O.mp_tau(3, 6, 2, 9, 0.01)) <= mpmath.mpf(10) ** -35 * got
 
 
-@pytest.mark.parametrize("n_c,L,K,d,lam", [(3, 2, 9, 4, 0.01), (3, 15, 1000, 100, 1e-3), (2, 30, 1, 3, 0.5),
-                                           (4, 3, 20, 2, 1e-9), (3, 20, 3**20, 10, 50.0)])
+@pytest.mark.parametrize(
+    "n_c,L,K,d,lam",
+    [(3, 2, 9, 4, 0.01), (3, 15, 1000, 100, 1e-3), (2, 30, 1, 3, 0.5), (4, 3, 20, 2, 1e-9), (3, 20, 3**20, 10, 50.0)],
+)
 def test_tau_star_equals_mpmath_bisection(host_backend, n_c, L, K, d, lam):
     ref = O.mp_tau_star(n_c, L, K, d, lam)
     assert _rel(fc.tau_star(n_c=n_c, L=L, K=K, d=d, lam=lam, backend=host_backend), ref) <= RTOL
@@ -169,13 +172,20 @@ def test_tau_star_equals_mpmath_bisection(host_backend, n_c, L, K, d, lam):
 MU3 = np.array([6, 3, 2]) / 11.0
 
 
-@pytest.mark.parametrize("mu,n_c,L", [(MU3, 3, 2), (np.array([0.4, 0.3, 0.2, 0.1]), 2, 3), (np.array([0.9, 0.1]), 4, 2)])
+@pytest.mark.parametrize(
+    "mu,n_c,L", [(MU3, 3, 2), (np.array([0.4, 0.3, 0.2, 0.1]), 2, 3), (np.array([0.9, 0.1]), 4, 2)]
+)
 def test_lambda_max_type3_equals_mpmath(mu, n_c, L):
     assert _rel(fc.lambda_max_type3(mu=mu, n_c=n_c, L=L), O.mp_lambda_max(mu, n_c, L)) <= 1e-14
 
 
-T3_CASES = [(MU3, 3, 2, 0.02), (MU3, 3, 2, 0.1), (np.array([0.4, 0.3, 0.2, 0.1]), 2, 3, 0.02),
-            (np.array([0.9, 0.1]), 4, 2, 0.01), (np.array([0.5, 0.5]), 3, 2, 0.05)]
+T3_CASES = [
+    (MU3, 3, 2, 0.02),
+    (MU3, 3, 2, 0.1),
+    (np.array([0.4, 0.3, 0.2, 0.1]), 2, 3, 0.02),
+    (np.array([0.9, 0.1]), 4, 2, 0.01),
+    (np.array([0.5, 0.5]), 3, 2, 0.05),
+]
 
 
 def _t3_point(mu, n_c, L, lam):
@@ -220,7 +230,9 @@ def test_type3_residual_helper_takes_the_max_over_words():
     for pert in ([1e-3, 1e-7, 1e-5], [1e-9, 1e-2, 0.0]):
         r = np.asarray(sol.r) * (1 + np.array(pert))
         c = sol.c * (1 + 3e-6)
-        r7, r8 = type3_mod._residuals(mu[None, :], np.array([n_c]), np.array([L]), np.array([lam]), np.array([c]), r[None, :])
+        r7, r8 = type3_mod._residuals(
+            mu[None, :], np.array([n_c]), np.array([L]), np.array([lam]), np.array([c]), r[None, :]
+        )
         m7, m8 = O.mp_residuals(mu, n_c, L, lam, c, r)
         assert _rel(r7[0], m7) <= 1e-9
         assert _rel(r8[0], m8) <= 1e-9
@@ -271,7 +283,7 @@ def test_type1_prediction_fields_equal_enumerated_configuration():
     sv_U = O.centred_singular_values(U.reshape(K * L, d))
     for sv in (sv_W, sv_U):
         np.testing.assert_allclose(sv[: n_c - 1], p.pca_sigma, rtol=1e-12)
-        assert np.all(sv[n_c - 1:] <= 1e-12 * sv[0])
+        assert np.all(sv[n_c - 1 :] <= 1e-12 * sv[0])
     np.testing.assert_allclose(p.pca_W(), sv_W[: n_c - 1], rtol=1e-12)
     np.testing.assert_allclose(p.pca_U(), sv_U[: n_c - 1], rtol=1e-12)
     assert _rel(p.margin_per_position, _margin_per_position(W, U, Z, s_c, d)) <= 1e-12
@@ -363,6 +375,9 @@ def test_predict_dispatches_to_the_applicable_theorem():
     t_z = fc.Task.full(3, 3, 2, mu=MU3)
     assert fc.predict(t_u, lam=0.01).tau == fc.predict_type1(n_c=3, n_w=6, L=2, K=9, lam=0.01).tau
     assert fc.predict(t_z, lam=0.02).c == fc.predict_type3(mu=MU3, n_c=3, L=2, lam=0.02).c
-    assert fc.predict(t_z, lam=0.01, network="h*", d=4).tau_star == fc.predict_type2(n_c=3, L=2, K=9, d=4, lam=0.01).tau_star
+    assert (
+        fc.predict(t_z, lam=0.01, network="h*", d=4).tau_star
+        == fc.predict_type2(n_c=3, L=2, K=9, d=4, lam=0.01).tau_star
+    )
     with pytest.raises(fc.FCTheoryError):
         fc.predict(fc.Task.random(3, 3, 2, 5, mu=MU3, seed=0), lam=0.01)

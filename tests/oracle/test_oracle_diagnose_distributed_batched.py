@@ -23,6 +23,7 @@ plan_distributed (blocks, speedup, pays, bytes_*) -> test_plan_distributed_field
 train_batched test_loss, epochs_done, measurements -> test_batched_remaining_fields_equal_sequential_twin
 CostEstimate.bytes, tiles vs max_bytes -> test_cost_estimate_bytes_bound_the_allocated_peak[...]
 """
+
 import dataclasses
 import math
 import statistics
@@ -84,7 +85,7 @@ def test_diagnose_risk_and_gradient_fields_equal_enumeration(ln):
         nb = [shown[a * task.s_c + b] for a in range(task.n_c)]
         assert abs(D.W_norm_by_rank[b] - statistics.fmean(nb)) <= 1e-14 * D.W_norm_by_rank[b]
         assert abs(D.W_norm_by_rank_std[b] - statistics.pstdev(nb)) <= 1e-12 * D.W_norm_by_rank_std[b] + 1e-14 * nb[0]
-    us = [U[k, l * d:(l + 1) * d] for k in range(task.K) for l in range(task.L)]
+    us = [U[k, l * d : (l + 1) * d] for k in range(task.K) for l in range(task.L)]
     np.testing.assert_allclose(D.U_norms, np.array([np.linalg.norm(u) for u in us]).reshape(task.K, task.L), rtol=1e-15)
     np.testing.assert_allclose(D.pca_W, O.centred_singular_values(V.T)[:d], rtol=1e-12, atol=1e-13)
     np.testing.assert_allclose(D.pca_U, O.centred_singular_values(np.array(us))[:d], rtol=1e-12, atol=1e-13)
@@ -173,8 +174,9 @@ def test_batched_remaining_fields_equal_sequential_twin():
             if b is None:
                 assert a is None
                 continue
-            np.testing.assert_allclose(np.asarray(a, float), np.asarray(b, float), rtol=1e-11, atol=1e-13,
-                                       err_msg=f.name)
+            np.testing.assert_allclose(
+                np.asarray(a, float), np.asarray(b, float), rtol=1e-11, atol=1e-13, err_msg=f.name
+            )
 
 
 # ------------------------------------------------------------------------------------------ CostEstimate.bytes
@@ -222,9 +224,12 @@ def test_cost_estimate_bytes_bound_the_allocated_peak_of_the_array_api_path(grad
     assert est.bytes <= 6 * peak  # not a vacuous bound
 
 
-@pytest.mark.xfail(strict=True, reason="known issue (docs/testing.md): on the array-API path the state held "
-                   "before the per-class work (tiles of B_A, B_B, the lazily built partial scores) can exceed "
-                   "CostEstimate.bytes by up to ~25% for some task shapes")
+@pytest.mark.xfail(
+    strict=True,
+    reason="known issue (docs/testing.md): on the array-API path the state held "
+    "before the per-class work (tiles of B_A, B_B, the lazily built partial scores) can exceed "
+    "CostEstimate.bytes by up to ~25% for some task shapes",
+)
 def test_cost_estimate_bytes_bound_the_array_api_path_on_a_three_concept_task():
     task = fc.Task.random(3, 3, 5, 60, seed=1)
     d = 4

@@ -27,6 +27,7 @@ CollapseDistance (I, II, III).distance, .frame, .c, .c_prime, .r, .W_star, .U_st
                                    -> test_collapse_distance_fields_are_consistent_and_optimal[...],
                                       test_collapse_distance_zero_at_exact_configurations
 """
+
 import math
 import statistics
 
@@ -156,7 +157,12 @@ def test_equiangularity_variants_equal_pair_loops():
     K = 5
     Mx = rng.standard_normal((K, 6)) + 1e3
     Mc = Mx - Mx.mean(axis=0)
-    cos = [float(Mc[i] @ Mc[j] / np.linalg.norm(Mc[i]) / np.linalg.norm(Mc[j])) for i in range(K) for j in range(K) if i != j]
+    cos = [
+        float(Mc[i] @ Mc[j] / np.linalg.norm(Mc[i]) / np.linalg.norm(Mc[j]))
+        for i in range(K)
+        for j in range(K)
+        if i != j
+    ]
     ma = statistics.fmean(abs(c + 1 / (K - 1)) for c in cos)
     sd = statistics.pstdev(cos)
     assert abs(M.equiangularity(Mx) - ma) <= 1e-9 * ma

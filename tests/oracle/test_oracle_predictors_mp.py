@@ -16,6 +16,7 @@ type1_configuration(c, c_prime, frame)                   -> test_type1_configura
 type2_configuration(c, frame, scale, shift)              -> test_type2_configuration_explicit_constants
 type3_configuration(c, r, frame)                         -> test_type3_configuration_explicit_constants
 """
+
 import math
 
 import mpmath
@@ -32,8 +33,9 @@ def _mprel(a, b):
     return abs(mpmath.mpf(a) - b) / abs(b)
 
 
-@pytest.mark.parametrize("n_c,n_w,L,K,lam", [(3, 6, 2, 9, 0.01), (3, 1200, 15, 1000, 1e-3), (2, 4, 30, 1, 1e-12),
-                                             (4, 8, 3, 64, 0.05)])
+@pytest.mark.parametrize(
+    "n_c,n_w,L,K,lam", [(3, 6, 2, 9, 0.01), (3, 1200, 15, 1000, 1e-3), (2, 4, 30, 1, 1e-12), (4, 8, 3, 64, 0.05)]
+)
 def test_tau_mp_equals_50_digit_bisection(n_c, n_w, L, K, lam):
     t = fc.tau(n_c=n_c, n_w=n_w, L=L, K=K, lam=lam, precision="mp")
     assert isinstance(t, mpmath.mpf)
@@ -56,8 +58,9 @@ def test_tau_mp_just_below_threshold_and_vector():
                 assert _mprel(t, ref) <= mpmath.mpf(10) ** -35
 
 
-@pytest.mark.parametrize("n_c,L,K,d,lam", [(3, 2, 9, 4, 0.01), (3, 15, 1000, 100, 1e-3), (2, 30, 1, 3, 0.5),
-                                           (4, 3, 20, 2, 1e-4)])
+@pytest.mark.parametrize(
+    "n_c,L,K,d,lam", [(3, 2, 9, 4, 0.01), (3, 15, 1000, 100, 1e-3), (2, 30, 1, 3, 0.5), (4, 3, 20, 2, 1e-4)]
+)
 def test_tau_star_mp_equals_50_digit_bisection(n_c, L, K, d, lam):
     t = fc.tau_star(n_c=n_c, L=L, K=K, d=d, lam=lam, precision="mp")
     with mpmath.workdps(50):
@@ -65,8 +68,10 @@ def test_tau_star_mp_equals_50_digit_bisection(n_c, L, K, d, lam):
         assert _mprel(t, ref) <= mpmath.mpf(10) ** -40
 
 
-@pytest.mark.parametrize("mu,n_c,L,lam", [(MU3, 3, 2, 0.02), (np.array([0.4, 0.3, 0.2, 0.1]), 2, 3, 0.05),
-                                          (np.array([0.9, 0.1]), 4, 2, 1e-3)])
+@pytest.mark.parametrize(
+    "mu,n_c,L,lam",
+    [(MU3, 3, 2, 0.02), (np.array([0.4, 0.3, 0.2, 0.1]), 2, 3, 0.05), (np.array([0.9, 0.1]), 4, 2, 1e-3)],
+)
 def test_solve_type3_mp_equals_findroot(mu, n_c, L, lam):
     sol = fc.solve_type3(mu=mu, n_c=n_c, L=L, lam=lam, precision="mp")
     fl = fc.solve_type3(mu=mu, n_c=n_c, L=L, lam=lam)

@@ -20,6 +20,7 @@ MinimizeResult.R, .R0, .grad_norm, .success, .nit, .nfev, .history, .W, .U
                                    -> test_minimize_result_fields_equal_enumeration_at_the_returned_point
 load_weights                       -> test_load_weights_round_trip
 """
+
 import math
 
 import numpy as np

@@ -19,6 +19,7 @@ Measurements.predicted = theory_prediction (Theorems 1, 2, 3, none)   -> test_th
 Measurements.comparison                                              -> test_comparison_rows_pair_observed_with_predicted
 pca_singular_values, concept_cosines                                  -> test_helpers_equal_definitions
 """
+
 import math
 import statistics
 
@@ -50,8 +51,8 @@ def _hand_step(E, U, Xb, yb, lr, lw, lu, ln, eps):
         correct += int(min(range(K), key=lambda k: (-s[k], k)) == yb[i])
         for j in range(K):
             for l in range(L):
-                dU[j, l * d:(l + 1) * d] += g[j] * V[Xb[i, l]] / b
-                dV[Xb[i, l]] += g[j] * U[j, l * d:(l + 1) * d] / b
+                dU[j, l * d : (l + 1) * d] += g[j] * V[Xb[i, l]] / b
+                dV[Xb[i, l]] += g[j] * U[j, l * d : (l + 1) * d] / b
     dE = np.stack([O.phi_jacobian_cs(E[w], eps).T @ dV[w] for w in range(n_w)]) if ln else dV
     return E - lr * (dE + lw * E), U - lr * (dU + lu * U), math.fsum(loss), correct
 
@@ -70,8 +71,23 @@ def _hand_eval(E, U, X, y, ln, eps):
 @pytest.mark.parametrize("ln", [False, True])
 def test_train_history_and_weights_equal_hand_replay(host_backend, ln):
     task = fc.Task.full(2, 2, 2)
-    kw = dict(d=3, layernorm=ln, eps=1e-5, lr=0.5, batch=5, epochs=3, lam_W=1e-2, lam_U=2e-2, seed=4,
-              backend=host_backend, dtype="float64", init_scale=1.0, n_test=2, eval_every=2, measure=False)
+    kw = dict(
+        d=3,
+        layernorm=ln,
+        eps=1e-5,
+        lr=0.5,
+        batch=5,
+        epochs=3,
+        lam_W=1e-2,
+        lam_U=2e-2,
+        seed=4,
+        backend=host_backend,
+        dtype="float64",
+        init_scale=1.0,
+        n_test=2,
+        eval_every=2,
+        measure=False,
+    )
     run = fc.train(task, n_spl=3, **kw)
     data = core.make_data(task, n_spl=3, seed=4, n_test=2)
     E, U = core.init_weights(task, d=3, seed=4, init_scale=1.0)
@@ -80,7 +96,7 @@ def test_train_history_and_weights_equal_hand_replay(host_backend, ln):
         perm = core.epoch_permutation(seed=4, epoch=e, n=N)
         tot, cor = 0.0, 0
         for b0 in range(0, N, 5):
-            rows = perm[b0:b0 + 5]
+            rows = perm[b0 : b0 + 5]
             E, U, ls, c = _hand_step(E, U, data.X_train[rows], data.y_train[rows], 0.5, 1e-2, 2e-2, ln, 1e-5)
             tot += ls
             cor += c
@@ -125,8 +141,10 @@ def test_measurements_fields_equal_definitions(ln):
     eps = 1e-5
     m = meas.measure(task, W, U, layernorm=ln, eps=eps, data=data, distances=False, predict=False)
     E = W.T
-    for X, y, acc, ce in ((data.X_train, data.y_train, m.train_acc, m.train_ce),
-                          (data.X_test, data.y_test, m.test_acc, m.test_ce)):
+    for X, y, acc, ce in (
+        (data.X_train, data.y_train, m.train_acc, m.train_ce),
+        (data.X_test, data.y_test, m.test_acc, m.test_ce),
+    ):
         tl, tc = _hand_eval(E, U, X, y, ln, eps)
         assert acc == tc / X.shape[0]
         assert abs(ce - tl / X.shape[0]) <= 1e-12 * tl / X.shape[0] and ce > 0
@@ -138,7 +156,7 @@ def test_measurements_fields_equal_definitions(ln):
         assert abs(m.W_norm_by_rank[b] - statistics.fmean(nb)) <= 1e-14 * m.W_norm_by_rank[b]
         assert abs(m.W_norm_by_rank_std[b] - statistics.pstdev(nb)) <= 1e-12 * max(m.W_norm_by_rank_std[b], 1e-300)
     d = W.shape[0]
-    us = [U[k, l * d:(l + 1) * d] for k in range(task.K) for l in range(task.L)]
+    us = [U[k, l * d : (l + 1) * d] for k in range(task.K) for l in range(task.L)]
     un = [float(np.linalg.norm(u)) for u in us]
     assert abs(m.U_norm_mean - statistics.fmean(un)) <= 1e-14 * m.U_norm_mean
     assert abs(m.U_norm_std - statistics.pstdev(un)) <= 1e-12 * m.U_norm_std
@@ -150,7 +168,10 @@ def test_measurements_fields_equal_definitions(ln):
     assert abs(m.cos_W_within - cw[0]) <= 1e-13 and abs(m.cos_W_across - cw[1]) <= 1e-13
     assert abs(m.cos_U_within - cu[0]) <= 1e-13 and abs(m.cos_U_across - cu[1]) <= 1e-13
     if ln:
-        assert abs(m.phiW_norm_mean - statistics.fmean(float(np.linalg.norm(V[:, j])) for j in range(task.n_w))) <= 1e-14 * 2
+        assert (
+            abs(m.phiW_norm_mean - statistics.fmean(float(np.linalg.norm(V[:, j])) for j in range(task.n_w)))
+            <= 1e-14 * 2
+        )
     else:
         assert m.phiW_norm_mean is None
 
@@ -172,7 +193,9 @@ def test_theory_prediction_values_equal_mpmath():
     tau = O.mp_tau(3, 6, 2, 9, 0.01)
     assert p["theorem"].startswith("Theorem 1")
     assert abs(p["tau"] - float(tau)) <= 1e-12 * float(tau)
-    assert abs(p["w_norm"] - math.sqrt(float(tau) / 6)) <= 1e-12 and abs(p["u_norm"] - math.sqrt(float(tau) / 18)) <= 1e-12
+    assert (
+        abs(p["w_norm"] - math.sqrt(float(tau) / 6)) <= 1e-12 and abs(p["u_norm"] - math.sqrt(float(tau) / 18)) <= 1e-12
+    )
     np.testing.assert_allclose(p["pca_W"], [math.sqrt(float(tau) / 2)] * 2 + [0.0], rtol=1e-12)
     np.testing.assert_allclose(p["pca_U"], [math.sqrt(float(tau) / 2)] * 2 + [0.0], rtol=1e-12)
     ce = O.mp_H(tau, 3, 6, 2, 9, 0.01) - 0.01 * tau
@@ -206,7 +229,10 @@ def test_theory_prediction_values_equal_mpmath():
     q = meas.theory_prediction(t, d=4, layernorm=False, lam_W=0.01, lam_U=0.02)
     tau = float(O.mp_tau(3, 6, 2, 9, math.sqrt(0.01 * 0.02)))
     assert q["theorem"] == "Theorem 1" and abs(q["tau"] - tau) <= 1e-12 * tau
-    assert abs(q["w_norm"] - 2**0.25 * math.sqrt(tau / 6)) <= 1e-12 and abs(q["u_norm"] - math.sqrt(tau / 18) / 2**0.25) <= 1e-12
+    assert (
+        abs(q["w_norm"] - 2**0.25 * math.sqrt(tau / 6)) <= 1e-12
+        and abs(q["u_norm"] - math.sqrt(tau / 18) / 2**0.25) <= 1e-12
+    )
     assert meas.theory_prediction(t, d=4, layernorm=False, lam_W=0.0, lam_U=0.02) == {}
 
 

@@ -18,6 +18,7 @@ TrainRun.measurements.train_acc/test_acc/train_ce/test_ce at the final weights
 TrainRun.snapshots (epoch, Measurements)              -> test_snapshots_equal_shorter_runs
 TrainRun.history["time"], wall_time                   -> test_summary_equals_the_run_fields
 """
+
 import dataclasses
 import json
 import math
@@ -30,8 +31,9 @@ from tests.oracle import oracles as O
 from fctheory.trainer import core
 
 TASK = fc.Task.full(3, 2, 2, mu=[0.7, 0.3])
-KW = dict(d=4, lr=0.3, batch=4, lam_W=1e-3, lam_U=2e-3, seed=3, backend="numpy", dtype="float64",
-          init_scale=0.5, n_test=2)
+KW = dict(
+    d=4, lr=0.3, batch=4, lam_W=1e-3, lam_U=2e-3, seed=3, backend="numpy", dtype="float64", init_scale=0.5, n_test=2
+)
 
 
 def _plain(v):
@@ -57,8 +59,16 @@ def _eq(a, b):
         return isinstance(b, dict) and a.keys() == b.keys() and all(_eq(a[k], b[k]) for k in a)
     if isinstance(a, list):
         return isinstance(b, list) and len(a) == len(b) and all(_eq(x, y) for x, y in zip(a, b))
-    return type(a) is type(b) and a == b or (isinstance(a, (int, float)) and isinstance(b, (int, float))
-                                              and not isinstance(a, bool) and float(a) == float(b))
+    return (
+        type(a) is type(b)
+        and a == b
+        or (
+            isinstance(a, (int, float))
+            and isinstance(b, (int, float))
+            and not isinstance(a, bool)
+            and float(a) == float(b)
+        )
+    )
 
 
 @pytest.fixture(scope="module")
@@ -130,7 +140,7 @@ def test_run_measurements_equal_hand_evaluation_of_final_weights(ln, run):
     wn = [float(np.linalg.norm(r.W[:, j])) for j in range(TASK.n_w)]
     assert abs(r.measurements.W_norm_mean - math.fsum(wn) / len(wn)) <= 1e-13 * r.measurements.W_norm_mean
     d = KW["d"]
-    un = [float(np.linalg.norm(r.U[k, l * d:(l + 1) * d])) for k in range(TASK.K) for l in range(TASK.L)]
+    un = [float(np.linalg.norm(r.U[k, l * d : (l + 1) * d])) for k in range(TASK.K) for l in range(TASK.L)]
     assert abs(r.measurements.U_norm_mean - math.fsum(un) / len(un)) <= 1e-13 * r.measurements.U_norm_mean
 
 

@@ -23,6 +23,7 @@ CollapsedMinimizer.value, c, rho, sigma_W_sq, W, H, R, trivial -> test_collapsed
 optimal_W, central_path_loss (closed/direct) -> test_optimal_W_and_central_path_loss_equal_hand_formulas
 FirstOrderResponse.F_H, F_W, G, kind; BlockSpectra (all fields) -> test_first_order_response_and_block_spectra_equal_fd_hessian
 """
+
 import math
 
 import mpmath
@@ -58,8 +59,10 @@ def _build_ce_point(opt, K, n, m):
     return W, H
 
 
-@pytest.mark.parametrize("K,n,lw,lh,bias", [(3, 2, 1e-2, 2e-2, False), (4, 3, 1e-3, 5e-3, True), (2, 1, 0.1, 0.2, False),
-                                            (5, 2, 1e-6, 1e-6, False)])
+@pytest.mark.parametrize(
+    "K,n,lw,lh,bias",
+    [(3, 2, 1e-2, 2e-2, False), (4, 3, 1e-3, 5e-3, True), (2, 1, 0.1, 0.2, False), (5, 2, 1e-6, 1e-6, False)],
+)
 def test_ce_optimum_fields_equal_built_point(K, n, lw, lh, bias):
     opt = ufm.ce(K=K, n_spl=n, lam_W=lw, lam_H=lh, bias=bias)
     m = K
@@ -79,7 +82,9 @@ def test_ce_optimum_fields_equal_built_point(K, n, lw, lh, bias):
         q = mpmath.sqrt(mpmath.mpf(n) * lw * lh)
         gap = mpmath.log(1 / q - (K - 1))
         rho = (K - 1) * mpmath.sqrt(n * mpmath.mpf(lh) / lw) * gap
-    assert abs(opt.extras["q"] - float(q)) <= 3e-16 * 8 * float(q) and abs(opt.extras["Kq"] - K * float(q)) <= 3e-15 * K * float(q)
+    assert abs(opt.extras["q"] - float(q)) <= 3e-16 * 8 * float(q) and abs(
+        opt.extras["Kq"] - K * float(q)
+    ) <= 3e-15 * K * float(q)
     assert abs(opt.extras["logit_gap"] - float(gap)) <= 1e-13 * float(gap)
     assert abs(opt.extras["rho"] - float(rho)) <= 1e-13 * float(rho) and opt.extras["rho"] == opt.W_norm_sq
     logits = W @ H[:, ::n]
@@ -89,7 +94,9 @@ def test_ce_optimum_fields_equal_built_point(K, n, lw, lh, bias):
     assert (opt.bias is None) == (not bias) and (not bias or np.array_equal(opt.bias, np.zeros(K)))
 
 
-@pytest.mark.parametrize("K,n,lw,lh,bias", [(3, 2, 1e-2, 2e-2, False), (4, 3, 1e-3, 5e-3, True), (3, 1, 0.05, 0.1, True)])
+@pytest.mark.parametrize(
+    "K,n,lw,lh,bias", [(3, 2, 1e-2, 2e-2, False), (4, 3, 1e-3, 5e-3, True), (3, 1, 0.05, 0.1, True)]
+)
 def test_mse_optimum_fields_equal_built_point(K, n, lw, lh, bias):
     opt = ufm.mse(K=K, n_spl=n, lam_W=lw, lam_H=lh, bias=bias)
     T = _E(K) if bias else np.eye(K)
@@ -121,11 +128,16 @@ def test_ce_mse_trivial_branch():
         opt = fn(K=K, n_spl=n, lam_W=lw, lam_H=lh)
         Z = np.zeros((K, K))
         Hz = np.zeros((K, K * n))
-        val = O.ufm_ce_objective(Z, Hz, None, n, lw, lh) if fn is ufm.ce else O.ufm_mse_objective(Z, Hz, None, n, lw, lh)
+        val = (
+            O.ufm_ce_objective(Z, Hz, None, n, lw, lh) if fn is ufm.ce else O.ufm_mse_objective(Z, Hz, None, n, lw, lh)
+        )
         assert opt.trivial is True and abs(opt.value - val) <= 1e-15 and abs(val - zero_val) <= 1e-15
         assert opt.W_norm_sq == 0 and opt.H_norm_sq == 0 and not opt.W_gram.any()
     opt = ufm.mse(K=K, n_spl=n, lam_W=lw, lam_H=lh, bias=True)
-    assert abs(opt.value - O.ufm_mse_objective(np.zeros((K, K)), np.zeros((K, K * n)), np.full(K, 1 / K), n, lw, lh)) <= 1e-15
+    assert (
+        abs(opt.value - O.ufm_mse_objective(np.zeros((K, K)), np.zeros((K, K * n)), np.full(K, 1 / K), n, lw, lh))
+        <= 1e-15
+    )
     # continuity at K·q = 1 from below
     l1 = 1 / (K * math.sqrt(n)) * (1 - 1e-9)
     assert abs(ufm.ce(K=K, n_spl=n, lam_W=l1, lam_H=l1).value - math.log(K)) <= 1e-7
@@ -140,10 +152,18 @@ def test_max_margin_fields_equal_built_point():
     assert abs(min(margins) - 1) <= 1e-13 and abs(max(margins) - 1) <= 1e-13
     assert abs(opt.value - 0.5 * (np.sum(W * W) + np.sum(H * H))) <= 1e-13 * opt.value
     assert abs(opt.value - (K - 1) * math.sqrt(n)) <= 1e-13 * opt.value
-    assert abs(opt.W_norm_sq - np.sum(W * W)) <= 1e-13 * opt.value and abs(opt.H_norm_sq - np.sum(H * H)) <= 1e-13 * opt.value
-    assert abs(opt.extras["alpha_sq"] - np.sum(W[0] ** 2)) <= 1e-13 and abs(opt.extras["beta_sq"] - np.sum(H[:, 0] ** 2)) <= 1e-13
+    assert (
+        abs(opt.W_norm_sq - np.sum(W * W)) <= 1e-13 * opt.value
+        and abs(opt.H_norm_sq - np.sum(H * H)) <= 1e-13 * opt.value
+    )
+    assert (
+        abs(opt.extras["alpha_sq"] - np.sum(W[0] ** 2)) <= 1e-13
+        and abs(opt.extras["beta_sq"] - np.sum(H[:, 0] ** 2)) <= 1e-13
+    )
     # KKT: the objective cannot decrease along the feasible scaling (W, H) → (sW, H/s)
-    assert all(0.5 * (s * s * np.sum(W * W) + np.sum(H * H) / (s * s)) >= opt.value - 1e-12 for s in (0.9, 0.99, 1.01, 1.1))
+    assert all(
+        0.5 * (s * s * np.sum(W * W) + np.sum(H * H) / (s * s)) >= opt.value - 1e-12 for s in (0.9, 0.99, 1.01, 1.1)
+    )
 
 
 def test_norm_constrained_ce_fields_equal_built_point():
@@ -214,7 +234,9 @@ def test_layernorm_ce_fields_equal_built_point_and_mpmath_root(K, d, lam):
     assert opt.closed_form is True
 
 
-@pytest.mark.parametrize("K,d,lam,bias", [(3, 4, 0.1, False), (3, 3, 0.3, True), (4, 7, 1e-3, False), (4, 4, 2.0, True)])
+@pytest.mark.parametrize(
+    "K,d,lam,bias", [(3, 4, 0.1, False), (3, 3, 0.3, True), (4, 7, 1e-3, False), (4, 4, 2.0, True)]
+)
 def test_layernorm_mse_fields_equal_built_point(K, d, lam, bias):
     opt = ufm.layernorm_mse(K=K, d=d, lam=lam, bias=bias)
     W, X = _ln_point(opt.W_gram, opt.means_gram, K, d, orth=not bias)
@@ -237,8 +259,10 @@ def test_numerical_optimum_value_is_objective_at_its_point():
     val = O.ufm_ce_objective(num.W, num.H, num.b, 2, 1e-2, 2e-2)
     assert abs(num.value - val) <= 1e-13 * val
     assert abs(num.value - min(num.values)) <= 1e-15 * val
-    g = np.sqrt(np.sum(_fd_grad(lambda X: O.ufm_ce_objective(X, num.H, num.b, 2, 1e-2, 2e-2), num.W) ** 2)
-                + np.sum(_fd_grad(lambda X: O.ufm_ce_objective(num.W, X, num.b, 2, 1e-2, 2e-2), num.H) ** 2))
+    g = np.sqrt(
+        np.sum(_fd_grad(lambda X: O.ufm_ce_objective(X, num.H, num.b, 2, 1e-2, 2e-2), num.W) ** 2)
+        + np.sum(_fd_grad(lambda X: O.ufm_ce_objective(num.W, X, num.b, 2, 1e-2, 2e-2), num.H) ** 2)
+    )
     assert abs(num.grad_norm - g) <= 1e-8
     assert abs(num.value - ufm.ce(K=3, n_spl=2, lam_W=1e-2, lam_H=2e-2).value) <= 1e-9
 
@@ -337,10 +361,12 @@ def test_first_order_response_and_block_spectra_equal_fd_hessian():
     bs = P.block_spectra(K=K, n_spl=n, d=d, lam_W=lw, lam_H=lh, beta=beta)
     s = d * n
     intra = np.linalg.svd(F_neu[:s, :s], compute_uv=False)
-    inter = np.linalg.svd(F_neu[:s, s:2 * s], compute_uv=False)
+    inter = np.linalg.svd(F_neu[:s, s : 2 * s], compute_uv=False)
     np.testing.assert_allclose(bs.intra, intra, atol=1e-8)
     np.testing.assert_allclose(bs.inter, inter, atol=1e-8)
     assert abs(bs.sigma_max_intra - intra.max()) <= 1e-8 and abs(bs.sigma_min_intra - intra.min()) <= 1e-8
     assert abs(bs.sigma_max_inter - inter.max()) <= 1e-8
     np.testing.assert_allclose(bs.G_eigenvalues, np.sort(np.linalg.eigvalsh(G))[::-1], atol=1e-8)
-    np.testing.assert_allclose(np.sort(bs.F_exact_eigenvalues), np.sort(np.linalg.eigvalsh(0.5 * (F_exact + F_exact.T))), atol=1e-8)
+    np.testing.assert_allclose(
+        np.sort(bs.F_exact_eigenvalues), np.sort(np.linalg.eigvalsh(0.5 * (F_exact + F_exact.T))), atol=1e-8
+    )

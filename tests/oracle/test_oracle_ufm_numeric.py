@@ -23,6 +23,7 @@ AnchoredSolution.W, H, value, grad_norm, newton_steps             -> test_solve_
 central_path_loss / central_path_gradient / optimal_W vs mpmath   -> test_central_path_equals_mpmath[scale]
 CollapsedMinimizer trivial branch (c > 1, c = 1)                  -> test_collapsed_minimizer_trivial_branch
 """
+
 import math
 
 import mpmath
@@ -39,10 +40,12 @@ def _fd_norm(f, arrays, h=1e-6):
     """‖∇f‖ over all the arrays, by central differences."""
     tot = 0.0
     for i, A in enumerate(arrays):
+
         def fi(X, i=i):
             args = list(arrays)
             args[i] = X
             return f(*args)
+
         tot += float(np.sum(O.central_fd(fi, A, h) ** 2))
     return math.sqrt(tot)
 
@@ -106,13 +109,17 @@ def test_solve_output_ball_fields(K, R, k):
     assert num.value == pytest.approx(min(num.values), rel=1e-15)
 
 
-@pytest.mark.parametrize("loss,K,d,bias", [("ce", 3, 4, False), ("mse", 3, 5, False), ("mse", 3, 4, True),
-                                           ("mse", 3, 2, True), ("ce", 3, 2, False)])
+@pytest.mark.parametrize(
+    "loss,K,d,bias",
+    [("ce", 3, 4, False), ("mse", 3, 5, False), ("mse", 3, 4, True), ("mse", 3, 2, True), ("ce", 3, 2, False)],
+)
 def test_solve_layernorm_fields_equal_hand(loss, K, d, bias):
     n, lam = 2, 0.1
-    N = K * n
-    num = (ufm.solve_layernorm_ce(K=K, n_spl=n, d=d, lam=lam, seed=0) if loss == "ce"
-           else ufm.solve_layernorm_mse(K=K, n_spl=n, d=d, lam=lam, bias=bias, seed=0))
+    num = (
+        ufm.solve_layernorm_ce(K=K, n_spl=n, d=d, lam=lam, seed=0)
+        if loss == "ce"
+        else ufm.solve_layernorm_mse(K=K, n_spl=n, d=d, lam=lam, bias=bias, seed=0)
+    )
     X = num.H
     np.testing.assert_allclose(np.linalg.norm(X, axis=0), math.sqrt(d), rtol=1e-14)  # ‖x_i‖ = √d
     assert np.abs(X.sum(axis=0)).max() <= 1e-13  # 1ᵀx_i = 0
@@ -123,11 +130,14 @@ def test_solve_layernorm_fields_equal_hand(loss, K, d, bias):
     obj = O.ufm_ce_objective if loss == "ce" else O.ufm_mse_objective
     val = obj(num.W, X, num.b, n, lam, 0.0)
     assert abs(num.value - val) <= 1e-13 * val
-    closed = (ufm.layernorm_ce(K=K, d=d, lam=lam) if loss == "ce" else ufm.layernorm_mse(K=K, d=d, lam=lam, bias=bias))
+    closed = ufm.layernorm_ce(K=K, d=d, lam=lam) if loss == "ce" else ufm.layernorm_mse(K=K, d=d, lam=lam, bias=bias)
     if closed.closed_form:
         assert abs(num.value - closed.value) <= 1e-9 * val
     # stationary in (W, G) through φ (the sphere parametrisation), by differences of the hand objective
-    f = lambda W, G: obj(W, O.my_phi(G), None if not bias else (np.kron(np.eye(K), np.ones((1, n))) - W @ O.my_phi(G)).mean(1), n, lam, 0.0)  # noqa
+    def f(W, G):
+        b = None if not bias else (np.kron(np.eye(K), np.ones((1, n))) - W @ O.my_phi(G)).mean(1)
+        return obj(W, O.my_phi(G), b, n, lam, 0.0)
+
     if d == 2:  # the sphere is two points: only W is optimised
         assert _fd_norm(lambda W: f(W, X), [num.W]) <= 1e-7
     else:
@@ -189,7 +199,7 @@ def _hand_grad_L(H, K, lw, lh):
 def _traces(H, K):
     d, N = H.shape
     n = N // K
-    means = [H[:, k * n:(k + 1) * n].mean(axis=1) for k in range(K)]
+    means = [H[:, k * n : (k + 1) * n].mean(axis=1) for k in range(K)]
     g = sum(means) / K
     trW = sum(float(np.sum((H[:, i] - means[i // n]) ** 2)) for i in range(N)) / N
     trB = sum(float(np.sum((m - g) ** 2)) for m in means) / K
@@ -205,8 +215,15 @@ def test_gradient_flow_fields_equal_independent_integration():
     fl = P.gradient_flow(H0, K=K, lam_W=lw, lam_H=lh, t_max=t_max, n_eval=5)
     np.testing.assert_array_equal(fl.t, np.linspace(0, t_max, 5))
     np.testing.assert_array_equal(fl.H[0], H0)
-    sol = solve_ivp(lambda t, x: -N * _hand_grad_L(x.reshape(d, N), K, lw, lh).ravel(), (0, t_max), H0.ravel(),
-                    method="RK45", t_eval=fl.t, rtol=1e-12, atol=1e-14)
+    sol = solve_ivp(
+        lambda t, x: -N * _hand_grad_L(x.reshape(d, N), K, lw, lh).ravel(),
+        (0, t_max),
+        H0.ravel(),
+        method="RK45",
+        t_eval=fl.t,
+        rtol=1e-12,
+        atol=1e-14,
+    )
     ref = sol.y.T.reshape(-1, d, N)
     assert O.rel(fl.H, ref) <= 1e-8
     for i, t in enumerate(fl.t):
@@ -268,7 +285,9 @@ def test_central_path_equals_mpmath(scale):
         Hm = mpmath.matrix(H.tolist())
         Lm, Wm = _mp_L(Hm, K, lw, lh)
         for method in ("closed", "direct"):
-            assert abs(P.central_path_loss(H, K=K, lam_W=lw, lam_H=lh, method=method) - float(Lm)) <= 1e-13 * abs(float(Lm))
+            assert abs(P.central_path_loss(H, K=K, lam_W=lw, lam_H=lh, method=method) - float(Lm)) <= 1e-13 * abs(
+                float(Lm)
+            )
         Wl = P.optimal_W(H, K=K, lam_W=lw)
         Wr = np.array(Wm.tolist(), dtype=float)
         assert O.rel(Wl, Wr) <= 1e-13
@@ -276,10 +295,12 @@ def test_central_path_equals_mpmath(scale):
         Gr = np.zeros_like(H)
         for i in range(d):
             for j in range(K * n):
+
                 def f(x, i=i, j=j):
                     Hx = Hm.copy()
                     Hx[i, j] = x
                     return _mp_L(Hx, K, lw, lh)[0]
+
                 Gr[i, j] = float(mpmath.diff(f, Hm[i, j]))
         assert O.rel(G, Gr) <= 1e-12
 

@@ -1,5 +1,6 @@
 """proofs_check checks the library: pinned tolerances, declared library functions and oracles (the planted
 library bugs: test_library_mutants.py)."""
+
 import ast
 import importlib
 import inspect

@@ -1,4 +1,5 @@
 """The proofs_check runner: table, --only, --json, --list, exit status, self-test, `fctheory check`."""
+
 import json
 
 import pytest
@@ -13,8 +14,15 @@ def test_registry_entries_are_complete_and_unique():
     checks = get_checks()
     assert len(checks) == len(REGISTRY) >= 25
     assert len({c.id for c in checks}) == len(checks)
-    methods = {"symbolic", "symbolic + numeric", "exact enumeration", "numeric enumeration", "Hypothesis", "SDP/convex",
-               "numeric (mpmath)"}
+    methods = {
+        "symbolic",
+        "symbolic + numeric",
+        "exact enumeration",
+        "numeric enumeration",
+        "Hypothesis",
+        "SDP/convex",
+        "numeric (mpmath)",
+    }
     for c in checks:
         assert c.statement and c.mutant and c.method in methods
     assert {c.method for c in checks} >= methods - {"symbolic + numeric", "numeric (mpmath)"}
@@ -32,6 +40,7 @@ def test_quick_is_a_subset():
 @pytest.fixture
 def fake_checks(monkeypatch):
     """Two throw-away checks: one true, one false (so exit codes can be tested in milliseconds)."""
+
     def good(mutant=False, quick=False):
         proofs_check.expect(not mutant, "mutant")
         return "ok"
@@ -110,8 +119,15 @@ def test_self_test_fails_when_a_library_mutant_is_missed(fake_checks, monkeypatc
     and exits 1."""
     import proofs_check.library_mutants as lm
 
-    noop = lm.LibraryMutant("zz-noop", "fctheory.tau", "_log_eta", "np.log(n_c / (n_c - 1))",
-                            "np.log(n_c / (n_c - 1.0))", "an equivalent edit", ("zz-good",))
+    noop = lm.LibraryMutant(
+        "zz-noop",
+        "fctheory.tau",
+        "_log_eta",
+        "np.log(n_c / (n_c - 1))",
+        "np.log(n_c / (n_c - 1.0))",
+        "an equivalent edit",
+        ("zz-good",),
+    )
     monkeypatch.setattr(lm, "MUTANTS", [noop])
     assert main(["--self-test", "--only", "zz-good"]) == 1
     out = capsys.readouterr().out

@@ -1,4 +1,5 @@
 """proofs_check.pins: the pin table covers exactly the registered checks, each pin a plausible count."""
+
 from proofs_check import get_checks
 from proofs_check.pins import ASSERTIONS
 

@@ -3,6 +3,7 @@ Theorem 2, Theorem D).
 
 Tolerances: 1e-12 relative for identities between two exact float64 computations.
 """
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -46,8 +47,9 @@ def test_lemma_R_type2_risk_equals_H_star_of_sqrtKL_c(data):
     d = data.draw(st.integers(n_c, n_c + 3))
     rng = np.random.default_rng(data.draw(st.integers(0, 100)))
     # φ is invariant to positive column scalings and shifts: R* must not see them
-    W, U = type2_configuration(task, d=d, c=c, seed=1, scale=rng.uniform(0.5, 2.0, task.n_w),
-                               shift=rng.normal(size=task.n_w))
+    W, U = type2_configuration(
+        task, d=d, c=c, seed=1, scale=rng.uniform(0.5, 2.0, task.n_w), shift=rng.normal(size=task.n_w)
+    )
     R = evaluate_risk(task, W, U, lam, layernorm=True).R
     Hs = fc.H_star(np.sqrt(task.K * L) * c, n_c=n_c, L=L, K=task.K, d=d, lam=lam)
     assert R == pytest.approx(Hs, rel=1e-12)
@@ -60,8 +62,9 @@ def _rel_grad(task, W, U, lam):
     return gn / (lam * np.sqrt(np.sum(W**2) + np.sum(U**2)))
 
 
-@pytest.mark.parametrize("n_c,s_c,L,lam", [(3, 3, 2, 0.02), (3, 3, 2, 0.1), (2, 4, 3, 0.02), (4, 3, 2, 0.01),
-                                           (3, 4, 3, 0.005)])
+@pytest.mark.parametrize(
+    "n_c,s_c,L,lam", [(3, 3, 2, 0.02), (3, 3, 2, 0.1), (2, 4, 3, 0.02), (4, 3, 2, 0.01), (3, 4, 3, 0.005)]
+)
 def test_theorem_2_type3_point_from_solve_type3_is_critical(n_c, s_c, L, lam):
     task = Task.full(n_c, s_c, L, mu="zipf")
     sol = fc.solve_type3(mu=task.mu, n_c=n_c, L=L, lam=lam)
@@ -131,5 +134,6 @@ def test_lemma_E_averaged_margin_is_theta_r_alignment_over_K(data):
     U -= U.mean(axis=0)
     em = expected_margins(task, W, U)
     theta = task.n_c / (task.n_c - 1) * np.arange(L + 1) / L
-    np.testing.assert_allclose(em.by_distance[1:], theta[1:] * em.alignment / task.K, rtol=1e-10,
-                               atol=1e-12 * np.abs(em.scores).max())
+    np.testing.assert_allclose(
+        em.by_distance[1:], theta[1:] * em.alignment / task.K, rtol=1e-10, atol=1e-12 * np.abs(em.scores).max()
+    )

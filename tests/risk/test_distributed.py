@@ -1,4 +1,5 @@
 """The exact risk split into class blocks over Dask workers equals the single-process engine (1e-12)."""
+
 import numpy as np
 import pytest
 
@@ -17,8 +18,10 @@ U = RNG.standard_normal((TASK.K, TASK.L * D))
 
 @pytest.fixture(scope="module")
 def client():
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None) as c, \
-            distributed.Client(c) as cl:
+    with (
+        distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None) as c,
+        distributed.Client(c) as cl,
+    ):
         yield cl
 
 

@@ -4,6 +4,7 @@ Tolerances: R, R₀ and the gradient agree with the brute-force log-sum-exp refe
 relative (norm-wise for gradients); finite differences to 1e-6 relative (their own truncation
 and rounding error is ~1e-8 at step 1e-5).
 """
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -110,7 +111,10 @@ def test_lemma_S_gradient_matches_central_differences(case):
     for _ in range(2):
         dW = rng.standard_normal(W.shape)
         dU = rng.standard_normal(U.shape)
-        fd = (true_risk(task, W + h * dW, U + h * dU, lam, layernorm=ln) - true_risk(task, W - h * dW, U - h * dU, lam, layernorm=ln)) / (2 * h)
+        fd = (
+            true_risk(task, W + h * dW, U + h * dU, lam, layernorm=ln)
+            - true_risk(task, W - h * dW, U - h * dU, lam, layernorm=ln)
+        ) / (2 * h)
         an = np.sum(gW * dW) + np.sum(gU * dU)
         assert abs(fd - an) <= 1e-6 * (abs(an) + np.sqrt(np.sum(gW**2) + np.sum(gU**2)) * 1e-2 + 1e-8)
 
@@ -151,8 +155,9 @@ def test_tiling_over_both_halves_equals_bruteforce():
     budget = estimate_cost(task, d=5, grad=True).bytes // 4
     est = estimate_cost(task, d=5, grad=True, max_bytes=budget)
     assert est.tiles[0] < 9 and est.tiles[1] < 9  # 9 distinct prefixes and suffixes: really tiled
-    _assert_matches(evaluate_risk(task, W, U, 0.02, grad=True, max_bytes=budget),
-                    true_risk_bruteforce(task, W, U, 0.02, grad=True))
+    _assert_matches(
+        evaluate_risk(task, W, U, 0.02, grad=True, max_bytes=budget), true_risk_bruteforce(task, W, U, 0.02, grad=True)
+    )
 
 
 def test_bigger_task_equals_bruteforce():
@@ -161,8 +166,10 @@ def test_bigger_task_equals_bruteforce():
     W = rng.standard_normal((5, task.n_w))
     U = rng.standard_normal((task.K, 4 * 5))
     for ln in (False, True):
-        _assert_matches(evaluate_risk(task, W, U, 0.02, layernorm=ln, grad=True),
-                        true_risk_bruteforce(task, W, U, 0.02, layernorm=ln, grad=True))
+        _assert_matches(
+            evaluate_risk(task, W, U, 0.02, layernorm=ln, grad=True),
+            true_risk_bruteforce(task, W, U, 0.02, layernorm=ln, grad=True),
+        )
 
 
 def test_single_class_has_zero_cross_entropy():
@@ -215,15 +222,18 @@ def test_estimate_is_computed_without_allocating_and_scales():
     assert a.split == 3 and a.tiles[0] >= 1
 
 
-@pytest.mark.parametrize("kw,match", [
-    (dict(lam=-1.0), "lam"),
-    (dict(backend="torch"), "backend"),
-    (dict(W=np.zeros((2, 5))), "W="),
-    (dict(U=np.zeros((3, 3))), "U="),
-    (dict(W=np.full((2, 4), np.nan)), "finite"),
-    (dict(task="task"), "task"),
-    (dict(max_seconds=0.0), "max_seconds"),
-])
+@pytest.mark.parametrize(
+    "kw,match",
+    [
+        (dict(lam=-1.0), "lam"),
+        (dict(backend="torch"), "backend"),
+        (dict(W=np.zeros((2, 5))), "W="),
+        (dict(U=np.zeros((3, 3))), "U="),
+        (dict(W=np.full((2, 4), np.nan)), "finite"),
+        (dict(task="task"), "task"),
+        (dict(max_seconds=0.0), "max_seconds"),
+    ],
+)
 def test_invalid_input_raises_project_error(kw, match):
     args = dict(task=Task.full(2, 2, 2), W=np.ones((2, 4)), U=np.ones((4, 4)), lam=0.1)
     args.update(kw)

@@ -3,6 +3,7 @@
 Risk to 1e-9 (absolute), norms to 1e-6, ‖∇R‖ ≤ 1e-10, and balancedness WWᵀ = ÛÛᵀ at the
 critical points it finds (from (161)–(164): ∇_W R·Wᵀ = ∇_Û R·Ûᵀ + λ(WWᵀ − ÛÛᵀ)).
 """
+
 import numpy as np
 import pytest
 

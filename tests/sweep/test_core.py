@@ -1,4 +1,5 @@
 """fctheory.sweep: specs, resumable Parquet tables, local vs Dask executors, batching, plots, CLI."""
+
 import os
 import signal
 import subprocess
@@ -16,27 +17,44 @@ pd = pytest.importorskip("pandas")
 pytest.importorskip("pyarrow")
 distributed = pytest.importorskip("distributed")
 
-TRAIN_FIXED = dict(n_c=3, s_c=3, L=3, K=8, n_spl=4, d=4, epochs=3, batch=6, dtype="float64", backend="numpy",
-                   init_scale=0.5, n_test=2)
+TRAIN_FIXED = dict(
+    n_c=3, s_c=3, L=3, K=8, n_spl=4, d=4, epochs=3, batch=6, dtype="float64", backend="numpy", init_scale=0.5, n_test=2
+)
 VOLATILE = ["wall_time", "batch_size"]
 
 
 @pytest.fixture(scope="module")
 def client():
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None) as c, \
-            distributed.Client(c) as cl:
+    with (
+        distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None) as c,
+        distributed.Client(c) as cl,
+    ):
         yield cl
 
 
 def _train_spec(out, **kw):
-    return {"target": "train", "output": str(out), "workers": 1, "fixed": dict(TRAIN_FIXED),
-            "grid": {"lam": [1e-3, 1e-2]}, "seeds": [0, 1, 2], **kw}
+    return {
+        "target": "train",
+        "output": str(out),
+        "workers": 1,
+        "fixed": dict(TRAIN_FIXED),
+        "grid": {"lam": [1e-3, 1e-2]},
+        "seeds": [0, 1, 2],
+        **kw,
+    }
 
 
 def test_predictor_sweep_values_equal_direct_calls(tmp_path):
     lam = [1e-3, 1e-2, 1e-1]
-    t = fc.sweep({"target": "tau", "workers": 1, "output": str(tmp_path / "t"),
-                  "fixed": {"n_c": 3, "s_c": 5, "L": 3}, "grid": {"lam": lam, "K": [4, 27]}})
+    t = fc.sweep(
+        {
+            "target": "tau",
+            "workers": 1,
+            "output": str(tmp_path / "t"),
+            "fixed": {"n_c": 3, "s_c": 5, "L": 3},
+            "grid": {"lam": lam, "K": [4, 27]},
+        }
+    )
     assert t.attrs["complete"] and len(t) == 6 and (t["status"] == "ok").all()
     for _, row in t.iterrows():  # n_w defaults to n_c·s_c
         assert row["value"] == fc.tau(n_c=3, n_w=15, L=3, K=int(row["K"]), lam=row["lam"])
@@ -44,8 +62,15 @@ def test_predictor_sweep_values_equal_direct_calls(tmp_path):
 
 
 def test_failing_points_are_recorded_not_raised(tmp_path):
-    t = fc.sweep({"target": "predict_type3", "workers": 1, "output": str(tmp_path / "t3"),
-                  "fixed": {"n_c": 3, "s_c": 4, "L": 2, "zipf": 1.0}, "grid": {"lam": [0.01, 5.0]}})
+    t = fc.sweep(
+        {
+            "target": "predict_type3",
+            "workers": 1,
+            "output": str(tmp_path / "t3"),
+            "fixed": {"n_c": 3, "s_c": 4, "L": 2, "zipf": 1.0},
+            "grid": {"lam": [0.01, 5.0]},
+        }
+    )
     assert list(t["status"]) == ["ok", "error"]
     assert "lambda_max" in t["error"].iloc[1]
 
@@ -93,16 +118,19 @@ def test_interrupted_sweep_resumes_with_only_the_missing_points(tmp_path):
 @pytest.mark.slow  # two fresh interpreters (~12 s); the in-process interruption test above is the fast one
 def test_killed_sweep_reruns_only_unfinished_points(tmp_path):
     """A real SIGKILL midway: points already flushed to part files are not run again."""
-    (tmp_path / "slowmod.py").write_text(textwrap.dedent("""
+    (tmp_path / "slowmod.py").write_text(
+        textwrap.dedent("""
         import os, time
         def slow(x, log):
             with open(log, "a") as f:
                 f.write(f"{x}\\n")
             time.sleep(0.15)
             return {"y": 2 * x}
-    """))
+    """)
+    )
     log = tmp_path / "calls.txt"
-    (tmp_path / "spec.toml").write_text(textwrap.dedent(f"""
+    (tmp_path / "spec.toml").write_text(
+        textwrap.dedent(f"""
         target = "slowmod:slow"
         output = "out"
         workers = 1
@@ -111,7 +139,8 @@ def test_killed_sweep_reruns_only_unfinished_points(tmp_path):
         log = "{log}"
         [grid]
         x = {list(range(16))}
-    """))
+    """)
+    )
     env = {**os.environ, "PYTHONPATH": f"{tmp_path}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
     cmd = [sys.executable, "-m", "fctheory", "sweep", str(tmp_path / "spec.toml"), "--no-progress"]
     proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)

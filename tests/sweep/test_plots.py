@@ -1,4 +1,5 @@
 """fctheory.sweep.plots: phase-diagram and collapse plots are written; an unknown kind is refused."""
+
 import os
 
 import pytest
@@ -12,8 +13,14 @@ pytest.importorskip("pyarrow")
 
 
 def test_phase_diagram_plots_are_written(tmp_path):
-    t = fc.sweep({"target": "tau", "workers": 1, "fixed": {"n_c": 3, "s_c": 4, "L": 3},
-                  "grid": {"lam": [1e-3, 1e-2, 1e-1, 1.0], "K": [2, 9, 27]}})
+    t = fc.sweep(
+        {
+            "target": "tau",
+            "workers": 1,
+            "fixed": {"n_c": 3, "s_c": 4, "L": 3},
+            "grid": {"lam": [1e-3, 1e-2, 1e-1, 1.0], "K": [2, 9, 27]},
+        }
+    )
     assert os.path.getsize(plot(t, str(tmp_path / "tau.png"))) > 5000
     spec = _train_spec(tmp_path / "c", grid={"n_spl": [2, 4], "layernorm": [False, True]}, seeds=[0])
     del spec["fixed"]["n_spl"]

@@ -1,5 +1,6 @@
 """fctheory.testing.assertions: the assertion helpers pass on the theorems' optima and fail (TheoryAssertionError,
 an AssertionError) on perturbed points, wrong constants, wrong gradients and scale-dependent metrics."""
+
 import math
 
 import mpmath
@@ -20,12 +21,18 @@ from fctheory.testing import (
     labels_and_features,
 )
 
-FEW = settings(max_examples=15, derandomize=True, deadline=None, database=None,
-               suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+FEW = settings(
+    max_examples=15,
+    derandomize=True,
+    deadline=None,
+    database=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
 
 
-@pytest.mark.parametrize("kind,check", [("type1", assert_type1_optimal), ("type2", assert_type2_optimal),
-                                        ("type3", assert_type3_optimal)])
+@pytest.mark.parametrize(
+    "kind,check", [("type1", assert_type1_optimal), ("type2", assert_type2_optimal), ("type3", assert_type3_optimal)]
+)
 def test_assertions_reject_wrong_constants_and_perturbations(kind, check):
     task = fc.Task.full(n_c=3, s_c=2, L=2, mu="uniform" if kind == "type1" else "zipf")
     lam = 0.01
@@ -81,8 +88,9 @@ def test_nc1_is_scale_invariant(Hy):
     lo, hi = np.log10(np.abs(H[H != 0]).min()), np.log10(np.abs(H).max())
     scales = [10.0**e for e in (-300, -100, 0, 100, 300) if hi + e < 307 and lo + e > -300]
     # exact collapse gives NC1 at rounding level (~1e-16): compared absolutely there
-    assert_scale_invariant(lambda M: fc.metrics.nc1(M, y, variant="trace_ratio"), H, scales=scales, rtol=1e-12,
-                           atol=1e-20)
+    assert_scale_invariant(
+        lambda M: fc.metrics.nc1(M, y, variant="trace_ratio"), H, scales=scales, rtol=1e-12, atol=1e-20
+    )
 
 
 def test_assert_scale_invariant_catches_a_scale_dependent_metric():

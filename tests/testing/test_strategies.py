@@ -4,6 +4,7 @@ Every strategy must draw only valid input; every assertion helper must pass on t
 fail (TheoryAssertionError, an AssertionError) on perturbed points; and a user's property test written
 only against fctheory.testing finds a planted bug in a toy predictor (the example of docs/testing-api.md).
 """
+
 import math
 
 import mpmath
@@ -27,8 +28,13 @@ from fctheory.testing import (
     word_distributions,
 )
 
-FEW = settings(max_examples=15, derandomize=True, deadline=None, database=None,
-               suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+FEW = settings(
+    max_examples=15,
+    derandomize=True,
+    deadline=None,
+    database=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
 SMALL = dict(max_K=27, max_n_c=3, max_L=3, max_s_c=2)  # enumeration of the true risk stays ~ms
 
 
@@ -64,8 +70,19 @@ def test_tasks_refuses_an_impossible_full_request():
         tasks(full=True, n_c=3, L=4, max_K=27)
 
 
-@pytest.mark.parametrize("name", ["tau", "predict_type1", "lambda_trivial", "tau_star", "predict_type2",
-                                  "solve_type3", "predict_type3", "lambda_max_type3"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "tau",
+        "predict_type1",
+        "lambda_trivial",
+        "tau_star",
+        "predict_type2",
+        "solve_type3",
+        "predict_type3",
+        "lambda_max_type3",
+    ],
+)
 @pytest.mark.parametrize("domain", ["valid", "precision", "moderate"])
 def test_predictor_params_are_accepted_and_give_finite_values(name, domain):
     fn = getattr(fc, name)
@@ -74,8 +91,11 @@ def test_predictor_params_are_accepted_and_give_finite_values(name, domain):
     @given(predictor_params(name, domain=domain))
     def prop(p):
         out = fn(**p)
-        for v in ([out] if np.ndim(out) == 0 and not hasattr(out, "__dataclass_fields__") else
-                  [getattr(out, k) for k in ("c", "r", "risk", "tau", "tau_star") if hasattr(out, k)]):
+        for v in (
+            [out]
+            if np.ndim(out) == 0 and not hasattr(out, "__dataclass_fields__")
+            else [getattr(out, k) for k in ("c", "r", "risk", "tau", "tau_star") if hasattr(out, k)]
+        ):
             assert np.all(np.isfinite(np.asarray(v, dtype=float))), (p, v)
 
     prop()
@@ -112,16 +132,19 @@ def test_type3_residuals_of_7_and_8_public_strategy(p):
     n_c, L, lam, mu = p["n_c"], p["L"], p["lam"], p["mu"]
     with mpmath.workdps(40):
         c, kap = mpmath.mpf(float(sol.c)), mpmath.mpf(n_c) / (n_c - 1)
-        lhs7 = [(mpmath.mpf(lam) / L) * (mpmath.mpf(float(r)) / c) * (n_c - 1 + mpmath.exp(kap * c * float(r)))
-                for r in sol.r]
+        lhs7 = [
+            (mpmath.mpf(lam) / L) * (mpmath.mpf(float(r)) / c) * (n_c - 1 + mpmath.exp(kap * c * float(r)))
+            for r in sol.r
+        ]
         assert_close_mp(lhs7, [mpmath.mpf(float(m)) for m in mu], digits=12)
         lhs8 = sum((mpmath.mpf(float(r)) / c) ** 2 for r in sol.r)
         assert_close_mp(lhs8, L * mpmath.mpf(n_c) ** (L - 1), digits=12)
 
 
 @settings(FEW, max_examples=8)
-@given(tasks(max_K=9, max_n_c=3, max_L=2, max_s_c=2).flatmap(
-    lambda t: st.tuples(st.just(t), weights(t, 2))), st.booleans())
+@given(
+    tasks(max_K=9, max_n_c=3, max_L=2, max_s_c=2).flatmap(lambda t: st.tuples(st.just(t), weights(t, 2))), st.booleans()
+)
 def test_true_risk_grad_matches_central_differences(tw, layernorm):
     task, (W, U) = tw
     lam = 0.01
@@ -140,8 +163,9 @@ def test_true_risk_grad_matches_central_differences(tw, layernorm):
 
 # ------------------------------------------------------------------- assertion helpers on the optima
 @FEW
-@given(tasks(full=True, mu="uniform", max_K=27).flatmap(
-    lambda t: st.tuples(st.just(t), configurations(t, kind="type1"))))
+@given(
+    tasks(full=True, mu="uniform", max_K=27).flatmap(lambda t: st.tuples(st.just(t), configurations(t, kind="type1")))
+)
 def test_type1_configurations_are_theorem1_optima(tc):
     task, (W, U, lam) = tc
     assert_type1_optimal(task, W, U, lam)
@@ -155,8 +179,7 @@ def test_type2_configurations_are_theorem3_optima(tc):
 
 
 @FEW
-@given(tasks(full=True, max_K=27, mu="zipf").flatmap(
-    lambda t: st.tuples(st.just(t), configurations(t, kind="type3"))))
+@given(tasks(full=True, max_K=27, mu="zipf").flatmap(lambda t: st.tuples(st.just(t), configurations(t, kind="type3"))))
 def test_type3_configurations_are_theorem2_points(tc):
     task, (W, U, lam) = tc
     assert_type3_optimal(task, W, U, lam)
@@ -208,7 +231,9 @@ def test_user_property_finds_the_planted_bug():
     with pytest.raises(AssertionError):
         user_property(lambda **p: my_tau(**p, bug=True))()
     # the minimal falsifying example Hypothesis reports: the bug needs n_c ≥ 3
-    bad = find(predictor_params("tau", domain="moderate"),
-               lambda p: not math.isclose(my_tau(**p, bug=True), fc.tau(**p), rel_tol=1e-7),
-               settings=settings(max_examples=200, derandomize=True, database=None))
+    bad = find(
+        predictor_params("tau", domain="moderate"),
+        lambda p: not math.isclose(my_tau(**p, bug=True), fc.tau(**p), rel_tol=1e-7),
+        settings=settings(max_examples=200, derandomize=True, database=None),
+    )
     assert bad["n_c"] == 3

@@ -1,4 +1,5 @@
 """Batched training: every run of a batch equals its sequential twin fctheory.train."""
+
 import numpy as np
 import pytest
 
@@ -19,12 +20,32 @@ def _rel(a, b):
 
 @pytest.mark.parametrize("layernorm", [False, True])
 def test_each_run_equals_its_sequential_twin(host_backend, layernorm):
-    runs = train_batched(TASK, n_spl=6, seed=SEEDS, lr=LRS, lam_W=LWS, lam_U=LUS, backend=host_backend,
-                         layernorm=layernorm, measure=False, **KW)
+    runs = train_batched(
+        TASK,
+        n_spl=6,
+        seed=SEEDS,
+        lr=LRS,
+        lam_W=LWS,
+        lam_U=LUS,
+        backend=host_backend,
+        layernorm=layernorm,
+        measure=False,
+        **KW,
+    )
     assert len(runs) == 4
     for r, (s, lr, lw, lu) in enumerate(zip(SEEDS, LRS, LWS, LUS)):
-        twin = fc.train(TASK, n_spl=6, seed=s, lr=lr, lam_W=lw, lam_U=lu, backend=host_backend, layernorm=layernorm,
-                        measure=False, **KW)
+        twin = fc.train(
+            TASK,
+            n_spl=6,
+            seed=s,
+            lr=lr,
+            lam_W=lw,
+            lam_U=lu,
+            backend=host_backend,
+            layernorm=layernorm,
+            measure=False,
+            **KW,
+        )
         assert _rel(runs[r].W, twin.W) <= 1e-12
         assert _rel(runs[r].U, twin.U) <= 1e-12
         for key in ("loss", "train_acc"):
@@ -41,14 +62,23 @@ def test_measurements_match_the_twin():
 
 
 def test_a_diverging_run_is_reported_and_the_others_continue():
-    runs = train_batched(TASK, n_spl=6, seed=[0, 1], lr=[0.1, 1e6], backend="numpy", errors="return", measure=False,
-                         **{**KW, "init_scale": 50.0})
+    runs = train_batched(
+        TASK,
+        n_spl=6,
+        seed=[0, 1],
+        lr=[0.1, 1e6],
+        backend="numpy",
+        errors="return",
+        measure=False,
+        **{**KW, "init_scale": 50.0},
+    )
     assert isinstance(runs[1], fc.FCTheoryError) and "diverged" in str(runs[1])
     twin = fc.train(TASK, n_spl=6, seed=0, lr=0.1, backend="numpy", measure=False, **{**KW, "init_scale": 50.0})
     assert _rel(runs[0].W, twin.W) <= 1e-12
     with pytest.raises(fc.FCTheoryError, match="lr="):
-        train_batched(TASK, n_spl=6, seed=[0, 1], lr=[0.1, 1e6], backend="numpy", measure=False,
-                      **{**KW, "init_scale": 50.0})
+        train_batched(
+            TASK, n_spl=6, seed=[0, 1], lr=[0.1, 1e6], backend="numpy", measure=False, **{**KW, "init_scale": 50.0}
+        )
 
 
 def test_per_run_lengths_must_agree():

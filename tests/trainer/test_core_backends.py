@@ -3,6 +3,7 @@
 The numba kernels do the same arithmetic as the readable NumPy step (the requirement "numba and NumPy
 agree to 1e-10 in float64 after 100 steps"); float32 runs agree to float32 rounding (1e-4).
 """
+
 import numpy as np
 import pytest
 

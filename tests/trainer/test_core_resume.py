@@ -1,4 +1,5 @@
 """Checkpoints: atomic writes, resume bitwise identical to an uninterrupted run, Ctrl-C, tqdm."""
+
 import os
 import signal
 

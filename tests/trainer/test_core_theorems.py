@@ -6,6 +6,7 @@ Full tiny tasks (K = n_c^L): the training set is the whole support of D, each se
 type I (Thm 1: ‖w‖ = √(τ/n_w), ‖u‖ = √(τ/KL)), type III (Thm 2: ‖w_(α,β)‖ = r_β, ‖u‖ = c), type II
 (Thm 3: ‖φ(w)‖ = √d, ‖u‖ = τ*/√(KL)). Tolerance 1e-9 relative (observed ~1e-14).
 """
+
 import itertools
 
 import numpy as np
@@ -27,8 +28,18 @@ def _support(task):
 
 def _gradient_descent(task, d, steps, *, lr, lam_W, lam_U, layernorm=False, backend="numba"):
     X, y = _support(task)
-    cfg = TrainConfig(n_spl=1, d=d, lr=lr, batch=len(X), lam_W=lam_W, lam_U=lam_U, layernorm=layernorm,
-                      eps=0.0, dtype="float64", backend=backend)
+    cfg = TrainConfig(
+        n_spl=1,
+        d=d,
+        lr=lr,
+        batch=len(X),
+        lam_W=lam_W,
+        lam_U=lam_U,
+        layernorm=layernorm,
+        eps=0.0,
+        dtype="float64",
+        backend=backend,
+    )
     E0, U0 = init_weights(task, d=d, seed=0, init_scale=0.3)
     eng = ENGINES[backend](E0, U0, TrainData(X, y, X[:0], y[:0]), cfg)
     perm = np.arange(len(X))

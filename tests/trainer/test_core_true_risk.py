@@ -6,6 +6,7 @@ Tiny tasks with μ = (3/4, 1/4): every sentence x of class k is put in the train
 step with lr = 1 then moves the weights by exactly the gradient of R (Lemma S). Compared with our
 own enumeration and with the exact-risk engine ``fctheory.risk`` (tolerance 1e-11 relative).
 """
+
 import itertools
 
 import numpy as np
@@ -45,8 +46,19 @@ def _own_true_risk(task, W, U, layernorm, eps):
 
 
 def _engine(task, backend, X, y, E, U, layernorm, eps, lam_W, lam_U):
-    cfg = TrainConfig(n_spl=1, d=E.shape[1], layernorm=layernorm, eps=eps, lr=1.0, batch=X.shape[0],
-                      epochs=1, lam_W=lam_W, lam_U=lam_U, backend=backend, dtype="float64")
+    cfg = TrainConfig(
+        n_spl=1,
+        d=E.shape[1],
+        layernorm=layernorm,
+        eps=eps,
+        lr=1.0,
+        batch=X.shape[0],
+        epochs=1,
+        lam_W=lam_W,
+        lam_U=lam_U,
+        backend=backend,
+        dtype="float64",
+    )
     data = TrainData(X, y, X[:0], y[:0])
     return ENGINES[backend](E, U, data, cfg)
 
@@ -71,7 +83,9 @@ def test_enumerated_empirical_risk_equals_true_risk_eq5_eq10(host_backend, n_c, 
     R0 = _own_true_risk(task, W, U, layernorm, eps)
     assert loss_sum / X.shape[0] == pytest.approx(R0, rel=1e-12)
     risk = pytest.importorskip("fctheory.risk")
-    assert loss_sum / X.shape[0] == pytest.approx(risk.unregularized_risk(task, W, U, layernorm=layernorm, eps=eps), rel=1e-11)
+    assert loss_sum / X.shape[0] == pytest.approx(
+        risk.unregularized_risk(task, W, U, layernorm=layernorm, eps=eps), rel=1e-11
+    )
 
 
 @pytest.mark.parametrize("n_c,s_c,L,Z,d,layernorm,eps", CASES)

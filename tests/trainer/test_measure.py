@@ -1,4 +1,5 @@
 """Measurements on exact collapse configurations equal the values the theory assigns them."""
+
 import numpy as np
 import pytest
 

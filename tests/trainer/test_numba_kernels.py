@@ -1,5 +1,6 @@
 """fctheory.trainer._numba_kernels: the compiled epochs do the same arithmetic as the readable NumPy step
 (the numba and NumPy trainers agree to 1e-10 in float64 after 100 steps, and in float32)."""
+
 import numpy as np
 import pytest
 

@@ -1,4 +1,5 @@
 """Presets and the command line: every --quick preset reaches 100% training accuracy."""
+
 import json
 
 import numpy as np
@@ -13,7 +14,16 @@ def test_full_presets_match_the_notebooks():
     for name in ("fig3", "fig4a", "fig4b", "fig4c"):
         p = get_preset(name)
         assert (p.n_c, p.s_c, p.L, p.K, p.d, p.lr, p.batch, p.lam_U, p.init_scale) == (
-            3, 400, 15, 1000, 100, 0.1, 100, 1e-3, 1e-3)
+            3,
+            400,
+            15,
+            1000,
+            100,
+            0.1,
+            100,
+            1e-3,
+            1e-3,
+        )
     assert [get_preset(n).epochs for n in ("fig3", "fig4a", "fig4b", "fig4c")] == [1200, 10, 3000, 500]
     assert [get_preset(n).n_spl for n in ("fig3", "fig4a", "fig4b", "fig4c")] == [5, 500, 5, 5]
     assert get_preset("fig4c").layernorm and get_preset("fig4c").lam_W == 0

@@ -4,6 +4,7 @@ Loss: mean cross-entropy of h (eq. (2) without the penalty) or h* (eq. (3)), ove
 Central differences with step 1e-6 in float64 have error O(1e-10) here; tolerance 1e-7 absolute
 plus 1e-6 relative.
 """
+
 import numpy as np
 import pytest
 from hypothesis import given, settings

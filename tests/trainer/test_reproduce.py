@@ -1,5 +1,6 @@
 """fctheory.trainer.reproduce: the reproduce report (quick runs, existing checkpoints only) and the acceptance
 thresholds of the paper's figures."""
+
 import json
 
 import numpy as np
@@ -28,8 +29,9 @@ def test_reproduce_no_train_reports_existing_checkpoints_only(tmp_path, capsys):
     kw["epochs"] = 3  # a partial run of the quick preset
     train(p.task(), n_spl=p.n_spl, d=p.d, **kw, checkpoint=tmp_path / "fig4c-quick.ckpt.npz", measure=False)
     kw["epochs"] = p.epochs
-    assert main(["reproduce", "--quick", "--no-train", "--json", "--out", str(tmp_path), "--presets",
-                 "fig3,fig4c"]) == 0
+    assert (
+        main(["reproduce", "--quick", "--no-train", "--json", "--out", str(tmp_path), "--presets", "fig3,fig4c"]) == 0
+    )
     res = json.loads(capsys.readouterr().out)["results"]
     assert list(res["acceptance"]) == ["fig4c"]
     assert res["acceptance"]["fig4c"]["training completed all epochs"] is False

@@ -1,4 +1,5 @@
 """Max-margin (15), norm-constrained CE (34) and the output-ball problem (12): closed forms vs solvers."""
+
 import numpy as np
 import pytest
 from hypothesis import given, settings

@@ -1,5 +1,6 @@
 """LayerNorm-constrained UFM (Súkeník et al. GUFM (8), Lemma 4.2): closed forms vs L-BFGS on the
 sphere, and the dimension conditions (d ≥ K for CE and MSE+bias, d ≥ K+1 for bias-free MSE)."""
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -51,7 +52,7 @@ def test_mse_with_unregularised_bias_matches_lbfgs(Kd, lam):
     num = ufm.solve_layernorm_mse(K=K, n_spl=1, d=d, lam=lam, bias=True, n_starts=2, seed=0)
     assert num.value == pytest.approx(closed.value, rel=1e-9)
     np.testing.assert_allclose(num.b, 1.0 / K, atol=1e-5)
-    
+
 
 @pytest.mark.parametrize("K,lam", [(3, 0.05), (4, 0.1)])
 def test_bias_free_mse_at_d_equal_K_is_not_the_closed_form(K, lam):

@@ -1,5 +1,6 @@
 """The perturbation paper's anchored UFM (Eq. 2): Theorem 2.1, central path (App. A, Eq. 7),
 Corollary 2.2, Theorem 3.1 (flow), Theorem 4.1 (first-order response), Theorem 4.2 (block spectra)."""
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -38,7 +39,10 @@ def test_eq7_gradient_matches_central_differences(pr, lw, lh):
     E = rng.standard_normal(H.shape)
     g = P.central_path_gradient(H, K=K, lam_W=lw, lam_H=lh)
     h = 1e-5
-    fd = (P.central_path_loss(H + h * E, K=K, lam_W=lw, lam_H=lh) - P.central_path_loss(H - h * E, K=K, lam_W=lw, lam_H=lh)) / (2 * h)
+    fd = (
+        P.central_path_loss(H + h * E, K=K, lam_W=lw, lam_H=lh)
+        - P.central_path_loss(H - h * E, K=K, lam_W=lw, lam_H=lh)
+    ) / (2 * h)
     assert np.sum(g * E) == pytest.approx(fd, rel=1e-6, abs=1e-9)
     # and ∇L equals ∇_H f at W = W*(H) (envelope theorem)
     W = P.optimal_W(H, K=K, lam_W=lw)
@@ -122,8 +126,14 @@ def test_eq5_neumann_map_differs_from_exact_by_order_beta_minus_2():
 
 
 @settings(max_examples=15)
-@given(st.integers(2, 4), st.integers(1, 3), st.integers(1, 3), st.floats(0.1, 3.0), st.floats(0.05, 0.9),
-       st.floats(1.0, 200.0))
+@given(
+    st.integers(2, 4),
+    st.integers(1, 3),
+    st.integers(1, 3),
+    st.floats(0.1, 3.0),
+    st.floats(0.05, 0.9),
+    st.floats(1.0, 200.0),
+)
 def test_theorem42_block_spectra_match_svd_of_assembled_blocks(K, n, extra, lw, cfrac, beta):
     d = K + extra
     lh = (cfrac / np.sqrt(lw)) ** 2  # c = √(λ_Hλ_W) = cfrac < 1
@@ -138,8 +148,9 @@ def test_theorem42_block_spectra_match_svd_of_assembled_blocks(K, n, extra, lw, 
                 np.testing.assert_allclose(np.linalg.svd(B[k, kk], compute_uv=False), bs.inter, atol=1e-10)
     np.testing.assert_allclose(np.sort(np.linalg.eigvalsh(resp.G))[::-1], bs.G_eigenvalues, atol=1e-10)
     exact = P.first_order_response(cm.W, cm.H, K=K, lam_W=lw, lam_H=lh, beta=beta).F_H
-    np.testing.assert_allclose(np.sort(np.linalg.eigvalsh(0.5 * (exact + exact.T)))[::-1],
-                               np.sort(bs.F_exact_eigenvalues)[::-1], atol=1e-10)
+    np.testing.assert_allclose(
+        np.sort(np.linalg.eigvalsh(0.5 * (exact + exact.T)))[::-1], np.sort(bs.F_exact_eigenvalues)[::-1], atol=1e-10
+    )
 
 
 def test_theorem31_nc1_decreases_along_the_flow():

@@ -1,4 +1,5 @@
 """Regularised CE / MSE UFM (review eqs. (21), (28)): closed forms vs L-BFGS and cvxpy."""
+
 import numpy as np
 import pytest
 from hypothesis import assume, given, settings
@@ -95,7 +96,9 @@ def test_threshold_Kq_equal_one_branches_agree():
         below = lam * (1 - eps)
         assert ufm.ce(K=K, n_spl=n, lam_W=below, lam_H=below).value == pytest.approx(np.log(K), rel=1e-5)
         assert ufm.mse(K=K, n_spl=n, lam_W=below, lam_H=below).value == pytest.approx(0.5, rel=1e-5)
-        assert ufm.mse(K=K, n_spl=n, lam_W=below, lam_H=below, bias=True).value == pytest.approx((K - 1) / (2 * K), rel=1e-5)
+        assert ufm.mse(K=K, n_spl=n, lam_W=below, lam_H=below, bias=True).value == pytest.approx(
+            (K - 1) / (2 * K), rel=1e-5
+        )
     assert ufm.ce(K=K, n_spl=n, lam_W=lam, lam_H=lam).trivial and ufm.mse(K=K, n_spl=n, lam_W=lam, lam_H=lam).trivial
 
 
@@ -154,4 +157,6 @@ def test_bias_free_mse_closed_form_needs_m_at_least_K():
     closed = ufm.mse(K=K, n_spl=n, lam_W=lw, lam_H=lh)
     low = ufm.solve_mse(K=K, n_spl=n, d=K - 1, lam_W=lw, lam_H=lh, n_starts=3, seed=0)
     assert low.value > closed.value + 1e-3
-    assert ufm.solve_mse(K=K, n_spl=n, d=K, lam_W=lw, lam_H=lh, n_starts=1, seed=0).value == pytest.approx(closed.value, rel=1e-9)
+    assert ufm.solve_mse(K=K, n_spl=n, d=K, lam_W=lw, lam_H=lh, n_starts=1, seed=0).value == pytest.approx(
+        closed.value, rel=1e-9
+    )

@@ -3,6 +3,7 @@
 Each test calls one function the old way under ``pytest.warns(DeprecationWarning)`` and compares with
 the new call bit for bit (the same code runs; only the argument binding differs).
 """
+
 import warnings
 
 import numpy as np
@@ -28,8 +29,10 @@ def test_tau_positional():
 
 
 def test_tau_positional_precision_and_backend():
-    a, b = same(lambda: fc.tau(3, 12, 2, 4, 0.01, "float", 50, "numpy"),
-                lambda: fc.tau(n_c=3, n_w=12, L=2, K=4, lam=0.01, backend="numpy"))
+    a, b = same(
+        lambda: fc.tau(3, 12, 2, 4, 0.01, "float", 50, "numpy"),
+        lambda: fc.tau(n_c=3, n_w=12, L=2, K=4, lam=0.01, backend="numpy"),
+    )
     assert a == b
 
 
@@ -50,8 +53,10 @@ def test_solve_type3_positional():
 
 
 def test_predict_type1_positional():
-    a, b = same(lambda: fc.predict_type1(3, 1200, 15, 1000, 1e-3),
-                lambda: fc.predict_type1(n_c=3, n_w=1200, L=15, K=1000, lam=1e-3))
+    a, b = same(
+        lambda: fc.predict_type1(3, 1200, 15, 1000, 1e-3),
+        lambda: fc.predict_type1(n_c=3, n_w=1200, L=15, K=1000, lam=1e-3),
+    )
     assert a.to_dict() == b.to_dict()
 
 
@@ -63,8 +68,10 @@ def test_predict_lam_positional():
 
 def test_configuration_d_positional():
     task = fc.Task.full(3, 2, 2)
-    (W1, U1), (W2, U2) = same(lambda: fc.type1_configuration(task, 4, 0.01, seed=0),
-                              lambda: fc.type1_configuration(task, d=4, lam=0.01, seed=0))
+    (W1, U1), (W2, U2) = same(
+        lambda: fc.type1_configuration(task, 4, 0.01, seed=0),
+        lambda: fc.type1_configuration(task, d=4, lam=0.01, seed=0),
+    )
     assert np.array_equal(W1, W2) and np.array_equal(U1, U2)
 
 
@@ -90,8 +97,10 @@ def test_true_risk_layernorm_positional():
 
 def test_minimize_true_risk_positional():
     task = fc.Task.full(2, 1, 2)
-    (W1, U1, r1), (W2, U2, r2) = same(lambda: fc.minimize_true_risk(task, 3, 0.01, seed=0, maxiter=5),
-                                      lambda: fc.minimize_true_risk(task, d=3, lam=0.01, seed=0, maxiter=5))
+    (W1, U1, r1), (W2, U2, r2) = same(
+        lambda: fc.minimize_true_risk(task, 3, 0.01, seed=0, maxiter=5),
+        lambda: fc.minimize_true_risk(task, d=3, lam=0.01, seed=0, maxiter=5),
+    )
     assert np.array_equal(W1, W2) and r1.R == r2.R
 
 
@@ -102,7 +111,9 @@ def test_assumption_checker_n_c_positional():
 
 
 def test_ufm_n_renamed_n_spl():
-    a, b = same(lambda: ufm.ce(K=10, n=50, lam_W=5e-3, lam_H=5e-3), lambda: ufm.ce(K=10, n_spl=50, lam_W=5e-3, lam_H=5e-3))
+    a, b = same(
+        lambda: ufm.ce(K=10, n=50, lam_W=5e-3, lam_H=5e-3), lambda: ufm.ce(K=10, n_spl=50, lam_W=5e-3, lam_H=5e-3)
+    )
     assert a.value == b.value
 
 
@@ -112,11 +123,15 @@ def test_ufm_positional_closed_form():
 
 
 def test_ufm_solver_m_renamed_d():
-    a, b = same(lambda: ufm.solve_ce(3, 2, 2, 0.01, 0.01, seed=0, n_starts=1),
-                lambda: ufm.solve_ce(K=3, n_spl=2, d=2, lam_W=0.01, lam_H=0.01, seed=0, n_starts=1))
+    a, b = same(
+        lambda: ufm.solve_ce(3, 2, 2, 0.01, 0.01, seed=0, n_starts=1),
+        lambda: ufm.solve_ce(K=3, n_spl=2, d=2, lam_W=0.01, lam_H=0.01, seed=0, n_starts=1),
+    )
     assert a.value == b.value
-    c, d = same(lambda: ufm.solve_ce(K=3, n=2, m=2, lam_W=0.01, lam_H=0.01, seed=0, n_starts=1),
-                lambda: ufm.solve_ce(K=3, n_spl=2, d=2, lam_W=0.01, lam_H=0.01, seed=0, n_starts=1))
+    c, d = same(
+        lambda: ufm.solve_ce(K=3, n=2, m=2, lam_W=0.01, lam_H=0.01, seed=0, n_starts=1),
+        lambda: ufm.solve_ce(K=3, n_spl=2, d=2, lam_W=0.01, lam_H=0.01, seed=0, n_starts=1),
+    )
     assert c.value == d.value == a.value
 
 
@@ -131,7 +146,9 @@ def test_diagnose_old_argument_order():
     task = fc.Task.full(2, 2, 2)
     W, U = fc.type1_configuration(task, d=2, lam=0.01)
     kw = dict(assumptions=False, distances=False)
-    a, b = same(lambda: fc.diagnose(W, U, task, 0.01, 0.01, **kw), lambda: fc.diagnose(task, W, U, lam_W=0.01, lam_U=0.01, **kw))
+    a, b = same(
+        lambda: fc.diagnose(W, U, task, 0.01, 0.01, **kw), lambda: fc.diagnose(task, W, U, lam_W=0.01, lam_U=0.01, **kw)
+    )
     assert a.R == b.R and a.grad_norm == b.grad_norm
 
 

@@ -5,6 +5,7 @@ labels, LinAlgError/ValueError/UnboundLocalError escaping, unbounded allocations
 Oracles are independent of the code under test: mpmath at high precision, exact power-of-two
 rescalings, explicit projections, naive loops.
 """
+
 import math
 import time
 import tracemalloc
@@ -65,8 +66,10 @@ SCALE_INVARIANT = {
     "equinorm": lambda s: equinorm(M0 * s),
     "equiangularity max_angle": lambda s: equiangularity(M0 * s),
     "equiangularity std": lambda s: equiangularity(M0 * s, variant="std"),
-    **{f"nc3 {v}": (lambda v: lambda s: nc3(W0 * s, H0 * s, Y0, variant=v))(v)
-       for v in ("duality", "duality_squared", "etf", "cosine")},
+    **{
+        f"nc3 {v}": (lambda v: lambda s: nc3(W0 * s, H0 * s, Y0, variant=v))(v)
+        for v in ("duality", "duality_squared", "etf", "cosine")
+    },
     "nc3 W and H scaled apart": lambda s: nc3(W0 / s, H0 * s, Y0),
     "nc4": lambda s: nc4(W0 * s, H0 * s, Y0),
     "accumulator nc1": lambda s: _acc(s).nc1(),
@@ -208,20 +211,23 @@ def test_layernorm_features_refuse_constant_columns():
 
 
 # ------------------------------------------------------------------------------ sizes bounded first
-@pytest.mark.parametrize("call, name", [
-    (lambda: metrics.etf_gram(10**9), "K"),
-    (lambda: NCAccumulator(10, 10**6), "d"),
-    (lambda: ufm.ce(K=10**8, n_spl=5, lam_W=0.1, lam_H=0.1), "K"),
-    (lambda: ufm.mse(K=10**8, n_spl=5, lam_W=0.1, lam_H=0.1), "K"),
-    (lambda: ufm.max_margin(K=10**6, n_spl=5), "K"),
-    (lambda: ufm.solve_ce(K=2, n_spl=10**8, d=2, lam_W=0.1, lam_H=0.1), "n_spl"),
-    (lambda: ufm.solve_max_margin(K=3, n_spl=10**9, d=2), "n_spl"),
-    (lambda: ufm.convex_ce(K=30, n_spl=50, lam_W=0.1, lam_H=0.1), "n_spl"),
-    (lambda: ufm.solve_layernorm_ce(K=60, n_spl=1, d=2, lam=0.1), "K"),  # d = 2 enumerates 2^(K−1) sign patterns
-    (lambda: ufm.block_spectra(K=2, n_spl=10**12, d=3, lam_W=0.5, lam_H=0.3, beta=2.0), "n_spl"),
-    (lambda: ufm.collapsed_minimizer(K=3, n_spl=10**12, d=4, lam_W=0.5, lam_H=0.3), "n_spl"),
-    (lambda: ufm.solve_ce(K=10**400, n_spl=1, d=2, lam_W=0.1, lam_H=0.1), "K"),
-])
+@pytest.mark.parametrize(
+    "call, name",
+    [
+        (lambda: metrics.etf_gram(10**9), "K"),
+        (lambda: NCAccumulator(10, 10**6), "d"),
+        (lambda: ufm.ce(K=10**8, n_spl=5, lam_W=0.1, lam_H=0.1), "K"),
+        (lambda: ufm.mse(K=10**8, n_spl=5, lam_W=0.1, lam_H=0.1), "K"),
+        (lambda: ufm.max_margin(K=10**6, n_spl=5), "K"),
+        (lambda: ufm.solve_ce(K=2, n_spl=10**8, d=2, lam_W=0.1, lam_H=0.1), "n_spl"),
+        (lambda: ufm.solve_max_margin(K=3, n_spl=10**9, d=2), "n_spl"),
+        (lambda: ufm.convex_ce(K=30, n_spl=50, lam_W=0.1, lam_H=0.1), "n_spl"),
+        (lambda: ufm.solve_layernorm_ce(K=60, n_spl=1, d=2, lam=0.1), "K"),  # d = 2 enumerates 2^(K−1) sign patterns
+        (lambda: ufm.block_spectra(K=2, n_spl=10**12, d=3, lam_W=0.5, lam_H=0.3, beta=2.0), "n_spl"),
+        (lambda: ufm.collapsed_minimizer(K=3, n_spl=10**12, d=4, lam_W=0.5, lam_H=0.3), "n_spl"),
+        (lambda: ufm.solve_ce(K=10**400, n_spl=1, d=2, lam_W=0.1, lam_H=0.1), "K"),
+    ],
+)
 def test_sizes_are_checked_before_allocation(call, name):
     t = time.perf_counter()
     with pytest.raises(FCTheoryError, match=rf"^{name}=.*budget"):
@@ -280,8 +286,9 @@ def _ce_mp(K, n, lw, lh):
         return -mp.log(1 - (K - 1) * q) + (K - 1) * q * gap, (K - 1) * mp.sqrt(n * mp.mpf(lh) / lw) * gap
 
 
-@pytest.mark.parametrize("K, n, lw, lh", [(3, 5, 1e-300, 1e-300), (10, 10**30, 1e-200, 1e-150),
-                                         (4, 2, 1e-300, 1e200), (3, 7, 0.01, 0.02)])
+@pytest.mark.parametrize(
+    "K, n, lw, lh", [(3, 5, 1e-300, 1e-300), (10, 10**30, 1e-200, 1e-150), (4, 2, 1e-300, 1e200), (3, 7, 0.01, 0.02)]
+)
 def test_ce_closed_form_at_extreme_lambda_matches_mpmath(K, n, lw, lh):
     res = ufm.ce(K=K, n_spl=n, lam_W=lw, lam_H=lh)
     value, rho = _ce_mp(K, n, lw, lh)
@@ -319,7 +326,9 @@ def test_max_margin_takes_sqrt_n_through_logs():
 
 def test_norm_constrained_and_output_ball_at_extremes():
     assert ufm.norm_constrained_ce(K=3, Omega_W=1e-300, Omega_H=1e-300).value == pytest.approx(math.log(3), rel=REL)
-    assert ufm.norm_constrained_ce(K=3, Omega_W=1e300, Omega_H=1e300).value == 0.0  # e^{-1.5e300} underflows: exact rounding
+    assert (
+        ufm.norm_constrained_ce(K=3, Omega_W=1e300, Omega_H=1e300).value == 0.0
+    )  # e^{-1.5e300} underflows: exact rounding
     assert ufm.output_ball(K=4, R=1e-300).value == pytest.approx(math.log(4), rel=REL)
     with pytest.raises(FCTheoryError, match=r"^R="):
         ufm.output_ball(K=4, R=1e200)  # the R² Gram matrix is beyond float64

@@ -2,6 +2,7 @@
 
 Each test fails on the code before the fix (the symptom is named in its docstring).
 """
+
 import json
 import math
 import os
@@ -16,8 +17,18 @@ from fctheory import FCTheoryError, Task
 from fctheory._files import load_npz, write_npz
 from fctheory.risk import class_sentences, estimate_cost, evaluate_risk, expected_margins, minimize_true_risk
 from fctheory.risk import true_risk, true_risk_bruteforce
-from fctheory.trainer import (TrainConfig, TrainData, epoch_permutation, init_weights, load_checkpoint, make_data,
-                              measure, resume, theory_prediction, train)
+from fctheory.trainer import (
+    TrainConfig,
+    TrainData,
+    epoch_permutation,
+    init_weights,
+    load_checkpoint,
+    make_data,
+    measure,
+    resume,
+    theory_prediction,
+    train,
+)
 from fctheory.trainer.core import CHECKPOINT_KIND
 
 TASK = Task.random(3, 2, 2, 4, seed=0)
@@ -55,22 +66,32 @@ def test_string_boolean_is_refused_not_read_as_true():
         expected_margins(FULL, W, U, layernorm=1)
 
 
-@pytest.mark.parametrize("call", [
-    lambda: make_data(TASK, n_spl=2, seed=-1),
-    lambda: init_weights(TASK, d=3, seed=-1),
-    lambda: epoch_permutation(seed=-1, epoch=0, n=5),
-    lambda: train(TASK, seed=-1, **KW),
-    lambda: TrainConfig(n_spl=2, seed=-1),
-    lambda: minimize_true_risk(FULL, d=2, lam=0.1, seed=-1),
-])
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda: make_data(TASK, n_spl=2, seed=-1),
+        lambda: init_weights(TASK, d=3, seed=-1),
+        lambda: epoch_permutation(seed=-1, epoch=0, n=5),
+        lambda: train(TASK, seed=-1, **KW),
+        lambda: TrainConfig(n_spl=2, seed=-1),
+        lambda: minimize_true_risk(FULL, d=2, lam=0.1, seed=-1),
+    ],
+)
 def test_negative_seed_is_refused_naming_seed(call):
     """Negative seeds reached numpy's own ValueError ('expected non-negative integer')."""
     with pytest.raises(FCTheoryError, match=r"seed=-1 is invalid"):
         call()
 
 
-@pytest.mark.parametrize("kw,name", [(dict(max_seconds=-1.0), "max_seconds"), (dict(max_seconds="10"), "max_seconds"),
-                                     (dict(max_bytes=float("nan")), "max_bytes"), (dict(max_bytes=0), "max_bytes")])
+@pytest.mark.parametrize(
+    "kw,name",
+    [
+        (dict(max_seconds=-1.0), "max_seconds"),
+        (dict(max_seconds="10"), "max_seconds"),
+        (dict(max_bytes=float("nan")), "max_bytes"),
+        (dict(max_bytes=0), "max_bytes"),
+    ],
+)
 def test_budget_arguments_are_validated(kw, name):
     W, U = _weights(FULL)
     with pytest.raises(FCTheoryError, match=name):
@@ -161,7 +182,9 @@ def test_checkpoint_with_mismatched_shapes_is_refused(ckpt):
     """E of the wrong shape was handed to the engine: resumed runs returned weights of the wrong shape."""
     z = load_npz(ckpt, kind=CHECKPOINT_KIND)
     _rewrite(ckpt, E=np.zeros((z["E"].shape[0], 5)))
-    with pytest.raises(FCTheoryError, match=r"does not match its configuration: E has shape \(6, 5\), expected \(6, 3\)"):
+    with pytest.raises(
+        FCTheoryError, match=r"does not match its configuration: E has shape \(6, 5\), expected \(6, 3\)"
+    ):
         load_checkpoint(ckpt)
 
 
@@ -175,16 +198,19 @@ def test_checkpoint_whose_task_indexes_out_of_range_is_refused(ckpt):
         train(TASK, epochs=4, resume=ckpt, **{**KW, "backend": "numba"})
 
 
-@pytest.mark.parametrize("change,match", [
-    (dict(E=np.zeros((6, 3), dtype=np.float32)), "dtype float32, configured float64"),
-    (dict(epochs_done=np.array(9)), r"epochs_done=9 is outside \[0, epochs=2\]"),
-    (dict(hist_loss=np.array([0.5])), "history 'loss' must have one number per epoch"),
-    (dict(hist_epoch=np.array([1.0, 3.0])), "epoch numbers"),
-    (dict(hist_train_acc=np.array([0.5, 1.5])), r"'train_acc' has entries outside \[0.0, 1.0\]"),
-    (dict(U=np.full((4, 6), np.nan)), "U has non-finite entries"),
-    (dict(config=np.array('{"n_spl": 0}')), "invalid configuration .*n_spl=0"),
-    (dict(version=np.array(99)), "format 99"),
-])
+@pytest.mark.parametrize(
+    "change,match",
+    [
+        (dict(E=np.zeros((6, 3), dtype=np.float32)), "dtype float32, configured float64"),
+        (dict(epochs_done=np.array(9)), r"epochs_done=9 is outside \[0, epochs=2\]"),
+        (dict(hist_loss=np.array([0.5])), "history 'loss' must have one number per epoch"),
+        (dict(hist_epoch=np.array([1.0, 3.0])), "epoch numbers"),
+        (dict(hist_train_acc=np.array([0.5, 1.5])), r"'train_acc' has entries outside \[0.0, 1.0\]"),
+        (dict(U=np.full((4, 6), np.nan)), "U has non-finite entries"),
+        (dict(config=np.array('{"n_spl": 0}')), "invalid configuration .*n_spl=0"),
+        (dict(version=np.array(99)), "format 99"),
+    ],
+)
 def test_checkpoint_inconsistent_with_its_configuration_is_refused(ckpt, change, match):
     _rewrite(ckpt, **change)
     with pytest.raises(FCTheoryError, match=match):

@@ -4,6 +4,7 @@ valid extremes answered (λ down to 5e-324, K up to 1e300, L up to 10**4).
 Each test targets one root cause or one extreme; oracles are mpmath (the predictors' ``precision="mp"``
 paths evaluate the formulas as printed), exact integer arithmetic and the binomial theorem.
 """
+
 import math
 import time
 from fractions import Fraction
@@ -150,8 +151,12 @@ def test_lambda_trivial_at_extremes_matches_its_closed_form_in_logs():
 
 
 def test_predictors_at_extremes_return_finite_fields():
-    for pred in (fc.predict_type1(n_c=3, n_w=12, L=10**4, K=1e300, lam=5e-324), fc.predict_type1(n_c=3, n_w=12, L=2, K=4, lam=5e-324),
-                 fc.predict_type2(n_c=3, L=10**4, K=1e300, d=5, lam=5e-324, n_w=12), fc.predict_type2(n_c=3, L=2, K=4, d=3, lam=5e-324)):
+    for pred in (
+        fc.predict_type1(n_c=3, n_w=12, L=10**4, K=1e300, lam=5e-324),
+        fc.predict_type1(n_c=3, n_w=12, L=2, K=4, lam=5e-324),
+        fc.predict_type2(n_c=3, L=10**4, K=1e300, d=5, lam=5e-324, n_w=12),
+        fc.predict_type2(n_c=3, L=2, K=4, d=3, lam=5e-324),
+    ):
         for k, v in pred.to_dict().items():
             assert v is None or isinstance(v, bool) or np.all(np.isfinite(v)), (k, v)
 
@@ -283,8 +288,19 @@ def test_task_constructor_declares_its_parameters():
     assert set(fc.Task.__fc_params__) == {"n_c", "s_c", "L", "Z", "mu", "allow_duplicates"}
 
 
-@pytest.mark.parametrize("field,value", [("n_c", True), ("s_c", 0), ("L", 2.5), ("Z", [[0, 1e300]]), ("Z", [[0, -1]]),
-                                         ("Z", [[0, 1], [0]]), ("mu", "pareto"), ("s_c", 2**62)])
+@pytest.mark.parametrize(
+    "field,value",
+    [
+        ("n_c", True),
+        ("s_c", 0),
+        ("L", 2.5),
+        ("Z", [[0, 1e300]]),
+        ("Z", [[0, -1]]),
+        ("Z", [[0, 1], [0]]),
+        ("mu", "pareto"),
+        ("s_c", 2**62),
+    ],
+)
 def test_task_constructor_refuses_bad_fields(field, value):
     kw = dict(n_c=3, s_c=2, L=2, Z=[[0, 1]], mu="uniform")
     kw[field] = value
@@ -318,16 +334,19 @@ def run_cli(capsys, *argv):
     return code, capsys.readouterr().err.strip().splitlines()
 
 
-@pytest.mark.parametrize("argv,option", [
-    (["predict", "type3", "--K", "5"], "--K"),
-    (["predict", "type2", "--d", "1"], "--d"),
-    (["predict", "type1", "--d", "5"], "--d"),
-    (["predict", "type1", "--mu", "zipf"], "--mu"),
-    (["predict", "type3", "--mu", "0.5,0.5", "--sc", "3"], "--mu"),
-    (["predict", "--paper", "--nc", "4"], "--nc"),
-    (["predict", "type3", "--sc", "1000000000000"], "--sc"),
-    (["check", "--only", "no-such-check-id"], "--only"),
-])
+@pytest.mark.parametrize(
+    "argv,option",
+    [
+        (["predict", "type3", "--K", "5"], "--K"),
+        (["predict", "type2", "--d", "1"], "--d"),
+        (["predict", "type1", "--d", "5"], "--d"),
+        (["predict", "type1", "--mu", "zipf"], "--mu"),
+        (["predict", "type3", "--mu", "0.5,0.5", "--sc", "3"], "--mu"),
+        (["predict", "--paper", "--nc", "4"], "--nc"),
+        (["predict", "type3", "--sc", "1000000000000"], "--sc"),
+        (["check", "--only", "no-such-check-id"], "--only"),
+    ],
+)
 def test_cli_user_errors_are_one_line_naming_the_option(capsys, argv, option):
     code, err = run_cli(capsys, *argv)
     assert code == 2 and len(err) == 1 and f"{option}=" in err[0], err

@@ -1,4 +1,5 @@
 """Invalid arguments raise FCTheoryError naming the parameter."""
+
 import pytest
 
 from fctheory import FCTheoryError, Task, train
