@@ -324,6 +324,8 @@ def predict_type2(*, n_c, L, K, d, lam, n_w=None) -> TypeIIPrediction:
     log_eta = _log_eta_star(n_c_a, L_a, K_a, d_a)
     risk = np.asarray(_H_star(ts, n_c=n_c_a, L=L_a, K=K_a, d=d_a, lam=lam_a))
     phi_w = None if n_w_a is None else _s(np.exp(0.5 * (np.log(n_w_a) + np.log(d_a) - np.log(n_c_a - 1))) + 0 * ts)
+    with np.errstate(divide="ignore"):  # tau* = 0 past the threshold: log 0 = -inf gives c = 0 and margin 0
+        log_ts = np.log(ts)
     return TypeIIPrediction(
         n_c=_s(n_c_a),
         L=_s(L_a),
@@ -332,7 +334,7 @@ def predict_type2(*, n_c, L, K, d, lam, n_w=None) -> TypeIIPrediction:
         lam=_s(lam_a),
         n_w=None if n_w_a is None else _s(n_w_a),
         tau_star=_s(ts),
-        c=_s(np.exp(np.log(ts) - 0.5 * (np.log(K_a) + np.log(L_a)))),
+        c=_s(np.exp(log_ts - 0.5 * (np.log(K_a) + np.log(L_a)))),
         eta_star=_s(np.exp(log_eta)),
         risk=_s(risk),
         ce=_s(risk - 0.5 * lam_a * ts * ts),
@@ -341,7 +343,7 @@ def predict_type2(*, n_c, L, K, d, lam, n_w=None) -> TypeIIPrediction:
         phi_norm=_s(np.sqrt(d_a) + 0 * ts),
         pca_sigma_U=_s(ts / np.sqrt(n_c_a - 1)),
         pca_sigma_phiW=phi_w,
-        margin_per_position=_s(np.exp(log_eta + np.log(ts))),
+        margin_per_position=_s(np.exp(log_eta + log_ts)),
     )
 
 

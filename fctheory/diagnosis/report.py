@@ -147,7 +147,10 @@ def _spectra_figure(diag, path, th):
     fig, axes = _plt().subplots(1, 2, figsize=(9, 3.8))
     for ax, obs, key, name in ((axes[0], diag.pca_W, "pca_W", what), (axes[1], diag.pca_U, "pca_U", "u_kℓ")):
         idx = np.arange(1, len(obs) + 1)
-        ax.semilogy(idx, np.maximum(obs, 1e-300), "o-", label="observed")
+        # values 16 decades below the largest are zero to double precision: drawn on that floor (a log axis
+        # down to 1e-300 would carry ~300 decades of ticks and take most of a second to draw)
+        floor = max(float(np.max(obs, initial=0.0)), 1e-300) * 1e-16
+        ax.semilogy(idx, np.maximum(obs, floor), "o-", label="observed")
         pv = p.get(key)
         if pv is not None:
             ax.semilogy(np.arange(1, len(pv) + 1), pv, "kx", ms=9, mew=2, label=f"{th} (others 0)")

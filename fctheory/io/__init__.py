@@ -8,13 +8,13 @@
 * weights (:func:`load_weights`, :func:`weights_from_state_dict`): ``.npz``, trainer checkpoints,
   ``.safetensors`` and PyTorch state_dicts in the authors' notebook layout;
 * run directories (:func:`load_run`, :func:`save_run`, :class:`RunFiles`);
-* the trainer's checkpoint format (:func:`save_checkpoint`, :func:`read_checkpoint`), verified when read.
+* the trainer's checkpoint format (:mod:`fctheory.io.checkpoint`: written by ``train(checkpoint=...)``, read
+  and verified by ``train(resume=...)``, :func:`load_run` and :func:`load_weights`).
 
 docs/api.md ("File formats") lists every format.
 """
 
 from ._versions import versions
-from .checkpoint import CHECKPOINT_KIND, CHECKPOINT_VERSION, read_checkpoint, save_checkpoint
 from .json import to_json
 from .runs import RUN_FORMAT, RunFiles, load_run, save_run
 from .tasks import (
@@ -48,10 +48,6 @@ __all__ = [
     "load_run",
     "save_run",
     "RunFiles",
-    "save_checkpoint",
-    "read_checkpoint",
-    "CHECKPOINT_KIND",
-    "CHECKPOINT_VERSION",
     "TASK_FORMAT",
     "TASK_VERSION",
     "RUN_FORMAT",

@@ -18,7 +18,7 @@ from .constrained import (
     solve_output_ball,
 )
 from .layernorm import layernorm_ce, layernorm_features, layernorm_mse, solve_layernorm_ce, solve_layernorm_mse
-from . import perturbation
+from . import perturbation as perturbation  # the module: fctheory.ufm.perturbation.<name>
 from .perturbation import (
     AnchoredSolution,
     BlockSpectra,
@@ -78,5 +78,5 @@ __all__ = [
     "class_blocks",
     "block_spectra",
     "BlockSpectra",
-    "nc1_tilde", "perturbation",
+    "nc1_tilde",
 ]

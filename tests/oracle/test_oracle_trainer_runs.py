@@ -79,7 +79,10 @@ def run():
 def test_summary_equals_the_run_fields(run):
     s = run.summary()
     json.dumps(s, allow_nan=False)  # strict JSON: no NaN/inf left
-    assert s["task"] == {"n_c": 3, "s_c": 2, "L": 2, "K": 9, "n_w": 6, "uniform": False}
+    # the task as the one task codec writes it (fctheory.io.task_object): read back, it is the same task
+    assert s["task"] == {"n_c": 3, "s_c": 2, "L": 2, "K": 9, "n_w": 6, "mu": [0.7, 0.3], "Z": "full"}
+    back = fc.io.task_from_dict(s["task"])
+    assert np.array_equal(back.Z, TASK.Z) and np.array_equal(back.mu, TASK.mu)
     assert s["config"] == {f.name: getattr(run.config, f.name) for f in dataclasses.fields(run.config)}
     assert s["config"]["seed"] == 3 and s["config"]["epochs"] == 3 and s["config"]["n_spl"] == 3
     assert s["epochs_done"] == run.epochs_done == 3
