@@ -176,7 +176,8 @@ d ≥ n_c − 1.
 * (b) If λ ≥ λ_max, (W, U) = (0, 0) is a global minimiser.
 
 This proves the paper's conjecture (stated below Theorem 2) for the fully sampled case, in every dimension
-d ≥ n_c − 1 (Theorem G's d > min(n_w, KL) is not needed). At the type-III point ∇f(X_III) = −λ·Q, Q the polar
+d ≥ n_c − 1: global minimality needs no condition on d (Theorem G's d > min(n_w, KL) is about the absence of
+spurious local minima, which this does not address). At the type-III point ∇f(X_III) = −λ·Q, Q the polar
 factor of X_III: **all n_c − 1 nonzero singular values of ∇f equal λ exactly**, so Claim H holds with equality.
 That is why every row of the convex study had ‖∇f‖₂/λ = 1 to 15 digits.
 
@@ -238,7 +239,8 @@ a_β = fl(c r_β), b_β = fl(−a_β/(n_c − 1)) from `fctheory.solve_type3` (r
   spectral norm of the exact gradient at the float point). It measures how far solve_type3's float (c, r) is from
   (7)–(8).
 * **Certified gap (rigorous).** ε = λ‖X̂‖_* + ⟨∇f(X̂), X̂⟩ + (log K/λ)·max(0, s(X̂) − λ), enclosed the same way.
-  By convexity and ‖X*‖_* ≤ log K/λ (proofs_check/convex.py, `lower_bound`), g(X̂) − min g ≤ ε: the float
+  By convexity and ‖X*‖_* ≤ g(0)/λ = S^L log K/λ (proofs_check/convex.py, `lower_bound`; the certificates use
+  S^L log K), g(X̂) − min g ≤ ε, and min R ≥ min g ≥ g(X̂) − ε for every d: the float
   point is ε-optimal — a theorem instance that does not use steps 5–8.
 * **Engine vs closed form (rigorous a posteriori bound).** ∇f(X̂) rounded entrywise from its enclosure (error
   bounded from the enclosure and the count of each entry), ‖∇f_engine − ∇f(X̂)‖_F computed in float64 and
