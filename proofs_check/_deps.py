@@ -18,6 +18,7 @@ _HOME = {
     "type2_configuration": "configurations",
     "type3_configuration": "configurations",
     "true_risk": "risk",
+    "evaluate_risk": "risk",
     "minimize_true_risk": "risk",
 }
 

@@ -225,7 +225,7 @@ MUTANTS: list[LibraryMutant] = [
         "(L + 1) * np.log(n_c)",
         "L * np.log(n_c)",
         "condition (9) with n_c^L instead of n_c^(L+1)",
-        ("thm2-critical-point", "predictors-mpmath"),
+        ("thm2-critical-point", "predictors-mpmath", "type3-origin-threshold"),
     ),
     M(
         "type3-residual-min",
@@ -243,7 +243,7 @@ MUTANTS: list[LibraryMutant] = [
         "self.log_kappa = self.log_nc - self.c1",
         "self.log_kappa = self.log_nc",
         "type-III solver with kappa = n_c instead of n_c/(n_c-1)",
-        ("thm2-critical-point", "predictors-mpmath"),
+        ("thm2-critical-point", "predictors-mpmath", "type3-spectrum-certificate"),
     ),
     M(
         "type3-weights",
@@ -403,7 +403,7 @@ MUTANTS: list[LibraryMutant] = [
         "gG = gG3.reshape(K * L, task.n_w) / K",
         "gG = gG3.reshape(K * L, task.n_w)",
         "true_risk_grad without the 1/K of (5)",
-        ("risk-engine",),
+        ("risk-engine", "type3-closed-form-gradient"),
     ),
     M(
         "risk-target-in-normalizer",

@@ -17,7 +17,6 @@ def test_conjecture_rows_certify_the_type3_point_on_the_smallest_task(monkeypatc
 
 @pytest.mark.slow
 def test_quick_report_is_written(tmp_path):
-    out = tmp_path / "c.md"
-    assert conjecture.main(["--quick", "--out", str(out)]) == 0
-    text = out.read_text()
+    assert conjecture.main(["--convex", "--quick", "--out", str(tmp_path)]) == 0
+    text = (tmp_path / "convex-small-tasks.md").read_text()
     assert text.startswith("# The type-III conjecture") and "(2,2,2,4)" in text
