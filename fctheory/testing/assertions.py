@@ -567,11 +567,13 @@ def assert_close_mp(value, reference, *, digits=12, atol=0.0):
     """
     import mpmath
 
-    vals, vshape = _as_mp_list("value", value)
-    refs, rshape = _as_mp_list("reference", reference)
-    if len(vals) != len(refs):
-        fail("reference", reference, f"must have as many entries as value ({len(vals)}), got {len(refs)}")
     with mpmath.workdps(digits + 10):
+        # parsed at the comparison's precision: at mpmath's default (15 digits) a decimal string or a
+        # high-precision mpf would be rounded first, and any digits >= 16 would pass whatever the error
+        vals, vshape = _as_mp_list("value", value)
+        refs, rshape = _as_mp_list("reference", reference)
+        if len(vals) != len(refs):
+            fail("reference", reference, f"must have as many entries as value ({len(vals)}), got {len(refs)}")
         tol_rel = mpmath.mpf(10) ** (-digits)
         for i, (v, r) in enumerate(zip(vals, refs)):
             err = abs(v - r)
