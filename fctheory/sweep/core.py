@@ -144,7 +144,8 @@ def sweep(spec, *, executor=None, workers=None, address=None, client=None, outpu
             bar.close()
     if s.output is not None:
         every = store.existing()
-        store.consolidate(every)
+        if len(every):  # an empty results.parquet has no point_id column: the folder could not be resumed
+            store.consolidate(every)
         table = store.existing()
     else:
         table = pd.DataFrame(new_rows)
