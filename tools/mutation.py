@@ -147,6 +147,9 @@ def main(argv=None):
     ap.add_argument("--scratch", default=str(SCRATCH),
                     help="scratch folder (default .mutation/; concurrent runs need one each, e.g. .mutation/run2)")
     ap.add_argument("--fresh", action="store_true", help="discard the results of an earlier run in the scratch folder")
+    ap.add_argument("--mutants", nargs="*", default=[],
+                    help="run only these mutants (names as `mutmut results` prints them), e.g. an earlier run's "
+                         "survivors and suspicious ones re-run with new tests")
     ap.add_argument("--timeout-multiplier", type=float, default=15.0,
                     help="mutmut's CPU-time limit per mutant, in multiples of its tests' time in the stats pass")
     args = ap.parse_args(argv)
@@ -157,7 +160,7 @@ def main(argv=None):
                           tests=args.tests, fresh=args.fresh)
         print(f"scratch copy in {SCRATCH} ({n} files with @public rewritten as assignments)", flush=True)
         env = dict(os.environ, PYTHONPATH=str(SCRATCH))
-        subprocess.run([sys.executable, "-m", "mutmut", "run", "--max-children", str(args.jobs)],
+        subprocess.run([sys.executable, "-m", "mutmut", "run", "--max-children", str(args.jobs), *args.mutants],
                        cwd=SCRATCH, env=env, check=False)
     summarize()
 
