@@ -6,6 +6,7 @@ Steps and points are powers of two, so the central differences of x³ are exact:
 """
 
 import math
+import warnings
 from fractions import Fraction
 
 import numpy as np
@@ -116,6 +117,10 @@ def test_a_step_lost_in_rounding_is_reported_as_a_mismatch():
     np.testing.assert_array_equal(res.fd, [0.0, 0.0])
     floor = 10 * np.finfo(np.float64).eps ** (2 / 3) * 2.0**81
     assert res.tolerance == floor + 1e-6 * 2e-3
+    res = check_gradient(
+        lambda v: float(np.sum(v)), x, grad=lambda v: g, eps=2.0**-60, atol=0.0, raise_on_mismatch=False
+    )
+    assert res.tolerance == 1e-6 * 2e-3  # no finite difference: the scale is the analytic one alone
     with pytest.raises(
         TheoryAssertionError,
         match=r"gradient mismatch at coordinate \(0,\): no finite difference "
@@ -140,6 +145,107 @@ def _f_err(fn, match, **kw):
     with pytest.raises(fc.FCTheoryError, match=match) as info:
         check_gradient(fn, np.ones(2), **kw)
     assert not isinstance(info.value, TheoryAssertionError)
+    assert "=<function" in str(info.value) or str(info.value).startswith("eps=")  # the culprit itself is shown
+
+
+def bad_f(v):
+    return float(np.sum(v))
+
+
+def bad_grad(v):
+    return np.array([1.0, np.nan])
+
+
+def test_the_message_shows_the_function_at_fault():
+    with pytest.raises(fc.FCTheoryError, match=r"^grad=<function bad_grad"):
+        check_gradient(bad_f, np.ones(2), grad=bad_grad)
+    with pytest.raises(fc.FCTheoryError, match=r"^grad=<function bad_grad.*gradient of x's shape"):
+        check_gradient(bad_f, np.ones(3), grad=bad_grad)
+    with pytest.raises(fc.FCTheoryError, match=r"^grad=<function _named_text_grad.*must return real numbers"):
+        check_gradient(bad_f, np.ones(2), grad=_named_text_grad)
+
+
+def _named_text_grad(v):
+    return ["a", "b"]
+
+
+def test_f_and_grad_receive_x_in_its_shape():
+    def f(v):
+        return float(v[0, 0] + 2 * v[0, 1])
+
+    def g(v):
+        return np.array([[1.0, 2.0]]) * (v.shape == (1, 2))
+
+    assert check_gradient(f, np.zeros((1, 2)), grad=g).ok
+    assert check_gradient(lambda v: (f(v), g(v)), np.zeros((1, 2))).ok
+
+
+def test_one_sided_non_finite_value_is_refused():
+    _f_err(
+        lambda v: float(np.sum(v)) if v[0] <= 1 else math.inf,
+        r"^eps=0\.001 is invalid: f\(x ± h\) is not finite",
+        grad=lambda v: np.ones(2),
+        eps=1e-3,
+    )
+
+
+def test_floating_point_warnings_inside_are_silenced():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(fc.FCTheoryError, match="^eps="):
+            # f(x) ≈ 1.3e308 is finite, f(x + h) overflows inside NumPy
+            check_gradient(
+                lambda v: float(np.sum(np.exp(np.float64(886.0) * v))),
+                np.full(2, 0.8),
+                grad=lambda v: np.zeros(2),
+                eps=2e-3,
+            )
+        with pytest.raises(fc.FCTheoryError, match="^grad="):
+            check_gradient(lambda v: 0.0, np.ones(2), grad=lambda v: np.exp(np.float64(800.0) * v))
+        res = check_gradient(
+            lambda v: float(np.sum(v)),
+            np.array([2.0**80]),
+            grad=lambda v: np.ones(1),
+            eps=2.0**-60,
+            raise_on_mismatch=False,
+        )
+        assert not res.ok
+        with pytest.raises(fc.FCTheoryError, match="^metric="):
+            assert_scale_invariant(lambda A: float(np.log(np.float64(0.0) * A.max())), M1)
+        with pytest.raises(TheoryAssertionError):
+            assert_scale_invariant(
+                lambda A: np.float64(1.0) / (np.float64(1.0) - A.max()) if A.max() != 1 else 1.0,
+                M1,
+                scales=[1.0, 0.5, 2.0],
+            )
+
+
+def test_the_failure_count_excludes_errors_equal_to_the_tolerance():
+    # fd = 1 exactly in both coordinates; errors 2^-20 (= atol: passes) and 2^-10 (fails)
+    g = np.array([1 + 2.0**-20, 1 + 2.0**-10])
+    with pytest.raises(TheoryAssertionError, match="1 of 2 directions fail"):
+        check_gradient(
+            lambda v: 4.0 + float(np.sum(v)), np.zeros(2), grad=lambda v: g, eps=2.0**-17, rtol=0.0, atol=2.0**-20
+        )
+
+
+def test_random_steps_use_one_when_x_is_small():
+    a = np.array([0.0, 0.5, -0.25, 0.125, 0.0, 0.5, 0.25])
+    res = check_gradient(
+        lambda v: float(np.sum((v - a) ** 3)),
+        a.copy(),
+        grad=lambda v: np.zeros(7),
+        eps=EPS,
+        max_coords=6,
+        n_directions=5,
+        seed=11,
+        rtol=0.0,
+        atol=1.0,
+        raise_on_mismatch=False,
+    )
+    dirs = np.random.default_rng(11).standard_normal((5, 7))
+    dirs /= np.linalg.norm(dirs, axis=1, keepdims=True)
+    np.testing.assert_allclose(res.fd, EPS**2 * np.sum(dirs**3, axis=1), rtol=1e-9)
 
 
 def test_bad_functions_raise_fctheoryerror_naming_them():
@@ -216,6 +322,19 @@ def test_the_message_names_the_worst_entry_and_its_values():
 def test_metric_values_are_read_as_floats():
     assert_scale_invariant(lambda A: Fraction(1, 3), M1)
     assert_scale_invariant(lambda A: [1, 2], M1)
+    with pytest.raises(
+        TheoryAssertionError, match=r"metric\(M\) = 0\.33333333333333331 but metric\(1e-300·M\) = 0\.5 "
+    ):
+        assert_scale_invariant(lambda A: Fraction(1, 3) if np.max(np.abs(A)) == 1 else Fraction(1, 2), M1)
+
+
+def metric_of_nan(A):
+    return math.nan
+
+
+def test_a_non_finite_metric_is_shown_in_the_message():
+    with pytest.raises(fc.FCTheoryError, match=r"^metric=<function metric_of_nan"):
+        assert_scale_invariant(metric_of_nan, M1)
 
 
 def test_a_metric_changing_shape_fails():
