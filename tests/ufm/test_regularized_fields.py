@@ -98,3 +98,12 @@ def test_overflowing_norms_are_refused_naming_the_small_lambda(solve, what_W, wh
 def test_a_huge_K_is_refused_by_the_memory_budget(solve, name):
     with pytest.raises(FCTheoryError, match=f"^K=10000000 is invalid: {name} \\(3 K x K matrices\\)"):
         solve(K=10**7, n_spl=1, lam_W=0.1, lam_H=0.1)
+
+
+def test_mse_norm_overflowing_only_after_the_rank_factor_is_refused():
+    # ‖w_k‖² ≈ 0.97e308 is finite, ‖W*‖² = K·‖w_k‖² is not (likewise ‖H*‖² = r·(‖H*‖²/r))
+    for lw, lh, shown in ((1e-310, 1e306, "1e-310"), (1e306, 1e-310, "1e\\+306")):
+        with pytest.raises(
+            FCTheoryError, match=f"^lam_W={shown} is invalid: ‖W\\*‖² or ‖H\\*‖² overflows float64 for this input$"
+        ):
+            regularized.mse(K=3, n_spl=1, lam_W=lw, lam_H=lh)
