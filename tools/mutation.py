@@ -71,7 +71,8 @@ DESELECT = ["--deselect", "tests/test_proofs_library.py::test_library_mutant_is_
             "--deselect", "tests/test_proofs_runner.py::test_self_test_plants_library_bugs_and_reports_them"]
 
 
-def build_scratch(modules, jobs_timeout_multiplier=15.0, pytest_args=(), tests=(), fresh=False):
+def build_scratch(modules, jobs_timeout_multiplier=15.0, pytest_args=(), tests=(), fresh=False,
+                  isolation="forkserver"):
     if SCRATCH.exists():
         keep = None if fresh else SCRATCH / "mutants"  # fresh: no results carried over from an earlier run
         for p in SCRATCH.iterdir():
@@ -98,6 +99,10 @@ def build_scratch(modules, jobs_timeout_multiplier=15.0, pytest_args=(), tests=(
         "pytest_add_cli_args = "
         + json.dumps(["-q", "-p", "no:cacheprovider", "-p", "no:xdist", *DESELECT, *pytest_args]),
         f"timeout_multiplier = {jobs_timeout_multiplier}",
+        # forkserver: workers fork from a process that never ran the suite. Forked straight from mutmut's
+        # main process (which ran the stats pass), many workers here died of SIGTERM as their first test
+        # started, reported as "suspicious"; the same mutants under forkserver are killed or survive
+        f'process_isolation = "{isolation}"',
         # only these test files run (for the stats pass and for every mutant): a run on one module
         # with the tests written for it takes minutes instead of the whole suite per mutant
         f"pytest_add_cli_args_test_selection = {json.dumps(list(tests))}" if tests else "",
@@ -150,6 +155,8 @@ def main(argv=None):
     ap.add_argument("--mutants", nargs="*", default=[],
                     help="run only these mutants (names as `mutmut results` prints them), e.g. an earlier run's "
                          "survivors and suspicious ones re-run with new tests")
+    ap.add_argument("--isolation", choices=("forkserver", "fork"), default="forkserver",
+                    help="mutmut's process_isolation (default forkserver; see build_scratch)")
     ap.add_argument("--timeout-multiplier", type=float, default=15.0,
                     help="mutmut's CPU-time limit per mutant, in multiples of its tests' time in the stats pass")
     args = ap.parse_args(argv)
@@ -157,7 +164,7 @@ def main(argv=None):
     SCRATCH = Path(args.scratch).resolve()
     if not args.summary_only:
         n = build_scratch(args.modules, args.timeout_multiplier, pytest_args=shlex.split(args.pytest_args),
-                          tests=args.tests, fresh=args.fresh)
+                          tests=args.tests, fresh=args.fresh, isolation=args.isolation)
         print(f"scratch copy in {SCRATCH} ({n} files with @public rewritten as assignments)", flush=True)
         env = dict(os.environ, PYTHONPATH=str(SCRATCH))
         subprocess.run([sys.executable, "-m", "mutmut", "run", "--max-children", str(args.jobs), *args.mutants],
