@@ -9,6 +9,7 @@ count exactly which points ran.
 import importlib
 import itertools
 
+import numpy as np
 import pytest
 
 import fctheory as fc
@@ -140,3 +141,72 @@ def test_a_run_that_finishes_no_point_leaves_a_resumable_folder(target, tmp_path
     assert calls == [] and len(t) == 0 and t.attrs["complete"] is False and t.attrs["points"] == len(XS)
     full, calls = _run(target, tmp_path / "r")
     assert calls == XS and full.attrs["complete"]
+
+
+SEEDED_SOURCE = """
+def g(x, seed=None):
+    return {"seed_seen": -1 if seed is None else seed}
+"""
+
+
+def test_points_are_planned_once_in_spec_order_with_a_seed_derived_from_their_id(tmp_path, monkeypatch):
+    from fctheory.sweep.core import plan_points
+    from fctheory.sweep.spec import load_spec, point_id
+    from fctheory.sweep.targets import derived_seed
+
+    name = f"sweep_seeded_target_{tmp_path.name.replace('-', '_')}"
+    (tmp_path / f"{name}.py").write_text(SEEDED_SOURCE)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    spec = load_spec({"target": f"{name}:g", "workers": 1, "grid": {"x": [1, 2, 1, 3, 2]}})
+    planned = plan_points(spec)
+    assert [p["x"] for _, p in planned] == [1, 2, 3]  # duplicates removed, first occurrence kept
+    for pid, p in planned:
+        assert pid == point_id(f"{name}:g", {"x": p["x"]}) and p["seed"] == derived_seed(pid)
+    assert len({p["seed"] for _, p in planned}) == 3
+    t = fc.sweep({"target": f"{name}:g", "workers": 1, "grid": {"x": [1, 2, 1, 3, 2]}}, progress=False)
+    assert list(t["seed_seen"]) == [p["seed"] for _, p in planned]
+    given = fc.sweep({"target": f"{name}:g", "workers": 1, "fixed": {"seed": 7}, "grid": {"x": [1, 2]}}, progress=False)
+    assert list(given["seed_seen"]) == [7, 7]
+
+
+def test_a_target_without_a_seed_gets_none(target, tmp_path):
+    t, _ = _run(target, tmp_path / "r")
+    assert "seed" not in t.columns
+    assert {"point_id", "x", "scale", "y", "z", "status", "error", "wall_time", "batch_size", "versions"} == set(
+        t.columns
+    )
+
+
+TRAIN = dict(
+    n_c=3,
+    s_c=3,
+    L=3,
+    K=8,
+    n_spl=4,
+    epochs=2,
+    batch=6,
+    dtype="float64",
+    backend="numpy",
+    init_scale=0.5,
+    n_test=2,
+    lam=1e-2,
+)
+
+
+def test_compatible_train_points_run_in_batches_of_at_most_max_batch(tmp_path):
+    # two batch groups (d = 3, 4), two seeds each: batches never mix groups and hold at most max_batch runs
+    spec = {
+        "target": "train",
+        "workers": 1,
+        "fixed": dict(TRAIN),
+        "grid": {"d": [3, 4]},
+        "seeds": [0, 1, 2],
+        "max_batch": 2,
+        "output": str(tmp_path / "t"),
+    }
+    t = fc.sweep(spec, progress=False)
+    assert (t["status"] == "ok").all() and len(t) == 6
+    assert set(t["batch_size"]) <= {1, 2} and (t["batch_size"] == 2).any()
+    one = fc.sweep({**spec, "batch": False, "output": str(tmp_path / "one")}, progress=False)
+    assert (one["batch_size"] == 1).all()
+    np.testing.assert_allclose(t["train_ce"], one["train_ce"], rtol=1e-12)
