@@ -174,15 +174,8 @@ def test_critical_point_bound_is_gtol_times_data_plus_penalty(layernorm):
     # atol adds to the bound: gtol·scale + atol = g·(1 ± 1e-6)
     gtol = 0.5 * g / scale
     for f, ok in ((1 + 1e-6, True), (1 - 1e-6, False)):
-        call = lambda: assert_critical_point(
-            task,
-            W,
-            U,
-            lam,
-            layernorm=layernorm,
-            gtol=gtol,  # noqa: E731
-            atol=f * g - gtol * scale,
-        )
+        atol = f * g - gtol * scale
+        call = lambda: assert_critical_point(task, W, U, lam, layernorm=layernorm, gtol=gtol, atol=atol)  # noqa: E731
         call() if ok else _raises(call, "not a critical point")
 
 
