@@ -71,13 +71,14 @@ DESELECT = ["--deselect", "tests/proofs_check/test_library_mutants.py::test_libr
             "--deselect", "tests/proofs_check/test_main.py::test_self_test_plants_library_bugs_and_reports_them"]
 
 
-def build_scratch(modules, jobs_timeout_multiplier=15.0, pytest_args=()):
+def build_scratch(modules, jobs_timeout_multiplier=15.0, pytest_args=(), tests=(), fresh=False,
+                  isolation="forkserver"):
     if SCRATCH.exists():
-        keep = SCRATCH / "mutants"
+        keep = None if fresh else SCRATCH / "mutants"  # fresh: no results carried over from an earlier run
         for p in SCRATCH.iterdir():
             if p != keep:
                 shutil.rmtree(p) if p.is_dir() else p.unlink()
-    SCRATCH.mkdir(exist_ok=True)
+    SCRATCH.mkdir(parents=True, exist_ok=True)
     for folder in ("fctheory", "proofs_check", "tests", "benchmarks", "docs"):
         shutil.copytree(SOURCE / folder, SCRATCH / folder, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
     shutil.copy(SOURCE / "README.md", SCRATCH / "README.md")
@@ -95,8 +96,16 @@ def build_scratch(modules, jobs_timeout_multiplier=15.0, pytest_args=()):
         'source_paths = ["fctheory"]',
         'also_copy = ["benchmarks/", "docs/", "README.md", "proofs_check/"]',
         f"only_mutate = {json.dumps(list(modules))}" if modules else "",
-        f"pytest_add_cli_args = {json.dumps(['-q', '-p', 'no:cacheprovider', '-p', 'no:xdist', *DESELECT, *pytest_args])}",
+        "pytest_add_cli_args = "
+        + json.dumps(["-q", "-p", "no:cacheprovider", "-p", "no:xdist", *DESELECT, *pytest_args]),
         f"timeout_multiplier = {jobs_timeout_multiplier}",
+        # forkserver: workers fork from a process that never ran the suite. Forked straight from mutmut's
+        # main process (which ran the stats pass), many workers here died of SIGTERM as their first test
+        # started, reported as "suspicious"; the same mutants under forkserver are killed or survive
+        f'process_isolation = "{isolation}"',
+        # only these test files run (for the stats pass and for every mutant): a run on one module
+        # with the tests written for it takes minutes instead of the whole suite per mutant
+        f"pytest_add_cli_args_test_selection = {json.dumps(list(tests))}" if tests else "",
     ]
     if "[tool.mutmut]" not in pyproject:
         pyproject += "\n".join(c for c in cfg if c) + "\n"
@@ -105,7 +114,6 @@ def build_scratch(modules, jobs_timeout_multiplier=15.0, pytest_args=()):
 
 
 def summarize():
-    stats = SCRATCH / "mutants" / "mutmut-cicd-stats.json"
     out = subprocess.run([sys.executable, "-m", "mutmut", "results", "--all", "true"], cwd=SCRATCH,
                          capture_output=True, text=True)
     per = defaultdict(Counter)
@@ -122,15 +130,16 @@ def summarize():
         killed = c.get("killed", 0) + c.get("timeout", 0) + c.get("segfault", 0)
         rows[module] = dict(c, total=total, kill_rate=killed / total if total else None)
     (SCRATCH / "summary.json").write_text(json.dumps(rows, indent=2))
-    print("| module | mutants | killed | survived | no tests | kill rate |")
-    print("|---|---|---|---|---|---|")
+    print("| module | mutants | killed | survived | timeout | suspicious | no tests | kill rate |")
+    print("|---|---|---|---|---|---|---|---|")
     for module, r in rows.items():
-        print(f"| {module} | {r['total']} | {r.get('killed', 0) + r.get('timeout', 0)} | {r.get('survived', 0)} | "
-              f"{r.get('no tests', 0)} | {100 * (r['kill_rate'] or 0):.1f}% |")
+        print(f"| {module} | {r['total']} | {r.get('killed', 0)} | {r.get('survived', 0)} | {r.get('timeout', 0)} | "
+              f"{r.get('suspicious', 0)} | {r.get('no tests', 0)} | {100 * (r['kill_rate'] or 0):.1f}% |")
     return rows
 
 
 def main(argv=None):
+    global SOURCE, SCRATCH
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--modules", nargs="*", default=[],
                     help="glob(s) of files to mutate, e.g. 'fctheory/tau.py' (default: all of fctheory/)")
@@ -138,14 +147,27 @@ def main(argv=None):
     ap.add_argument("--summary-only", action="store_true", help="only print the table of the last run")
     ap.add_argument("--source", default=str(ROOT), help="tree to mutate (default: this checkout)")
     ap.add_argument("--pytest-args", default="", help="extra pytest arguments, one string (e.g. '--deselect ID')")
+    ap.add_argument("--tests", nargs="*", default=[],
+                    help="test files/node ids to run (default: the whole default selection), e.g. tests/risk/")
+    ap.add_argument("--scratch", default=str(SCRATCH),
+                    help="scratch folder (default .mutation/; concurrent runs need one each, e.g. .mutation/run2)")
+    ap.add_argument("--fresh", action="store_true", help="discard the results of an earlier run in the scratch folder")
+    ap.add_argument("--mutants", nargs="*", default=[],
+                    help="run only these mutants (names as `mutmut results` prints them), e.g. an earlier run's "
+                         "survivors and suspicious ones re-run with new tests")
+    ap.add_argument("--isolation", choices=("forkserver", "fork"), default="forkserver",
+                    help="mutmut's process_isolation (default forkserver; see build_scratch)")
+    ap.add_argument("--timeout-multiplier", type=float, default=15.0,
+                    help="mutmut's CPU-time limit per mutant, in multiples of its tests' time in the stats pass")
     args = ap.parse_args(argv)
-    global SOURCE
     SOURCE = Path(args.source).resolve()
+    SCRATCH = Path(args.scratch).resolve()
     if not args.summary_only:
-        n = build_scratch(args.modules, pytest_args=shlex.split(args.pytest_args))
+        n = build_scratch(args.modules, args.timeout_multiplier, pytest_args=shlex.split(args.pytest_args),
+                          tests=args.tests, fresh=args.fresh, isolation=args.isolation)
         print(f"scratch copy in {SCRATCH} ({n} files with @public rewritten as assignments)", flush=True)
         env = dict(os.environ, PYTHONPATH=str(SCRATCH))
-        subprocess.run([sys.executable, "-m", "mutmut", "run", "--max-children", str(args.jobs)],
+        subprocess.run([sys.executable, "-m", "mutmut", "run", "--max-children", str(args.jobs), *args.mutants],
                        cwd=SCRATCH, env=env, check=False)
     summarize()
 

@@ -98,13 +98,17 @@ def penalty_terms(W, U, lam_W, lam_U):
     """(penalty, λ_W·W, λ_U·U, ‖(λ_W W, λ_U U)‖), refusing a λ whose term overflows float64 (naming it)."""
     with np.errstate(over="ignore"):
         pW, pU = lam_W * W, lam_U * U
+        terms = []
         for name, lam, A, P in (("lam_W", lam_W, W, pW), ("lam_U", lam_U, U, pU)):
-            term = 0.5 * lam * safe_norm(A) ** 2
+            # λ = 0: no term whatever ‖A‖ (h* without decay on W takes any scale of W); squared as a NumPy
+            # float, which overflows to inf (refused below) where a Python float raises OverflowError
+            term = 0.5 * lam * np.float64(safe_norm(A)) ** 2 if lam else 0.0
             if not (np.isfinite(term) and np.all(np.isfinite(P))):
                 fail(
                     name, lam, "the weight-decay penalty (λ/2)‖·‖² or its gradient overflows float64 for these weights"
                 )
-        penalty = 0.5 * lam_W * safe_norm(W) ** 2 + 0.5 * lam_U * safe_norm(U) ** 2
+            terms.append(term)
+        penalty = float(terms[0] + terms[1])
         if not np.isfinite(penalty):
             fail("lam_W", lam_W, "the weight-decay penalty overflows float64 for these weights")
     return penalty, pW, pU, safe_norm(pW, pU)

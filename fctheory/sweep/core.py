@@ -106,7 +106,9 @@ def _table(s, store, new_rows: list):
     """Every finished row: the consolidated output folder, or this call's rows without an output."""
     if s.output is None:
         return _pd().DataFrame(new_rows)
-    store.consolidate(store.existing())
+    every = store.existing()
+    if len(every):  # an empty results.parquet has no point_id column: the folder could not be resumed
+        store.consolidate(every)
     return store.existing()
 
 

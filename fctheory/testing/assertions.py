@@ -435,6 +435,10 @@ def check_gradient(f, x, *, grad=None, eps=None, rtol=1e-6, atol=None, max_coord
             g = grad(x0.copy().reshape(shape))
     try:
         f0 = float(f0)
+    except (TypeError, ValueError):  # named apart from the gradient: f is at fault even when grad is given
+        fail("f", f, f"must return a real number{' (or (value, gradient))' if has_inside else ''}, got "
+                     f"{type(f0).__name__}")
+    try:
         g = np.asarray(g, dtype=np.float64)
     except (TypeError, ValueError):
         fail("f" if has_inside else "grad", f if has_inside else grad, "must return real numbers")
@@ -475,7 +479,8 @@ def check_gradient(f, x, *, grad=None, eps=None, rtol=1e-6, atol=None, max_coord
                 xp, xm = x0 + h * dirs[i], x0 - h * dirs[i]
             h_eff = h
             an[i] = float(g @ dirs[i])
-        if not (np.all(np.isfinite(xp)) and np.all(np.isfinite(xm))):
+        # x ± h can both be finite while their difference (2h) overflows: no usable step either
+        if not (np.all(np.isfinite(xp)) and np.all(np.isfinite(xm)) and math.isfinite(h_eff)):
             fail("eps", eps, f"the step h = {h:.3g} takes x ± h out of the float64 range; choose a smaller eps")
         fp, fm = _value(f, xp, shape, has_inside), _value(f, xm, shape, has_inside)
         if not (math.isfinite(fp) and math.isfinite(fm)):
@@ -563,11 +568,13 @@ def assert_close_mp(value, reference, *, digits=12, atol=0.0):
     """
     import mpmath
 
-    vals, vshape = _as_mp_list("value", value)
-    refs, rshape = _as_mp_list("reference", reference)
-    if len(vals) != len(refs):
-        fail("reference", reference, f"must have as many entries as value ({len(vals)}), got {len(refs)}")
     with mpmath.workdps(digits + 10):
+        # parsed at the comparison's precision: at mpmath's default (15 digits) a decimal string or a
+        # high-precision mpf would be rounded first, and any digits >= 16 would pass whatever the error
+        vals, vshape = _as_mp_list("value", value)
+        refs, rshape = _as_mp_list("reference", reference)
+        if len(vals) != len(refs):
+            fail("reference", reference, f"must have as many entries as value ({len(vals)}), got {len(refs)}")
         tol_rel = mpmath.mpf(10) ** (-digits)
         for i, (v, r) in enumerate(zip(vals, refs)):
             err = abs(v - r)

@@ -17,6 +17,7 @@ need λ_W, λ_H and q within [1e-8, 1e8], where an iterative solver reaches the 
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 
 import numpy as np
 
@@ -55,6 +56,25 @@ def _logs(K, n, lam_W, lam_H):
     """log q and log(K·q), q = √(nλ_Wλ_H), without forming the (possibly over/underflowing) product."""
     lq = 0.5 * (math.log(n) + math.log(lam_W) + math.log(lam_H))
     return lq, math.log(K) + lq
+
+
+def _gap_to_threshold(K, n, lam_W, lam_H, lKq):
+    """s = 1 − K·q (q = √(nλ_Wλ_H)) to full relative precision, also next to the threshold K·q = 1.
+
+    ``-expm1(log(Kq))`` carries log's absolute rounding (≥ 1e-16, more for extreme λ) into s: a
+    relative error ~1e-16/s (8e-6 at λ = λ₀(1 − 1e-10)). Instead the product x = K²nλ_Wλ_H is formed
+    exactly (floats are dyadic rationals), 1 − x rounded once, and s = (1 − x)/(1 + √x) has no
+    cancellation: a few ulps at any distance from the threshold. s ≤ 0 exactly when (0, 0) is optimal.
+    Where x is beyond the float64 range (λ products of ~1e±300) s is 1 to every digit, or only its sign
+    (negative: trivial) is used.
+    """
+    x = Fraction(K * K * n) * Fraction(lam_W) * Fraction(lam_H)
+    if _X_MIN < x < _X_MAX:
+        return float(1 - x) / (1.0 + math.sqrt(float(x)))
+    return -math.expm1(lKq) if x <= _X_MIN else -1.0
+
+
+_X_MIN, _X_MAX = Fraction(2.0**-1000), Fraction(2.0**1000)
 
 
 def _etf(K):
@@ -97,20 +117,21 @@ def ce(*, K: int, n_spl: int, lam_W: float, lam_H: float, bias: bool = False) ->
     Notes
     -----
     Holds for feature dimension d ≥ K−1 (Zhu et al.). The reduced problem in ρ is convex. The logit
-    gap is evaluated as log(1 + (1 − Kq)/q) with 1 − Kq = −expm1(log Kq), accurate at both ends.
+    gap is evaluated as log(1 + (1 − Kq)/q) with 1 − Kq from the exact product K²nλ_Wλ_H, accurate at
+    both ends (to a few ulps at λ = λ₀(1 − 1e-10)).
     ``extras["q"]``/``["Kq"]`` are None when beyond the float64 range (``extras["log_q"]`` is always
     given); a ρ* or ‖H*‖² beyond the float64 range (λ_H/λ_W > ~1e600) is refused.
     """
     n = n_spl  # the papers' n (samples per class)
     gram_budget("K", K, K, 3, "ufm.ce")
     lq, lKq = _logs(K, n, lam_W, lam_H)
-    trivial = lKq >= 0.0
+    t = _gap_to_threshold(K, n, lam_W, lam_H, lKq)  # 1 − Kq, no cancellation near the threshold
+    trivial = t <= 0.0
     P = _etf(K)
     l_hw = 0.5 * (math.log(lam_W) - math.log(n) - math.log(lam_H))  # log of h/w = √(λ_W/(nλ_H))
     if trivial:
         value, rho, gap, Hn2, mg = math.log(K), 0.0, 0.0, 0.0, 0.0
     else:
-        t = -math.expm1(lKq)  # 1 − Kq ∈ (0, 1], no cancellation near the threshold
         lr = math.log(t) - lq  # log((1 − Kq)/q)
         gap = lr + math.log1p(math.exp(-lr)) if lr > 0 else math.log1p(math.exp(lr))  # log(1/q − (K−1))
         q = math.exp(lq)  # < 1/K
@@ -160,7 +181,8 @@ def mse(*, K: int, n_spl: int, lam_W: float, lam_H: float, bias: bool = False) -
     n = n_spl  # the papers' n (samples per class)
     gram_budget("K", K, K, 3, "ufm.mse")
     lq, lKq = _logs(K, n, lam_W, lam_H)
-    trivial = lKq >= 0.0
+    s = _gap_to_threshold(K, n, lam_W, lam_H, lKq)  # 1 − Kq without cancellation
+    trivial = s <= 0.0
     T = _etf(K) if bias else np.eye(K)
     r = K - 1 if bias else K  # rank of the target
     l_hw = 0.5 * (math.log(lam_W) - math.log(n) - math.log(lam_H))
@@ -168,7 +190,6 @@ def mse(*, K: int, n_spl: int, lam_W: float, lam_H: float, bias: bool = False) -
         s, half, a2, Hn2, mg = 0.0, 0.5, 0.0, 0.0, 0.0
     else:
         Kq = math.exp(lKq)
-        s = -math.expm1(lKq)  # 1 − Kq without cancellation
         half = Kq - Kq * Kq / 2
         ls = math.log(s)
         a2 = exp_or_fail("lam_W", lam_W, ls + 0.5 * (math.log(n) + math.log(lam_H) - math.log(lam_W)), "‖w_k‖²")
