@@ -14,6 +14,7 @@ then runs ``mutmut run`` there with the default test selection (``-m 'not slow'`
 command) and writes per-module kill rates to ``.mutation/summary.json`` and a markdown table to stdout.
 Numba-compiled kernels (``@njit``) stay unmutated: their NumPy twins are mutated and tested against them.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -67,12 +68,15 @@ def undecorate(source: str) -> str:
 
 # Tests that cannot run under mutmut's trampolines: proofs_check's library mutants patch functions by
 # editing their source text, which mutmut has rewritten (they test the self-test machinery, not the library).
-DESELECT = ["--deselect", "tests/proofs_check/test_library_mutants.py::test_library_mutant_is_caught_by_its_checks",
-            "--deselect", "tests/proofs_check/test_main.py::test_self_test_plants_library_bugs_and_reports_them"]
+DESELECT = [
+    "--deselect",
+    "tests/proofs_check/test_library_mutants.py::test_library_mutant_is_caught_by_its_checks",
+    "--deselect",
+    "tests/proofs_check/test_main.py::test_self_test_plants_library_bugs_and_reports_them",
+]
 
 
-def build_scratch(modules, jobs_timeout_multiplier=15.0, pytest_args=(), tests=(), fresh=False,
-                  isolation="forkserver"):
+def build_scratch(modules, jobs_timeout_multiplier=15.0, pytest_args=(), tests=(), fresh=False, isolation="forkserver"):
     if SCRATCH.exists():
         keep = None if fresh else SCRATCH / "mutants"  # fresh: no results carried over from an earlier run
         for p in SCRATCH.iterdir():
@@ -114,8 +118,9 @@ def build_scratch(modules, jobs_timeout_multiplier=15.0, pytest_args=(), tests=(
 
 
 def summarize():
-    out = subprocess.run([sys.executable, "-m", "mutmut", "results", "--all", "true"], cwd=SCRATCH,
-                         capture_output=True, text=True)
+    out = subprocess.run(
+        [sys.executable, "-m", "mutmut", "results", "--all", "true"], cwd=SCRATCH, capture_output=True, text=True
+    )
     per = defaultdict(Counter)
     for line in out.stdout.splitlines():
         line = line.strip()
@@ -133,42 +138,77 @@ def summarize():
     print("| module | mutants | killed | survived | timeout | suspicious | no tests | kill rate |")
     print("|---|---|---|---|---|---|---|---|")
     for module, r in rows.items():
-        print(f"| {module} | {r['total']} | {r.get('killed', 0)} | {r.get('survived', 0)} | {r.get('timeout', 0)} | "
-              f"{r.get('suspicious', 0)} | {r.get('no tests', 0)} | {100 * (r['kill_rate'] or 0):.1f}% |")
+        print(
+            f"| {module} | {r['total']} | {r.get('killed', 0)} | {r.get('survived', 0)} | {r.get('timeout', 0)} | "
+            f"{r.get('suspicious', 0)} | {r.get('no tests', 0)} | {100 * (r['kill_rate'] or 0):.1f}% |"
+        )
     return rows
 
 
 def main(argv=None):
     global SOURCE, SCRATCH
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--modules", nargs="*", default=[],
-                    help="glob(s) of files to mutate, e.g. 'fctheory/tau.py' (default: all of fctheory/)")
+    ap.add_argument(
+        "--modules",
+        nargs="*",
+        default=[],
+        help="glob(s) of files to mutate, e.g. 'fctheory/tau.py' (default: all of fctheory/)",
+    )
     ap.add_argument("--jobs", type=int, default=os.cpu_count(), help="parallel mutant workers")
     ap.add_argument("--summary-only", action="store_true", help="only print the table of the last run")
     ap.add_argument("--source", default=str(ROOT), help="tree to mutate (default: this checkout)")
     ap.add_argument("--pytest-args", default="", help="extra pytest arguments, one string (e.g. '--deselect ID')")
-    ap.add_argument("--tests", nargs="*", default=[],
-                    help="test files/node ids to run (default: the whole default selection), e.g. tests/risk/")
-    ap.add_argument("--scratch", default=str(SCRATCH),
-                    help="scratch folder (default .mutation/; concurrent runs need one each, e.g. .mutation/run2)")
+    ap.add_argument(
+        "--tests",
+        nargs="*",
+        default=[],
+        help="test files/node ids to run (default: the whole default selection), e.g. tests/risk/",
+    )
+    ap.add_argument(
+        "--scratch",
+        default=str(SCRATCH),
+        help="scratch folder (default .mutation/; concurrent runs need one each, e.g. .mutation/run2)",
+    )
     ap.add_argument("--fresh", action="store_true", help="discard the results of an earlier run in the scratch folder")
-    ap.add_argument("--mutants", nargs="*", default=[],
-                    help="run only these mutants (names as `mutmut results` prints them), e.g. an earlier run's "
-                         "survivors and suspicious ones re-run with new tests")
-    ap.add_argument("--isolation", choices=("forkserver", "fork"), default="forkserver",
-                    help="mutmut's process_isolation (default forkserver; see build_scratch)")
-    ap.add_argument("--timeout-multiplier", type=float, default=15.0,
-                    help="mutmut's CPU-time limit per mutant, in multiples of its tests' time in the stats pass")
+    ap.add_argument(
+        "--mutants",
+        nargs="*",
+        default=[],
+        help="run only these mutants (names as `mutmut results` prints them), e.g. an earlier run's "
+        "survivors and suspicious ones re-run with new tests",
+    )
+    ap.add_argument(
+        "--isolation",
+        choices=("forkserver", "fork"),
+        default="forkserver",
+        help="mutmut's process_isolation (default forkserver; see build_scratch)",
+    )
+    ap.add_argument(
+        "--timeout-multiplier",
+        type=float,
+        default=15.0,
+        help="mutmut's CPU-time limit per mutant, in multiples of its tests' time in the stats pass",
+    )
     args = ap.parse_args(argv)
     SOURCE = Path(args.source).resolve()
     SCRATCH = Path(args.scratch).resolve()
     if not args.summary_only:
-        n = build_scratch(args.modules, args.timeout_multiplier, pytest_args=shlex.split(args.pytest_args),
-                          tests=args.tests, fresh=args.fresh, isolation=args.isolation)
+        n = build_scratch(
+            args.modules,
+            args.timeout_multiplier,
+            pytest_args=shlex.split(args.pytest_args),
+            tests=args.tests,
+            fresh=args.fresh,
+            isolation=args.isolation,
+        )
         print(f"scratch copy in {SCRATCH} ({n} files with @public rewritten as assignments)", flush=True)
         env = dict(os.environ, PYTHONPATH=str(SCRATCH))
-        subprocess.run([sys.executable, "-m", "mutmut", "run", "--max-children", str(args.jobs), *args.mutants],
-                       cwd=SCRATCH, env=env, check=False)
+        subprocess.run(
+            [sys.executable, "-m", "mutmut", "run", "--max-children", str(args.jobs), *args.mutants],
+            cwd=SCRATCH,
+            env=env,
+            check=False,
+        )
     summarize()
 
 

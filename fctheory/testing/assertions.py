@@ -6,24 +6,35 @@ property does not hold. That exception is an ``AssertionError`` (pytest reports 
 ``pytest.raises(AssertionError)`` catches it) and also an ``FCTheoryError``, the one exception a public
 fctheory entry point raises. Reference: docs/testing-api.md.
 """
+
 from __future__ import annotations
 
 import dataclasses
 import math
 import numbers
 
+import mpmath
 import numpy as np
 
 from .._errors import FCTheoryError
 from .._numerics import pow2_exponent, pow2_scale, pow2_unscale
 from ..network import phi
 from ..predictions import predict, verdict
+from ..risk import true_risk_grad
 from .._validate import Anything, Array, Bool, Instance, Int, Real, Seed, fail, public, result_type
 from ..task import Task, task_first
 
-__all__ = ["TheoryAssertionError", "GradientCheck", "assert_type1_optimal", "assert_type2_optimal",
-           "assert_type3_optimal", "assert_critical_point", "check_gradient", "assert_close_mp",
-           "assert_scale_invariant"]
+__all__ = [
+    "TheoryAssertionError",
+    "GradientCheck",
+    "assert_type1_optimal",
+    "assert_type2_optimal",
+    "assert_type3_optimal",
+    "assert_critical_point",
+    "check_gradient",
+    "assert_close_mp",
+    "assert_scale_invariant",
+]
 
 
 class TheoryAssertionError(AssertionError, FCTheoryError):
@@ -62,7 +73,9 @@ def _structure(task: Task, W, U, *, kind: str, rtol: float):
     large weights, then the comparison with the theorem fails with a clear message).
     """
     n_c, s_c = task.n_c, task.s_c
-    name = {"type1": "type-I (Definition 1)", "type2": "type-II (Definition 2)", "type3": "type-III (Definition 3)"}[kind]
+    name = {"type1": "type-I (Definition 1)", "type2": "type-II (Definition 2)", "type3": "type-III (Definition 3)"}[
+        kind
+    ]
     Wlabel = "phi(W)" if kind == "type2" else "W"
     eW, eU = _pow2_scale(W), _pow2_scale(U)
     Ws, Us = np.ldexp(W, -eW), np.ldexp(U, -eU)
@@ -77,9 +90,11 @@ def _structure(task: Task, W, U, *, kind: str, rtol: float):
     if err.max() > rtol:
         a, b = np.unravel_index(int(np.argmax(err)), err.shape)
         what = "all words" if kind != "type3" else f"the words of rank β = {b} in every concept"
-        _fail(f"(W, U) is not {name}: {what} must have one norm in {Wlabel}, but ‖w_({a},{b})‖ = "
-              f"{_g(np.ldexp(norms[a, b], eW))} differs from {_g(np.ldexp(target[a, b], eW))} by a relative "
-              f"{err.max():.3g} > rtol = {rtol:g}")
+        _fail(
+            f"(W, U) is not {name}: {what} must have one norm in {Wlabel}, but ‖w_({a},{b})‖ = "
+            f"{_g(np.ldexp(norms[a, b], eW))} differs from {_g(np.ldexp(target[a, b], eW))} by a relative "
+            f"{err.max():.3g} > rtol = {rtol:g}"
+        )
     # directions: one per concept, shared by its s_c words
     D = (Ws / np.linalg.norm(Ws, axis=0)).reshape(Ws.shape[0], n_c, s_c)
     F = D.mean(axis=2)
@@ -87,16 +102,20 @@ def _structure(task: Task, W, U, *, kind: str, rtol: float):
     dev = np.linalg.norm(D - F[:, :, None], axis=0)
     if dev.max() > rtol:
         a, b = np.unravel_index(int(np.argmax(dev)), dev.shape)
-        _fail(f"(W, U) is not {name}: the words of concept α = {a} must share one direction f_α, but "
-              f"word ({a}, {b}) is off by ‖w/‖w‖ − f_α‖ = {dev.max():.3g} > rtol = {rtol:g}")
+        _fail(
+            f"(W, U) is not {name}: the words of concept α = {a} must share one direction f_α, but "
+            f"word ({a}, {b}) is off by ‖w/‖w‖ − f_α‖ = {dev.max():.3g} > rtol = {rtol:g}"
+        )
     # equiangular frame, equation (4): Gram = κI − 11ᵀ/(n_c − 1) with κ = n_c/(n_c − 1)
     G = F.T @ F
     E = (n_c / (n_c - 1)) * np.eye(n_c) - 1.0 / (n_c - 1)
     gerr = np.abs(G - E).max()
     if gerr > rtol:
         i, j = np.unravel_index(int(np.argmax(np.abs(G - E))), G.shape)
-        _fail(f"(W, U) is not {name}: the concept directions are not an equiangular frame (equation (4)): "
-              f"⟨f_{i}, f_{j}⟩ = {G[i, j]:.17g}, expected {E[i, j]:.17g} (error {gerr:.3g} > rtol = {rtol:g})")
+        _fail(
+            f"(W, U) is not {name}: the concept directions are not an equiangular frame (equation (4)): "
+            f"⟨f_{i}, f_{j}⟩ = {G[i, j]:.17g}, expected {E[i, j]:.17g} (error {gerr:.3g} > rtol = {rtol:g})"
+        )
     # U: u_{k,ℓ} = c f_{z_kℓ}
     d = W.shape[0]
     blocks = Us.reshape(task.K, task.L, d)
@@ -106,8 +125,10 @@ def _structure(task: Task, W, U, *, kind: str, rtol: float):
     dev = np.linalg.norm(blocks - cu * np.moveaxis(F[:, task.Z], 0, -1), axis=2) / cu
     if dev.max() > rtol:
         k, ell = np.unravel_index(int(np.argmax(dev)), dev.shape)
-        _fail(f"(W, U) is not {name}: u_{{k,ℓ}} must be c·f_(z_kℓ) (the frame of W's concepts), but for "
-              f"(k, ℓ) = ({k}, {ell}), z = {int(task.Z[k, ell])}, the relative error is {dev.max():.3g} > rtol = {rtol:g}")
+        _fail(
+            f"(W, U) is not {name}: u_{{k,ℓ}} must be c·f_(z_kℓ) (the frame of W's concepts), but for "
+            f"(k, ℓ) = ({k}, {ell}), z = {int(task.Z[k, ell])}, the relative error is {dev.max():.3g} > rtol = {rtol:g}"
+        )
     with np.errstate(over="ignore", under="ignore"):
         return np.ldexp(r, eW), F, float(np.ldexp(cu, eU))
 
@@ -120,19 +141,30 @@ def _compare(label: str, got, want, rtol: float, theorem: str):
     if err.max() > rtol:
         i = int(np.argmax(err))
         idx = f"[{i}]" if got.size > 1 else ""
-        _fail(f"{label}{idx} = {_g(got[i])} but {theorem} predicts {_g(want[i])} (relative error {err[i]:.3g} > "
-              f"rtol = {rtol:g})")
+        _fail(
+            f"{label}{idx} = {_g(got[i])} but {theorem} predicts {_g(want[i])} (relative error {err[i]:.3g} > "
+            f"rtol = {rtol:g})"
+        )
 
 
 def _trivial(W, U, lam, lam0, atol, theorem):
     nW, nU = float(np.max(np.abs(W))), float(np.max(np.abs(U)))
     if max(nW, nU) > atol:
-        _fail(f"lam = {_g(lam)} ≥ λ₀ = {_g(lam0)}: {theorem} predicts the trivial optimum (W, U) = (0, 0), but "
-              f"max|W| = {nW:.3g}, max|U| = {nU:.3g} > atol = {atol:g}")
+        _fail(
+            f"lam = {_g(lam)} ≥ λ₀ = {_g(lam0)}: {theorem} predicts the trivial optimum (W, U) = (0, 0), but "
+            f"max|W| = {nW:.3g}, max|U| = {nU:.3g} > atol = {atol:g}"
+        )
 
 
-_COMMON = dict(task=Instance(Task), W=Array(ndim=2), U=Array(ndim=2), lam=Real(lo=0, lo_open=True),
-               rtol=Real(lo=0, lo_open=True), gtol=Real(lo=0, lo_open=True), atol=Real(lo=0))
+_COMMON = dict(
+    task=Instance(Task),
+    W=Array(ndim=2),
+    U=Array(ndim=2),
+    lam=Real(lo=0, lo_open=True),
+    rtol=Real(lo=0, lo_open=True),
+    gtol=Real(lo=0, lo_open=True),
+    atol=Real(lo=0),
+)
 
 
 @task_first(deprecated=False)  # also (W, U, task, lam), the order these helpers were specified with
@@ -263,8 +295,16 @@ def assert_type3_optimal(task, W, U, lam, *, rtol=1e-9, gtol=1e-8, atol=1e-12):
 
 
 @task_first(deprecated=False)
-@public(task=Instance(Task), W=Array(ndim=2), U=Array(ndim=2), lam=Real(lo=0), layernorm=Bool(), eps=Real(lo=0),
-        gtol=Real(lo=0, lo_open=True), atol=Real(lo=0))
+@public(
+    task=Instance(Task),
+    W=Array(ndim=2),
+    U=Array(ndim=2),
+    lam=Real(lo=0),
+    layernorm=Bool(),
+    eps=Real(lo=0),
+    gtol=Real(lo=0, lo_open=True),
+    atol=Real(lo=0),
+)
 def assert_critical_point(task, W, U, lam, *, layernorm=False, eps=0.0, gtol=1e-8, atol=0.0):
     """Assert that (W, U) is a critical point of the exact true risk (5) (or (10) with ``layernorm``).
 
@@ -298,8 +338,6 @@ def assert_critical_point(task, W, U, lam, *, layernorm=False, eps=0.0, gtol=1e-
         With ‖∇R‖, the bound and the largest gradient entry.
     """
     _check_shapes(task, W, U)
-    from ..risk import true_risk_grad
-
     with np.errstate(all="ignore"):
         R, gW, gU = true_risk_grad(task, W, U, lam, layernorm=layernorm, eps=eps)
     if not (np.all(np.isfinite(gW)) and np.all(np.isfinite(gU))):
@@ -315,9 +353,11 @@ def assert_critical_point(task, W, U, lam, *, layernorm=False, eps=0.0, gtol=1e-
         which, G = ("W", gW) if _norm(gW) >= _norm(gU) else ("U", gU)
         i = tuple(int(j) for j in np.unravel_index(int(np.argmax(np.abs(G))), G.shape))
         risk = "(10) (layernorm=True)" if layernorm else "(5)"
-        _fail(f"(W, U) is not a critical point of the true risk {risk}: ‖∇R‖ = {g:.3g} > atol + gtol·(‖∇R₀‖ + "
-              f"λ‖θ‖) = {atol:g} + {gtol:g}·({g0:.3g} + {pen:.3g}) = {bound:.3g}; largest entry ∂R/∂{which}{list(i)} = "
-              f"{float(G[i]):.3g} (R = {float(R):.17g})")
+        _fail(
+            f"(W, U) is not a critical point of the true risk {risk}: ‖∇R‖ = {g:.3g} > atol + gtol·(‖∇R₀‖ + "
+            f"λ‖θ‖) = {atol:g} + {gtol:g}·({g0:.3g} + {pen:.3g}) = {bound:.3g}; largest entry ∂R/∂{which}{list(i)} = "
+            f"{float(G[i]):.3g} (R = {float(R):.17g})"
+        )
 
 
 def _norm(A) -> float:
@@ -373,18 +413,29 @@ def _value(f, x, shape, has_grad_inside):
     try:
         v = float(v)
     except (TypeError, ValueError):
-        fail("f", f, f"must return a real number{' (or (value, gradient))' if has_grad_inside else ''}, got "
-                     f"{type(v).__name__}")
+        fail(
+            "f",
+            f,
+            f"must return a real number{' (or (value, gradient))' if has_grad_inside else ''}, got {type(v).__name__}",
+        )
     return v
 
 
-@public(f=Anything("callable x -> float, or x -> (float, gradient) when grad is None"),
-        x=Array(min_size=1), grad=Anything("callable x -> gradient (shape of x), or None"),
-        eps=Real(lo=0, lo_open=True).or_none(), rtol=Real(lo=0), atol=Real(lo=0).or_none(),
-        max_coords=Int(min=1, max=10**6), n_directions=Int(min=1, max=10**4), seed=Seed(),
-        raise_on_mismatch=Bool())
-def check_gradient(f, x, *, grad=None, eps=None, rtol=1e-6, atol=None, max_coords=64, n_directions=16, seed=0,
-                   raise_on_mismatch=True):
+@public(
+    f=Anything("callable x -> float, or x -> (float, gradient) when grad is None"),
+    x=Array(min_size=1),
+    grad=Anything("callable x -> gradient (shape of x), or None"),
+    eps=Real(lo=0, lo_open=True).or_none(),
+    rtol=Real(lo=0),
+    atol=Real(lo=0).or_none(),
+    max_coords=Int(min=1, max=10**6),
+    n_directions=Int(min=1, max=10**4),
+    seed=Seed(),
+    raise_on_mismatch=Bool(),
+)
+def check_gradient(
+    f, x, *, grad=None, eps=None, rtol=1e-6, atol=None, max_coords=64, n_directions=16, seed=0, raise_on_mismatch=True
+):
     """Compare a gradient with central finite differences (like pymanopt's ``check_gradient``).
 
     For each direction v — every coordinate of x when x.size ≤ ``max_coords``, else ``n_directions``
@@ -424,6 +475,56 @@ def check_gradient(f, x, *, grad=None, eps=None, rtol=1e-6, atol=None, max_coord
     shape = x.shape
     x0 = x.ravel().copy()
     has_inside = grad is None
+    f0, g = _value_and_gradient(f, grad, x0, shape)
+    step = eps if eps is not None else np.finfo(np.float64).eps ** (1 / 3)
+    kind, dirs, n = _directions(x0.size, max_coords, n_directions, seed)
+    fd, an = _differences(f, g, x0, shape, has_inside, step, eps, dirs, n)
+    floor = 10 * np.finfo(np.float64).eps ** (2 / 3) * max(1.0, abs(f0)) if atol is None else atol
+    with np.errstate(all="ignore"):
+        err = np.abs(fd - an)
+        err = np.where(np.isfinite(err), err, np.inf)
+        scale = float(np.max(np.abs(an))) if an.size else 0.0
+        fdmax = float(np.max(np.abs(fd[np.isfinite(fd)]))) if np.any(np.isfinite(fd)) else 0.0
+        tol = min(floor + rtol * max(scale, fdmax), np.finfo(np.float64).max)
+    worst = int(np.argmax(err))
+    res = GradientCheck(
+        ok=bool(np.all(err <= tol)),
+        max_error=float(err[worst]) if np.isfinite(err[worst]) else 1e308,
+        tolerance=float(tol),
+        worst=worst,
+        directions=kind,
+        fd=np.where(np.isfinite(fd), fd, 0.0),
+        analytic=an,
+        eps=float(step),
+    )
+    if not res.ok and raise_on_mismatch:
+        _fail(_mismatch_message(res, fd, shape, seed, err, tol, floor, rtol, max(scale, fdmax), n))
+    return res
+
+
+def _mismatch_message(res, fd, shape, seed, err, tol, floor, rtol, scale, n) -> str:
+    """The failure message of :func:`check_gradient`: the worst direction, both derivatives, the tolerance."""
+    worst, an = res.worst, res.analytic
+    where = (
+        f"coordinate {tuple(int(i) for i in np.unravel_index(worst, shape))}"
+        if res.directions == "coordinates"
+        else f"random direction {worst} (seed {seed!r})"
+    )
+    fd_s = (
+        "no finite difference (the step vanished in rounding: eps too small)"
+        if not np.isfinite(fd[worst])
+        else f"finite difference {fd[worst]:.10g}"
+    )
+    return (
+        f"gradient mismatch at {where}: {fd_s}, analytic {an[worst]:.10g}; |error| = {err[worst]:.3g} > "
+        f"tolerance {tol:.3g} (atol {floor:.3g} + rtol {rtol:g}·{scale:.3g}); "
+        f"{int(np.sum(err > tol))} of {n} directions fail"
+    )
+
+
+def _value_and_gradient(f, grad, x0, shape):
+    """f(x) and the analytic gradient (flat), each checked: a wrong return is blamed on f or on grad."""
+    has_inside = grad is None
     out = _call_f(f, x0.copy(), shape)
     if has_inside:
         if not (isinstance(out, tuple) and len(out) == 2):
@@ -436,31 +537,38 @@ def check_gradient(f, x, *, grad=None, eps=None, rtol=1e-6, atol=None, max_coord
     try:
         f0 = float(f0)
     except (TypeError, ValueError):  # named apart from the gradient: f is at fault even when grad is given
-        fail("f", f, f"must return a real number{' (or (value, gradient))' if has_inside else ''}, got "
-                     f"{type(f0).__name__}")
+        fail(
+            "f",
+            f,
+            f"must return a real number{' (or (value, gradient))' if has_inside else ''}, got {type(f0).__name__}",
+        )
+    g_name, g_fn = ("f", f) if has_inside else ("grad", grad)
     try:
         g = np.asarray(g, dtype=np.float64)
     except (TypeError, ValueError):
-        fail("f" if has_inside else "grad", f if has_inside else grad, "must return real numbers")
+        fail(g_name, g_fn, "must return real numbers")
     if not math.isfinite(f0):
         fail("f", f, f"returned a non-finite value {f0!r} at x")
     if g.size != x0.size:
-        fail("grad" if not has_inside else "f", grad if not has_inside else f,
-             f"must return a gradient of x's shape {shape}, got shape {g.shape}")
+        fail(g_name, g_fn, f"must return a gradient of x's shape {shape}, got shape {g.shape}")
     g = g.ravel()
     if not np.all(np.isfinite(g)):
-        fail("grad" if not has_inside else "f", grad if not has_inside else f, "returned a non-finite gradient")
-    step = eps if eps is not None else np.finfo(np.float64).eps ** (1 / 3)
-    if x0.size <= max_coords:
-        kind = "coordinates"
-        dirs = None
-        n = x0.size
-    else:
-        kind = "random"
-        rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
-        dirs = rng.standard_normal((n_directions, x0.size))
-        dirs /= np.linalg.norm(dirs, axis=1, keepdims=True)
-        n = n_directions
+        fail(g_name, g_fn, "returned a non-finite gradient")
+    return f0, g
+
+
+def _directions(size, max_coords, n_directions, seed):
+    """("coordinates", None, size) when size ≤ max_coords, else ("random", unit rows, n_directions)."""
+    if size <= max_coords:
+        return "coordinates", None, size
+    rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
+    dirs = rng.standard_normal((n_directions, size))
+    dirs /= np.linalg.norm(dirs, axis=1, keepdims=True)
+    return "random", dirs, n_directions
+
+
+def _differences(f, g, x0, shape, has_inside, step, eps, dirs, n):
+    """Central differences and analytic directional derivatives along the n directions."""
     fd = np.empty(n)
     an = np.empty(n)
     xmax = float(np.max(np.abs(x0)))
@@ -485,37 +593,14 @@ def check_gradient(f, x, *, grad=None, eps=None, rtol=1e-6, atol=None, max_coord
         fp, fm = _value(f, xp, shape, has_inside), _value(f, xm, shape, has_inside)
         if not (math.isfinite(fp) and math.isfinite(fm)):
             fail("eps", eps, f"f(x ± h) is not finite for the step h = {h:.3g} (direction {i}); choose a smaller eps")
-        fd[i] = (fp - fm) / (2 * h_eff) if h_eff > 0 else 0.0
-        if h_eff == 0:
-            fd[i] = math.nan  # the step vanished in rounding: no information, reported as a mismatch
-    floor = 10 * np.finfo(np.float64).eps ** (2 / 3) * max(1.0, abs(f0)) if atol is None else atol
-    with np.errstate(all="ignore"):
-        err = np.abs(fd - an)
-        err = np.where(np.isfinite(err), err, np.inf)
-        scale = float(np.max(np.abs(an))) if an.size else 0.0
-        fdmax = float(np.max(np.abs(fd[np.isfinite(fd)]))) if np.any(np.isfinite(fd)) else 0.0
-        tol = min(floor + rtol * max(scale, fdmax), np.finfo(np.float64).max)
-    worst = int(np.argmax(err))
-    res = GradientCheck(ok=bool(np.all(err <= tol)), max_error=float(err[worst]) if np.isfinite(err[worst]) else 1e308,
-                        tolerance=float(tol), worst=worst, directions=kind, fd=np.where(np.isfinite(fd), fd, 0.0),
-                        analytic=an, eps=float(step))
-    if not res.ok and raise_on_mismatch:
-        where = (f"coordinate {tuple(int(i) for i in np.unravel_index(worst, shape))}" if kind == "coordinates"
-                 else f"random direction {worst} (seed {seed!r})")
-        fd_s = "no finite difference (the step vanished in rounding: eps too small)" if not np.isfinite(fd[worst]) \
-            else f"finite difference {fd[worst]:.10g}"
-        _fail(f"gradient mismatch at {where}: {fd_s}, analytic {an[worst]:.10g}; |error| = {err[worst]:.3g} > "
-              f"tolerance {tol:.3g} (atol {floor:.3g} + rtol {rtol:g}·{max(scale, fdmax):.3g}); "
-              f"{int(np.sum(err > tol))} of {n} directions fail")
-    return res
+        fd[i] = (fp - fm) / (2 * h_eff) if h_eff > 0 else math.nan  # a vanished step: reported as a mismatch
+    return fd, an
 
 
 # =====================================================================================================
 # Multiprecision and scale invariance
 # =====================================================================================================
 def _as_mp_list(name, value):
-    import mpmath
-
     if isinstance(value, str):
         try:
             return [mpmath.mpf(value)], ()
@@ -529,8 +614,10 @@ def _as_mp_list(name, value):
     if isinstance(value, (bool, np.bool_, complex, bytes)) or value is None:
         fail(name, value, "must be a real number, an mpmath number, a decimal string or an array of those")
     try:
-        arr = np.asarray(value.tolist() if hasattr(value, "tolist") and type(value).__module__.startswith("mpmath")
-                         else value, dtype=object)
+        arr = np.asarray(
+            value.tolist() if hasattr(value, "tolist") and type(value).__module__.startswith("mpmath") else value,
+            dtype=object,
+        )
     except Exception:  # noqa: BLE001 - ragged input and the like
         fail(name, value, "must be a number or a rectangular array of numbers")
     if arr.size == 0:
@@ -543,9 +630,12 @@ def _as_mp_list(name, value):
     return out, arr.shape
 
 
-@public(value=Anything("number, mpf, decimal string or array of those"),
-        reference=Anything("number, mpf, decimal string or array of those"),
-        digits=Int(min=1, max=1000), atol=Real(lo=0))
+@public(
+    value=Anything("number, mpf, decimal string or array of those"),
+    reference=Anything("number, mpf, decimal string or array of those"),
+    digits=Int(min=1, max=1000),
+    atol=Real(lo=0),
+)
 def assert_close_mp(value, reference, *, digits=12, atol=0.0):
     """Assert that ``value`` agrees with a multiprecision ``reference`` to ``digits`` significant digits.
 
@@ -566,8 +656,6 @@ def assert_close_mp(value, reference, *, digits=12, atol=0.0):
     TheoryAssertionError
         With the first failing entry, both values to 20 digits and the digits actually shared.
     """
-    import mpmath
-
     with mpmath.workdps(digits + 10):
         # parsed at the comparison's precision: at mpmath's default (15 digits) a decimal string or a
         # high-precision mpf would be rounded first, and any digits >= 16 would pass whatever the error
@@ -581,13 +669,20 @@ def assert_close_mp(value, reference, *, digits=12, atol=0.0):
             if err > atol + tol_rel * abs(r):
                 shared = float(-mpmath.log10(err / abs(r))) if r != 0 and err != 0 else 0.0
                 where = f"[{i}]" if len(vals) > 1 else ""
-                _fail(f"value{where} = {mpmath.nstr(v, 20)} differs from reference = {mpmath.nstr(r, 20)}: "
-                      f"|error| = {mpmath.nstr(err, 3)}, about {shared:.1f} digits agree, {digits} required"
-                      + (f" (atol {atol:g})" if atol else ""))
+                _fail(
+                    f"value{where} = {mpmath.nstr(v, 20)} differs from reference = {mpmath.nstr(r, 20)}: "
+                    f"|error| = {mpmath.nstr(err, 3)}, about {shared:.1f} digits agree, {digits} required"
+                    + (f" (atol {atol:g})" if atol else "")
+                )
 
 
-@public(metric=Anything("callable M -> number or array"), M=Array(), scales=Real(lo=0, lo_open=True, array=True),
-        rtol=Real(lo=0), atol=Real(lo=0))
+@public(
+    metric=Anything("callable M -> number or array"),
+    M=Array(),
+    scales=Real(lo=0, lo_open=True, array=True),
+    rtol=Real(lo=0),
+    atol=Real(lo=0),
+)
 def assert_scale_invariant(metric, M, *, scales=(1e-300, 1.0, 1e300), rtol=1e-12, atol=0.0):
     """Assert metric(s·M) = metric(M) for every s in ``scales`` (the project's rule for scale-free metrics).
 
@@ -616,8 +711,11 @@ def assert_scale_invariant(metric, M, *, scales=(1e-300, 1.0, 1e300), rtol=1e-12
     with np.errstate(all="ignore"):
         for s in s_arr:
             if nz.size and (not np.isfinite(nz.max() * s) or nz.min() * s < np.finfo(np.float64).tiny):
-                fail("scales", float(s), f"s·M leaves the normal float64 range for M's entries in [{nz.min():.3g}, "
-                                         f"{nz.max():.3g}]")
+                fail(
+                    "scales",
+                    float(s),
+                    f"s·M leaves the normal float64 range for M's entries in [{nz.min():.3g}, {nz.max():.3g}]",
+                )
         base = np.asarray(metric(M), dtype=np.float64)
     if not np.all(np.isfinite(base)):
         fail("metric", metric, f"returned a non-finite value {base!r} for M")
@@ -633,6 +731,8 @@ def assert_scale_invariant(metric, M, *, scales=(1e-300, 1.0, 1e300), rtol=1e-12
         if np.any(bad):
             i = int(np.argmax(np.where(bad, err, -1.0).ravel()))
             idx = f"[{i}]" if base.size > 1 else ""
-            _fail(f"not scale invariant: metric(M){idx} = {base.ravel()[i]:.17g} but metric({s:g}·M){idx} = "
-                  f"{got.ravel()[i]:.17g} (|difference| {err.ravel()[i]:.3g} > atol + rtol·|metric(M)| = "
-                  f"{bound.ravel()[i]:.3g})")
+            _fail(
+                f"not scale invariant: metric(M){idx} = {base.ravel()[i]:.17g} but metric({s:g}·M){idx} = "
+                f"{got.ravel()[i]:.17g} (|difference| {err.ravel()[i]:.3g} > atol + rtol·|metric(M)| = "
+                f"{bound.ravel()[i]:.3g})"
+            )
