@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 from fctheory import FCTheoryError, Task
-from fctheory.io import RunFiles, load_run, load_task, save_checkpoint, save_run
+from fctheory.io import RunFiles, load_run, load_task, save_run
+from fctheory.io.checkpoint import save_checkpoint
 from fctheory.io.checkpoint import HISTORY_KEYS
 
 

@@ -1,7 +1,6 @@
 """proofs_check.certificates: the relation between ∇f and the engine's gradients, the closed-form spectrum of
 ∇f at concept-symmetric points of full tasks, the rigorous bounds, and the atlas report."""
 
-import gzip
 import itertools
 
 import mpmath
@@ -9,7 +8,7 @@ import numpy as np
 import pytest
 
 from fctheory import Task, evaluate_risk, lambda_max_type3, solve_type3, type3_configuration
-from proofs_check import _risk, atlas_report, conjecture, convex
+from proofs_check import _risk, convex
 from proofs_check import certificates as C
 
 
@@ -166,14 +165,3 @@ def test_closed_form_needs_no_task_beyond_the_engine():
     """K = 5^20: the closed-form certificate runs without building the task."""
     r = C.certify(5, 10, 20, 1.0, 0.5, engine=False)
     assert r.K == 5**20 and max(abs(r.rho_lo), abs(r.rho_hi)) <= 1e-13 and np.isnan(r.weyl)
-
-
-def test_quick_atlas_report_is_written(tmp_path):
-    report = tmp_path / "r.md"
-    assert conjecture.main(["--atlas", "--quick", "--out", str(tmp_path / "c"), "--report", str(report)]) == 0
-    text = report.read_text()
-    assert text.startswith("# The type-III conjecture: proved") and "(2,2,2,4)" in text
-    assert (tmp_path / "c" / "phase.png").stat().st_size > 1000
-    with gzip.open(tmp_path / "c" / "atlas.csv.gz", "rt") as fh:
-        assert fh.readline().startswith("n_c,s_c,L,K,")
-    assert atlas_report.C is C
