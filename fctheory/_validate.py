@@ -11,6 +11,8 @@ import inspect as _inspect
 import numbers
 import os as _os
 
+import math
+
 import numpy as np
 
 from ._compat import LegacyCalls
@@ -195,7 +197,8 @@ def check_mu(mu, s_c: int | None = None, *, name: str = "mu", rtol: float = 1e-1
         v, i = _first_bad(arr, bad)
         fail(name, v, f"frequencies must be strictly positive (entry {i} of {name})")
     total = arr.sum(axis=-1)
-    bad = np.abs(total - 1.0) > rtol * max(1, arr.shape[-1]) ** 0.5 + 4 * np.finfo(float).eps * arr.shape[-1]
+    # rtol as documented, plus the rounding of numpy's pairwise sum itself (~ε·log2(s_c), taken 2×)
+    bad = np.abs(total - 1.0) > rtol + 2 * np.finfo(float).eps * max(1.0, math.log2(arr.shape[-1]))
     if np.any(bad):
         fail(
             name,

@@ -39,10 +39,6 @@ def test_frequencies_summing_to_within_1e_12_are_accepted(s_c):
         fc.predict_type3(mu=_mu(s_c, sign * 0.99e-12), n_c=3, L=2, lam=1e-3)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="check_mu scales the tolerance by sqrt(s_c) (1.41e-12 at s_c = 2), looser than the documented ±1e-12",
-)
 @pytest.mark.parametrize("s_c", [2, 4, 64])
 def test_frequencies_off_by_more_than_1e_12_are_refused(s_c):
     for sign in (1, -1):
@@ -52,7 +48,7 @@ def test_frequencies_off_by_more_than_1e_12_are_refused(s_c):
 
 @pytest.mark.parametrize("s_c", [2, 4, 64])
 def test_frequencies_off_by_twice_the_documented_tolerance_times_sqrt_s_c_are_refused(s_c):
-    # whatever the rounding allowance, 2·√s_c·1e-12 is outside it (pins today's looser rule from above)
+    # far outside the documented tolerance whatever s_c
     for sign in (1, -1):
         with pytest.raises(fc.FCTheoryError, match="mu="):
             fc.Task.full(2, s_c, 1, mu=_mu(s_c, sign * 2 * np.sqrt(s_c) * 1e-12))
