@@ -26,10 +26,11 @@ from dataclasses import dataclass
 import mpmath
 import numpy as np
 
+from ._interval import adaptive, enclosure, enclosure_array, exact_fmpq, flint_module, krawczyk
 from ._logmath import expit, log1p_aexpm1, solve_monotone
 from ._mp import mp_context, mp_guard, mp_root
 from ._budget import check_work
-from ._validate import Int, Prob, broadcast_shape, check_mu, fail, float_array, int_array, public, result_type
+from ._validate import Choice, Int, Prob, broadcast_shape, check_mu, fail, float_array, int_array, public, result_type
 from .tau import DPS, LAM, LEN, N_C, PRECISION
 
 # an array of frequencies, or "uniform"/"zipf" together with s_c (no Task gives s_c here)
@@ -53,8 +54,8 @@ def _log_lambda_max(mu, n_c, L):
     return 0.5 * (np.log(L) - (L + 1) * np.log(n_c) + np.log(np.sum(mu * mu, axis=-1)))
 
 
-@public(mu=MU, n_c=N_C, L=LEN, s_c=S_C, legacy_positional=("mu", "n_c", "L"))
-def lambda_max_type3(*, mu, n_c, L, s_c=None):
+@public(mu=MU, n_c=N_C, L=LEN, s_c=S_C, precision=Choice("float", "interval"), legacy_positional=("mu", "n_c", "L"))
+def lambda_max_type3(*, mu, n_c, L, s_c=None, precision: str = "float"):
     """λ_max of condition (9): (7)–(8) has a (unique) solution with c > 0 iff λ < λ_max.
 
     Parameters
@@ -64,17 +65,31 @@ def lambda_max_type3(*, mu, n_c, L, s_c=None):
     n_c, L : int or array_like, broadcasting against ``mu.shape[:-1]``.
     s_c : int, optional
         Words per concept: builds ``mu`` when it is named; checked against ``mu.shape[-1]`` otherwise.
+    precision : {"float", "interval"}
+        "float": float64, computed in logs; "interval": a certified :class:`~fctheory._interval.Enclosure`
+        (the sum Σμ_β² of the given float64 μ_β taken exactly, one arb square root; python-flint, the
+        ``fctheory[certify]`` extra; relative width below 1e-17, see docs/certified.md).
 
     Returns
     -------
-    float or ndarray
+    float, ndarray or Enclosure
         √((L/n_c^{L+1}) Σ_β μ_β²), computed in logs (n_c^{L+1} may overflow). It underflows to 0
         when the true value is below the smallest float64 (about 5e-324; e.g. n_c = 3, L ≥ 1400):
-        then no float64 λ satisfies (9).
+        then no float64 λ satisfies (9) (the interval enclosure keeps the exact value).
     """
     mu, n_c, L = _params(mu, n_c, L, s_c)
     batch = broadcast_shape(mu_batch=np.empty(mu.shape[:-1]), n_c=n_c, L=L)
-    _check_type3_batch(batch, mu.shape[-1], what="lambda_max_type3")
+    _check_type3_batch(batch, mu.shape[-1], what="lambda_max_type3", precision=precision)
+    if precision == "interval":
+        flint_module()
+        mu_b = np.broadcast_to(mu, batch + mu.shape[-1:]).reshape(-1, mu.shape[-1])
+        n_c_b, L_b = (np.broadcast_to(a, batch).ravel() for a in (n_c, L))
+        items = []
+        for m, nc, ll in zip(mu_b, n_c_b, L_b):
+            lmax2 = _lambda_max_sq(m, int(nc), int(ll))
+            ball, prec = adaptive(lambda prec, q=lmax2: flint_module().arb(q).sqrt(), what="lambda_max_type3")
+            items.append(enclosure(ball, prec))
+        return enclosure_array(items, batch)
     out = np.exp(_log_lambda_max(mu, n_c, L))
     return float(out) if np.ndim(out) == 0 else out
 
@@ -241,10 +256,15 @@ def solve_type3(*, mu, n_c, L, lam, s_c=None, precision: str = "float", dps: int
         Weight decay λ > 0; must satisfy (9), λ < :func:`lambda_max_type3`.
     s_c : int, optional
         Words per concept: builds ``mu`` when it is named; checked against ``mu.shape[-1]`` otherwise.
-    precision : {"float", "mp"}
+    precision : {"float", "mp", "interval"}
         "float": float64, relative error ≲ 1e-12 (c and r) except within a relative 1e-6 of λ_max;
         "mp": mpmath reference (nested bracketed root-finding on (7)–(8) as printed, ``dps`` digits;
-        c and r are then ``mpf`` objects).
+        c and r are then ``mpf`` objects);
+        "interval": certified enclosures (python-flint, the ``fctheory[certify]`` extra): condition (9)
+        decided in exact rationals, then the Krawczyk test K(X) ⊂ interior(X) on (7)–(8) in a box around
+        the float solution proves a solution in the box, unique there (global uniqueness: Proposition D).
+        ``c``, ``r`` and ``lam_max`` are :class:`~fctheory._interval.Enclosure` objects (relative width
+        below 1e-17, see docs/certified.md); the residuals are 0.
 
     Returns
     -------
@@ -271,33 +291,18 @@ def solve_type3(*, mu, n_c, L, lam, s_c=None, precision: str = "float", dps: int
     n_c_b, L_b, lam_b = (np.broadcast_to(a, batch).ravel() for a in (n_c, L, lam))
     log_lmax = _log_lambda_max(mu_b, n_c_b, L_b)
     _check_below_lambda_max(lam_b, log_lmax, n_c_b, L_b)
+    shape_r = batch + (s_c,)
     if precision == "mp":
         c, r, res7, res8 = _solve_mp_batch(mu_b, n_c_b, L_b, lam_b, dps)
+    elif precision == "interval":
+        c, r, lam_max = _solve_interval_batch(mu_b, n_c_b, L_b, lam_b, batch)
+        res7 = res8 = np.zeros(mu_b.shape[0])
     else:
-        sys = _System(mu_b, n_c_b, L_b, lam_b, np.float64)
-        sigma = _solve_sigma(sys)
-        # long-double polish: two Newton steps on log D(e^σ) = log δ
-        ld = _System(mu_b, n_c_b, L_b, lam_b, np.longdouble)
-        sig = sigma.astype(np.longdouble)
-        # within an ulp of λ_max, δ evaluated in long double can round to <= 0 while the float64 system still
-        # has its (tiny) root: keep the float64 σ there instead of polishing towards log(0)
-        ok = np.asarray(ld.delta > 0)
-        log_delta = np.log(np.where(ok, ld.delta, 1))
-        x = None
-        for _ in range(2):
-            x = ld.x_of(sig, None if x is None else np.log(x))
-            D, Dp, _ = ld.D(sig, x)
-            sig = np.where(ok, sig - (np.log(D) - log_delta) / (Dp / D), sig)
-        x = ld.x_of(sig, np.log(x))
-        c_ld = np.exp(sig / 2)
-        r_ld = x / (np.exp(ld.log_kappa) * c_ld[:, None])
-        c, r = c_ld.astype(np.float64), r_ld.astype(np.float64)
-        res7, res8 = _residuals(mu_b, n_c_b, L_b, lam_b, c, r)
-    shape_r = batch + (s_c,)
+        c, r, res7, res8 = _solve_float_batch(mu_b, n_c_b, L_b, lam_b)
     return Type3Solution(
-        c=_shaped(c, batch),
-        r=r.reshape(shape_r),
-        lam_max=_shaped(np.exp(log_lmax), batch),
+        c=c if precision == "interval" else _shaped(c, batch),
+        r=r if precision == "interval" else r.reshape(shape_r),
+        lam_max=lam_max if precision == "interval" else _shaped(np.exp(log_lmax), batch),
         residual_7=_shaped(res7, batch),
         residual_8=_shaped(res8, batch),
         mu=mu_b.reshape(shape_r),
@@ -305,6 +310,124 @@ def solve_type3(*, mu, n_c, L, lam, s_c=None, precision: str = "float", dps: int
         L=L_b.reshape(batch),
         lam=lam_b.reshape(batch),
     )
+
+
+def _solve_float_batch(mu_b, n_c_b, L_b, lam_b):
+    """(c, r, residual_7, residual_8) of a flat batch by the float64 solver and a long-double polish."""
+    sys = _System(mu_b, n_c_b, L_b, lam_b, np.float64)
+    sigma = _solve_sigma(sys)
+    # long-double polish: two Newton steps on log D(e^σ) = log δ
+    ld = _System(mu_b, n_c_b, L_b, lam_b, np.longdouble)
+    sig = sigma.astype(np.longdouble)
+    # within an ulp of λ_max, δ evaluated in long double can round to <= 0 while the float64 system still
+    # has its (tiny) root: keep the float64 σ there instead of polishing towards log(0)
+    ok = np.asarray(ld.delta > 0)
+    log_delta = np.log(np.where(ok, ld.delta, 1))
+    x = None
+    for _ in range(2):
+        x = ld.x_of(sig, None if x is None else np.log(x))
+        D, Dp, _ = ld.D(sig, x)
+        sig = np.where(ok, sig - (np.log(D) - log_delta) / (Dp / D), sig)
+    x = ld.x_of(sig, np.log(x))
+    c_ld = np.exp(sig / 2)
+    r_ld = x / (np.exp(ld.log_kappa) * c_ld[:, None])
+    c, r = c_ld.astype(np.float64), r_ld.astype(np.float64)
+    res7, res8 = _residuals(mu_b, n_c_b, L_b, lam_b, c, r)
+    return c, r, res7, res8
+
+
+def _lambda_max_sq(mu, n_c: int, L: int):
+    """λ_max² = (L/n_c^{L+1}) Σ_β μ_β² of condition (9), an exact rational (μ_β as the float64 they are)."""
+    flint = flint_module()
+    total = flint.fmpq(0)
+    for m in mu:
+        total += exact_fmpq(float(m)) ** 2
+    return flint.fmpq(L) / flint.fmpz(n_c) ** (L + 1) * total
+
+
+def _solve_interval_batch(mu_b, n_c_b, L_b, lam_b, batch):
+    """Certified (c, r, λ_max) enclosures of a flat batch (see :func:`_type3_enclosure`)."""
+    flint_module()
+    c0, r0, _, _ = _solve_float_batch(mu_b, n_c_b, L_b, lam_b)
+    cs, rs, lms = [], [], []
+    for i in range(mu_b.shape[0]):
+        c, r, lmax = _type3_enclosure(mu_b[i], int(n_c_b[i]), int(L_b[i]), float(lam_b[i]), c0[i], r0[i])
+        cs.append(c)
+        rs.extend(r)
+        lms.append(lmax)
+    return enclosure_array(cs, batch), enclosure_array(rs, batch + (mu_b.shape[1],)), enclosure_array(lms, batch)
+
+
+def _type3_enclosure(mu, n_c: int, L: int, lam: float, c0: float, r0):
+    """Certified (c, r_β) of (7)–(8) for one system, by the Krawczyk test around the float solution.
+
+    Unknowns z = (log c, log(r_1/μ_1), …, log(r_s/μ_s)); residuals (7)/μ_β − 1 and (8)/(L n_c^{L−1}) − 1
+    (relative, so the box is relative in c and r). Condition (9) is first decided exactly in rationals.
+    """
+    flint = flint_module()
+    lmax2 = _lambda_max_sq(mu, n_c, L)
+    if exact_fmpq(lam) ** 2 >= lmax2:
+        fail(
+            "lam",
+            lam,
+            f"condition (9) requires lam < lambda_max = {float(flint.arb(lmax2).sqrt()):.17g} "
+            "(decided exactly); for larger lam the only type-III critical point is (W, U) = (0, 0)",
+        )
+    z0 = [float(np.log(c0))] + [float(np.log(rb / m)) for rb, m in zip(r0, mu)]
+    if not np.all(np.isfinite(z0)):
+        fail("lam", lam, "precision='interval' starts from the float64 solution, which under/overflows here")
+
+    def solve(prec):
+        F, J = _type3_system(mu, n_c, L, lam)
+        Z = krawczyk(F, J, z0, 2.0 ** (-prec / 3))
+        if Z is None:
+            return None
+        c = Z[0].exp()
+        return [c] + [flint.arb(float(m)) * Zb.exp() for m, Zb in zip(mu, Z[1:])]
+
+    balls, prec = adaptive(solve, what="solve_type3")
+    lmax, lprec = adaptive(lambda p: flint.arb(lmax2).sqrt(), what="lambda_max_type3")
+    return enclosure(balls[0], prec), [enclosure(b, prec) for b in balls[1:]], enclosure(lmax, lprec)
+
+
+def _type3_system(mu, n_c: int, L: int, lam: float):
+    """Residuals and Jacobian (ball functions of a box) of (7)–(8) in the coordinates of :func:`_type3_enclosure`.
+
+    With q_β = (λ/L)e^{b_β−a}, x_β = κμ_β e^{a+b_β}, A_β = n_c − 1 + e^{x_β}: F_β = q_β A_β − 1 (∂_a = q_β(x_β e^{x_β}
+    − A_β), ∂_{b_β} = q_β(x_β e^{x_β} + A_β)); F_0 = Σ t_β − 1, t_β = μ_β² e^{2(b_β−a)}/(L n_c^{L−1}) (∂_a = −2Σt_β,
+    ∂_{b_β} = 2t_β). Rows: F_1 … F_s, F_0; columns: a, b_1 … b_s.
+    """
+    flint = flint_module()
+    n = len(mu)
+    mus = [flint.arb(float(m)) for m in mu]
+    lam_L = flint.arb(lam) / L
+    kappa = flint.arb(flint.fmpq(n_c, n_c - 1))
+    norm8 = flint.arb(flint.fmpz(L) * flint.fmpz(n_c) ** (L - 1))
+
+    def parts(z):
+        a, b = z[0], z[1:]
+        q = [lam_L * (bb - a).exp() for bb in b]
+        x = [kappa * m * (a + bb).exp() for m, bb in zip(mus, b)]
+        ex = [xx.exp() for xx in x]
+        t = [m * m * (2 * (bb - a)).exp() / norm8 for m, bb in zip(mus, b)]
+        return q, x, ex, t
+
+    def F(z):
+        q, _, ex, t = parts(z)
+        return [qq * (n_c - 1 + e) - 1 for qq, e in zip(q, ex)] + [sum(t) - 1]
+
+    def J(z):
+        q, x, ex, t = parts(z)
+        rows = [[flint.arb(0)] * (n + 1) for _ in range(n + 1)]
+        for i in range(n):
+            A, xe = n_c - 1 + ex[i], x[i] * ex[i]
+            rows[i][0] = q[i] * (xe - A)
+            rows[i][i + 1] = q[i] * (xe + A)
+            rows[n][i + 1] = 2 * t[i]
+        rows[n][0] = -2 * sum(t)
+        return flint.arb_mat(rows)
+
+    return F, J
 
 
 def _check_below_lambda_max(lam_b, log_lmax, n_c_b, L_b) -> None:
@@ -356,7 +479,8 @@ def _show_exp(log_x) -> str:
 
 def _check_type3_batch(batch, s_c, *, what, precision="float", dps=50):
     """Budget of a type-III request: B = prod(batch) systems of s_c words (float: ~40 float64/long
-    double temporaries per word; mp: Newton on s_c + 1 unknowns, ~(0.1 + 0.008 s_c²) s per system)."""
+    double temporaries per word; mp: Newton on s_c + 1 unknowns, ~(0.1 + 0.008 s_c²) s per system;
+    interval: the Krawczyk test, cubic in s_c)."""
     B = 1
     for k in batch:
         B *= int(k)
@@ -368,6 +492,9 @@ def _check_type3_batch(batch, s_c, *, what, precision="float", dps=50):
             seconds=B * (0.1 + 0.008 * s_c * s_c) * (dps / 50) ** 0.5,
             what=f"{what} with precision='mp', dps={dps}",
         )
+    if precision == "interval":
+        # Krawczyk on s_c + 1 unknowns with dense arb matrices: ~2.5e-7·s_c³ s per system at 128 bits
+        check_work("shape", batch, seconds=B * (0.02 + 2.5e-7 * s_c**3), what=f"{what} with precision='interval'")
 
 
 def _residuals(mu, n_c, L, lam, c, r):
