@@ -67,7 +67,11 @@ def flint_module():
 
 @contextlib.contextmanager
 def workprec(prec: int):
-    """flint's working precision set to ``prec`` bits inside the block (restored afterwards)."""
+    """flint's working precision set to ``prec`` bits inside the block (restored afterwards).
+
+    flint keeps one global precision: calls running in several threads at once share it (their results stay
+    certified enclosures; only their widths may differ from a single-threaded run).
+    """
     flint = flint_module()
     old = flint.ctx.prec
     flint.ctx.prec = int(prec)
@@ -147,7 +151,7 @@ class Enclosure:
     rel_width : float or ndarray
         An upper bound of the relative width 2·rad/|mid| of the ball (0 for an exact value such as τ = 0).
     prec : int or ndarray
-        The working precision (bits) that produced the ball.
+        The working precision (bits) that produced the ball; 0 for a value decided exactly (τ = 0 when λ ≥ λ₀).
     """
 
     ball: object

@@ -144,6 +144,17 @@ def test_tau_is_exactly_zero_at_a_dyadic_threshold_and_positive_one_ulp_below():
     assert contains_ref(below, fc.tau(n_c=2, n_w=2, L=1, K=2, lam=lam, precision="mp", dps=80), slack=1e-40)
 
 
+def test_tau_is_certified_positive_just_below_lambda0_where_the_float_path_rounds_to_zero():
+    # one ulp below the float λ₀ the true λ is still below λ₀ (the float path says τ = 0 there): the exact
+    # threshold test and the geometric bracket find the tiny positive τ, which the 100-digit reference confirms
+    p = dict(n_c=7, n_w=7, L=9, K=12345)
+    lam = float(np.nextafter(fc.lambda_trivial(**p), 0))
+    enc = fc.tau(**p, lam=lam, precision="interval")
+    assert fc.tau(**p, lam=lam) == 0
+    assert enc.lo > 0 and enc.rel_width <= WIDTH
+    assert contains_ref(enc, fc.tau(**p, lam=lam, precision="mp", dps=100), slack=1e-60)
+
+
 def test_tau_interval_broadcasts_like_the_float_path():
     lam = np.array([[1e-3], [1e-5], [10.0]])
     enc = fc.tau(n_c=3, n_w=1200, L=np.array([15, 30]), K=1000, lam=lam, precision="interval")
