@@ -282,27 +282,37 @@ def solve_type3(*, mu, n_c, L, lam, s_c=None, precision: str = "float", dps: int
     >>> round(sol.c, 10)
     1.1870394734
     """
-    mu, n_c, L = _params(mu, n_c, L, s_c)
-    lam = float_array("lam", lam, lo=0, lo_open=True)
-    batch = broadcast_shape(mu_batch=np.empty(mu.shape[:-1]), n_c=n_c, L=L, lam=lam)
-    s_c = mu.shape[-1]
-    _check_type3_batch(batch, s_c, what="solve_type3", precision=precision, dps=dps)
-    mu_b = np.broadcast_to(mu, batch + (s_c,)).reshape(-1, s_c)
-    n_c_b, L_b, lam_b = (np.broadcast_to(a, batch).ravel() for a in (n_c, L, lam))
-    log_lmax = _log_lambda_max(mu_b, n_c_b, L_b)
-    _check_below_lambda_max(lam_b, log_lmax, n_c_b, L_b)
-    shape_r = batch + (s_c,)
+    batch, mu_b, n_c_b, L_b, lam_b, log_lmax = _type3_batch(mu, n_c, L, lam, s_c, precision, dps)
+    s_c = mu_b.shape[1]
+    if precision == "interval":
+        return _solve_interval_batch(mu_b, n_c_b, L_b, lam_b, batch)
     if precision == "mp":
         c, r, res7, res8 = _solve_mp_batch(mu_b, n_c_b, L_b, lam_b, dps)
-    elif precision == "interval":
-        c, r, lam_max = _solve_interval_batch(mu_b, n_c_b, L_b, lam_b, batch)
-        res7 = res8 = np.zeros(mu_b.shape[0])
     else:
-        c, r, res7, res8 = _solve_float_batch(mu_b, n_c_b, L_b, lam_b)
+        sys = _System(mu_b, n_c_b, L_b, lam_b, np.float64)
+        sigma = _solve_sigma(sys)
+        # long-double polish: two Newton steps on log D(e^σ) = log δ
+        ld = _System(mu_b, n_c_b, L_b, lam_b, np.longdouble)
+        sig = sigma.astype(np.longdouble)
+        # within an ulp of λ_max, δ evaluated in long double can round to <= 0 while the float64 system still
+        # has its (tiny) root: keep the float64 σ there instead of polishing towards log(0)
+        ok = np.asarray(ld.delta > 0)
+        log_delta = np.log(np.where(ok, ld.delta, 1))
+        x = None
+        for _ in range(2):
+            x = ld.x_of(sig, None if x is None else np.log(x))
+            D, Dp, _ = ld.D(sig, x)
+            sig = np.where(ok, sig - (np.log(D) - log_delta) / (Dp / D), sig)
+        x = ld.x_of(sig, np.log(x))
+        c_ld = np.exp(sig / 2)
+        r_ld = x / (np.exp(ld.log_kappa) * c_ld[:, None])
+        c, r = c_ld.astype(np.float64), r_ld.astype(np.float64)
+        res7, res8 = _residuals(mu_b, n_c_b, L_b, lam_b, c, r)
+    shape_r = batch + (s_c,)
     return Type3Solution(
-        c=c if precision == "interval" else _shaped(c, batch),
-        r=r if precision == "interval" else r.reshape(shape_r),
-        lam_max=lam_max if precision == "interval" else _shaped(np.exp(log_lmax), batch),
+        c=_shaped(c, batch),
+        r=r.reshape(shape_r),
+        lam_max=_shaped(np.exp(log_lmax), batch),
         residual_7=_shaped(res7, batch),
         residual_8=_shaped(res8, batch),
         mu=mu_b.reshape(shape_r),
@@ -312,28 +322,18 @@ def solve_type3(*, mu, n_c, L, lam, s_c=None, precision: str = "float", dps: int
     )
 
 
-def _solve_float_batch(mu_b, n_c_b, L_b, lam_b):
-    """(c, r, residual_7, residual_8) of a flat batch by the float64 solver and a long-double polish."""
-    sys = _System(mu_b, n_c_b, L_b, lam_b, np.float64)
-    sigma = _solve_sigma(sys)
-    # long-double polish: two Newton steps on log D(e^σ) = log δ
-    ld = _System(mu_b, n_c_b, L_b, lam_b, np.longdouble)
-    sig = sigma.astype(np.longdouble)
-    # within an ulp of λ_max, δ evaluated in long double can round to <= 0 while the float64 system still
-    # has its (tiny) root: keep the float64 σ there instead of polishing towards log(0)
-    ok = np.asarray(ld.delta > 0)
-    log_delta = np.log(np.where(ok, ld.delta, 1))
-    x = None
-    for _ in range(2):
-        x = ld.x_of(sig, None if x is None else np.log(x))
-        D, Dp, _ = ld.D(sig, x)
-        sig = np.where(ok, sig - (np.log(D) - log_delta) / (Dp / D), sig)
-    x = ld.x_of(sig, np.log(x))
-    c_ld = np.exp(sig / 2)
-    r_ld = x / (np.exp(ld.log_kappa) * c_ld[:, None])
-    c, r = c_ld.astype(np.float64), r_ld.astype(np.float64)
-    res7, res8 = _residuals(mu_b, n_c_b, L_b, lam_b, c, r)
-    return c, r, res7, res8
+def _type3_batch(mu, n_c, L, lam, s_c, precision, dps):
+    """Validated inputs of :func:`solve_type3` as a flat batch of B systems, and log λ_max (condition (9) checked)."""
+    mu, n_c, L = _params(mu, n_c, L, s_c)
+    lam = float_array("lam", lam, lo=0, lo_open=True)
+    batch = broadcast_shape(mu_batch=np.empty(mu.shape[:-1]), n_c=n_c, L=L, lam=lam)
+    s_c = mu.shape[-1]
+    _check_type3_batch(batch, s_c, what="solve_type3", precision=precision, dps=dps)
+    mu_b = np.broadcast_to(mu, batch + (s_c,)).reshape(-1, s_c)
+    n_c_b, L_b, lam_b = (np.broadcast_to(a, batch).ravel() for a in (n_c, L, lam))
+    log_lmax = _log_lambda_max(mu_b, n_c_b, L_b)
+    _check_below_lambda_max(lam_b, log_lmax, n_c_b, L_b)
+    return batch, mu_b, n_c_b, L_b, lam_b, log_lmax
 
 
 def _lambda_max_sq(mu, n_c: int, L: int):
@@ -345,17 +345,29 @@ def _lambda_max_sq(mu, n_c: int, L: int):
     return flint.fmpq(L) / flint.fmpz(n_c) ** (L + 1) * total
 
 
-def _solve_interval_batch(mu_b, n_c_b, L_b, lam_b, batch):
-    """Certified (c, r, λ_max) enclosures of a flat batch (see :func:`_type3_enclosure`)."""
+def _solve_interval_batch(mu_b, n_c_b, L_b, lam_b, batch) -> Type3Solution:
+    """The certified :class:`Type3Solution` of a flat batch (see :func:`_type3_enclosure`); residuals 0."""
     flint_module()
-    c0, r0, _, _ = _solve_float_batch(mu_b, n_c_b, L_b, lam_b)
+    flt = solve_type3(mu=mu_b, n_c=n_c_b, L=L_b, lam=lam_b)  # the starting points
     cs, rs, lms = [], [], []
     for i in range(mu_b.shape[0]):
-        c, r, lmax = _type3_enclosure(mu_b[i], int(n_c_b[i]), int(L_b[i]), float(lam_b[i]), c0[i], r0[i])
+        c, r, lmax = _type3_enclosure(mu_b[i], int(n_c_b[i]), int(L_b[i]), float(lam_b[i]), flt.c[i], flt.r[i])
         cs.append(c)
         rs.extend(r)
         lms.append(lmax)
-    return enclosure_array(cs, batch), enclosure_array(rs, batch + (mu_b.shape[1],)), enclosure_array(lms, batch)
+    shape_r = batch + (mu_b.shape[1],)
+    zero = _shaped(np.zeros(mu_b.shape[0]), batch)
+    return Type3Solution(
+        c=enclosure_array(cs, batch),
+        r=enclosure_array(rs, shape_r),
+        lam_max=enclosure_array(lms, batch),
+        residual_7=zero,
+        residual_8=zero,
+        mu=mu_b.reshape(shape_r),
+        n_c=n_c_b.reshape(batch),
+        L=L_b.reshape(batch),
+        lam=lam_b.reshape(batch),
+    )
 
 
 def _type3_enclosure(mu, n_c: int, L: int, lam: float, c0: float, r0):
