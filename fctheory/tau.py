@@ -19,6 +19,18 @@ from __future__ import annotations
 import mpmath
 import numpy as np
 
+from ._interval import (
+    adaptive,
+    bisect_to_newton,
+    bracket_increasing,
+    enclosure,
+    enclosure_array,
+    exact_arb,
+    exact_fmpq,
+    exact_one_minus_p,
+    flint_module,
+    latent_terms,
+)
 from ._latent import LatentSum, one_minus_p
 from ._logmath import solve_monotone
 from ._mp import mp_context, mp_guard, mp_root, vectorize_mp
@@ -44,11 +56,13 @@ KK = Int(min=1, array=True)
 LAM = Real(lo=0, lo_open=True, array=True)
 LAM0 = Real(lo=0, array=True)
 T = Real(lo=0, array=True)
-PRECISION = Choice("float", "mp")
+PRECISION = Choice("float", "mp", "interval")
 DPS = Int(min=20, max=1000)
 
 # float path: ~20 float64 temporaries per element (the numpy backend's vectorised Newton)
 _BYTES_PER_ITEM = 8 * 24
+# interval path: a few dozen arb evaluations at 128 bits per element (estimate, for the budget)
+_INTERVAL_SECONDS = 0.005
 
 
 def check_batch(shape, *, what: str, precision: str = "float", dps: int = 50, mp_seconds: float = 0.05) -> None:
@@ -66,6 +80,8 @@ def check_batch(shape, *, what: str, precision: str = "float", dps: int = 50, mp
         check_work(
             "shape", shape, seconds=n * mp_seconds * (dps / 50) ** 1.5, what=f"{what} with precision='mp', dps={dps}"
         )
+    if precision == "interval":
+        check_work("shape", shape, seconds=n * _INTERVAL_SECONDS, what=f"{what} with precision='interval'")
 
 
 __all__ = ["H", "H_prime", "H_second", "tau", "lambda_trivial", "eta"]
@@ -108,17 +124,53 @@ def _log_lambda0(lat: LatentSum, n_w):
     return 0.5 * (np.log(lat.L) + lat.logK - np.log(n_w)) - lat.log_Kom
 
 
-@public(n_c=N_C, n_w=N_W, L=LEN, K=KK, legacy_positional=("n_c", "n_w", "L", "K"))
-def lambda_trivial(*, n_c, n_w, L, K):
+@public(
+    n_c=N_C,
+    n_w=N_W,
+    L=LEN,
+    K=KK,
+    precision=Choice("float", "interval"),
+    legacy_positional=("n_c", "n_w", "L", "K"),
+)
+def lambda_trivial(*, n_c, n_w, L, K, precision: str = "float"):
     """The threshold λ₀ = √(LK/n_w)/(K + 1 − K/n_c^L) of Theorem 1.
 
     H′(0) = λ − λ₀, so τ > 0 iff λ < λ₀; for λ ≥ λ₀ the minimiser of H is τ = 0 and the
     trivial solution (W, U) = (0, 0) is the global minimiser of (5) (under Assumption A).
+
+    Parameters
+    ----------
+    n_c, n_w, L, K : int or array_like
+        As in :func:`H` (broadcast).
+    precision : {"float", "interval"}
+        "float": float64 (computed in logs); "interval": a certified :class:`~fctheory._interval.Enclosure`
+        of the closed form evaluated in arb ball arithmetic (needs python-flint, ``fctheory[certify]``;
+        relative width below 1e-17, see docs/certified.md).
+
+    Returns
+    -------
+    float, ndarray or Enclosure
     """
     n_c, n_w, L, K = _params(n_c, n_w, L, K)
-    check_batch(broadcast_shape(n_c=n_c, n_w=n_w, L=L, K=K), what="lambda_trivial")
+    check_batch(broadcast_shape(n_c=n_c, n_w=n_w, L=L, K=K), what="lambda_trivial", precision=precision)
+    if precision == "interval":
+        flint_module()
+        shape, flat = broadcast_flat(n_c=n_c, n_w=n_w, L=L, K=K)
+        return enclosure_array([_lambda0_enclosure(*map(int, v)) for v in zip(*flat)], shape)
     lat = LatentSum(n_c, L, K)
     return _out(np.exp(_log_lambda0(lat, n_w)))
+
+
+def _lambda0_ball(n_c: int, n_w: int, L: int, K: int, om):
+    """λ₀ = √(LK/n_w)/(K + 1 − p) as a ball (``om`` = 1 − p exact) at the current flint precision."""
+    flint = flint_module()
+    return flint.arb(flint.fmpq(L * K, n_w)).sqrt() / flint.arb(flint.fmpq(K) + om)
+
+
+def _lambda0_enclosure(n_c: int, n_w: int, L: int, K: int):
+    om = exact_one_minus_p(n_c, L, K)
+    ball, prec = adaptive(lambda prec: _lambda0_ball(n_c, n_w, L, K, om), what="lambda_trivial")
+    return enclosure(ball, prec)
 
 
 def _out(x):
@@ -225,11 +277,15 @@ def tau(*, n_c, n_w, L, K, lam, precision: str = "float", dps: int = 50, backend
         As in :func:`H`. Domain exercised by the tests: n_c ∈ [2, 100], L ∈ [1, 5000],
         K ∈ [1, n_c^L] (up to 1e300), n_w up to 1e9.
     lam : float or array_like, λ > 0
-    precision : {"float", "mp"}
+    precision : {"float", "mp", "interval"}
         "float": float64 result, relative error ≲ 1e-12 except within a relative 1e-6 of the
         threshold λ₀ (:func:`lambda_trivial`), where the problem itself is ill-conditioned.
         "mp": mpmath reference with ``dps`` digits, solving H′(t) = 0 from the formula as printed
         (returns ``mpf`` or an object array).
+        "interval": a certified :class:`~fctheory._interval.Enclosure` (python-flint arb balls, the
+        ``fctheory[certify]`` extra): τ = 0 exactly when λ ≥ λ₀ (decided in exact rationals), else the
+        root of H′ enclosed by interval Newton on a bracket with certified signs and H″ > 0; relative
+        width below 1e-17 (see docs/certified.md).
     dps : int
         Decimal digits for ``precision="mp"``, in [20, 1000].
     backend : {"numba", "numpy"}
@@ -238,7 +294,7 @@ def tau(*, n_c, n_w, L, K, lam, precision: str = "float", dps: int = 50, backend
 
     Returns
     -------
-    float or ndarray
+    float, ndarray or Enclosure
         τ ≥ 0; exactly 0 when λ ≥ λ₀. Finite for every valid input (λ down to 5e-324, K up to
         1e300, L up to 10**4 and beyond): τ grows only like log(1/λ).
 
@@ -260,6 +316,13 @@ def tau(*, n_c, n_w, L, K, lam, precision: str = "float", dps: int = 50, backend
     if precision == "mp":
         with mp_context(dps), mp_guard(dps):
             return vectorize_mp(_tau_mp, n_c, n_w, L, K, lam, shape=shape)
+    if precision == "interval":
+        flint_module()
+        guess = np.atleast_1d(tau(n_c=n_c, n_w=n_w, L=L, K=K, lam=lam, backend=backend))
+        items = [
+            _tau_enclosure(*map(int, v[:4]), float(v[4]), float(g)) for v, g in zip(zip(n_c, n_w, L, K, lam), guess)
+        ]
+        return enclosure_array(items, shape)
     if backend == "numba":
         from ._kernels import tau_direct  # noqa: PLC0415 - numba kernels: importing numba costs about a second, paid on first use
 
@@ -328,3 +391,34 @@ def _tau_mp(n_c, n_w, L, K, lam):
     while Hp(hi) < 0:
         hi *= 2
     return mp_root(Hp, 0, hi) / et
+
+
+def _tau_enclosure(n_c: int, n_w: int, L: int, K: int, lam: float, t_float: float):
+    """Certified τ for one parameter set (``t_float``: the float path's τ, a starting guess only).
+
+    In s = ηt, H′(t) = 0 reads f(s) = λ/η − L·E1E2(s) = 0 with f′ = G″ > 0 (:mod:`fctheory._latent`).
+    """
+    flint = flint_module()
+    om = exact_one_minus_p(n_c, L, K)
+    # Theorem 1: τ = 0 iff λ ≥ λ₀ ⟺ λ²(K + 1 − p)² ≥ LK/n_w, decided exactly in rationals
+    if exact_fmpq(lam) ** 2 * (flint.fmpq(K) + om) ** 2 >= flint.fmpq(L * K, n_w):
+        return enclosure(flint.arb(0), 0)
+
+    def solve(prec):
+        eta = flint.arb(flint.fmpq(n_c, n_c - 1)) / flint.arb(flint.fmpz(n_w * K * L)).sqrt()
+        a, om_b = exact_arb(lam) / eta, flint.arb(om)
+
+        def f(s):
+            e1, _, e2, _ = latent_terms(n_c, L, K, om_b, s)
+            return a - L * e1 * e2
+
+        def fp(s):
+            e1, me1, e2, me2 = latent_terms(n_c, L, K, om_b, s)
+            return L * (e1 * me1 * e2 + L * e1 * e1 * e2 * me2)
+
+        br = bracket_increasing(f, t_float * float(eta.mid()))
+        X = None if br is None else bisect_to_newton(f, fp, *br)
+        return None if X is None else X / eta
+
+    ball, prec = adaptive(solve, what="tau")
+    return enclosure(ball, prec)

@@ -26,10 +26,11 @@ from dataclasses import dataclass
 import mpmath
 import numpy as np
 
+from ._interval import adaptive, enclosure, enclosure_array, exact_fmpq, flint_module, krawczyk
 from ._logmath import expit, log1p_aexpm1, solve_monotone
 from ._mp import mp_context, mp_guard, mp_root
 from ._budget import check_work
-from ._validate import Int, Prob, broadcast_shape, check_mu, fail, float_array, int_array, public, result_type
+from ._validate import Choice, Int, Prob, broadcast_shape, check_mu, fail, float_array, int_array, public, result_type
 from .tau import DPS, LAM, LEN, N_C, PRECISION
 
 # an array of frequencies, or "uniform"/"zipf" together with s_c (no Task gives s_c here)
@@ -53,8 +54,8 @@ def _log_lambda_max(mu, n_c, L):
     return 0.5 * (np.log(L) - (L + 1) * np.log(n_c) + np.log(np.sum(mu * mu, axis=-1)))
 
 
-@public(mu=MU, n_c=N_C, L=LEN, s_c=S_C, legacy_positional=("mu", "n_c", "L"))
-def lambda_max_type3(*, mu, n_c, L, s_c=None):
+@public(mu=MU, n_c=N_C, L=LEN, s_c=S_C, precision=Choice("float", "interval"), legacy_positional=("mu", "n_c", "L"))
+def lambda_max_type3(*, mu, n_c, L, s_c=None, precision: str = "float"):
     """λ_max of condition (9): (7)–(8) has a (unique) solution with c > 0 iff λ < λ_max.
 
     Parameters
@@ -64,17 +65,31 @@ def lambda_max_type3(*, mu, n_c, L, s_c=None):
     n_c, L : int or array_like, broadcasting against ``mu.shape[:-1]``.
     s_c : int, optional
         Words per concept: builds ``mu`` when it is named; checked against ``mu.shape[-1]`` otherwise.
+    precision : {"float", "interval"}
+        "float": float64, computed in logs; "interval": a certified :class:`~fctheory._interval.Enclosure`
+        (the sum Σμ_β² of the given float64 μ_β taken exactly, one arb square root; python-flint, the
+        ``fctheory[certify]`` extra; relative width below 1e-17, see docs/certified.md).
 
     Returns
     -------
-    float or ndarray
+    float, ndarray or Enclosure
         √((L/n_c^{L+1}) Σ_β μ_β²), computed in logs (n_c^{L+1} may overflow). It underflows to 0
         when the true value is below the smallest float64 (about 5e-324; e.g. n_c = 3, L ≥ 1400):
-        then no float64 λ satisfies (9).
+        then no float64 λ satisfies (9) (the interval enclosure keeps the exact value).
     """
     mu, n_c, L = _params(mu, n_c, L, s_c)
     batch = broadcast_shape(mu_batch=np.empty(mu.shape[:-1]), n_c=n_c, L=L)
-    _check_type3_batch(batch, mu.shape[-1], what="lambda_max_type3")
+    _check_type3_batch(batch, mu.shape[-1], what="lambda_max_type3", precision=precision)
+    if precision == "interval":
+        flint_module()
+        mu_b = np.broadcast_to(mu, batch + mu.shape[-1:]).reshape(-1, mu.shape[-1])
+        n_c_b, L_b = (np.broadcast_to(a, batch).ravel() for a in (n_c, L))
+        items = []
+        for m, nc, ll in zip(mu_b, n_c_b, L_b):
+            lmax2 = _lambda_max_sq(m, int(nc), int(ll))
+            ball, prec = adaptive(lambda prec, q=lmax2: flint_module().arb(q).sqrt(), what="lambda_max_type3")
+            items.append(enclosure(ball, prec))
+        return enclosure_array(items, batch)
     out = np.exp(_log_lambda_max(mu, n_c, L))
     return float(out) if np.ndim(out) == 0 else out
 
@@ -241,10 +256,15 @@ def solve_type3(*, mu, n_c, L, lam, s_c=None, precision: str = "float", dps: int
         Weight decay λ > 0; must satisfy (9), λ < :func:`lambda_max_type3`.
     s_c : int, optional
         Words per concept: builds ``mu`` when it is named; checked against ``mu.shape[-1]`` otherwise.
-    precision : {"float", "mp"}
+    precision : {"float", "mp", "interval"}
         "float": float64, relative error ≲ 1e-12 (c and r) except within a relative 1e-6 of λ_max;
         "mp": mpmath reference (nested bracketed root-finding on (7)–(8) as printed, ``dps`` digits;
-        c and r are then ``mpf`` objects).
+        c and r are then ``mpf`` objects);
+        "interval": certified enclosures (python-flint, the ``fctheory[certify]`` extra): condition (9)
+        decided in exact rationals, then the Krawczyk test K(X) ⊂ interior(X) on (7)–(8) in a box around
+        the float solution proves a solution in the box, unique there (global uniqueness: Proposition D).
+        ``c``, ``r`` and ``lam_max`` are :class:`~fctheory._interval.Enclosure` objects (relative width
+        below 1e-17, see docs/certified.md); the residuals are 0.
 
     Returns
     -------
@@ -262,15 +282,10 @@ def solve_type3(*, mu, n_c, L, lam, s_c=None, precision: str = "float", dps: int
     >>> round(sol.c, 10)
     1.1870394734
     """
-    mu, n_c, L = _params(mu, n_c, L, s_c)
-    lam = float_array("lam", lam, lo=0, lo_open=True)
-    batch = broadcast_shape(mu_batch=np.empty(mu.shape[:-1]), n_c=n_c, L=L, lam=lam)
-    s_c = mu.shape[-1]
-    _check_type3_batch(batch, s_c, what="solve_type3", precision=precision, dps=dps)
-    mu_b = np.broadcast_to(mu, batch + (s_c,)).reshape(-1, s_c)
-    n_c_b, L_b, lam_b = (np.broadcast_to(a, batch).ravel() for a in (n_c, L, lam))
-    log_lmax = _log_lambda_max(mu_b, n_c_b, L_b)
-    _check_below_lambda_max(lam_b, log_lmax, n_c_b, L_b)
+    batch, mu_b, n_c_b, L_b, lam_b, log_lmax = _type3_batch(mu, n_c, L, lam, s_c, precision, dps)
+    s_c = mu_b.shape[1]
+    if precision == "interval":
+        return _solve_interval_batch(mu_b, n_c_b, L_b, lam_b, batch)
     if precision == "mp":
         c, r, res7, res8 = _solve_mp_batch(mu_b, n_c_b, L_b, lam_b, dps)
     else:
@@ -305,6 +320,126 @@ def solve_type3(*, mu, n_c, L, lam, s_c=None, precision: str = "float", dps: int
         L=L_b.reshape(batch),
         lam=lam_b.reshape(batch),
     )
+
+
+def _type3_batch(mu, n_c, L, lam, s_c, precision, dps):
+    """Validated inputs of :func:`solve_type3` as a flat batch of B systems, and log λ_max (condition (9) checked)."""
+    mu, n_c, L = _params(mu, n_c, L, s_c)
+    lam = float_array("lam", lam, lo=0, lo_open=True)
+    batch = broadcast_shape(mu_batch=np.empty(mu.shape[:-1]), n_c=n_c, L=L, lam=lam)
+    s_c = mu.shape[-1]
+    _check_type3_batch(batch, s_c, what="solve_type3", precision=precision, dps=dps)
+    mu_b = np.broadcast_to(mu, batch + (s_c,)).reshape(-1, s_c)
+    n_c_b, L_b, lam_b = (np.broadcast_to(a, batch).ravel() for a in (n_c, L, lam))
+    log_lmax = _log_lambda_max(mu_b, n_c_b, L_b)
+    _check_below_lambda_max(lam_b, log_lmax, n_c_b, L_b)
+    return batch, mu_b, n_c_b, L_b, lam_b, log_lmax
+
+
+def _lambda_max_sq(mu, n_c: int, L: int):
+    """λ_max² = (L/n_c^{L+1}) Σ_β μ_β² of condition (9), an exact rational (μ_β as the float64 they are)."""
+    flint = flint_module()
+    total = flint.fmpq(0)
+    for m in mu:
+        total += exact_fmpq(float(m)) ** 2
+    return flint.fmpq(L) / flint.fmpz(n_c) ** (L + 1) * total
+
+
+def _solve_interval_batch(mu_b, n_c_b, L_b, lam_b, batch) -> Type3Solution:
+    """The certified :class:`Type3Solution` of a flat batch (see :func:`_type3_enclosure`); residuals 0."""
+    flint_module()
+    flt = solve_type3(mu=mu_b, n_c=n_c_b, L=L_b, lam=lam_b)  # the starting points
+    cs, rs, lms = [], [], []
+    for i in range(mu_b.shape[0]):
+        c, r, lmax = _type3_enclosure(mu_b[i], int(n_c_b[i]), int(L_b[i]), float(lam_b[i]), flt.c[i], flt.r[i])
+        cs.append(c)
+        rs.extend(r)
+        lms.append(lmax)
+    shape_r = batch + (mu_b.shape[1],)
+    zero = _shaped(np.zeros(mu_b.shape[0]), batch)
+    return Type3Solution(
+        c=enclosure_array(cs, batch),
+        r=enclosure_array(rs, shape_r),
+        lam_max=enclosure_array(lms, batch),
+        residual_7=zero,
+        residual_8=zero,
+        mu=mu_b.reshape(shape_r),
+        n_c=n_c_b.reshape(batch),
+        L=L_b.reshape(batch),
+        lam=lam_b.reshape(batch),
+    )
+
+
+def _type3_enclosure(mu, n_c: int, L: int, lam: float, c0: float, r0):
+    """Certified (c, r_β) of (7)–(8) for one system, by the Krawczyk test around the float solution.
+
+    Unknowns z = (log c, log(r_1/μ_1), …, log(r_s/μ_s)); residuals (7)/μ_β − 1 and (8)/(L n_c^{L−1}) − 1
+    (relative, so the box is relative in c and r). Condition (9) is first decided exactly in rationals.
+    """
+    flint = flint_module()
+    lmax2 = _lambda_max_sq(mu, n_c, L)
+    if exact_fmpq(lam) ** 2 >= lmax2:
+        fail(
+            "lam",
+            lam,
+            f"condition (9) requires lam < lambda_max = {float(flint.arb(lmax2).sqrt()):.17g} "
+            "(decided exactly); for larger lam the only type-III critical point is (W, U) = (0, 0)",
+        )
+    z0 = [float(np.log(c0))] + [float(np.log(rb / m)) for rb, m in zip(r0, mu)]
+    if not np.all(np.isfinite(z0)):
+        fail("lam", lam, "precision='interval' starts from the float64 solution, which under/overflows here")
+
+    def solve(prec):
+        F, J = _type3_system(mu, n_c, L, lam)
+        Z = krawczyk(F, J, z0, 2.0 ** (-prec / 3))
+        if Z is None:
+            return None
+        c = Z[0].exp()
+        return [c] + [flint.arb(float(m)) * Zb.exp() for m, Zb in zip(mu, Z[1:])]
+
+    balls, prec = adaptive(solve, what="solve_type3")
+    lmax, lprec = adaptive(lambda p: flint.arb(lmax2).sqrt(), what="lambda_max_type3")
+    return enclosure(balls[0], prec), [enclosure(b, prec) for b in balls[1:]], enclosure(lmax, lprec)
+
+
+def _type3_system(mu, n_c: int, L: int, lam: float):
+    """Residuals and Jacobian (ball functions of a box) of (7)–(8) in the coordinates of :func:`_type3_enclosure`.
+
+    With q_β = (λ/L)e^{b_β−a}, x_β = κμ_β e^{a+b_β}, A_β = n_c − 1 + e^{x_β}: F_β = q_β A_β − 1 (∂_a = q_β(x_β e^{x_β}
+    − A_β), ∂_{b_β} = q_β(x_β e^{x_β} + A_β)); F_0 = Σ t_β − 1, t_β = μ_β² e^{2(b_β−a)}/(L n_c^{L−1}) (∂_a = −2Σt_β,
+    ∂_{b_β} = 2t_β). Rows: F_1 … F_s, F_0; columns: a, b_1 … b_s.
+    """
+    flint = flint_module()
+    n = len(mu)
+    mus = [flint.arb(float(m)) for m in mu]
+    lam_L = flint.arb(lam) / L
+    kappa = flint.arb(flint.fmpq(n_c, n_c - 1))
+    norm8 = flint.arb(flint.fmpz(L) * flint.fmpz(n_c) ** (L - 1))
+
+    def parts(z):
+        a, b = z[0], z[1:]
+        q = [lam_L * (bb - a).exp() for bb in b]
+        x = [kappa * m * (a + bb).exp() for m, bb in zip(mus, b)]
+        ex = [xx.exp() for xx in x]
+        t = [m * m * (2 * (bb - a)).exp() / norm8 for m, bb in zip(mus, b)]
+        return q, x, ex, t
+
+    def F(z):
+        q, _, ex, t = parts(z)
+        return [qq * (n_c - 1 + e) - 1 for qq, e in zip(q, ex)] + [sum(t) - 1]
+
+    def J(z):
+        q, x, ex, t = parts(z)
+        rows = [[flint.arb(0)] * (n + 1) for _ in range(n + 1)]
+        for i in range(n):
+            A, xe = n_c - 1 + ex[i], x[i] * ex[i]
+            rows[i][0] = q[i] * (xe - A)
+            rows[i][i + 1] = q[i] * (xe + A)
+            rows[n][i + 1] = 2 * t[i]
+        rows[n][0] = -2 * sum(t)
+        return flint.arb_mat(rows)
+
+    return F, J
 
 
 def _check_below_lambda_max(lam_b, log_lmax, n_c_b, L_b) -> None:
@@ -356,7 +491,8 @@ def _show_exp(log_x) -> str:
 
 def _check_type3_batch(batch, s_c, *, what, precision="float", dps=50):
     """Budget of a type-III request: B = prod(batch) systems of s_c words (float: ~40 float64/long
-    double temporaries per word; mp: Newton on s_c + 1 unknowns, ~(0.1 + 0.008 s_c²) s per system)."""
+    double temporaries per word; mp: Newton on s_c + 1 unknowns, ~(0.1 + 0.008 s_c²) s per system;
+    interval: the Krawczyk test, cubic in s_c)."""
     B = 1
     for k in batch:
         B *= int(k)
@@ -368,6 +504,9 @@ def _check_type3_batch(batch, s_c, *, what, precision="float", dps=50):
             seconds=B * (0.1 + 0.008 * s_c * s_c) * (dps / 50) ** 0.5,
             what=f"{what} with precision='mp', dps={dps}",
         )
+    if precision == "interval":
+        # Krawczyk on s_c + 1 unknowns with dense arb matrices: ~2.5e-7·s_c³ s per system at 128 bits
+        check_work("shape", batch, seconds=B * (0.02 + 2.5e-7 * s_c**3), what=f"{what} with precision='interval'")
 
 
 def _residuals(mu, n_c, L, lam, c, r):
