@@ -1,6 +1,5 @@
 """The three validation settings of docs/finite-sample.md (λ = 1e-3, uniform words, network h)."""
 
-
 import fctheory as fc
 from fctheory.trainer.presets import get_preset
 

@@ -133,6 +133,7 @@ def test_solve_layernorm_fields_equal_hand(loss, K, d, bias):
     closed = ufm.layernorm_ce(K=K, d=d, lam=lam) if loss == "ce" else ufm.layernorm_mse(K=K, d=d, lam=lam, bias=bias)
     if closed.closed_form:
         assert abs(num.value - closed.value) <= 1e-9 * val
+
     # stationary in (W, G) through φ (the sphere parametrisation), by differences of the hand objective
     def f(W, G):
         b = None if not bias else (np.kron(np.eye(K), np.ones((1, n))) - W @ O.my_phi(G)).mean(1)
