@@ -11,6 +11,7 @@ system temp folder instead of ``tmp_path``).
 
 import importlib.util
 import os
+import shutil
 import tempfile
 from pathlib import Path
 
@@ -127,3 +128,26 @@ def _dask_scratch_space_under_tmp_path(tmp_path_factory):
 
     with dask.config.set({"temporary-directory": str(tmp_path_factory.mktemp("dask"))}):
         yield
+
+
+def pytest_sessionfinish(session, exitstatus):
+    """A passing run leaves the system temp folder as it found it: pytest's numbered folder of this run (and
+    ``pytest-of-<user>`` when nothing else is in it) is removed. A failing run keeps it for inspection, and so
+    does an explicit ``--basetemp``. Under pytest-xdist the controller cleans up after its workers."""
+    config = session.config
+    if exitstatus != 0 or hasattr(config, "workerinput") or config.option.basetemp:
+        return
+    base = getattr(getattr(config, "_tmp_path_factory", None), "_basetemp", None)
+    if base is None:
+        return
+    shutil.rmtree(base, ignore_errors=True)
+    root = base.parent
+    if not root.name.startswith("pytest-of-"):
+        return
+    current = root / "pytest-current"
+    if current.is_symlink() and not current.exists():  # it pointed at the folder just removed
+        current.unlink()
+    try:
+        root.rmdir()  # only when empty: earlier runs' folders are not ours
+    except OSError:
+        pass
