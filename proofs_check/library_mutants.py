@@ -321,7 +321,16 @@ MUTANTS: list[LibraryMutant] = [
         "c_prime = float(np.sqrt(t / (task.K * task.L)))",
         "c_prime = 1.001 * float(np.sqrt(t / (task.K * task.L)))",
         "type1_configuration(lam): c' scaled by 1.001",
-        ("predictions-configurations",),
+        ("predictions-configurations", "type1-full-certified"),
+    ),
+    M(
+        "config1-tau-lam-shifted",
+        "fctheory.configurations",
+        "type1_configuration",
+        "K=task.K, lam=lam)",
+        "K=task.K, lam=1.001 * lam)",
+        "type1_configuration(lam): Theorem 1's tau taken at 1.001*lam (balanced, but off the optimal scale)",
+        ("type1-full-certified",),
     ),
     M(
         "config-frame-not-mean-zero",

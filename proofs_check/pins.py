@@ -44,6 +44,8 @@ ASSERTIONS = {
     "type3-closed-form-gradient": (8, 2),
     "type3-spectrum-certificate": (9, 3),
     "type3-origin-threshold": (4, 2),
+    "type1-full-certified": (8, 2),
+    "type1-partial-refuted": (3, 3),
     "predictors-mpmath": (132, 3),
     "risk-engine": (56, 6),
     "predictions-configurations": (57, 6),

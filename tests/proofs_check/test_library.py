@@ -44,6 +44,8 @@ TOLERANCES = {
     "type3-closed-form-gradient": {"enum": 1e-14, "engine": 1e-13},
     "type3-spectrum-certificate": {"rho": 1e-12, "gap": 1e-12, "spectrum": 1e-12},
     "type3-origin-threshold": {"closed": 1e-14, "engine": 1e-12},
+    "type1-full-certified": {"bound": 1e-13, "balance": 1e-12},
+    "type1-partial-refuted": {"margin": 0.01, "gap": 0.001},
     "predictors-mpmath": {"rel": 1e-12, "residual_rel": 0.2, "residual_abs": 1e-18, "near": 1e-05, "above": 1e-09},
     "risk-engine": {"rel": 1e-12, "grad_abs": 1e-12, "fd_rel": 1e-06, "fd_step": 1e-05},
     "predictions-configurations": {"rel": 1e-12, "abs": 1e-12, "grad": 1e-11},
