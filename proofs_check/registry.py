@@ -154,7 +154,16 @@ class CheckResult:
 
 
 # the check modules, in table order (each registers its checks when imported)
-MODULES = ("symbolic", "enumeration", "assumption_checks", "properties", "convex", "certificates", "library")
+MODULES = (
+    "symbolic",
+    "enumeration",
+    "assumption_checks",
+    "properties",
+    "convex",
+    "certificates",
+    "type3_proof",
+    "library",
+)
 # callables importing the check modules, registered by the package on import (the registry must not import
 # the package that imports it); get_checks runs them first
 LOADERS: list[Callable[[], None]] = []
