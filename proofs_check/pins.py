@@ -46,7 +46,7 @@ ASSERTIONS = {
     "type3-origin-threshold": (4, 2),
     "type3-proof-factorisation": (10, 2),
     "type3-proof-spectrum": (22, 5),
-    "type3-proof-critical": (11, 7),
+    "type3-proof-critical": (12, 8),
     "type3-proof-balance": (8, 5),
     "type3-proof-origin": (6, 4),
     "predictors-mpmath": (132, 3),

@@ -349,6 +349,10 @@ def check_critical_value(mutant: bool = False, quick: bool = False) -> str:
         for vb, ab, bb in zip(v, a, b):
             expect(_zero(-vb / Kf - coef * ab), f"grad f != coef X_III on the own concept (s_c={sv})")
             expect(_zero(vb / ((n - 1) * Kf) - coef * bb), f"grad f != coef X_III on other concepts (s_c={sv})")
+    # any s_c: (149) is one identity per β (checked above for a generic β), so ‖v‖ = (λ n_c/(κLc))‖r‖, and
+    # (8) fixes ‖r‖ = c √(factor8) whatever s_c is
+    s_any = s_closed(lam * n / (kappa * L * c) * c * sp.sqrt(factor8), K_=Kf)
+    expect(_zero(s_any**2 - lam**2), f"s(X_III)^2 = {sp.simplify(s_any**2)} != lambda^2 for symbolic ||r||")
     # X_III = c EΓP_r: by step 4 its nonzero singular value is c κ ‖r‖ √(KL/n_c); (8): ‖r‖ = c √(KL/n_c)
     sv_X = c * kappa * c * sp.sqrt(factor8) * sp.sqrt(Kf * L / n)
     expect(_zero(sv_X - kappa * c**2 * Kf * L / n), f"sigma(X_III) = {sp.simplify(sv_X)} != kappa c^2 KL/n_c")

@@ -79,3 +79,19 @@ def test_enumerated_gradient_differs_from_a_wrong_sigma():
 def test_general_spectrum_refuses_a_wrong_kappa():
     _, steps = tp.spectrum_general(kappa_factor=sp.Integer(1))
     assert [what for ok, what in steps if not ok] and all(ok for ok, _ in steps[:-1])
+
+
+def test_machine_checked_section_of_the_report_matches_its_template_and_the_registry():
+    """docs/conjecture-type3.md's "Machine-checked" section is the generator's text, and names registered checks."""
+    import pathlib
+    import re
+
+    from proofs_check import atlas_report
+
+    tpl = atlas_report._TEMPLATE
+    section = tpl[tpl.index("## Machine-checked") : tpl.index("## What the certificates")]
+    section = section.replace("{{", "{").replace("}}", "}")
+    md = (pathlib.Path(__file__).resolve().parents[2] / "docs" / "conjecture-type3.md").read_text(encoding="utf-8")
+    assert section in md
+    named = set(re.findall(r"`(type3-proof-[a-z]+)`", section))
+    assert named == {c.id for c in PROOF_CHECKS}
