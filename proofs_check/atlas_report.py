@@ -228,6 +228,48 @@ vanish with λ (criticality, ∇f(X)Wᵀ = −λÛᵀ) but do not determine ∇f
 engine at the **lifted point** W = I_(n_w), Û = X̂ᵀ (d = n_w): then ÛᵀW = X̂ and ∂R₀/∂Û = ∇f(X̂)ᵀ, both exactly in
 floating point (products with the identity are exact); `proofs_check.certificates.engine_grad_f`.
 
+## Machine-checked
+
+The algebra of steps 2–5, 7 and 8 is checked by computer algebra (sympy) and exact rational arithmetic, as
+proofs_check checks in `proofs_check/type3_proof.py` (`python -m proofs_check --only type3-proof-`, all part of
+`--quick`); each has a deliberately wrong variant (its mutant) that `--self-test` must see fail.
+
+* **Steps 2–3**, `type3-proof-factorisation`: ∇f(EM) = −(S^(L−1)/K) E Γ P_v entry by entry in exact
+  rationals, against the risk enumerated over every class and sentence (rational e^(b_β − a_β), S = Σ_β μ_β ≠ 1),
+  on the 8 full tasks n_c ∈ {{2, 3}}, s_c ∈ {{1, 2}}, L ∈ {{1, 2}}; the softmax cross-entropy derivative itself by
+  sympy differentiation of the enumerated risk on the smallest tasks. Mutant: the factor S^(L−1) dropped.
+* **Step 4**, `type3-proof-spectrum`: for symbolic n_c, K, L, S, ‖v‖ (matrices αI + β11ᵀ, whose
+  eigen-decomposition is exact): Γ[a, α] = (n_c δ_aα − 1)/(n_c − 1), Γ² = κ²(I − 11ᵀ/n_c),
+  (∇fᵀ∇f)² = s²·∇fᵀ∇f and tr ∇fᵀ∇f = (n_c − 1)s² with s of (*), so the nonzero eigenvalues of ∇fᵀ∇f are
+  n_c − 1 copies of s²; the same with explicit matrices for n_c = 2, 3, 4 and symbolic v (P_v P_vᵀ = ‖v‖² I);
+  EᵀE = (KL/n_c) I on full sets; Γ = `fctheory.equiangular_gram`. Mutant: (*) without its factor κ.
+* **Step 5**, `type3-proof-critical`: with (7) and (8) as in fctheory/type3.py and σ_β of (134) at a = c r,
+  b = −c r/(n_c − 1), for symbolic n_c, L, c, λ, r_β: v_β = λ n_c r_β/(κLc) for each β, s(X_III) = λ
+  (s_c = 2, 3 with symbolic r, and symbolic ‖r‖), ∇f(X_III) = −(λ n_c/(κLc²K)) X_III entry by entry, the
+  nonzero singular values of X_III equal κc²KL/n_c, so ∇f(X_III) = −λQ; s/λ = 1 to 1e-12 at solve_type3's
+  (c, r). Mutant: (8) read as Σ_β (r_β/c)² = L n_c^L.
+* **Step 7**, `type3-proof-balance`: ‖W_III‖² = n_c‖r‖² = ‖Û_III‖² = ‖X_III‖_* = KLc² under (8), symbolic
+  (also through the ‖X‖_* formula of step 4 at the type-III point); numerically on
+  `fctheory.type3_configuration`. Mutant: ‖X_III‖_* counted with n_c instead of n_c − 1 singular values.
+* **Step 8**, `type3-proof-origin`: σ_β(0) = 1/n_c and s(0) = λ_max for symbolic n_c, L, ‖μ‖, and for
+  s_c = 2, 3 with symbolic μ (Σμ = 1); `fctheory.lambda_max_type3` agrees. Mutant: the L under the square
+  root of (*) dropped.
+
+Not checked by machine (the theorem rests on these hand-written arguments as well):
+
+* **Step 1 (Claim G):** ‖ÛᵀW‖_* ≤ ‖Û‖_F‖W‖_F ≤ ½(‖Û‖² + ‖W‖²) (Cauchy–Schwarz for the nuclear norm, then
+  AM–GM). Standard; `thmG-nuclear-inequality` tests it on random instances, it is not proved by machine.
+* **Step 6 and the inequality chain of step 8:** convexity of f (log-sum-exp of a linear map), the subgradient
+  inequality, and ⟨Q, X⟩ ≤ ‖Q‖₂‖X‖_* (trace duality). Standard convex analysis, written by hand.
+* **Steps 2–3 in general:** the factorisation of the softmax over positions and the column sums for arbitrary
+  (n_c, s_c, L) are argued by hand; the machine checks the resulting gradient exactly on the 8 small full tasks
+  above (and in floating point up to K = 16,384 through `type3-closed-form-gradient`). EᵀE = (KL/n_c) I for
+  symbolic L is `lemmaB-ii-sums`.
+* **The formulas of step 4 for ‖X‖_*, f(X) and ⟨∇f(X), X⟩ at a general concept-symmetric X:** used by the
+  certificates only; ‖X‖_* is checked at the type-III point (step 7).
+* "Machine-checked" means computer algebra (sympy simplifying each identity to 0) and exact rational
+  arithmetic, not a formal proof in a proof assistant: sympy's simplifier is trusted.
+
 ## What the certificates establish (independently of the proof)
 
 Since ‖∇f(X_III)‖₂/λ = 1 exactly, no floating-point certificate of the form "ratio + bound ≤ 1" can exist; the
@@ -288,7 +330,8 @@ value is 0 everywhere (steps 4–5). Right: the certified gap ε.
 
 * **Proved (steps 1–8):** on every full task (K = n_c^L, all latent variables present), for every μ > 0, every
   λ > 0 and every d ≥ n_c − 1, Theorem 2's type-III point (λ < λ_max) or the origin (λ ≥ λ_max) is a global
-  minimiser of R. The steps use only (7)–(8), (45), (134) and the concept symmetry of the full task.
+  minimiser of R. The steps use only (7)–(8), (45), (134) and the concept symmetry of the full task. The
+  algebra of steps 2–5, 7 and 8 is machine-checked (section "Machine-checked", which lists what is not).
 * **Certified numerically** (each row a theorem instance about the float point): the grid above; the engine
   rows also cross-validate the engine and the closed form (*).
 * **Not proved:** (i) uniqueness — whether every global minimiser is type III (up to the rotation of the frame);
@@ -300,5 +343,8 @@ value is 0 everywhere (steps 4–5). Right: the certified gap ε.
 
 Reproduce: `nice -n 10 python -m proofs_check.conjecture --atlas` (this file, its CSVs and figure),
 `python -m proofs_check --only type3-` (the pass/fail checks: `type3-closed-form-gradient`,
-`type3-spectrum-certificate`, `type3-origin-threshold`).
+`type3-spectrum-certificate`, `type3-origin-threshold`), `python -m proofs_check --only type3-proof-` (the
+machine-checked algebra of the proof).
+
+Type I on partial tasks (K < n_c^L), certified or refuted with the same Claim-H test: [where collapse stops](type1-partial.md).
 """

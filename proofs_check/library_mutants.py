@@ -225,7 +225,7 @@ MUTANTS: list[LibraryMutant] = [
         "(L + 1) * np.log(n_c)",
         "L * np.log(n_c)",
         "condition (9) with n_c^L instead of n_c^(L+1)",
-        ("thm2-critical-point", "predictors-mpmath", "type3-origin-threshold"),
+        ("thm2-critical-point", "predictors-mpmath", "type3-origin-threshold", "type3-proof-origin"),
     ),
     M(
         "type3-residual-min",
@@ -358,6 +358,15 @@ MUTANTS: list[LibraryMutant] = [
         "np.sqrt(n_c / (n_c + 1.0))",
         "equiangular frame vectors not of unit norm",
         ("predictions-configurations", "lemmaK-eq92"),
+    ),
+    M(
+        "gram-kappa",
+        "fctheory.frames",
+        "equiangular_gram",
+        "/ (n_c - 1)",
+        "/ n_c",
+        "equiangular Gram matrix (4) scaled by 1/n_c instead of 1/(n_c - 1)",
+        ("type3-proof-spectrum",),
     ),
     M(
         "phi-unbiased-std",

@@ -162,6 +162,7 @@ MODULES = (
     "convex",
     "certificates",
     "type1_partial",
+    "type3_proof",
     "library",
 )
 # callables importing the check modules, registered by the package on import (the registry must not import

@@ -46,6 +46,11 @@ TOLERANCES = {
     "type3-origin-threshold": {"closed": 1e-14, "engine": 1e-12},
     "type1-full-certified": {"bound": 1e-13, "balance": 1e-12},
     "type1-partial-refuted": {"margin": 0.01, "gap": 0.001},
+    "type3-proof-factorisation": {},
+    "type3-proof-spectrum": {"gram": 1e-15},
+    "type3-proof-critical": {"rel": 1e-12},
+    "type3-proof-balance": {"rel": 1e-12},
+    "type3-proof-origin": {"rel": 1e-14},
     "predictors-mpmath": {"rel": 1e-12, "residual_rel": 0.2, "residual_abs": 1e-18, "near": 1e-05, "above": 1e-09},
     "risk-engine": {"rel": 1e-12, "grad_abs": 1e-12, "fd_rel": 1e-06, "fd_step": 1e-05},
     "predictions-configurations": {"rel": 1e-12, "abs": 1e-12, "grad": 1e-11},
@@ -53,7 +58,7 @@ TOLERANCES = {
 }
 
 # checks of a statement that no fctheory function computes (the reason is the oracle's text)
-STATEMENT_ONLY = {"thmG-nuclear-inequality"}
+STATEMENT_ONLY = {"thmG-nuclear-inequality", "type3-proof-factorisation"}
 
 
 def test_every_check_tolerance_is_pinned():
