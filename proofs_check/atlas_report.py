@@ -346,5 +346,6 @@ Reproduce: `nice -n 10 python -m proofs_check.conjecture --atlas` (this file, it
 `type3-spectrum-certificate`, `type3-origin-threshold`), `python -m proofs_check --only type3-proof-` (the
 machine-checked algebra of the proof).
 
-Type I on partial tasks (K < n_c^L), certified or refuted with the same Claim-H test: [where collapse stops](type1-partial.md).
+Type I on partial tasks (K < n_c^L), certified or refuted with the same Claim-H test:
+[where collapse stops](type1-partial.md).
 """
