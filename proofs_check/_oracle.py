@@ -3,6 +3,7 @@
 * H, H′, H″, H*, H*′, H*″ and their minimisers τ, τ* in mpmath (50 digits) from the formulas as printed in
   Theorems 1 and 3, with the derivatives written out by hand;
 * Theorem 2's system (7)–(8) solved in mpmath by nested bracketed root finding (Proposition D);
+* λ_max of condition (9) from its closed form;
 * the equiangular frame (4) from a Helmert basis and the LayerNorm φ, in numpy.
 """
 
@@ -176,6 +177,13 @@ def solve_type3(mu, n_c, L, lam, dps: int = 30):
         s = _bisect_root(F, mpf(0), hi)
         c = mpmath.sqrt(s)
         return c, [c * rho(s, m) for m in mus]
+
+
+def lambda_max_type3(mu, n_c, L):
+    """λ_max of condition (9): λ_max² = (L/n_c^{L+1}) Σ_β μ_β² (μ_β as the floats given), 50 digits."""
+    with mpmath.workdps(DPS):
+        n, Lm = mpf(n_c), mpf(L)
+        return mpmath.sqrt(Lm / n ** (Lm + 1) * sum(mpf(float(m)) ** 2 for m in mu))
 
 
 def type3_residuals(mu, n_c, L, lam, c, r):

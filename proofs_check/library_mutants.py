@@ -469,6 +469,25 @@ MUTANTS: list[LibraryMutant] = [
         "Lemma B theta_r recovered with |S_r| + 1",
         ("lemmaB-enum-full", "lemmaB-iii-forced"),
     ),
+    # ---- certified enclosures: fctheory/_interval.py, fctheory/type3.py
+    M(
+        "enclosure-radius-dropped",
+        "fctheory._interval",
+        "enclosure",
+        "ball=ball,",
+        "ball=flint.arb(ball.mid()),",
+        "precision='interval': the Enclosure keeps the ball's midpoint and drops its radius (a point, not a ball)",
+        ("interval-enclosures",),
+    ),
+    M(
+        "lambda-max-interval-no-sqrt",
+        "fctheory.type3",
+        "lambda_max_type3",
+        "flint_module().arb(q).sqrt()",
+        "flint_module().arb(q)",
+        "lambda_max_type3(precision='interval') encloses lambda_max^2 instead of lambda_max",
+        ("interval-enclosures",),
+    ),
     M(
         "lemmaB-ZZt",
         "fctheory.assumptions",

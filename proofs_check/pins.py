@@ -55,6 +55,7 @@ ASSERTIONS = {
     "risk-engine": (56, 6),
     "predictions-configurations": (57, 6),
     "convex-lower-bound": (20, 3),
+    "interval-enclosures": (38, 2),
 }
 
 

@@ -164,6 +164,7 @@ MODULES = (
     "type1_partial",
     "type3_proof",
     "library",
+    "interval_checks",
 )
 # callables importing the check modules, registered by the package on import (the registry must not import
 # the package that imports it); get_checks runs them first

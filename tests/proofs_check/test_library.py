@@ -55,6 +55,7 @@ TOLERANCES = {
     "risk-engine": {"rel": 1e-12, "grad_abs": 1e-12, "fd_rel": 1e-06, "fd_step": 1e-05},
     "predictions-configurations": {"rel": 1e-12, "abs": 1e-12, "grad": 1e-11},
     "convex-lower-bound": {"slack": 1e-12, "tight": 1e-10},
+    "interval-enclosures": {"tight": 1e-15, "near": 1e-10, "shift": 1e-20},
 }
 
 # checks of a statement that no fctheory function computes (the reason is the oracle's text)
