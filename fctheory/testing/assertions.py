@@ -607,7 +607,7 @@ def _as_mp_list(name, value):
         except (ValueError, TypeError):
             fail(name, value, "must be a number, an mpmath number, a decimal string or an array of those")
     if isinstance(value, (mpmath.mpf,)) or (isinstance(value, numbers.Real) and not isinstance(value, bool)):
-        v = mpmath.mpf(value) if not isinstance(value, int) else mpmath.mpf(int(value))
+        v = mpmath.mpf(value) if not isinstance(value, numbers.Integral) else mpmath.mpf(int(value))
         if not mpmath.isfinite(v):
             fail(name, value, "must be finite")
         return [v], ()
