@@ -1,6 +1,8 @@
 """The progress bar of ``fctheory.sweep``: over every point of the spec, those already finished counted as
 done, labelled with the sweep's name (or its target), shown only when asked and when there is work."""
 
+import io
+import sys
 from dataclasses import replace
 
 import pytest
@@ -56,3 +58,16 @@ def test_sweep_bar_advances_by_the_rows_of_each_unit(tmp_path, capsys):
 def test_sweep_shows_no_bar_when_stderr_is_not_a_terminal(capsys):
     fc.sweep({**TAU, "grid": {"lam": [0.1]}})  # under pytest stderr is captured, not a terminal
     assert "point" not in capsys.readouterr().err
+
+
+class _Terminal(io.StringIO):
+    def isatty(self):
+        return True
+
+
+@pytest.mark.parametrize(("progress", "shown"), [(None, True), (False, False), (True, True)])
+def test_sweep_on_a_terminal_shows_the_bar_unless_told_not_to(monkeypatch, progress, shown):
+    term = _Terminal()
+    monkeypatch.setattr(sys, "stderr", term)
+    fc.sweep({**TAU, "grid": {"lam": [0.1, 0.2]}}, progress=progress)
+    assert ("2/2" in term.getvalue()) is shown
