@@ -41,6 +41,13 @@ def test_executor_workers_address_output_and_client_reach_the_executor(seen, tmp
     assert seen["client"] is client
 
 
+def test_executor_alone_selects_dask(seen):
+    with pytest.raises(_Stop):
+        fc.sweep(TAU, executor="dask")
+    s = seen["spec"]
+    assert (s.executor, s.workers, s.address) == ("dask", 1, None)
+
+
 def test_without_call_options_the_spec_is_used(seen):
     with pytest.raises(_Stop):
         fc.sweep(TAU)
