@@ -28,3 +28,22 @@ def test_a_dominant_penalty_gradient_gives_the_exact_squared_norm(lam_W, lam_U):
     assert 1e299 < want < 1e303
     assert r.grad_norm_sq == pytest.approx(want, rel=1e-13)
     assert r.grad_norm == pytest.approx(want**0.5, rel=1e-13)
+
+
+@pytest.mark.parametrize(
+    ("lam_W", "lam_U", "named"),
+    [
+        (1e160, 0.0, "lam_W=1e+160"),
+        (0.0, 1e160, "lam_U=1e+160"),
+        (1e160, 1e160, "lam_W=1e+160"),
+        (1e159, 1e160, "lam_U=1e+160"),
+    ],
+)
+def test_an_overflowing_squared_gradient_norm_names_the_larger_weight_decay(lam_W, lam_U, named):
+    # weights of size 1: a penalty gradient near 1e160 has a squared norm beyond float64 (ties name lam_W)
+    task = fc.Task.full(3, 1, 2)
+    rng = np.random.default_rng(0)
+    W, U = rng.standard_normal((4, task.n_w)), rng.standard_normal((task.K, 8))
+    with pytest.raises(fc.FCTheoryError) as info:
+        monte_carlo_risk(task, W, U, lam_W=lam_W, lam_U=lam_U, n_samples=4, seed=1)
+    assert str(info.value) == f"{named} is invalid: the squared gradient norm overflows float64"
