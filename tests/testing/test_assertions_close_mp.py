@@ -193,3 +193,25 @@ def test_trivial_optimum_message_shows_an_integer_lam_as_given():
     task, W, U, lam0 = _trivial_case()
     msg = _message(TheoryAssertionError, lambda: assert_type1_optimal(task, W, U, 1, atol=2.0**-21))
     assert msg.startswith(f"lam = 1 ≥ λ₀ = {lam0:.17g}: Theorem 1 predicts")
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.longdouble])
+def test_numpy_floats_of_any_width_are_taken_exactly(dtype):
+    x = dtype(1) / dtype(3)  # not a float64: its exact binary value differs from 1/3 and from float64(1/3)
+    p, q = x.as_integer_ratio()
+    with mpmath.workdps(60):
+        exact = mpmath.mpf(p) / q
+    assert_close_mp(x, exact, digits=40)
+    assert_close_mp(np.array([x, x]), [exact, exact], digits=40)
+    if dtype is not np.longdouble:  # where long double is float64 it equals 1/3 in float64 as well
+        with pytest.raises(TheoryAssertionError):
+            assert_close_mp(x, 1 / 3, digits=40)
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.longdouble])
+def test_non_finite_numpy_floats_of_any_width_are_refused(dtype):
+    msg = _refused(dtype("inf"), 1.0)
+    assert msg.startswith("value=") and msg.endswith(
+        "inf') is invalid: must be finite" if dtype is np.longdouble else "=inf is invalid: must be finite"
+    )
+    assert _refused(1.0, np.array([1.0, "-inf"], dtype=dtype)).startswith("reference=")
