@@ -189,7 +189,7 @@ def test_trivial_optimum_message_shows_lam_and_lambda0_to_17_digits():
     )
 
 
-def test_trivial_optimum_message_shows_an_integer_lam_as_given():
+def test_trivial_optimum_message_shows_an_integral_lam_without_a_fraction():
     task, W, U, lam0 = _trivial_case()
     msg = _message(TheoryAssertionError, lambda: assert_type1_optimal(task, W, U, 1, atol=2.0**-21))
     assert msg.startswith(f"lam = 1 ≥ λ₀ = {lam0:.17g}: Theorem 1 predicts")
