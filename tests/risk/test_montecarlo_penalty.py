@@ -65,3 +65,15 @@ def test_seconds_is_the_time_the_call_took():
     rng = np.random.default_rng(0)
     r = monte_carlo_risk(task, rng.standard_normal((4, task.n_w)), rng.standard_normal((task.K, 8)), n_samples=4)
     assert 0 < r.seconds < 30
+
+
+def test_cross_entropies_too_large_for_their_spread_are_refused():
+    # ‖W‖ = ‖U‖ = 1e149 pass check_magnitude; scores near 1e298 have a finite mean but their variance overflows
+    task = fc.Task.full(3, 2, 2)
+    rng = np.random.default_rng(0)
+    W, U = rng.standard_normal((4, task.n_w)), rng.standard_normal((task.K, 8))
+    W *= 1e149 / np.linalg.norm(W)
+    U *= 1e149 / np.linalg.norm(U)
+    with np.errstate(over="ignore"):
+        msg = _message(lambda: monte_carlo_risk(task, W, U, n_samples=8, seed=0))
+    assert msg == "W='weights' is invalid: the sampled cross-entropies are not finite (weights too large for float64)"
