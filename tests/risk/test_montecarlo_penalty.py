@@ -56,6 +56,7 @@ def test_with_layernorm_and_no_decay_on_W_only_U_is_checked():
     A = np.zeros((2, 2))
     A[0, 0] = 2e150
     check_magnitude(A, U, True, 0.0)  # φ(W) does not depend on W's scale
+    check_magnitude(A, U, True)  # no decay on W by default
     assert _message(check_magnitude, W, A, True, 0.0).startswith("U=")
     assert _message(check_magnitude, A, U, True, 1.0).startswith("W=")
 
