@@ -607,7 +607,14 @@ def _as_mp_list(name, value):
         except (ValueError, TypeError):
             fail(name, value, "must be a number, an mpmath number, a decimal string or an array of those")
     if isinstance(value, (mpmath.mpf,)) or (isinstance(value, numbers.Real) and not isinstance(value, bool)):
-        v = mpmath.mpf(value) if not isinstance(value, int) else mpmath.mpf(int(value))
+        if isinstance(value, numbers.Integral):
+            v = mpmath.mpf(int(value))
+        elif isinstance(value, np.floating) and not isinstance(value, float) and np.isfinite(value):
+            # float16, float32, long double: mpmath takes Python floats only; the ratio is exact
+            p, q = value.as_integer_ratio()
+            v = mpmath.mpf(p) / q
+        else:
+            v = mpmath.mpf(float(value)) if isinstance(value, np.floating) else mpmath.mpf(value)
         if not mpmath.isfinite(v):
             fail(name, value, "must be finite")
         return [v], ()
