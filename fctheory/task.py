@@ -34,9 +34,6 @@ def as_rng(seed):
     fail("seed", seed, "must be a numpy Generator, an integer seed or None")
 
 
-_as_rng = as_rng  # the name used inside this module
-
-
 @dataclass(frozen=True, eq=False)
 class Task:
     """A feature-collapse task: K classes, each a latent sequence of L concepts.
@@ -183,7 +180,7 @@ class Task:
             )
             check_work("s_c", s_c, bytes=16 * s_c, what="Task (word frequencies mu)")
             _check_vocabulary(n_c, s_c)
-            Z = _as_rng(seed).integers(0, n_c, size=(K, L), dtype=np.int64)
+            Z = as_rng(seed).integers(0, n_c, size=(K, L), dtype=np.int64)
             return cls._trusted(n_c, s_c, L, Z, mu, allow_duplicates=True)
         if L < 64 and (math.log(K) > L * math.log(n_c) + 1e-9 or (L * math.log2(n_c) < 64 and K > n_c**L)):
             fail("K", K, f"must be <= n_c**L = {_show_power(n_c, L)} (the number of distinct latent variables)")
@@ -196,7 +193,7 @@ class Task:
         check_work("K", K, bytes=need, what=f"Task.random(n_c={n_c}, s_c={s_c}, L={L}, K={K})")
         check_work("s_c", s_c, bytes=16 * s_c, what="Task (word frequencies mu)")
         _check_vocabulary(n_c, s_c)
-        rng = _as_rng(seed)
+        rng = as_rng(seed)
         if dense:
             idx = rng.choice(N, size=K, replace=False)
             Z = _digits(idx.astype(np.int64), n_c, L)
@@ -368,7 +365,7 @@ class Task:
         """
         n = self.K * n_spl
         check_work("n_spl", n_spl, bytes=8 * n * (3 * self.L + 2) + 8 * self.s_c, what=f"Task.sample ({n} sentences)")
-        rng = _as_rng(seed)
+        rng = as_rng(seed)
         y = np.repeat(np.arange(self.K, dtype=np.int64), n_spl)
         beta = rng.choice(self.s_c, size=(n, self.L), p=self.mu)
         X = self.Z[y] * self.s_c + beta

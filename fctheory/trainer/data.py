@@ -252,8 +252,4 @@ def permutation(seed: int, epoch: int, n: int) -> np.ndarray:
 
 # one JSON codec and one task codec for the whole library (fctheory.io); the trainer's names stay importable
 jsonable = to_json
-
-
-def task_dict(task: Task) -> dict:
-    """The task as recorded in a run summary: :func:`fctheory.io.task_object`."""
-    return task_object(task)
+task_dict = task_object  # the task as recorded in a run summary
