@@ -5,6 +5,8 @@ risk (5)/(10), property-based theorem checks, and the neural-collapse UFM optima
 See ``docs/`` for the theory as implemented and the conventions.
 """
 
+import importlib as _importlib
+
 # infrastructure: the project error, the work budget, the version
 from ._budget import Budget, budget, get_budget, set_budget
 from ._errors import FCTheoryError
@@ -72,11 +74,31 @@ from .trainer.batched import train_batched
 from . import diagnosis
 from .diagnosis import Diagnosis, diagnose, load_task, save_task
 
+# your network's last-layer features against the regularised UFM optimum (package: fctheory.nc_diagnosis)
+from . import nc_diagnosis
+from .nc_diagnosis import FeatureDiagnosis, diagnose_features
+
 # many points at once (fctheory.sweep(spec) is the function; `from fctheory.sweep import plot, ...`)
 from .sweep import sweep
 
 # property tests of your own code: strategies and assertion helpers (Hypothesis loads on first use)
 from . import testing
+
+# sub-packages with an optional dependency, imported on first attribute access (PEP 562) so that
+# `import fctheory` never imports it; left out of __all__ so that `from fctheory import *` does not either
+_LAZY_SUBPACKAGES = ("torch",)  # fctheory.torch: the PyTorch training monitor (pip install 'fctheory[torch]')
+
+
+def __getattr__(name: str):
+    """``fctheory.torch`` on first access (its ImportError says how to install PyTorch when it is missing)."""
+    if name in _LAZY_SUBPACKAGES:
+        return _importlib.import_module(f"{__name__}.{name}")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_LAZY_SUBPACKAGES))
+
 
 # the public API, one name per line; the fuzz suite
 # (tests/fuzz/test_fuzz.py) fuzzes every callable listed here and in the sub-packages' __all__
@@ -145,6 +167,9 @@ __all__ = [
     "load_task",
     "save_task",
     "diagnosis",
+    "diagnose_features",
+    "FeatureDiagnosis",
+    "nc_diagnosis",
     "io",
     "trainer",
     "finite_sample",
