@@ -20,7 +20,7 @@ from .. import metrics as _m
 from .._validate import Array, Bool, Choice, Int, PathOut, Real, fail, public, result_type
 from ..io import to_json
 from .report import plot_feature_diagnosis, write_feature_report
-from .statistics import FeatureStatistics, feature_statistics, nc_metrics, ufm_distances, ufm_optimum
+from .statistics import FeatureStatistics, _refuse_overflow, feature_statistics, nc_metrics, ufm_distances, ufm_optimum
 
 __all__ = ["FeatureDiagnosis", "UFMApplicability", "applicable_result", "diagnose_features"]
 
@@ -320,6 +320,7 @@ def diagnose_features(
         fail("y", int(y.max()), f"labels must be < K = {K} (the rows of W)")
     if b is not None and b.shape != (K,):
         fail("b", f"array of shape {b.shape}", f"must have K = {K} entries (the rows of W)")
+    _refuse_overflow("H", H)
     st = feature_statistics(H, y, K=K)
     app = applicable_result(
         loss=loss, K=K, d=d, counts=st.counts, lam_W=lam_W, lam_H=lam_H, lam_b=lam_b, bias=b is not None

@@ -21,6 +21,7 @@ import numpy as np
 
 from .. import metrics as _m
 from .. import ufm as _ufm
+from .._numerics import pow2_exponent, pow2_scale, safe_norm
 from .._validate import Array, Bool, Choice, Instance, Int, Real, fail, public, result_type
 
 __all__ = [
@@ -31,6 +32,15 @@ __all__ = [
     "ufm_optimum",
     "ufm_distances",
 ]
+
+# the largest Frobenius norm whose square (‖W‖², ‖H‖², the Gram matrices) is a finite float64
+_MAX_NORM = math.sqrt(float(np.finfo(np.float64).max))
+
+
+def _refuse_overflow(name, A):
+    """Refuse an array whose squared norm overflows float64 (the norms and Grams compared with the UFM)."""
+    if A is not None and safe_norm(A) > _MAX_NORM:
+        fail(name, f"array with entries up to {float(np.max(np.abs(A))):.3g}", "its squared norm overflows float64")
 
 
 @result_type
@@ -126,11 +136,15 @@ def statistics_from_moments(counts, sums, scatter, sq, shift) -> FeatureStatisti
     if np.any(counts == 0):
         fail("counts", counts, f"every class must have been seen (class {int(np.argmin(counts))} is empty)")
     n = counts.astype(np.float64)
-    m = sums / n[:, None]
-    W = scatter - m.T @ sums
-    W = 0.5 * (W + W.T) / n.sum()
-    var = np.maximum(sq - np.sum(sums * m, axis=1), 0.0) / n
-    return FeatureStatistics(counts.astype(np.int64), shift + m, W, var)
+    with np.errstate(over="ignore", invalid="ignore"):  # refused below, naming the moments
+        m = sums / n[:, None]
+        W = scatter - m.T @ sums
+        W = (0.5 * W + 0.5 * W.T) / n.sum()  # halves first: a scatter near 1.8e308 must not overflow the sum
+        var = np.maximum(sq - np.sum(sums * m, axis=1), 0.0) / n
+        means = shift + m
+    if not (np.isfinite(W).all() and np.isfinite(var).all() and np.isfinite(means).all()):
+        fail("sums", f"array of shape {sums.shape}", "with scatter, sq and shift: the statistics overflow float64")
+    return FeatureStatistics(counts.astype(np.int64), means, W, var)
 
 
 # ----------------------------------------------------------------------------- metrics
@@ -183,6 +197,7 @@ def _safe(fn, *args, **kw):
 
 
 def _centred_cosines(M):
+    M = pow2_scale(M, pow2_exponent(M))  # cosines are scale free: exact rescaling, no under/overflow
     Mc = M - M.mean(axis=0)
     nr = np.linalg.norm(Mc, axis=1)
     if np.any(nr == 0):
@@ -196,6 +211,8 @@ def _check_layer(st, W, b=None):
         fail("W", f"array of shape {W.shape}", f"must have shape (K, d) = ({st.K}, {st.d}) like the statistics")
     if b is not None and b.shape != (st.K,):
         fail("b", f"array of shape {b.shape}", f"must have K = {st.K} entries")
+    _refuse_overflow("W", W)
+    _refuse_overflow("b", b)
 
 
 @public(st=Instance(FeatureStatistics), W=Array(ndim=2).or_none())
@@ -261,8 +278,8 @@ def ufm_optimum(*, loss: str, K: int, n_spl: int, lam_W: float, lam_H: float, bi
 
 def _gram_distance(G, G_star):
     """‖G − G*‖_F/‖G*‖_F (absolute ‖G‖_F when G* = 0, the trivial optimum)."""
-    ns = float(np.linalg.norm(G_star))
-    return float(np.linalg.norm(G - G_star)) / ns if ns > 0 else float(np.linalg.norm(G))
+    ns = safe_norm(G_star)  # rescaled: a huge optimum (tiny lam_W) must not overflow the squares
+    return safe_norm(G - G_star) / ns if ns > 0 else safe_norm(G)
 
 
 def _ratio(obs, pred):
@@ -274,7 +291,7 @@ def _ratio(obs, pred):
     W=Array(ndim=2).or_none(),
     b=Array(ndim=1).or_none(),
     opt=Instance(_ufm.UFMOptimum),
-    n_spl=Int(min=1),
+    n_spl=Int(min=1, max=10**12),
 )
 def ufm_distances(st: FeatureStatistics, W, b, opt, *, n_spl: int) -> dict:
     """How far (W, b, class means, norms) are from the UFM optimum ``opt`` (a :class:`fctheory.ufm.UFMOptimum`
@@ -298,10 +315,10 @@ def ufm_distances(st: FeatureStatistics, W, b, opt, *, n_spl: int) -> dict:
         "H_norm_sq_ratio": _ratio(st.H_norm_sq / st.N, float(opt.H_norm_sq) / n_total),
     }
     if W is not None:
-        wn = float(np.sum(W * W))
+        wn, w = float(np.sum(W * W)), safe_norm(W)
         out["dist_W_gram"] = _gram_distance(W @ W.T, opt.W_gram)
         out["W_norm_sq_ratio"] = _ratio(wn, float(opt.W_norm_sq))
-        out["h_over_w"] = math.sqrt(st.H_norm_sq / st.N) / math.sqrt(wn / st.K) if wn > 0 else math.nan
+        out["h_over_w"] = math.sqrt(st.H_norm_sq / st.N) / (w / math.sqrt(st.K)) if w > 0 else math.nan
     if b is not None and opt.bias is not None:
-        out["dist_bias"] = float(np.linalg.norm(np.asarray(b) - opt.bias))
+        out["dist_bias"] = safe_norm(np.asarray(b) - opt.bias)
     return out

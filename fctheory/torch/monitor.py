@@ -244,12 +244,14 @@ class NCMonitor:
         self._handle = module.register_forward_hook(hook)
         return self
 
+    @public()
     def detach(self) -> None:
         """Remove the forward hook (if any)."""
         if self._handle is not None:
             self._handle.remove()
             self._handle = None
 
+    @public(labels=Anything("(B,) integer labels, checked by update"))
     @contextlib.contextmanager
     def batch(self, labels):
         """``with monitor.batch(y): model(x)``: the hooked layer's output in this block is labelled ``y``."""
@@ -260,12 +262,14 @@ class NCMonitor:
             self._pending = None
 
     # ----------------------------------------------------------------- epochs
+    @public()
     def begin_epoch(self) -> None:
         """Start a new epoch (forgets the moments of an epoch that was not ended)."""
         self._moments = None  # allocated on the first batch, on its device
         self._open = True
         self._t_epoch = time.perf_counter()
 
+    @public()
     @contextlib.contextmanager
     def epoch(self):
         """``with monitor.epoch() as extra:`` one epoch; the dict ``extra`` (e.g. the loss) joins its row."""
@@ -274,6 +278,7 @@ class NCMonitor:
         yield extra
         self.end_epoch(**extra)
 
+    @public()
     def end_epoch(self, **extra) -> dict:
         """Close the epoch: metrics and UFM distances from its statistics; returns (and records) its row.
 
@@ -339,6 +344,7 @@ class NCMonitor:
         self._bar.set_postfix(post, refresh=False)
         self._bar.update(1)
 
+    @public()
     def close(self) -> None:
         """Close the progress bar and remove the hook."""
         if self._bar is not None:
@@ -347,6 +353,7 @@ class NCMonitor:
         self.detach()
 
     # ----------------------------------------------------------------- outputs
+    @public()
     def table(self):
         """pandas DataFrame, one row per epoch (metrics, distances, UFM predictions, the extras)."""
         try:

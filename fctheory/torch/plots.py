@@ -6,6 +6,7 @@ import numpy as np
 
 from .._files import atomic_path
 from .._plot import pyplot
+from .._validate import Anything, Instance, PathOut, public
 
 __all__ = ["plot_history"]
 
@@ -44,6 +45,7 @@ def _panel(ax, df, cols, title, log, pred):
     return drawn
 
 
+@public(df=Anything("the monitor's table, a pandas DataFrame"), path=PathOut(), title=Instance(str))
 def plot_history(df, path, *, title=""):
     """Write the monitor's table ``df`` (one row per epoch) as a PNG grid of panels at ``path``."""
     plt = pyplot("path", path)
