@@ -14,7 +14,9 @@ constructors of result classes marked ``@result_type`` (``__fc_result__``) and t
 arguments (a result method that takes arguments, e.g. ``FirstOrderResponse.apply(dH0)``, is fuzzed).
 An object exported in several places is one entry, keyed by its shortest dotted path; examples may use
 any of its paths. :func:`unexported_names` lists public functions/classes a package leaves out of its
-``__all__`` (they would escape the suite).
+``__all__`` (they would escape the suite). Sub-packages that fctheory loads on first access (``LAZY``:
+``fctheory.torch``, which needs PyTorch and stays out of ``fctheory.__all__``) are walked too when they
+import; :func:`unavailable_packages` names those that do not (tests/fuzz/test_fuzz.py reports a skip).
 
 Each entry must carry ``__fc_params__`` (from ``@public``) and a fast valid example in
 ``tests/fuzz/examples_<area>.py``. From the declared kind of every parameter the harness builds
@@ -70,11 +72,11 @@ from fctheory import _validate as V
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent.parent
 ROOT = "fctheory"
-AREAS = ("core", "risk_trainer", "metrics_ufm", "diagnose", "sweep")  # tests/fuzz/examples_<area>.py
+AREAS = ("core", "risk_trainer", "metrics_ufm", "diagnose", "nc_diagnosis", "sweep")  # tests/fuzz/examples_<area>.py
 NOT_API = {"fctheory.cli"}  # the command line is fuzzed by tests/fuzz/test_fuzz_cli.py
-# not (yet) exported by fctheory: fctheory.torch needs the optional PyTorch; fctheory.nc_diagnosis awaits its final
-# home next to fctheory.diagnosis (tests/nc_diagnosis, tests/torch test their validation meanwhile)
-NOT_API |= {"fctheory.torch", "fctheory.nc_diagnosis"}
+# sub-packages with an optional dependency (fctheory.torch needs PyTorch): fctheory loads them on first access and
+# leaves them out of __all__ (so `import fctheory` never imports the dependency); walked when they import
+LAZY = tuple(f"{ROOT}.{n}" for n in getattr(fctheory, "_LAZY_SUBPACKAGES", ()))
 # public modules walked while their package has no __all__ yet (documented namespaces in docs/api.md)
 DOCUMENTED_MODULES = {"fctheory.ufm.perturbation"}
 TIMEOUT = float(os.environ.get("FCTHEORY_FUZZ_TIMEOUT", "10"))
@@ -174,10 +176,27 @@ def _rank(path: str):
 
 
 @functools.lru_cache(maxsize=1)
+def _lazy_modules() -> tuple:
+    """(``[(path, module)]`` of the lazy sub-packages that import, ``{path: why not}`` of the others)."""
+    found, missing = [], {}
+    for path in LAZY:
+        try:
+            found.append((path, importlib.import_module(path)))
+        except ImportError as exc:  # the optional dependency is not installed: reported as a skip
+            missing[path] = f"{type(exc).__name__}: {exc}"
+    return tuple(found), missing
+
+
+def unavailable_packages() -> dict:
+    """``{path: reason}`` of the lazy sub-packages whose optional dependency does not import here."""
+    return dict(_lazy_modules()[1])
+
+
+@functools.lru_cache(maxsize=1)
 def _discover_cached():
     groups: dict = {}
     problems = []
-    queue = [(ROOT, fctheory)]
+    queue = [(ROOT, fctheory), *_lazy_modules()[0]]
     seen = set()
     while queue:
         path, mod = queue.pop(0)
@@ -237,7 +256,7 @@ def unexported_names() -> list:
     leading underscore.
     """
     out = []
-    queue, seen = [(ROOT, fctheory)], set()
+    queue, seen = [(ROOT, fctheory), *_lazy_modules()[0]], set()
     while queue:
         path, mod = queue.pop(0)
         if id(mod) in seen:
@@ -259,6 +278,7 @@ def unexported_names() -> list:
                     and v.__name__.startswith(ROOT + ".")
                     and v.__name__ not in NOT_API
                     and f"{path}.{n}" not in NOT_API
+                    and v.__name__ not in LAZY  # set on fctheory by its first import, walked on its own
                     and not any(p.startswith("_") for p in v.__name__.split("."))
                 ):
                     out.append(f"{path}.{n} (sub-package)")
@@ -1392,7 +1412,7 @@ def _resolves(key: str) -> bool:
         try:
             for p in parts[i:]:
                 obj = getattr(obj, p)
-        except AttributeError:
+        except (AttributeError, ImportError):  # ImportError: a lazy sub-package whose dependency is missing
             return False
         return True
     return False
