@@ -33,11 +33,15 @@ import numpy as np
 from .._backend import array_namespace_of, as_native, asarray_like, copy_of, dtype_kind, get_namespace, to_numpy
 from .._budget import check_work
 from .._numerics import ldexp, pow2_exponent, pow2_scale
-from .._validate import Array, Bool, Choice, Int, Real, fail, public, public_class, result_type
+from .._validate import Array, Bool, Choice, Instance, Int, Real, fail, public, public_class, result_type
 
 __all__ = [
     "ClassStatistics",
     "class_statistics",
+    "class_statistics_from_moments",
+    "nc1_from_statistics",
+    "cdnv_from_statistics",
+    "nc3_from_statistics",
     "nc1",
     "nc2",
     "nc3",
@@ -151,13 +155,19 @@ def _scale_back(name, value, A, e, what):
 @result_type
 @dataclass(frozen=True)
 class ClassStatistics:
-    """Two-pass class statistics of features H (N × d) with labels y.
+    """Class statistics of features H (N × d) with labels y: O(K·d + d²) numbers from which NC1, CDNV,
+    NC2 and NC3 follow without the features (:func:`nc1_from_statistics`, :func:`cdnv_from_statistics`,
+    :func:`nc3_from_statistics`).
+
+    Built by :func:`class_statistics` (two passes over in-memory features),
+    :meth:`NCAccumulator.statistics` (streaming) or :func:`class_statistics_from_moments` (one-pass
+    moments, e.g. of a training monitor). The arrays are of the features' library, on their device.
 
     Attributes
     ----------
-    means : (K, m) class means μ_k.
+    means : (K, d) class means μ_k.
     global_mean : (d,) μ_G = (1/K)Σ_k μ_k (or the sample mean, ``global_mean="samples"``).
-    counts : (K,) samples per class (NumPy).
+    counts : (K,) samples per class (NumPy int64).
     sigma_W : (d, d) within-class covariance (1/N)Σ (h − μ_{y})(h − μ_{y})ᵀ.
     sigma_B : (d, d) between-class covariance (1/K)Σ_k (μ_k − μ_G)(μ_k − μ_G)ᵀ.
     class_var : (K,) Var_k = Σ_{h in class k} ‖h − μ_k‖² / (n_k − ddof) (CDNV's numerator terms).
@@ -177,6 +187,22 @@ class ClassStatistics:
     @property
     def N(self) -> int:
         return int(self.counts.sum())
+
+    @property
+    def d(self) -> int:
+        return int(self.means.shape[1])
+
+    @property
+    def balanced(self) -> bool:
+        """Whether every class has the same number of samples."""
+        return bool(np.all(self.counts == self.counts[0]))
+
+    @property
+    def H_norm_sq(self) -> float:
+        """‖H‖_F² = Σ_k n_k‖μ_k‖² + N·tr Σ_W (the UFM's feature penalty term, over all N samples)."""
+        xp = array_namespace_of(self.means)
+        n = asarray_like(np.asarray(self.counts, dtype=np.float64), self.means)
+        return float(n @ xp.sum(self.means**2, axis=1)) + self.N * float(xp.trace(self.sigma_W))
 
 
 def _first_pass(H, y, K, shift=False):
@@ -289,6 +315,92 @@ def class_statistics(H, y, *, K: int | None = None, global_mean: str = "class_me
     )
 
 
+@public(
+    counts=Array(ndim=1, integer=True, min=0, native=True),
+    sums=_M,
+    scatter=_M,
+    sq=Array(ndim=1, native=True),
+    shift=_M,
+    global_mean=_GMEAN,
+)
+def class_statistics_from_moments(counts, sums, scatter, sq, shift, *, global_mean: str = "class_means"):
+    """:class:`ClassStatistics` from one-pass moments of the shifted features h − c_{y} (ddof 0).
+
+    With a per-class shift c_k (any vector; the first sample of the class keeps the cancellation small)
+    the moments are s_k = Σ_{i∈k}(h_i − c_k), S = Σ_i (h_i − c_{y_i})(h_i − c_{y_i})ᵀ and
+    q_k = Σ_{i∈k}‖h_i − c_k‖². Then μ_k = c_k + s_k/n_k, N·Σ_W = S − Σ_k s_k s_kᵀ/n_k and
+    n_k·Var_k = q_k − ‖s_k‖²/n_k (the within-class scatter is invariant under a per-class shift).
+
+    Parameters
+    ----------
+    counts : array_like of int, (K,)
+        Samples per class n_k; every class must have been seen.
+    sums : array_like, (K, d)
+        s_k.
+    scatter : array_like, (d, d)
+        S.
+    sq : array_like, (K,)
+        q_k.
+    shift : array_like, (K, d)
+        c_k.
+    global_mean : {"class_means", "samples"}
+        μ_G of Σ_B (see :func:`class_statistics`).
+
+    Notes
+    -----
+    The arrays may be of any supported library (NumPy, CuPy, PyTorch): the statistics are computed in
+    float64 in the namespace and on the device of ``sums``.
+    """
+    xp, sums, scatter, sq, shift, n_h = _moments(counts, sums, scatter, sq, shift)
+    K = sums.shape[0]
+    # the moments of the features h·2^-e (exact): sums and shifts scale with 2^-e, the second moments with
+    # 2^-2e, so no product below can overflow; the statistics are scaled back (and refused if they overflow)
+    e = max(_exponent(xp, sums), _exponent(xp, shift), -(-_exponent(xp, scatter) // 2), -(-_exponent(xp, sq) // 2))
+    sums, shift = pow2_scale(sums, e, xp), pow2_scale(shift, e, xp)
+    scatter, sq = pow2_scale(scatter, 2 * e, xp), pow2_scale(sq, 2 * e, xp)
+    n = asarray_like(n_h.astype(np.float64), sums)
+    m = sums / n[:, None]
+    W = scatter - m.T @ sums
+    W = 0.5 * (W + W.T) / float(n_h.sum())
+    var = sq - xp.sum(sums * m, axis=1)
+    var = xp.maximum(var, xp.zeros_like(var)) / n
+    means = shift + m
+    mu_G = _global_mean(xp, means, n_h, global_mean)
+    Mc = means - mu_G
+    show = f"array of shape {tuple(sums.shape)}"
+    return ClassStatistics(
+        _scale_back("sums", show, means, e, "the class means"),
+        _scale_back("sums", show, mu_G, e, "the global mean"),
+        n_h.astype(np.int64),
+        _scale_back("sums", show, W, 2 * e, "Σ_W"),
+        _scale_back("sums", show, (Mc.T @ Mc) / K, 2 * e, "Σ_B"),
+        _scale_back("sums", show, var, 2 * e, "the class variances"),
+    )
+
+
+def _moments(counts, sums, scatter, sq, shift):
+    """The moments as float64 arrays of the namespace and device of ``sums`` (host counts), checked."""
+    xp, sums = _features(sums, "sums")
+    K, d = sums.shape
+    _, scatter = _features(scatter, "scatter", sums)
+    _, shift = _features(shift, "shift", sums)
+    _, sq = _features(asarray_like(sq, sums).reshape(1, -1), "sq")
+    n_h = np.asarray(to_numpy(counts))
+    sq = sq[0]
+    if n_h.shape != (K,) or sq.shape[0] != K or tuple(shift.shape) != (K, d) or tuple(scatter.shape) != (d, d):
+        fail(
+            "sums",
+            f"array of shape {tuple(sums.shape)}",
+            f"needs counts, sq of shape ({K},), shift of shape ({K}, {d}) and scatter of shape ({d}, {d}); "
+            f"got {n_h.shape}, {tuple(sq.shape)}, {tuple(shift.shape)}, {tuple(scatter.shape)}",
+        )
+    if n_h.dtype.kind not in "iu" or np.any(n_h < 0):
+        fail("counts", n_h, "must be non-negative integer class counts")
+    if np.any(n_h == 0):
+        fail("counts", n_h, f"every class must have been seen (class {int(np.argmin(n_h))} is empty)")
+    return xp, sums, scatter, sq, shift, n_h
+
+
 def _pinv_rank_tol(s, shape):
     return 10.0 * float(s.max()) * max(shape) * np.finfo(np.float64).eps if s.size else 0.0
 
@@ -298,24 +410,24 @@ _RANK = Choice("auto", "K-1")
 _RTOL = Real(lo=0.0, lo_open=True, hi=1.0, hi_open=True).or_none()
 
 
-def _trace_variant(trW, trB, variant):
+def _trace_variant(trW, trB, variant, name="H"):
     """tr Σ_W / tr Σ_B and Rangamani et al.'s normalised fractions of tr Σ_W + tr Σ_B."""
     if variant == "trace_ratio":
         if trB == 0.0:
-            fail("H", "features whose class means coincide", "NC1 is undefined when tr(Σ_B) = 0")
+            fail(name, "features whose class means coincide", "NC1 is undefined when tr(Σ_B) = 0")
         return trW / trB
     tot = trW + trB
     if tot == 0.0:
-        fail("H", "features that all coincide", "the normalised class variances are undefined when Σ_W = Σ_B = 0")
+        fail(name, "features that all coincide", "the normalised class variances are undefined when Σ_W = Σ_B = 0")
     return (trW if variant == "within_fraction" else trB) / tot
 
 
-def _nc1_from_stats(xp, means, mu_G, sigma_W, K, variant, pinv_rtol=None, rank="auto"):
+def _nc1_from_stats(xp, means, mu_G, sigma_W, K, variant, pinv_rtol=None, rank="auto", name="H"):
     Mc = means - mu_G
     if variant != "papyan":
-        return _trace_variant(float(xp.trace(sigma_W)), float(xp.sum(Mc * Mc)) / K, variant)
+        return _trace_variant(float(xp.trace(sigma_W)), float(xp.sum(Mc * Mc)) / K, variant, name)
     # tr(Σ_W Σ_B⁺)/K with Σ_B = M̃ᵀM̃/K = V S² Vᵀ/K  ⇒  Σ_B⁺ = K V S⁻² Vᵀ
-    V, s_k = _between_directions(xp, Mc, K, pinv_rtol, rank)
+    V, s_k = _between_directions(xp, Mc, K, pinv_rtol, rank, name)
     T = (V.T @ sigma_W @ V) / (s_k[:, None] * s_k[None, :])
     return float(xp.trace(T))
 
@@ -327,7 +439,7 @@ def _svd(xp, A, name):
         fail(name, f"array of shape {tuple(A.shape)}", f"the SVD did not converge ({exc})")
 
 
-def _between_directions(xp, Mc, K, pinv_rtol=None, rank="auto"):
+def _between_directions(xp, Mc, K, pinv_rtol=None, rank="auto", name="H"):
     """Right singular vectors V (d×r) and singular values of the centred means M̃ kept for Σ_B⁺.
 
     The eigenvalues of Σ_B = M̃ᵀM̃/K are λ_i = s_i²/K, taken from the SVD of M̃ (never from Σ_B
@@ -336,7 +448,7 @@ def _between_directions(xp, Mc, K, pinv_rtol=None, rank="auto"):
     every direction with λ_i > r·λ_max (numpy/scipy/torch ``pinv`` on Σ_B); ``rank="K-1"``: exactly
     the top K−1 directions (scipy ``svds(Σ_B, k=K−1)``), refused when one of them is (numerically) 0.
     """
-    _, s, Vt = _svd(xp, Mc, "H")
+    _, s, Vt = _svd(xp, Mc, name)
     s_h = to_numpy(s)
     smax = float(s_h.max()) if s_h.size else 0.0
     if pinv_rtol is None:
@@ -360,7 +472,7 @@ def _between_directions(xp, Mc, K, pinv_rtol=None, rank="auto"):
     else:
         keep = above
     if not keep.any():
-        fail("H", "features whose class means coincide", "NC1 is undefined when Σ_B = 0")
+        fail(name, "features whose class means coincide", "NC1 is undefined when Σ_B = 0")
     idx = asarray_like(np.nonzero(keep)[0], Vt)
     return Vt[idx].T, s[idx]
 
@@ -431,6 +543,55 @@ def nc1(
     V, s_k = _between_directions(xp, Mc, K, pinv_rtol, rank)
     T = (D @ V) / s_k[None, :]
     return float(xp.sum(T * T)) / N
+
+
+_ST = Instance(ClassStatistics)
+
+
+def _unit_statistics(st, global_mean):
+    """(xp, centred means M̃·2^-e, Σ_W·2^-2e, class variances·2^-2e, e) of statistics at any scale.
+
+    NC1 and CDNV are computed from the statistics rescaled exactly by the power of two that brings the
+    centred means into [0.5, 1), as the feature-based functions rescale H (their squares cannot overflow).
+    """
+    xp = array_namespace_of(st.means)
+    means = xp.asarray(st.means, dtype=xp.float64)
+    Mc = means - _global_mean(xp, means, st.counts, global_mean)
+    e = _exponent(xp, Mc)
+    sigma_W = asarray_like(st.sigma_W, means, dtype=xp.float64)
+    class_var = asarray_like(st.class_var, means, dtype=xp.float64)
+    return xp, pow2_scale(Mc, e, xp), pow2_scale(sigma_W, 2 * e, xp), pow2_scale(class_var, 2 * e, xp), e
+
+
+@public(st=_ST, variant=_NC1_VARIANTS, global_mean=_GMEAN, pinv_rtol=_RTOL, rank=_RANK)
+def nc1_from_statistics(
+    st: ClassStatistics,
+    *,
+    variant: str = "papyan",
+    global_mean: str = "class_means",
+    pinv_rtol: float | None = None,
+    rank: str = "auto",
+) -> float:
+    """NC1 from class statistics alone (review eq. (4) and the variants of :func:`nc1`).
+
+    ``nc1_from_statistics(class_statistics(H, y), ...) == nc1(H, y, ...)`` up to rounding: NC1 depends
+    on the features only through the class means, the counts and Σ_W, so streamed or monitored
+    statistics (:class:`NCAccumulator`, :func:`class_statistics_from_moments`) give it too.
+
+    Parameters
+    ----------
+    st : ClassStatistics
+        Uses ``means``, ``counts`` and ``sigma_W`` (the statistics' own ``global_mean`` is not used).
+    variant, global_mean, pinv_rtol, rank :
+        As in :func:`nc1`.
+
+    Notes
+    -----
+    tr(Σ_W Σ_B⁺)/K = tr(VᵀΣ_W V S⁻²) is evaluated on the r ≤ K−1 between-class directions V of the
+    SVD M̃ = U S Vᵀ of the centred means (never from Σ_B rounded), after an exact power-of-two rescaling.
+    """
+    xp, Mc, sigma_W, _, _ = _unit_statistics(st, global_mean)
+    return _nc1_from_stats(xp, Mc, 0.0, sigma_W, st.K, variant, pinv_rtol, rank, name="st")
 
 
 @public(K=Int(min=1))
@@ -827,6 +988,35 @@ def nc3(W, H, y, *, variant: str = "duality", K: int | None = None, global_mean:
 
 @public(
     W=_M,
+    st=_ST,
+    variant=Choice("duality", "duality_squared", "etf"),
+    global_mean=_GMEAN,
+)
+def nc3_from_statistics(W, st: ClassStatistics, *, variant: str = "duality", global_mean: str = "class_means") -> float:
+    """NC3 self-duality of the classifier W (K × d) and the centred class means of the statistics ``st``.
+
+    ``nc3_from_statistics(W, class_statistics(H, y), ...) == nc3(W, H, y, ...)`` up to rounding, for the
+    variants that depend on the features only through their class means (the per-sample ``"cosine"``
+    NC3 needs the samples: use :func:`nc3`).
+
+    Parameters
+    ----------
+    W : array_like, (K, d)
+        Brought to the namespace and device of the statistics.
+    st : ClassStatistics
+        Uses ``means`` and ``counts``.
+    variant : {"duality", "duality_squared", "etf"}
+    global_mean : {"class_means", "samples"}
+        As in :func:`nc3`.
+    """
+    xp = array_namespace_of(st.means)
+    means = xp.asarray(st.means, dtype=xp.float64)
+    W = _check_W(W, st.K, st.d, means)
+    return _nc3_from(xp, W, means, _global_mean(xp, means, st.counts, global_mean), None, None, variant)
+
+
+@public(
+    W=_M,
     H=_H,
     y=_Y,
     pairs=Choice("matching", "upper"),
@@ -1018,7 +1208,7 @@ def _times_pow2(name, value, v, x):
     return out
 
 
-def _cdnv_from(means, class_var, matrix, dist_exp=1.0, reduction="mean", e=0):
+def _cdnv_from(means, class_var, matrix, dist_exp=1.0, reduction="mean", e=0, name="H"):
     """CDNV from (unit-scaled by 2^-e) means and class variances.
 
     V(i, j) = ((Var_i + Var_j)/2) / ‖μ_i − μ_j‖^(2p) scales as 2^(2e(1−p)): for p = 1 (Galanti et
@@ -1035,7 +1225,7 @@ def _cdnv_from(means, class_var, matrix, dist_exp=1.0, reduction="mean", e=0):
         d2[i : i + step] = ((mu[i : i + step, None, :] - mu[None, :, :]) ** 2).sum(-1)
     off = ~np.eye(K, dtype=bool)
     if np.any(d2[off] == 0):
-        fail("H", "two classes with the same mean", "CDNV is undefined when class means coincide")
+        fail(name, "two classes with the same mean", "CDNV is undefined when class means coincide")
     V = np.zeros((K, K))
     den = np.where(off, d2, 1.0)
     if dist_exp != 1.0:
@@ -1047,11 +1237,11 @@ def _cdnv_from(means, class_var, matrix, dist_exp=1.0, reduction="mean", e=0):
     x = 2.0 * e * (1.0 - dist_exp)
     if matrix:
         # the K×K matrix is formed on the host (small); it is returned in the means' library and device
-        return asarray_like(V if x == 0 else _times_pow2("H", "features of this magnitude", V, x), means)
+        return asarray_like(V if x == 0 else _times_pow2(name, "features of this magnitude", V, x), means)
     if reduction == "cv":
         return float(_reduce(V[np.triu_indices(K, 1)], "cv", what="the CDNVs"))
     val = float(V[off].mean())
-    return val if x == 0 else float(_times_pow2("H", "features of this magnitude", val, x))
+    return val if x == 0 else float(_times_pow2(name, "features of this magnitude", val, x))
 
 
 @public(
@@ -1102,6 +1292,26 @@ def cdnv(
     check_work("K", K, bytes=4 * 8 * K * K, what="cdnv (K x K pair matrices)")
     class_var = _class_var(xp, Y, D, counts, ddof)
     return _cdnv_from(means, class_var, matrix, dist_exp, reduction, e)
+
+
+@public(st=_ST, matrix=Bool(), dist_exp=Real(lo=0.0, lo_open=True, hi=64.0), reduction=Choice("mean", "cv"))
+def cdnv_from_statistics(st: ClassStatistics, *, matrix: bool = False, dist_exp: float = 1.0, reduction: str = "mean"):
+    """CDNV from class statistics alone (Galanti et al. 2022; review eq. (51); see :func:`cdnv`).
+
+    ``cdnv_from_statistics(class_statistics(H, y, ddof=q), ...) == cdnv(H, y, ddof=q, ...)`` up to
+    rounding.
+
+    Parameters
+    ----------
+    st : ClassStatistics
+        Uses ``means``, ``counts`` and ``class_var`` (whose divisor n_k − ddof was chosen when the
+        statistics were made).
+    matrix, dist_exp, reduction :
+        As in :func:`cdnv`.
+    """
+    check_work("st", f"statistics of K = {st.K} classes", bytes=4 * 8 * st.K**2, what="cdnv (K x K pair matrices)")
+    _, Mc, _, class_var, e = _unit_statistics(st, "class_means")
+    return _cdnv_from(Mc, class_var, matrix, dist_exp, reduction, e, name="st")
 
 
 # ----------------------------------------------------------------------------- streaming
