@@ -21,7 +21,7 @@ from .._backend import to_numpy
 from .._validate import Array, Bool, Choice, Int, PathOut, Real, fail, public, result_type
 from ..io import to_json
 from .report import plot_feature_diagnosis, write_feature_report
-from .statistics import FeatureStatistics, feature_statistics, nc_metrics, ufm_distances, ufm_optimum
+from .statistics import FeatureStatistics, _refuse_overflow, feature_statistics, nc_metrics, ufm_distances, ufm_optimum
 
 __all__ = ["FeatureDiagnosis", "UFMApplicability", "applicable_result", "diagnose_features"]
 
@@ -337,6 +337,7 @@ def diagnose_features(
     """
     t0 = time.perf_counter()
     N, d, K = _check_shapes(H, y, W, b)
+    _refuse_overflow("H", H)
     st = feature_statistics(H, y, K=K)
     app = applicable_result(
         loss=loss, K=K, d=d, counts=st.counts, lam_W=lam_W, lam_H=lam_H, lam_b=lam_b, bias=b is not None

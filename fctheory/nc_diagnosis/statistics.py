@@ -23,7 +23,8 @@ import numpy as np
 
 from .. import metrics as _m
 from .. import ufm as _ufm
-from .._backend import to_numpy
+from .._backend import as_native, dtype_kind, to_numpy
+from .._numerics import pow2_exponent, pow2_scale, safe_norm
 from .._validate import Array, Bool, Choice, Instance, Int, Real, fail, public
 
 __all__ = [
@@ -34,6 +35,29 @@ __all__ = [
     "ufm_optimum",
     "ufm_distances",
 ]
+
+# the largest Frobenius norm whose square (‖W‖², ‖H‖², the Gram matrices) is a finite float64
+_MAX_NORM = math.sqrt(float(np.finfo(np.float64).max))
+
+
+def _refuse_overflow(name, A):
+    """Refuse an array whose squared norm overflows float64 (the norms and Grams compared with the UFM).
+
+    The norm is taken on the array's device by exact power-of-two rescaling; only float64 arrays can
+    overflow (the squares of float32 or int64 entries stay far below the float64 limit).
+    """
+    if A is None or dtype_kind(A) != "f" or str(A.dtype).rpartition(".")[2] != "float64":
+        return
+    xp, A = as_native(A)
+    e = pow2_exponent(A, xp)
+    s = float(xp.sqrt(xp.sum(pow2_scale(A, e, xp) ** 2)))
+    try:
+        norm = math.ldexp(s, e)
+    except OverflowError:
+        norm = math.inf
+    if norm > _MAX_NORM:
+        fail(name, f"array with entries up to {float(xp.max(xp.abs(A))):.3g}", "its squared norm overflows float64")
+
 
 #: the class statistics of :mod:`fctheory.metrics` under this package's former name
 FeatureStatistics = _m.ClassStatistics
@@ -68,6 +92,7 @@ def _safe(fn, *args, **kw):
 
 
 def _centred_cosines(M):
+    M = pow2_scale(M, pow2_exponent(M))  # cosines are scale free: exact rescaling, no under/overflow
     Mc = M - M.mean(axis=0)
     nr = np.linalg.norm(Mc, axis=1)
     if np.any(nr == 0):
@@ -81,6 +106,8 @@ def _check_layer(st, W, b=None):
         fail("W", f"array of shape {tuple(W.shape)}", f"must have shape (K, d) = ({st.K}, {st.d}) like the statistics")
     if b is not None and tuple(b.shape) != (st.K,):
         fail("b", f"array of shape {tuple(b.shape)}", f"must have K = {st.K} entries")
+    _refuse_overflow("W", W)
+    _refuse_overflow("b", b)
 
 
 @public(st=Instance(FeatureStatistics), W=Array(ndim=2, native=True).or_none())
@@ -145,8 +172,8 @@ def ufm_optimum(*, loss: str, K: int, n_spl: int, lam_W: float, lam_H: float, bi
 
 def _gram_distance(G, G_star):
     """‖G − G*‖_F/‖G*‖_F (absolute ‖G‖_F when G* = 0, the trivial optimum)."""
-    ns = float(np.linalg.norm(G_star))
-    return float(np.linalg.norm(G - G_star)) / ns if ns > 0 else float(np.linalg.norm(G))
+    ns = safe_norm(G_star)  # rescaled: a huge optimum (tiny lam_W) must not overflow the squares
+    return safe_norm(G - G_star) / ns if ns > 0 else safe_norm(G)
 
 
 def _ratio(obs, pred):
@@ -158,7 +185,7 @@ def _ratio(obs, pred):
     W=Array(ndim=2, native=True).or_none(),
     b=Array(ndim=1, native=True).or_none(),
     opt=Instance(_ufm.UFMOptimum),
-    n_spl=Int(min=1),
+    n_spl=Int(min=1, max=10**12),
 )
 def ufm_distances(st: FeatureStatistics, W, b, opt, *, n_spl: int) -> dict:
     """How far (W, b, class means, norms) are from the UFM optimum ``opt`` (a :class:`fctheory.ufm.UFMOptimum`
@@ -186,10 +213,10 @@ def ufm_distances(st: FeatureStatistics, W, b, opt, *, n_spl: int) -> dict:
         "H_norm_sq_ratio": _ratio(st.H_norm_sq / st.N, float(opt.H_norm_sq) / n_total),
     }
     if W is not None:
-        wn = float(np.sum(W * W))
+        wn, w = float(np.sum(W * W)), safe_norm(W)
         out["dist_W_gram"] = _gram_distance(W @ W.T, opt.W_gram)
         out["W_norm_sq_ratio"] = _ratio(wn, float(opt.W_norm_sq))
-        out["h_over_w"] = math.sqrt(st.H_norm_sq / st.N) / math.sqrt(wn / st.K) if wn > 0 else math.nan
+        out["h_over_w"] = math.sqrt(st.H_norm_sq / st.N) / (w / math.sqrt(st.K)) if w > 0 else math.nan
     if b is not None and opt.bias is not None:
-        out["dist_bias"] = float(np.linalg.norm(np.asarray(b) - opt.bias))
+        out["dist_bias"] = safe_norm(np.asarray(b) - opt.bias)
     return out

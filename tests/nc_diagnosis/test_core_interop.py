@@ -56,6 +56,8 @@ def test_diagnosis_of_device_arrays_equals_the_diagnosis_of_numpy_arrays(array_b
         (lambda H, y, W: (H, y[1:], W), "y"),
         (lambda H, y, W: (np.where(H > 1.0, np.nan, H), y, W), "H"),
         (lambda H, y, W: (H, -y, W), "y"),
+        (lambda H, y, W: (H * 1e300, y, W), "H"),  # ‖H‖² overflows float64: checked on the device
+        (lambda H, y, W: (H, y, W * 1e300), "W"),
     ],
 )
 def test_bad_device_input_is_refused_naming_the_parameter(array_backend, change, param):
