@@ -2,15 +2,32 @@
 
 ``backend="numpy"`` (default) or ``backend="cupy"``; CuPy is imported only when asked for,
 so the package never needs it installed.
+
+Functions that take arrays dispatch on the input instead (:func:`array_namespace_of`): NumPy arrays
+(and lists, scalars) use NumPy itself, CuPy arrays CuPy, and PyTorch tensors (CPU or CUDA) the
+array-API namespace of array-api-compat, so the computation stays on the tensor's device. Neither
+CuPy nor PyTorch is ever imported here: an input of theirs means the library is already loaded.
 """
 
 from __future__ import annotations
 
+import array_api_compat
 import numpy as np
 
 from ._validate import fail
 
-__all__ = ["get_namespace", "to_numpy", "BACKENDS", "array_namespace_of"]
+__all__ = [
+    "get_namespace",
+    "to_numpy",
+    "BACKENDS",
+    "array_namespace_of",
+    "as_native",
+    "asarray_like",
+    "copy_of",
+    "device_of",
+    "dtype_kind",
+    "is_torch",
+]
 
 BACKENDS = ("numpy", "numba", "cupy")
 
@@ -32,18 +49,92 @@ def get_namespace(backend: str = "numpy"):
     fail("backend", backend, f"must be one of {list(BACKENDS)}")
 
 
+def _library(x) -> str:
+    """The top-level package of ``x``'s type ("numpy", "cupy", "torch", "builtins", ...)."""
+    return type(x).__module__.partition(".")[0]
+
+
+def is_torch(x) -> bool:
+    """Whether ``x`` is a PyTorch tensor (checked by module name: torch is never imported here)."""
+    return _library(x) == "torch"
+
+
 def array_namespace_of(x):
-    """numpy or cupy, whichever owns ``x`` (without importing cupy if it is not loaded)."""
-    mod = type(x).__module__
-    if mod.startswith("cupy"):
-        import cupy  # noqa: PLC0415
+    """The array namespace that owns ``x``.
+
+    NumPy arrays, lists and scalars: ``numpy`` itself; CuPy arrays: ``cupy``; PyTorch tensors: the
+    array-API namespace ``array_api_compat.array_namespace(x)`` (the compat torch namespace). Neither
+    CuPy nor torch is imported unless ``x`` is one of theirs.
+    """
+    lib = _library(x)
+    if lib == "cupy":
+        import cupy  # noqa: PLC0415 - only loaded when the input is a CuPy array
 
         return cupy
+    if lib == "torch":
+        return array_api_compat.array_namespace(x)
     return np
 
 
+def as_native(x):
+    """(xp, x as an array of xp): lists become NumPy arrays, tensors are detached from autograd."""
+    xp = array_namespace_of(x)
+    if is_torch(x):
+        return xp, x.detach()
+    return xp, xp.asarray(x)
+
+
 def to_numpy(x):
-    """Host copy of an array from any backend."""
-    if type(x).__module__.startswith("cupy"):
+    """Host copy of an array from any backend (a PyTorch tensor is detached and copied to the CPU)."""
+    lib = _library(x)
+    if lib == "cupy":
         return x.get()
+    if lib == "torch":
+        return x.detach().cpu().numpy()
     return np.asarray(x)
+
+
+def device_of(x):
+    """The device of array ``x`` ("cpu" for NumPy arrays and anything that is not an array)."""
+    if _library(x) in ("cupy", "torch"):
+        return array_api_compat.device(x)
+    return "cpu"
+
+
+def asarray_like(a, like, dtype=None):
+    """``a`` (host data or an array of any library) as an array of ``like``'s namespace, on its device.
+
+    Used to bring small host arrays (counts, indices, weights) next to the features, and to move
+    the arguments of a metric (a classifier W, a bias) to the features' namespace.
+    """
+    lib = _library(like)
+    if lib == "torch":
+        xp = array_namespace_of(like)
+        if not is_torch(a):
+            a = to_numpy(a)
+        else:
+            a = a.detach()
+        return xp.asarray(a, dtype=dtype, device=like.device)
+    if lib == "cupy":
+        xp = array_namespace_of(like)
+        return xp.asarray(to_numpy(a) if is_torch(a) else a, dtype=dtype)
+    return np.asarray(to_numpy(a), dtype=dtype)
+
+
+def copy_of(x):
+    """A copy of array ``x`` in its own namespace and device."""
+    return x.clone() if is_torch(x) else x.copy()
+
+
+def dtype_kind(x) -> str:
+    """NumPy's dtype kind of array ``x`` ("b", "i", "u", "f", "c", ...), for PyTorch tensors too."""
+    if not is_torch(x):
+        return x.dtype.kind
+    dt = x.dtype
+    if dt.is_complex:
+        return "c"
+    if dt.is_floating_point:
+        return "f"
+    if str(dt) == "torch.bool":
+        return "b"
+    return "i" if dt.is_signed else "u"

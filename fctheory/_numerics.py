@@ -12,7 +12,8 @@
   elementwise on float64 arrays (the fast path) and ``np.longdouble`` (the final Newton polish:
   64-bit mantissa on x86-64, which buys the ~3 digits lost to conditioning near thresholds).
 
-Every function taking ``xp`` works on NumPy or CuPy arrays (``xp`` is the array namespace).
+Every function taking ``xp`` works on NumPy or CuPy arrays and PyTorch tensors (``xp`` is the array
+namespace, see :func:`fctheory._backend.array_namespace_of`).
 """
 
 from __future__ import annotations
@@ -22,6 +23,8 @@ import math
 import numpy as np
 from scipy.special import expit
 
+from ._backend import is_torch
+
 __all__ = [
     "expit",
     "log1p_aexpm1",
@@ -30,6 +33,7 @@ __all__ = [
     "pow2_exponent",
     "pow2_scale",
     "pow2_unscale",
+    "ldexp",
     "column_exponents",
     "safe_norm",
     "norms",
@@ -42,7 +46,7 @@ def pow2_exponent(A, xp=np) -> int:
 
     A non-finite maximum gives 0 as well: the caller's own finiteness checks then see the inf/NaN.
     """
-    a = float(xp.max(xp.abs(A))) if A.size else 0.0
+    a = float(xp.max(xp.abs(A))) if math.prod(A.shape) else 0.0
     return int(math.frexp(a)[1]) if a > 0.0 and math.isfinite(a) else 0
 
 
@@ -51,7 +55,7 @@ def pow2_scale(A, e: int, xp=np):
     if not e:
         return A
     with np.errstate(under="ignore"):
-        return xp.ldexp(A, -e)
+        return ldexp(A, -e, xp)
 
 
 def pow2_unscale(A, e: int, xp=np):
@@ -59,7 +63,37 @@ def pow2_unscale(A, e: int, xp=np):
     if not e:
         return A
     with np.errstate(over="ignore", under="ignore"):
+        return ldexp(A, e, xp)
+
+
+def ldexp(A, e: int, xp=np):
+    """A·2^e for a float64 array of any namespace, rounded once like C's ``ldexp``.
+
+    NumPy and CuPy have ``ldexp``; ``torch.ldexp`` multiplies by ``2.0**e``, which overflows to inf
+    for e > 1023 and underflows to 0 for e < −1074 although A·2^e may be representable. For tensors
+    A = m·2^x (``frexp``, m in [0.5, 1)) is multiplied by the exact power 2^(x+e), built from its bits:
+    one rounding per entry, so the result is bitwise NumPy's.
+    """
+    if not is_torch(A):
         return xp.ldexp(A, e)
+    return _torch_ldexp(A, int(e), xp)
+
+
+def _torch_ldexp(A, e: int, xp):
+    m, x = xp.frexp(A)
+    p = xp.astype(x, xp.int64) + e
+    # 2^1024 is not a float64: m·2^1024 = (2m)·2^1023 (2m is exact)
+    big = p > 1023
+    m = xp.where(big, 2.0 * m, m)
+    p = xp.where(big, p - 1, p)
+    one = xp.ones_like(p)
+    # bits of 2^p: biased exponent for normal numbers, a single mantissa bit for subnormal ones, 0
+    # below 2^-1074 (the product rounds to ±0 there) and inf above 2^1023 (it overflows)
+    normal = xp.bitwise_left_shift(xp.clip(p, -1022, 1024) + 1023, one * 52)
+    sub = xp.bitwise_left_shift(one, xp.clip(p + 1074, 0, 51))
+    bits = xp.where(p >= -1022, normal, xp.where(p >= -1074, sub, 0 * one))
+    out = m * bits.view(A.dtype)
+    return xp.where(A == 0, A, out)
 
 
 def column_exponents(A, xp=np, *, keepdims: bool = False):

@@ -394,9 +394,21 @@ class Array(Kind):
     Returns a float64 ndarray (a copy when the input was not already one, so callers never mutate
     the user's data). ``ndim`` may be an int or a tuple of allowed values; ``min_size`` checks size.
     ``integer=True`` demands integral entries (returned as int64) with ``min``/``max`` bounds.
+    ``native=True``: PyTorch tensors are passed through unchanged too (like CuPy arrays), for functions
+    that compute in the input's own namespace and check it themselves.
     """
 
-    def __init__(self, ndim=None, *, finite: bool = True, integer: bool = False, min=None, max=None, min_size: int = 1):
+    def __init__(
+        self,
+        ndim=None,
+        *,
+        finite: bool = True,
+        integer: bool = False,
+        min=None,
+        max=None,
+        min_size: int = 1,
+        native: bool = False,
+    ):
         self.ndim, self.finite, self.integer, self.min, self.max, self.min_size = (
             ndim,
             finite,
@@ -405,10 +417,13 @@ class Array(Kind):
             max,
             min_size,
         )
+        self.native = native
 
     def __call__(self, name, value):
         if hasattr(value, "__cuda_array_interface__") or type(value).__module__.startswith("cupy"):
             return value  # device arrays are checked by the backend code
+        if self.native and type(value).__module__.partition(".")[0] == "torch":
+            return value  # checked by the function, which computes on the tensor's device
         arr = _real_ndarray(name, value)
         if self.ndim is not None:
             allowed = self.ndim if isinstance(self.ndim, tuple) else (self.ndim,)

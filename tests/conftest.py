@@ -15,6 +15,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
+import numpy as np
 import pytest
 from hypothesis import HealthCheck, settings
 from hypothesis.configuration import set_hypothesis_home_dir
@@ -79,6 +80,65 @@ def backend(request):
 def host_backend(request):
     """The host backends only (NumPy and numba), for tests whose oracle needs host arrays."""
     return request.param
+
+
+# --- one array-library fixture: a test that takes `array_backend` runs once per array library --------
+class ArrayBackend:
+    """An array library the metrics accept directly: NumPy, PyTorch (CPU or CUDA) or CuPy.
+
+    ``asarray(a, dtype)`` turns a NumPy array into this library's array (on its device); ``owns(x)`` says
+    whether ``x`` is an array of this library on this device (results must stay there).
+    """
+
+    def __init__(self, name: str):
+        self.name = name
+
+    def asarray(self, a, dtype=None):
+        a = np.asarray(a) if dtype is None else np.asarray(a, dtype=dtype)
+        if self.name == "numpy":
+            return a
+        if self.name == "cupy":
+            import cupy
+
+            return cupy.asarray(a)
+        import torch
+
+        return torch.as_tensor(a, device="cuda" if self.name == "torch-cuda" else "cpu")
+
+    def owns(self, x) -> bool:
+        lib = type(x).__module__.partition(".")[0]
+        if self.name in ("numpy", "cupy"):
+            return lib == self.name
+        return lib == "torch" and x.device.type == ("cuda" if self.name == "torch-cuda" else "cpu")
+
+    def __repr__(self):
+        return self.name
+
+
+def _skip_unless_array_library(name: str):
+    if name in ("torch", "torch-cuda") and importlib.util.find_spec("torch") is None:
+        pytest.skip("needs PyTorch")
+    if name == "torch-cuda":
+        import torch
+
+        if not torch.cuda.is_available():
+            pytest.skip("needs PyTorch with a CUDA device")
+    if name == "cupy" and not _GPU:
+        pytest.skip("needs CuPy and a CUDA device")
+
+
+@pytest.fixture(
+    params=[
+        "numpy",
+        "torch",
+        pytest.param("cupy", marks=pytest.mark.gpu),
+        pytest.param("torch-cuda", marks=pytest.mark.gpu),
+    ]
+)
+def array_backend(request):
+    """NumPy, PyTorch on the CPU, and (marked gpu, skipped without CUDA) CuPy and PyTorch on CUDA."""
+    _skip_unless_array_library(request.param)
+    return ArrayBackend(request.param)
 
 
 # --- nothing is written into the system temp folder --------------------------------------------------

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from fctheory import _logmath, _numerics
+from fctheory._backend import array_namespace_of
 from fctheory._numerics import column_exponents, norms, pow2_exponent, pow2_scale, pow2_unscale, safe_norm
 
 
@@ -67,3 +68,38 @@ def test_norms_at_moderate_scale_equal_numpy_bit_for_bit():
 def test_logmath_is_a_shim_of_numerics():
     for name in ("expit", "log1p_aexpm1", "log1p_aexpm1_prime", "solve_monotone"):
         assert getattr(_logmath, name) is getattr(_numerics, name)
+
+
+# every binary exponent range: normal, subnormal results, overflow, and the two-step exponents beyond ±1023
+_LDEXP_EXPONENTS = [0, 1, -1, 52, -60, 1000, -1000, 1023, 1024, 1025, -1022, -1074, -1075, -1100, 2000, -2146]
+
+
+def _ldexp_inputs():
+    rng = np.random.default_rng(3)
+    A = rng.standard_normal(400) * 10.0 ** rng.integers(-320, 308, 400)
+    return np.concatenate([A, [0.0, -0.0, 5e-324, -5e-324, 1.7e308, 2.2250738585072014e-308, 0.75, -0.5]])
+
+
+@pytest.mark.parametrize("e", _LDEXP_EXPONENTS)
+def test_ldexp_of_a_tensor_is_bitwise_numpys_ldexp(e):
+    torch = pytest.importorskip("torch")
+
+    A = _ldexp_inputs()
+    t = torch.from_numpy(A)
+    with np.errstate(over="ignore", under="ignore"):
+        want = np.ldexp(A, e)
+    got = _numerics.ldexp(t, e, array_namespace_of(t)).numpy()
+    # bit patterns: the signs of zeros and the last bit of subnormal results included
+    assert np.array_equal(got.view(np.int64), want.view(np.int64))
+
+
+def test_pow2_rescaling_of_a_tensor_round_trips_and_stays_a_tensor():
+    torch = pytest.importorskip("torch")
+
+    A = torch.from_numpy(np.random.default_rng(4).standard_normal((5, 3)) * 1e-310)
+    xp = array_namespace_of(A)
+    e = pow2_exponent(A, xp)
+    assert e == pow2_exponent(A.numpy())
+    S = pow2_scale(A, e, xp)
+    assert isinstance(S, torch.Tensor) and 0.5 <= float(S.abs().max()) < 1.0
+    assert torch.equal(pow2_unscale(S, e, xp), A)

@@ -15,24 +15,33 @@ Conventions
   are not lost to cancellation.
 * Statistics are computed in float64 with two passes (means first, then deviations), never as
   E[x²] − E[x]², so collapsed data give exact zeros.
-* Inputs may be NumPy or CuPy arrays; the computation stays on the array's device and scalars
-  are returned as Python floats.
+* Inputs may be NumPy or CuPy arrays or PyTorch tensors (CPU or CUDA; dispatched with
+  array-api-compat, :func:`fctheory._backend.array_namespace_of`): the computation stays on the
+  features' device, float32 inputs are accumulated in float64, scalars are returned as Python floats
+  and array results (class means, covariances) are arrays of the input's library on its device.
+  Other arguments (a classifier W, a bias, class means) are brought to the features' namespace and
+  device; labels are checked on the host (they are small) and gathered on the features' device.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
 
-from .._backend import array_namespace_of, get_namespace, to_numpy
+from .._backend import array_namespace_of, as_native, asarray_like, copy_of, dtype_kind, get_namespace, to_numpy
 from .._budget import check_work
-from .._numerics import pow2_exponent, pow2_scale
-from .._validate import Array, Bool, Choice, Int, Real, fail, public, public_class, result_type
+from .._numerics import ldexp, pow2_exponent, pow2_scale
+from .._validate import Array, Bool, Choice, Instance, Int, Real, fail, public, public_class, result_type
 
 __all__ = [
     "ClassStatistics",
     "class_statistics",
+    "class_statistics_from_moments",
+    "nc1_from_statistics",
+    "cdnv_from_statistics",
+    "nc3_from_statistics",
     "nc1",
     "nc2",
     "nc3",
@@ -50,31 +59,35 @@ __all__ = [
 
 # ----------------------------------------------------------------------------- input checks
 # parameter kinds shared by the public functions (checked by @public before any work)
-_H = Array(ndim=2)
-_M = Array(ndim=2)
-_Y = Array(ndim=1, integer=True, min=0)
+# (native: PyTorch tensors reach the function unchanged, which checks them on their device)
+_H = Array(ndim=2, native=True)
+_M = Array(ndim=2, native=True)
+_Y = Array(ndim=1, integer=True, min=0, native=True)
 _KOPT = Int(min=2).or_none()
 _GMEAN = Choice("class_means", "samples")
-_COUNTS = Array(ndim=1, min=0).or_none()
+_COUNTS = Array(ndim=1, min=0, native=True).or_none()
 _DDOF = Int(min=0, max=1)
 
 
-def _features(H, name="H"):
-    xp = array_namespace_of(H)
-    H = xp.asarray(H)
+def _features(H, name="H", like=None):
+    """(xp, H as float64 in its namespace); with ``like``, H is first brought to like's namespace and device."""
+    if like is not None:
+        H = asarray_like(H, like)
+    xp, H = as_native(H)
     if H.ndim != 2:
         fail(name, to_numpy(H), "must be a 2-D array (samples x features)")
-    if H.dtype.kind not in "iuf":
+    if dtype_kind(H) not in "iuf":
         fail(name, to_numpy(H), f"must be real numbers, got dtype {H.dtype}")
-    if H.size == 0:
+    if math.prod(H.shape) == 0:
         fail(name, to_numpy(H), f"must not be empty, got shape {tuple(H.shape)}")
-    H = H.astype(xp.float64, copy=False)
+    H = xp.asarray(H, dtype=xp.float64)  # float32 inputs accumulate in float64
     if not bool(xp.all(xp.isfinite(H))):
         fail(name, "array with non-finite entries", "must be finite")
     return xp, H
 
 
-def _labels(y, N, K=None, xp=np):
+def _labels(y, N, K=None, like=None):
+    """(labels as int64 on like's device, K, host counts); the checks run on a host copy of y."""
     yh = np.asarray(to_numpy(y))
     if yh.ndim != 1 or yh.shape[0] != N:
         fail("y", yh, f"must be a 1-D label array of length N = {N} (one label per row of H), got shape {yh.shape}")
@@ -102,13 +115,13 @@ def _labels(y, N, K=None, xp=np):
     counts = np.bincount(yh, minlength=K)
     if np.any(counts == 0):
         fail("y", yh, f"every class 0..K-1 must occur (class {int(np.argmin(counts))} is empty)")
-    return xp.asarray(yh.astype(np.int64)), K, counts
+    return asarray_like(yh.astype(np.int64), like), K, counts
 
 
 def _onehot(xp, y, K):
-    Y = xp.zeros((y.shape[0], K), dtype=xp.float64)
-    Y[xp.arange(y.shape[0]), y] = 1.0
-    return Y
+    # built on y's device from a comparison (no scatter into a host-created array)
+    classes = asarray_like(np.arange(K, dtype=np.int64), y)
+    return xp.asarray(y[:, None] == classes[None, :], dtype=xp.float64)
 
 
 def _exponent(xp, A) -> int:
@@ -132,23 +145,29 @@ def _scale_back(name, value, A, e, what):
         return A
     xp = array_namespace_of(A)
     with np.errstate(over="ignore", under="ignore"):
-        out = xp.ldexp(xp.asarray(A, dtype=xp.float64), e)
+        out = ldexp(xp.asarray(A, dtype=xp.float64), e, xp)
     if not bool(xp.all(xp.isfinite(out))):
         fail(name, value, f"{what} overflows float64 at this scale (entries up to 2^{e}); rescale the features")
-    return float(out) if np.ndim(A) == 0 else out
+    return float(out) if out.ndim == 0 else out
 
 
 # ----------------------------------------------------------------------------- statistics
 @result_type
 @dataclass(frozen=True)
 class ClassStatistics:
-    """Two-pass class statistics of features H (N × d) with labels y.
+    """Class statistics of features H (N × d) with labels y: O(K·d + d²) numbers from which NC1, CDNV,
+    NC2 and NC3 follow without the features (:func:`nc1_from_statistics`, :func:`cdnv_from_statistics`,
+    :func:`nc3_from_statistics`).
+
+    Built by :func:`class_statistics` (two passes over in-memory features),
+    :meth:`NCAccumulator.statistics` (streaming) or :func:`class_statistics_from_moments` (one-pass
+    moments, e.g. of a training monitor). The arrays are of the features' library, on their device.
 
     Attributes
     ----------
-    means : (K, m) class means μ_k.
+    means : (K, d) class means μ_k.
     global_mean : (d,) μ_G = (1/K)Σ_k μ_k (or the sample mean, ``global_mean="samples"``).
-    counts : (K,) samples per class (NumPy).
+    counts : (K,) samples per class (NumPy int64).
     sigma_W : (d, d) within-class covariance (1/N)Σ (h − μ_{y})(h − μ_{y})ᵀ.
     sigma_B : (d, d) between-class covariance (1/K)Σ_k (μ_k − μ_G)(μ_k − μ_G)ᵀ.
     class_var : (K,) Var_k = Σ_{h in class k} ‖h − μ_k‖² / (n_k − ddof) (CDNV's numerator terms).
@@ -169,6 +188,22 @@ class ClassStatistics:
     def N(self) -> int:
         return int(self.counts.sum())
 
+    @property
+    def d(self) -> int:
+        return int(self.means.shape[1])
+
+    @property
+    def balanced(self) -> bool:
+        """Whether every class has the same number of samples."""
+        return bool(np.all(self.counts == self.counts[0]))
+
+    @property
+    def H_norm_sq(self) -> float:
+        """‖H‖_F² = Σ_k n_k‖μ_k‖² + N·tr Σ_W (the UFM's feature penalty term, over all N samples)."""
+        xp = array_namespace_of(self.means)
+        n = asarray_like(np.asarray(self.counts, dtype=np.float64), self.means)
+        return float(n @ xp.sum(self.means**2, axis=1)) + self.N * float(xp.trace(self.sigma_W))
+
 
 def _first_pass(H, y, K, shift=False):
     """(xp, H, y, K, counts, Y one-hot, class means, deviations D = H − μ_y, e) without any d×d matrix.
@@ -178,17 +213,17 @@ def _first_pass(H, y, K, shift=False):
     large offset, Sterbenz's lemma): only for translation-invariant callers.
     """
     xp, H = _features(H)
-    y, K, counts = _labels(y, H.shape[0], K, xp)
+    y, K, counts = _labels(y, H.shape[0], K, H)
     H, e = _unit(xp, H)
     Y = _onehot(xp, y, K)
-    cnt = xp.asarray(counts.astype(np.float64))[:, None]
+    cnt = asarray_like(counts.astype(np.float64), H)[:, None]
     # subtract each class's first sample before averaging: for nearly collapsed classes, and for
     # features sharing a large offset, h − rep is exact (Sterbenz) and the small remainders keep
     # full relative accuracy; a class whose samples all coincide gets that sample as exact mean
     yh = to_numpy(y)
     first = np.full(K, -1, dtype=np.int64)
     first[yh[::-1]] = np.arange(yh.size - 1, -1, -1)
-    rep = H[xp.asarray(first)]
+    rep = H[asarray_like(first, H)]
     Hr = H - rep[y]
     mr = (Y.T @ Hr) / cnt
     D = Hr - mr[y]
@@ -206,10 +241,10 @@ def _first_pass(H, y, K, shift=False):
 def _global_mean(xp, means, counts, how):
     """μ_G: the mean of the class means (``"class_means"``) or the sample mean Σ_k n_k μ_k / N."""
     if how == "class_means" or counts is None:
-        return means.mean(axis=0)
-    c = np.asarray(counts, dtype=np.float64)
+        return xp.mean(means, axis=0)
+    c = np.asarray(to_numpy(counts), dtype=np.float64)
     c = c / c.max()  # weights are scale free: huge counts (1e308) must not overflow the sum
-    return (xp.asarray(c) @ means) / float(c.sum())
+    return (asarray_like(c, means) @ means) / float(c.sum())
 
 
 def _class_var(xp, Y, D, counts, ddof):
@@ -221,7 +256,7 @@ def _class_var(xp, Y, D, counts, ddof):
             ddof,
             f"the unbiased class variance needs >= 2 samples per class (class {int(np.argmin(n))} has {int(n.min())})",
         )
-    return (Y.T @ xp.sum(D * D, axis=1)) / xp.asarray((n - ddof).astype(np.float64))
+    return (Y.T @ xp.sum(D * D, axis=1)) / asarray_like((n - ddof).astype(np.float64), D)
 
 
 def _check_scatter_size(name, value, m, what):
@@ -257,7 +292,7 @@ def class_statistics(H, y, *, K: int | None = None, global_mean: str = "class_me
     xp, Hf = _features(H)
     _check_scatter_size(
         "H",
-        to_numpy(Hf) if Hf.size <= 6 else f"array of shape {tuple(Hf.shape)}",
+        to_numpy(Hf) if math.prod(Hf.shape) <= 6 else f"array of shape {tuple(Hf.shape)}",
         Hf.shape[1],
         "class_statistics (d x d covariances)",
     )
@@ -280,6 +315,92 @@ def class_statistics(H, y, *, K: int | None = None, global_mean: str = "class_me
     )
 
 
+@public(
+    counts=Array(ndim=1, integer=True, min=0, native=True),
+    sums=_M,
+    scatter=_M,
+    sq=Array(ndim=1, native=True),
+    shift=_M,
+    global_mean=_GMEAN,
+)
+def class_statistics_from_moments(counts, sums, scatter, sq, shift, *, global_mean: str = "class_means"):
+    """:class:`ClassStatistics` from one-pass moments of the shifted features h − c_{y} (ddof 0).
+
+    With a per-class shift c_k (any vector; the first sample of the class keeps the cancellation small)
+    the moments are s_k = Σ_{i∈k}(h_i − c_k), S = Σ_i (h_i − c_{y_i})(h_i − c_{y_i})ᵀ and
+    q_k = Σ_{i∈k}‖h_i − c_k‖². Then μ_k = c_k + s_k/n_k, N·Σ_W = S − Σ_k s_k s_kᵀ/n_k and
+    n_k·Var_k = q_k − ‖s_k‖²/n_k (the within-class scatter is invariant under a per-class shift).
+
+    Parameters
+    ----------
+    counts : array_like of int, (K,)
+        Samples per class n_k; every class must have been seen.
+    sums : array_like, (K, d)
+        s_k.
+    scatter : array_like, (d, d)
+        S.
+    sq : array_like, (K,)
+        q_k.
+    shift : array_like, (K, d)
+        c_k.
+    global_mean : {"class_means", "samples"}
+        μ_G of Σ_B (see :func:`class_statistics`).
+
+    Notes
+    -----
+    The arrays may be of any supported library (NumPy, CuPy, PyTorch): the statistics are computed in
+    float64 in the namespace and on the device of ``sums``.
+    """
+    xp, sums, scatter, sq, shift, n_h = _moments(counts, sums, scatter, sq, shift)
+    K = sums.shape[0]
+    # the moments of the features h·2^-e (exact): sums and shifts scale with 2^-e, the second moments with
+    # 2^-2e, so no product below can overflow; the statistics are scaled back (and refused if they overflow)
+    e = max(_exponent(xp, sums), _exponent(xp, shift), -(-_exponent(xp, scatter) // 2), -(-_exponent(xp, sq) // 2))
+    sums, shift = pow2_scale(sums, e, xp), pow2_scale(shift, e, xp)
+    scatter, sq = pow2_scale(scatter, 2 * e, xp), pow2_scale(sq, 2 * e, xp)
+    n = asarray_like(n_h.astype(np.float64), sums)
+    m = sums / n[:, None]
+    W = scatter - m.T @ sums
+    W = 0.5 * (W + W.T) / float(n_h.sum())
+    var = sq - xp.sum(sums * m, axis=1)
+    var = xp.maximum(var, xp.zeros_like(var)) / n
+    means = shift + m
+    mu_G = _global_mean(xp, means, n_h, global_mean)
+    Mc = means - mu_G
+    show = f"array of shape {tuple(sums.shape)}"
+    return ClassStatistics(
+        _scale_back("sums", show, means, e, "the class means"),
+        _scale_back("sums", show, mu_G, e, "the global mean"),
+        n_h.astype(np.int64),
+        _scale_back("sums", show, W, 2 * e, "Σ_W"),
+        _scale_back("sums", show, (Mc.T @ Mc) / K, 2 * e, "Σ_B"),
+        _scale_back("sums", show, var, 2 * e, "the class variances"),
+    )
+
+
+def _moments(counts, sums, scatter, sq, shift):
+    """The moments as float64 arrays of the namespace and device of ``sums`` (host counts), checked."""
+    xp, sums = _features(sums, "sums")
+    K, d = sums.shape
+    _, scatter = _features(scatter, "scatter", sums)
+    _, shift = _features(shift, "shift", sums)
+    _, sq = _features(asarray_like(sq, sums).reshape(1, -1), "sq")
+    n_h = np.asarray(to_numpy(counts))
+    sq = sq[0]
+    if n_h.shape != (K,) or sq.shape[0] != K or tuple(shift.shape) != (K, d) or tuple(scatter.shape) != (d, d):
+        fail(
+            "sums",
+            f"array of shape {tuple(sums.shape)}",
+            f"needs counts, sq of shape ({K},), shift of shape ({K}, {d}) and scatter of shape ({d}, {d}); "
+            f"got {n_h.shape}, {tuple(sq.shape)}, {tuple(shift.shape)}, {tuple(scatter.shape)}",
+        )
+    if n_h.dtype.kind not in "iu" or np.any(n_h < 0):
+        fail("counts", n_h, "must be non-negative integer class counts")
+    if np.any(n_h == 0):
+        fail("counts", n_h, f"every class must have been seen (class {int(np.argmin(n_h))} is empty)")
+    return xp, sums, scatter, sq, shift, n_h
+
+
 def _pinv_rank_tol(s, shape):
     return 10.0 * float(s.max()) * max(shape) * np.finfo(np.float64).eps if s.size else 0.0
 
@@ -289,24 +410,24 @@ _RANK = Choice("auto", "K-1")
 _RTOL = Real(lo=0.0, lo_open=True, hi=1.0, hi_open=True).or_none()
 
 
-def _trace_variant(trW, trB, variant):
+def _trace_variant(trW, trB, variant, name="H"):
     """tr Σ_W / tr Σ_B and Rangamani et al.'s normalised fractions of tr Σ_W + tr Σ_B."""
     if variant == "trace_ratio":
         if trB == 0.0:
-            fail("H", "features whose class means coincide", "NC1 is undefined when tr(Σ_B) = 0")
+            fail(name, "features whose class means coincide", "NC1 is undefined when tr(Σ_B) = 0")
         return trW / trB
     tot = trW + trB
     if tot == 0.0:
-        fail("H", "features that all coincide", "the normalised class variances are undefined when Σ_W = Σ_B = 0")
+        fail(name, "features that all coincide", "the normalised class variances are undefined when Σ_W = Σ_B = 0")
     return (trW if variant == "within_fraction" else trB) / tot
 
 
-def _nc1_from_stats(xp, means, mu_G, sigma_W, K, variant, pinv_rtol=None, rank="auto"):
+def _nc1_from_stats(xp, means, mu_G, sigma_W, K, variant, pinv_rtol=None, rank="auto", name="H"):
     Mc = means - mu_G
     if variant != "papyan":
-        return _trace_variant(float(xp.trace(sigma_W)), float(xp.sum(Mc * Mc)) / K, variant)
+        return _trace_variant(float(xp.trace(sigma_W)), float(xp.sum(Mc * Mc)) / K, variant, name)
     # tr(Σ_W Σ_B⁺)/K with Σ_B = M̃ᵀM̃/K = V S² Vᵀ/K  ⇒  Σ_B⁺ = K V S⁻² Vᵀ
-    V, s_k = _between_directions(xp, Mc, K, pinv_rtol, rank)
+    V, s_k = _between_directions(xp, Mc, K, pinv_rtol, rank, name)
     T = (V.T @ sigma_W @ V) / (s_k[:, None] * s_k[None, :])
     return float(xp.trace(T))
 
@@ -318,7 +439,7 @@ def _svd(xp, A, name):
         fail(name, f"array of shape {tuple(A.shape)}", f"the SVD did not converge ({exc})")
 
 
-def _between_directions(xp, Mc, K, pinv_rtol=None, rank="auto"):
+def _between_directions(xp, Mc, K, pinv_rtol=None, rank="auto", name="H"):
     """Right singular vectors V (d×r) and singular values of the centred means M̃ kept for Σ_B⁺.
 
     The eigenvalues of Σ_B = M̃ᵀM̃/K are λ_i = s_i²/K, taken from the SVD of M̃ (never from Σ_B
@@ -327,7 +448,7 @@ def _between_directions(xp, Mc, K, pinv_rtol=None, rank="auto"):
     every direction with λ_i > r·λ_max (numpy/scipy/torch ``pinv`` on Σ_B); ``rank="K-1"``: exactly
     the top K−1 directions (scipy ``svds(Σ_B, k=K−1)``), refused when one of them is (numerically) 0.
     """
-    _, s, Vt = _svd(xp, Mc, "H")
+    _, s, Vt = _svd(xp, Mc, name)
     s_h = to_numpy(s)
     smax = float(s_h.max()) if s_h.size else 0.0
     if pinv_rtol is None:
@@ -351,8 +472,8 @@ def _between_directions(xp, Mc, K, pinv_rtol=None, rank="auto"):
     else:
         keep = above
     if not keep.any():
-        fail("H", "features whose class means coincide", "NC1 is undefined when Σ_B = 0")
-    idx = xp.asarray(np.nonzero(keep)[0])
+        fail(name, "features whose class means coincide", "NC1 is undefined when Σ_B = 0")
+    idx = asarray_like(np.nonzero(keep)[0], Vt)
     return Vt[idx].T, s[idx]
 
 
@@ -424,6 +545,55 @@ def nc1(
     return float(xp.sum(T * T)) / N
 
 
+_ST = Instance(ClassStatistics)
+
+
+def _unit_statistics(st, global_mean):
+    """(xp, centred means M̃·2^-e, Σ_W·2^-2e, class variances·2^-2e, e) of statistics at any scale.
+
+    NC1 and CDNV are computed from the statistics rescaled exactly by the power of two that brings the
+    centred means into [0.5, 1), as the feature-based functions rescale H (their squares cannot overflow).
+    """
+    xp = array_namespace_of(st.means)
+    means = xp.asarray(st.means, dtype=xp.float64)
+    Mc = means - _global_mean(xp, means, st.counts, global_mean)
+    e = _exponent(xp, Mc)
+    sigma_W = asarray_like(st.sigma_W, means, dtype=xp.float64)
+    class_var = asarray_like(st.class_var, means, dtype=xp.float64)
+    return xp, pow2_scale(Mc, e, xp), pow2_scale(sigma_W, 2 * e, xp), pow2_scale(class_var, 2 * e, xp), e
+
+
+@public(st=_ST, variant=_NC1_VARIANTS, global_mean=_GMEAN, pinv_rtol=_RTOL, rank=_RANK)
+def nc1_from_statistics(
+    st: ClassStatistics,
+    *,
+    variant: str = "papyan",
+    global_mean: str = "class_means",
+    pinv_rtol: float | None = None,
+    rank: str = "auto",
+) -> float:
+    """NC1 from class statistics alone (review eq. (4) and the variants of :func:`nc1`).
+
+    ``nc1_from_statistics(class_statistics(H, y), ...) == nc1(H, y, ...)`` up to rounding: NC1 depends
+    on the features only through the class means, the counts and Σ_W, so streamed or monitored
+    statistics (:class:`NCAccumulator`, :func:`class_statistics_from_moments`) give it too.
+
+    Parameters
+    ----------
+    st : ClassStatistics
+        Uses ``means``, ``counts`` and ``sigma_W`` (the statistics' own ``global_mean`` is not used).
+    variant, global_mean, pinv_rtol, rank :
+        As in :func:`nc1`.
+
+    Notes
+    -----
+    tr(Σ_W Σ_B⁺)/K = tr(VᵀΣ_W V S⁻²) is evaluated on the r ≤ K−1 between-class directions V of the
+    SVD M̃ = U S Vᵀ of the centred means (never from Σ_B rounded), after an exact power-of-two rescaling.
+    """
+    xp, Mc, sigma_W, _, _ = _unit_statistics(st, global_mean)
+    return _nc1_from_stats(xp, Mc, 0.0, sigma_W, st.K, variant, pinv_rtol, rank, name="st")
+
+
 @public(K=Int(min=1))
 def etf_gram(K: int) -> np.ndarray:
     """E_K = I_K − 11ᵀ/K: the Gram matrix of K centred simplex vertices up to scale (K/(K−1)).
@@ -473,7 +643,7 @@ def _centred_unit(xp, M, center, counts=None, with_exponent=False):
     ``with_exponent`` returns (M̃·2^-e, e).
     """
     if counts is not None:
-        c = np.asarray(counts, dtype=np.float64)
+        c = np.asarray(to_numpy(counts), dtype=np.float64)
         if not center:
             fail("counts", c, "weights the centring; it needs center=True")
         if c.shape[0] != M.shape[0]:
@@ -719,7 +889,7 @@ def uniformity(M, *, kernel: str = "log", reduction: str = "var", center: bool =
     return float(_reduce(x, reduction, what="the kernel values"))
 
 
-@public(M=_M, ood_mean=Array(ndim=1))
+@public(M=_M, ood_mean=Array(ndim=1, native=True))
 def nc5(M, ood_mean) -> float:
     """NC5 (Ammar et al. 2024, NECO): mean_k |cos(m_k, μ_G^OOD)|, the orthogonality of the
     (uncentred) class means M (K × d) to the global mean of out-of-distribution features.
@@ -729,7 +899,7 @@ def nc5(M, ood_mean) -> float:
     (FCTheoryError) for a zero row of M or a zero ``ood_mean``.
     """
     xp, M = _as_K_by_m("M", M)
-    _, g = _features(xp.asarray(ood_mean).reshape(1, -1), "ood_mean")
+    _, g = _features(asarray_like(ood_mean, M).reshape(1, -1), "ood_mean")
     if g.shape[1] != M.shape[1]:
         fail("ood_mean", to_numpy(g[0]), f"must have d = {M.shape[1]} entries like the rows of M")
     U = _row_normalised(xp, _unit(xp, M)[0], "M")
@@ -740,8 +910,9 @@ def nc5(M, ood_mean) -> float:
     return float(xp.mean(xp.abs(U @ (gu / ng))))
 
 
-def _check_W(W, K, m):
-    xp, W = _features(W, "W")
+def _check_W(W, K, m, like):
+    """W as float64 in the namespace and on the device of ``like`` (the features' class means)."""
+    xp, W = _features(W, "W", like)
     if W.shape != (K, m):
         fail("W", to_numpy(W), f"must have shape (K, m) = ({K}, {m}), got {tuple(W.shape)}")
     return W
@@ -811,8 +982,37 @@ def nc3(W, H, y, *, variant: str = "duality", K: int | None = None, global_mean:
     first, so any magnitude gives the same value.
     """
     xp, Hf, yy, K, counts, _, means, _, _ = _first_pass(H, y, K, shift=variant != "cosine")
-    W = _check_W(W, K, means.shape[1])
+    W = _check_W(W, K, means.shape[1], means)
     return _nc3_from(xp, W, means, _global_mean(xp, means, counts, global_mean), Hf, yy, variant)
+
+
+@public(
+    W=_M,
+    st=_ST,
+    variant=Choice("duality", "duality_squared", "etf"),
+    global_mean=_GMEAN,
+)
+def nc3_from_statistics(W, st: ClassStatistics, *, variant: str = "duality", global_mean: str = "class_means") -> float:
+    """NC3 self-duality of the classifier W (K × d) and the centred class means of the statistics ``st``.
+
+    ``nc3_from_statistics(W, class_statistics(H, y), ...) == nc3(W, H, y, ...)`` up to rounding, for the
+    variants that depend on the features only through their class means (the per-sample ``"cosine"``
+    NC3 needs the samples: use :func:`nc3`).
+
+    Parameters
+    ----------
+    W : array_like, (K, d)
+        Brought to the namespace and device of the statistics.
+    st : ClassStatistics
+        Uses ``means`` and ``counts``.
+    variant : {"duality", "duality_squared", "etf"}
+    global_mean : {"class_means", "samples"}
+        As in :func:`nc3`.
+    """
+    xp = array_namespace_of(st.means)
+    means = xp.asarray(st.means, dtype=xp.float64)
+    W = _check_W(W, st.K, st.d, means)
+    return _nc3_from(xp, W, means, _global_mean(xp, means, st.counts, global_mean), None, None, variant)
 
 
 @public(
@@ -870,7 +1070,7 @@ def uniform_duality(
     vector and for ``"cv"`` with mean 0.
     """
     xp, Hs, _, K, counts, _, means, _, e = _first_pass(H, y, K, shift=True)
-    W = _check_W(W, K, means.shape[1])
+    W = _check_W(W, K, means.shape[1], means)
     Wu, ew = _unit(xp, W)
     Mc, em = _unit(xp, means - _global_mean(xp, means, counts, global_mean))
     if cos:
@@ -902,7 +1102,7 @@ def _ncc_disagreements(xp, W, b, H, means):
     with b, so neither a huge nor a tiny scale changes the predictions.
     """
     Hs, eh = _unit(xp, H)
-    Ms = xp.ldexp(means, -eh) if eh else means
+    Ms = pow2_scale(means, eh, xp)
     if b is not None:
         Wb, ew = _unit(xp, xp.concatenate([W, b[:, None]], axis=1))
         Ws, bs = Wb[:, :-1], Wb[:, -1]
@@ -914,10 +1114,10 @@ def _ncc_disagreements(xp, W, b, H, means):
         # compare in the bias's scale when H is small, in the features' scale when H is large
         if eh >= 0:
             with np.errstate(under="ignore"):
-                logits = logits + xp.ldexp(bs, -eh)[None, :]
+                logits = logits + ldexp(bs, -eh, xp)[None, :]
         else:
             with np.errstate(under="ignore"):
-                logits = xp.ldexp(logits, eh) + bs[None, :]
+                logits = ldexp(logits, eh, xp) + bs[None, :]
     pred = xp.argmax(logits, axis=1)
     # ‖h − μ_c‖² = ‖h‖² − 2⟨h, μ_c⟩ + ‖μ_c‖²; the ‖h‖² term does not change the argmin
     with np.errstate(over="ignore"):
@@ -930,7 +1130,7 @@ def _ncc_disagreements(xp, W, b, H, means):
     W=_M,
     H=_H,
     y=_Y,
-    b=Array(ndim=1).or_none(),
+    b=Array(ndim=1, native=True).or_none(),
     means=_M.or_none(),
     K=_KOPT,
     average=Choice("samples", "classes"),
@@ -965,9 +1165,9 @@ def nc4(W, H, y, *, b=None, means=None, K: int | None = None, average: str = "sa
     xp, Hf = _features(H)
     if means is None:
         _, Hs, _, _, _, _, ms, _, e = _first_pass(Hf, y, K)
-        means = xp.ldexp(ms, e) if e else ms
+        means = ldexp(ms, e, xp) if e else ms
     else:
-        _, means = _features(means, "means")
+        _, means = _features(means, "means", Hf)
         if means.shape[1] != Hf.shape[1]:
             fail(
                 "means", to_numpy(means), f"must have m = {Hf.shape[1]} columns like H, got shape {tuple(means.shape)}"
@@ -982,9 +1182,9 @@ def nc4(W, H, y, *, b=None, means=None, K: int | None = None, average: str = "sa
         if yh.size and int(yh.max()) >= means.shape[0]:
             fail("y", yh, f"labels must be < K = {means.shape[0]} (the rows of means)")
     Kc, m = means.shape
-    W = _check_W(W, Kc, m)
+    W = _check_W(W, Kc, m, Hf)
     if b is not None:
-        _, b2 = _features(xp.asarray(b).reshape(1, -1), "b")
+        _, b2 = _features(asarray_like(b, Hf).reshape(1, -1), "b")
         if b2.shape[1] != Kc:
             fail("b", to_numpy(b), f"must have K = {Kc} entries")
         b = b2[0]
@@ -1008,7 +1208,7 @@ def _times_pow2(name, value, v, x):
     return out
 
 
-def _cdnv_from(means, class_var, matrix, dist_exp=1.0, reduction="mean", e=0):
+def _cdnv_from(means, class_var, matrix, dist_exp=1.0, reduction="mean", e=0, name="H"):
     """CDNV from (unit-scaled by 2^-e) means and class variances.
 
     V(i, j) = ((Var_i + Var_j)/2) / ‖μ_i − μ_j‖^(2p) scales as 2^(2e(1−p)): for p = 1 (Galanti et
@@ -1025,7 +1225,7 @@ def _cdnv_from(means, class_var, matrix, dist_exp=1.0, reduction="mean", e=0):
         d2[i : i + step] = ((mu[i : i + step, None, :] - mu[None, :, :]) ** 2).sum(-1)
     off = ~np.eye(K, dtype=bool)
     if np.any(d2[off] == 0):
-        fail("H", "two classes with the same mean", "CDNV is undefined when class means coincide")
+        fail(name, "two classes with the same mean", "CDNV is undefined when class means coincide")
     V = np.zeros((K, K))
     den = np.where(off, d2, 1.0)
     if dist_exp != 1.0:
@@ -1036,11 +1236,12 @@ def _cdnv_from(means, class_var, matrix, dist_exp=1.0, reduction="mean", e=0):
     V[off] = ((v[:, None] + v[None, :]) / (2.0 * den))[off]
     x = 2.0 * e * (1.0 - dist_exp)
     if matrix:
-        return V if x == 0 else _times_pow2("H", "features of this magnitude", V, x)
+        # the K×K matrix is formed on the host (small); it is returned in the means' library and device
+        return asarray_like(V if x == 0 else _times_pow2(name, "features of this magnitude", V, x), means)
     if reduction == "cv":
         return float(_reduce(V[np.triu_indices(K, 1)], "cv", what="the CDNVs"))
     val = float(V[off].mean())
-    return val if x == 0 else float(_times_pow2("H", "features of this magnitude", val, x))
+    return val if x == 0 else float(_times_pow2(name, "features of this magnitude", val, x))
 
 
 @public(
@@ -1093,6 +1294,26 @@ def cdnv(
     return _cdnv_from(means, class_var, matrix, dist_exp, reduction, e)
 
 
+@public(st=_ST, matrix=Bool(), dist_exp=Real(lo=0.0, lo_open=True, hi=64.0), reduction=Choice("mean", "cv"))
+def cdnv_from_statistics(st: ClassStatistics, *, matrix: bool = False, dist_exp: float = 1.0, reduction: str = "mean"):
+    """CDNV from class statistics alone (Galanti et al. 2022; review eq. (51); see :func:`cdnv`).
+
+    ``cdnv_from_statistics(class_statistics(H, y, ddof=q), ...) == cdnv(H, y, ddof=q, ...)`` up to
+    rounding.
+
+    Parameters
+    ----------
+    st : ClassStatistics
+        Uses ``means``, ``counts`` and ``class_var`` (whose divisor n_k − ddof was chosen when the
+        statistics were made).
+    matrix, dist_exp, reduction :
+        As in :func:`cdnv`.
+    """
+    check_work("st", f"statistics of K = {st.K} classes", bytes=4 * 8 * st.K**2, what="cdnv (K x K pair matrices)")
+    _, Mc, _, class_var, e = _unit_statistics(st, "class_means")
+    return _cdnv_from(Mc, class_var, matrix, dist_exp, reduction, e, name="st")
+
+
 # ----------------------------------------------------------------------------- streaming
 @public_class
 class NCAccumulator:
@@ -1110,6 +1331,10 @@ class NCAccumulator:
     features of any magnitude never overflow; the scale-invariant metrics are computed in that scale
     and :meth:`statistics` scales back.
 
+    Batches may be PyTorch tensors (CPU or CUDA) or CuPy arrays: the statistics then live in that
+    library on the first batch's device (the first batch fixes them; later batches are brought there),
+    accumulated in float64 whatever the batches' dtype.
+
     Parameters
     ----------
     K : int
@@ -1119,6 +1344,8 @@ class NCAccumulator:
     full_scatter : bool
         Keep the d×d scatter of every class (needed by :meth:`statistics`, :meth:`nc1` "papyan").
     backend : {"numpy", "numba", "cupy"}
+        Where the statistics live until the first batch; a PyTorch or CuPy first batch moves them to
+        its own library and device.
 
     Example
     -------
@@ -1154,10 +1381,36 @@ class NCAccumulator:
         # the stored statistics were of H·2^-e_old; make them of H·2^-(e_old + k)
         xp = self.xp
         with np.errstate(under="ignore"):
-            self.mean = xp.ldexp(self.mean, -k)
-            self.sq = xp.ldexp(self.sq, -2 * k)
+            self.mean = ldexp(self.mean, -k, xp)
+            self.sq = ldexp(self.sq, -2 * k, xp)
             if self.full:
-                self.scatter = xp.ldexp(self.scatter, -2 * k)
+                self.scatter = ldexp(self.scatter, -2 * k, xp)
+
+    def _adopt(self, Hb):
+        """Before any batch: keep the statistics in the namespace and on the device of a tensor/CuPy batch."""
+        if self._e is None and array_namespace_of(Hb) is not np and array_namespace_of(self.mean) is np:
+            self.xp = array_namespace_of(Hb)
+            self.mean = asarray_like(self.mean, Hb)
+            self.sq = asarray_like(self.sq, Hb)
+            if self.full:
+                self.scatter = asarray_like(self.scatter, Hb)
+        return asarray_like(Hb, self.mean)
+
+    def _merge(self, k, Xk):
+        """Chan et al.'s pairwise update of class k with the batch rows Xk (at the stored scale)."""
+        xp = self.xp
+        nb = Xk.shape[0]
+        mb = xp.mean(Xk, axis=0)
+        Dk = Xk - mb
+        na = int(self.n[k])
+        tot = na + nb
+        delta = mb - self.mean[k]
+        self.mean[k] = self.mean[k] + delta * (nb / tot)
+        w = na * nb / tot
+        self.sq[k] = self.sq[k] + xp.sum(Dk * Dk) + w * xp.sum(delta * delta)
+        if self.full:
+            self.scatter[k] = self.scatter[k] + Dk.T @ Dk + w * (delta[:, None] * delta[None, :])
+        self.n[k] = tot
 
     @public(H=_H, y=_Y)
     def update(self, H, y) -> "NCAccumulator":
@@ -1166,9 +1419,7 @@ class NCAccumulator:
         Everything is checked before anything is changed, so a refused batch leaves the
         accumulator as it was. Negative labels are refused (never wrapped).
         """
-        xp = self.xp
         _, Hb = _features(H)
-        Hb = xp.asarray(Hb)
         if Hb.shape[1] != self.d:
             fail("H", to_numpy(Hb), f"must have d = {self.d} columns, got shape {tuple(Hb.shape)}")
         yh = np.asarray(to_numpy(y))
@@ -1176,6 +1427,8 @@ class NCAccumulator:
             fail("y", yh, f"must be a 1-D integer label array of length N = {Hb.shape[0]} (one label per row of H)")
         if yh.size and (yh.min() < 0 or yh.max() >= self.K):
             fail("y", yh, f"labels must lie in [0, K-1] = [0, {self.K - 1}]")
+        Hb = self._adopt(Hb)
+        xp = self.xp
         e = _exponent(xp, Hb)
         if self._e is None:
             self._e = e
@@ -1183,22 +1436,9 @@ class NCAccumulator:
             self._rescale(e - self._e)
             self._e = e
         with np.errstate(under="ignore"):
-            Hb = xp.ldexp(Hb, -self._e) if self._e else Hb
+            Hb = ldexp(Hb, -self._e, xp) if self._e else Hb
         for k in np.unique(yh):
-            idx = xp.asarray(np.nonzero(yh == k)[0])
-            Xk = Hb[idx]
-            nb = Xk.shape[0]
-            mb = Xk.mean(axis=0)
-            Dk = Xk - mb
-            na = int(self.n[k])
-            tot = na + nb
-            delta = mb - self.mean[k]
-            self.mean[k] = self.mean[k] + delta * (nb / tot)
-            w = na * nb / tot
-            self.sq[k] = self.sq[k] + xp.sum(Dk * Dk) + w * xp.sum(delta * delta)
-            if self.full:
-                self.scatter[k] = self.scatter[k] + Dk.T @ Dk + w * xp.outer(delta, delta)
-            self.n[k] = tot
+            self._merge(int(k), Hb[asarray_like(np.nonzero(yh == k)[0], Hb)])
         return self
 
     def _check_all(self):
@@ -1217,16 +1457,16 @@ class NCAccumulator:
         if not self.full:
             fail("full_scatter", False, "Σ_W needs full_scatter=True")
         N = int(self.n.sum())
-        sigma_W = self.scatter.sum(axis=0) / N
+        sigma_W = self.xp.sum(self.scatter, axis=0) / N
         mu_G = self._mu_G(global_mean)
         Mc = self.mean - mu_G
         sigma_B = (Mc.T @ Mc) / self.K
-        return ClassStatistics(self.mean.copy(), mu_G, self.n.copy(), sigma_W, sigma_B, self._class_var(ddof))
+        return ClassStatistics(copy_of(self.mean), mu_G, self.n.copy(), sigma_W, sigma_B, self._class_var(ddof))
 
     def _class_var(self, ddof):
         if ddof and np.any(self.n <= ddof):
             fail("ddof", ddof, "the unbiased class variance needs >= 2 samples per class")
-        return self.sq / self.xp.asarray((self.n - ddof).astype(np.float64))
+        return self.sq / asarray_like((self.n - ddof).astype(np.float64), self.sq)
 
     @public(global_mean=_GMEAN, ddof=_DDOF)
     def statistics(self, *, global_mean: str = "class_means", ddof: int = 0) -> ClassStatistics:
@@ -1285,5 +1525,5 @@ class NCAccumulator:
         if variant == "cosine":
             fail("variant", variant, "the per-sample cosine NC3 needs the samples; use nc3(W, H, y)")
         self._check_all()
-        W = _check_W(W, self.K, self.d)
+        W = _check_W(W, self.K, self.d, self.mean)
         return _nc3_from(self.xp, W, self.mean, self._mu_G(global_mean), None, None, variant)

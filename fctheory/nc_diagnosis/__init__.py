@@ -1,9 +1,10 @@
 """Neural-collapse diagnosis of a trained network's features: which regularised UFM result applies, the
-predicted optimum, the NC metrics and the distances to it (backend-neutral; NumPy in, NumPy out).
+predicted optimum, the NC metrics and the distances to it (NumPy, CuPy or PyTorch in: the statistics are
+computed on the features' device; NumPy out).
 
 :func:`diagnose_features` works on in-memory features; :mod:`fctheory.nc_diagnosis.statistics` holds the
-O(K·d + d²) class statistics, the metrics and the UFM comparison computed from them alone, which the
-PyTorch training monitor (:mod:`fctheory.torch`) reuses epoch by epoch.
+O(K·d + d²) class statistics (:class:`fctheory.metrics.ClassStatistics`), the metrics and the UFM comparison
+computed from them alone, which the PyTorch training monitor (:mod:`fctheory.torch`) reuses epoch by epoch.
 """
 
 from .core import FeatureDiagnosis, UFMApplicability, applicable_result, diagnose_features

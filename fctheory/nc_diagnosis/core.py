@@ -12,11 +12,12 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
 from .. import metrics as _m
+from .._backend import to_numpy
 from .._validate import Array, Bool, Choice, Int, PathOut, Real, fail, public, result_type
 from ..io import to_json
 from .report import plot_feature_diagnosis, write_feature_report
@@ -263,11 +264,36 @@ def _verdict(app, metrics, dist, checks, rtol, lam_W, lam_H):
     return False, text
 
 
+def _host_statistics(st):
+    """The statistics with their arrays copied to the host (NumPy), for the report and the figures."""
+    arrays = ("means", "global_mean", "sigma_W", "sigma_B", "class_var")
+    return replace(st, **{k: np.asarray(to_numpy(getattr(st, k)), dtype=np.float64) for k in arrays})
+
+
+def _check_shapes(H, y, W, b):
+    """(N, d, K) after checking that H (N × d), y (N,), W (K × d) and b (K,) fit together."""
+    N, d = H.shape
+    K = W.shape[0]
+    if N == 0:
+        fail("H", f"array of shape {tuple(H.shape)}", "must have at least one row (sample)")
+    if W.shape[1] != d:
+        fail("W", f"array of shape {tuple(W.shape)}", f"must have d = {d} columns like H (shape {tuple(H.shape)})")
+    if tuple(y.shape) != (N,):
+        fail("y", f"array of shape {tuple(y.shape)}", f"must have one label per row of H (N = {N})")
+    if K < 2:
+        fail("W", f"array of shape {tuple(W.shape)}", "must have K >= 2 rows (classes)")
+    if int(y.max()) >= K:
+        fail("y", int(y.max()), f"labels must be < K = {K} (the rows of W)")
+    if b is not None and tuple(b.shape) != (K,):
+        fail("b", f"array of shape {tuple(b.shape)}", f"must have K = {K} entries (the rows of W)")
+    return N, d, K
+
+
 @public(
-    H=Array(ndim=2),
-    y=Array(ndim=1, integer=True, min=0),
-    W=Array(ndim=2),
-    b=Array(ndim=1).or_none(),
+    H=Array(ndim=2, native=True),
+    y=Array(ndim=1, integer=True, min=0, native=True),
+    W=Array(ndim=2, native=True),
+    b=Array(ndim=1, native=True).or_none(),
     lam_W=Real(lo=0.0, lo_open=True),
     lam_H=Real(lo=0.0, lo_open=True),
     lam_b=Real(lo=0.0),
@@ -282,7 +308,9 @@ def diagnose_features(
     Parameters
     ----------
     H : array_like, (N, d)
-        Features (the penultimate layer's output, one sample per row), e.g. of the training set.
+        Features (the penultimate layer's output, one sample per row), e.g. of the training set: a NumPy
+        or CuPy array or a PyTorch tensor (CPU or CUDA). The class statistics and NC4 are computed on its
+        device; only the K×d and d×d statistics come to the host for the comparison with the optimum.
     y : array_like of int, (N,)
         Labels in {0, …, K−1}, every class present (K = the rows of W).
     W : array_like, (K, d)
@@ -308,18 +336,7 @@ def diagnose_features(
         ratio λ_W/λ_H the features imply (at the optimum ‖h‖/‖w‖ = √(λ_W/(nλ_H))).
     """
     t0 = time.perf_counter()
-    N, d = H.shape
-    K = W.shape[0]
-    if W.shape[1] != d:
-        fail("W", f"array of shape {W.shape}", f"must have d = {d} columns like H (shape {H.shape})")
-    if y.shape != (N,):
-        fail("y", f"array of shape {y.shape}", f"must have one label per row of H (N = {N})")
-    if K < 2:
-        fail("W", f"array of shape {W.shape}", "must have K >= 2 rows (classes)")
-    if y.max() >= K:
-        fail("y", int(y.max()), f"labels must be < K = {K} (the rows of W)")
-    if b is not None and b.shape != (K,):
-        fail("b", f"array of shape {b.shape}", f"must have K = {K} entries (the rows of W)")
+    N, d, K = _check_shapes(H, y, W, b)
     _refuse_overflow("H", H)
     st = feature_statistics(H, y, K=K)
     app = applicable_result(
@@ -328,6 +345,8 @@ def diagnose_features(
     metrics = nc_metrics(st, W)
     metrics["nc4"] = float(_m.nc4(W, H, y, b=b, K=K))
     dist = ufm_distances(st, W, b, app.optimum, n_spl=app.n_spl)
+    W = np.asarray(to_numpy(W), dtype=np.float64)
+    b = None if b is None else np.asarray(to_numpy(b), dtype=np.float64)
     checks = _checks(app, metrics, dist)
     matches, verdict = _verdict(app, metrics, dist, checks, rtol, lam_W, lam_H)
     return FeatureDiagnosis(
@@ -348,7 +367,7 @@ def diagnose_features(
         matches,
         verdict,
         time.perf_counter() - t0,
-        st,
+        _host_statistics(st),
         W,
         b,
     )

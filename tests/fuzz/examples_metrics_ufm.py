@@ -72,6 +72,23 @@ EXAMPLES = {
     ),
     "fctheory.metrics.etf_gram": lambda: dict(K=4),
     "fctheory.metrics.class_statistics": lambda: dict(H=H, y=Y, K=K, global_mean="class_means", ddof=0),
+    "fctheory.metrics.class_statistics_from_moments": lambda: dict(
+        counts=np.full(K, N_PER),
+        sums=N_PER * (MEANS - MEANS[0]),
+        scatter=np.eye(M),
+        sq=np.full(K, 2.0),
+        shift=np.repeat(MEANS[:1], K, axis=0),
+        global_mean="class_means",
+    ),
+    "fctheory.metrics.nc1_from_statistics": lambda: dict(
+        st=metrics.class_statistics(H, Y), variant="papyan", global_mean="samples", pinv_rtol=None, rank="auto"
+    ),
+    "fctheory.metrics.cdnv_from_statistics": lambda: dict(
+        st=metrics.class_statistics(H, Y), matrix=False, dist_exp=1.0, reduction="mean"
+    ),
+    "fctheory.metrics.nc3_from_statistics": lambda: dict(
+        W=W, st=metrics.class_statistics(H, Y), variant="duality", global_mean="class_means"
+    ),
     "fctheory.metrics.NCAccumulator": lambda: dict(K=K, d=M, full_scatter=True, backend="numpy"),
     "fctheory.metrics.NCAccumulator.update": lambda: (metrics.NCAccumulator(K=K, d=M), dict(H=H, y=Y)),
     "fctheory.metrics.NCAccumulator.statistics": lambda: (_acc(), dict(global_mean="class_means", ddof=0)),

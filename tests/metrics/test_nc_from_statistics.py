@@ -1,0 +1,191 @@
+"""NC1, CDNV and NC3 from class statistics alone equal the feature-based metrics; class statistics from
+one-pass moments equal the two-pass ones; the ClassStatistics properties against direct sums."""
+
+import math
+
+import numpy as np
+import pytest
+
+from fctheory import FCTheoryError
+from fctheory.metrics import (
+    ClassStatistics,
+    NCAccumulator,
+    cdnv,
+    cdnv_from_statistics,
+    class_statistics,
+    class_statistics_from_moments,
+    nc1,
+    nc1_from_statistics,
+    nc3,
+    nc3_from_statistics,
+)
+
+RTOL = 1e-12
+
+
+def _data(seed, K, d, spread=1.0, offset=0.0):
+    rng = np.random.default_rng(seed)
+    y = np.concatenate([np.arange(K), rng.integers(0, K, 6 * K)])
+    H = offset + 3.0 * rng.standard_normal((K, d))[y] + spread * rng.standard_normal((y.size, d))
+    return H, y, rng.standard_normal((K, d))
+
+
+# unbalanced; d > K−1, d = K−1 and d < K−1 (Σ_B of rank d); nearly collapsed; a large common offset
+DATA = [_data(0, 4, 9), _data(1, 6, 5), _data(2, 10, 3), _data(3, 5, 12, spread=1e-6), _data(4, 7, 8, offset=1e3)]
+
+
+def _moments(H, y, K, shift_rows):
+    """One-pass moments of h − c_y, with c_k the given row of H for each class (any shift works)."""
+    shift = H[shift_rows]
+    Dv = H - shift[y]
+    sums = np.stack([Dv[y == k].sum(axis=0) for k in range(K)])
+    sq = np.array([np.sum(Dv[y == k] ** 2) for k in range(K)])
+    return np.bincount(y, minlength=K), sums, Dv.T @ Dv, sq, shift
+
+
+@pytest.mark.parametrize("variant", ["papyan", "trace_ratio", "within_fraction", "between_fraction"])
+@pytest.mark.parametrize("global_mean", ["class_means", "samples"])
+def test_nc1_from_statistics_equals_nc1_of_the_features(variant, global_mean):
+    for i, (H, y, _) in enumerate(DATA):
+        st = class_statistics(H, y)
+        got = nc1_from_statistics(st, variant=variant, global_mean=global_mean)
+        assert math.isclose(got, nc1(H, y, variant=variant, global_mean=global_mean), rel_tol=RTOL), i
+
+
+@pytest.mark.parametrize("option", [{"pinv_rtol": 1e-10}, {"rank": "K-1"}])
+def test_nc1_from_statistics_takes_the_pseudo_inverse_options_of_nc1(option):
+    for H, y, _ in DATA[:2] + DATA[3:]:  # rank="K-1" needs d >= K−1
+        assert math.isclose(nc1_from_statistics(class_statistics(H, y), **option), nc1(H, y, **option), rel_tol=RTOL)
+
+
+def test_nc1_from_statistics_refuses_rank_K_minus_1_like_nc1():
+    H, y, _ = DATA[2]  # d = 3 < K − 1 = 9
+    with pytest.raises(FCTheoryError, match="rank"):
+        nc1(H, y, rank="K-1")
+    with pytest.raises(FCTheoryError, match="rank"):
+        nc1_from_statistics(class_statistics(H, y), rank="K-1")
+
+
+@pytest.mark.parametrize("ddof", [0, 1])
+@pytest.mark.parametrize("option", [{}, {"dist_exp": 0.7}, {"reduction": "cv"}, {"matrix": True, "dist_exp": 2.0}])
+def test_cdnv_from_statistics_equals_cdnv_of_the_features(ddof, option):
+    for i, (H, y, _) in enumerate(DATA):
+        got = cdnv_from_statistics(class_statistics(H, y, ddof=ddof), **option)
+        want = cdnv(H, y, ddof=ddof, **option)
+        np.testing.assert_allclose(got, want, rtol=RTOL, atol=0, err_msg=str(i))
+
+
+@pytest.mark.parametrize("variant", ["duality", "duality_squared", "etf"])
+@pytest.mark.parametrize("global_mean", ["class_means", "samples"])
+def test_nc3_from_statistics_equals_nc3_of_the_features(variant, global_mean):
+    for i, (H, y, W) in enumerate(DATA):
+        got = nc3_from_statistics(W, class_statistics(H, y), variant=variant, global_mean=global_mean)
+        want = nc3(W, H, y, variant=variant, global_mean=global_mean)
+        assert math.isclose(got, want, rel_tol=RTOL, abs_tol=1e-15), i
+
+
+def test_the_per_sample_cosine_nc3_is_not_offered_from_statistics():
+    H, y, W = DATA[0]
+    with pytest.raises(FCTheoryError, match="variant"):
+        nc3_from_statistics(W, class_statistics(H, y), variant="cosine")
+
+
+def test_metrics_from_statistics_of_huge_features_equal_those_of_the_features():
+    H, y, W = DATA[1]
+    st = class_statistics(H * 1e150, y)  # Σ_W ~ 1e300: the squares of the centred means would overflow
+    assert math.isclose(nc1_from_statistics(st), nc1(H, y), rel_tol=RTOL)
+    assert math.isclose(cdnv_from_statistics(st), cdnv(H, y), rel_tol=RTOL)
+    assert math.isclose(nc3_from_statistics(W, st), nc3(W, H, y), rel_tol=RTOL)
+
+
+def test_metrics_from_statistics_refuse_coinciding_class_means_naming_st():
+    H = np.array([[1.0, 2.0], [1.0, 2.0], [1.0, 2.0], [1.0, 2.0]]) + np.array(
+        [[0.1, 0], [-0.1, 0], [0, 0.1], [0, -0.1]]
+    )
+    st = class_statistics(H, np.array([0, 0, 1, 1]))
+    for fn in (nc1_from_statistics, lambda s: nc1_from_statistics(s, variant="trace_ratio"), cdnv_from_statistics):
+        with pytest.raises(FCTheoryError, match=r"\bst\b"):
+            fn(st)
+
+
+@pytest.mark.parametrize("global_mean", ["class_means", "samples"])
+def test_statistics_from_moments_equal_the_two_pass_statistics(global_mean):
+    for i, (H, y, _) in enumerate(DATA):
+        K = int(y.max()) + 1
+        first = [int(np.nonzero(y == k)[0][0]) for k in range(K)]
+        # each class's first sample as its shift, or (spread-out classes only: one-pass moments lose
+        # ~eps·‖h − c‖²/Var relative, so a far shift ruins nearly collapsed classes) one row for all
+        for rows in (first, [0] * K) if i < 3 else (first,):
+            got = class_statistics_from_moments(*_moments(H, y, K, rows), global_mean=global_mean)
+            want = class_statistics(H, y, global_mean=global_mean)
+            assert np.array_equal(got.counts, want.counts) and got.counts.dtype == np.int64
+            for k in ("means", "global_mean", "sigma_W", "sigma_B", "class_var"):
+                w = getattr(want, k)
+                atol = RTOL * np.max(np.abs(w))
+                np.testing.assert_allclose(getattr(got, k), w, rtol=0, atol=atol, err_msg=f"{i} {k} {rows}")
+
+
+def test_metrics_from_moments_equal_the_metrics_of_the_features():
+    H, y, W = DATA[0]
+    K = int(y.max()) + 1
+    st = class_statistics_from_moments(*_moments(H, y, K, [int(np.nonzero(y == k)[0][0]) for k in range(K)]))
+    assert math.isclose(nc1_from_statistics(st), nc1(H, y), rel_tol=1e-12)
+    assert math.isclose(cdnv_from_statistics(st), cdnv(H, y), rel_tol=1e-12)
+    assert math.isclose(nc3_from_statistics(W, st), nc3(W, H, y), rel_tol=1e-12)
+
+
+def test_moments_of_huge_features_give_their_statistics():
+    H, y, _ = DATA[1]
+    K = int(y.max()) + 1
+    counts, sums, scatter, sq, shift = _moments(H, y, K, [0] * K)
+    s = 2.0**500  # the moments scale exactly; their products (s²·s) would overflow without the rescaling
+    st = class_statistics_from_moments(counts, sums * s, scatter * s * s, sq * s * s, shift * s)
+    ref = class_statistics_from_moments(counts, sums, scatter, sq, shift)
+    assert np.array_equal(st.means, ref.means * s) and np.array_equal(st.sigma_W, ref.sigma_W * s * s)
+
+
+def test_moments_whose_statistics_overflow_are_refused_naming_sums():
+    H, y, _ = DATA[1]
+    K = int(y.max()) + 1
+    counts, sums, scatter, sq, shift = _moments(H, y, K, [0] * K)
+    with pytest.raises(FCTheoryError, match=r"\bsums\b.*overflows"):
+        class_statistics_from_moments(counts, sums * 1e300, scatter, sq, shift)
+
+
+@pytest.mark.parametrize(
+    ("change", "param"),
+    [
+        (lambda m: (np.array([3, 0, 1, 1, 1, 1]),) + m[1:], "counts"),
+        (lambda m: (m[0] + 0.5,) + m[1:], "counts"),
+        (lambda m: m[:2] + (m[2][1:],) + m[3:], "sums"),
+        (lambda m: m[:3] + (np.append(m[3], np.nan),) + m[4:], "sq"),
+        (lambda m: m[:4] + (np.full_like(m[4], np.inf),), "shift"),
+    ],
+)
+def test_bad_moments_are_refused_naming_the_parameter(change, param):
+    H, y, _ = DATA[1]
+    m = _moments(H, y, 6, [0] * 6)
+    with pytest.raises(FCTheoryError, match=rf"\b{param}\b"):
+        class_statistics_from_moments(*change(m))
+
+
+def test_accumulated_statistics_give_the_accumulators_metrics():
+    H, y, W = DATA[0]
+    acc = NCAccumulator(K=4, d=9)
+    for i in range(0, y.size, 5):
+        acc.update(H[i : i + 5], y[i : i + 5])
+    st = acc.statistics()
+    assert math.isclose(nc1_from_statistics(st), acc.nc1(), rel_tol=RTOL)
+    assert math.isclose(cdnv_from_statistics(st), acc.cdnv(), rel_tol=RTOL)
+    assert math.isclose(nc3_from_statistics(W, st), acc.nc3(W), rel_tol=RTOL)
+
+
+def test_class_statistics_properties_against_direct_sums():
+    H, y, _ = DATA[0]
+    st = class_statistics(H, y)
+    assert isinstance(st, ClassStatistics)
+    assert (st.K, st.d, st.N) == (4, 9, y.size)
+    assert st.balanced is (len(set(np.bincount(y))) == 1)
+    assert math.isclose(st.H_norm_sq, float(np.sum(H * H)), rel_tol=1e-13)
+    Hb, yb = H[: 4 * 2], np.repeat(np.arange(4), 2)
+    assert class_statistics(Hb, yb).balanced is True
