@@ -26,6 +26,10 @@ from .plots import plot_history
 
 __all__ = ["NCMonitor"]
 
+# from d = 2·_BLOCK on, the d×d scatter is accumulated by row blocks against the columns right of their
+# diagonal: fewer flops than the full product, in products still large enough for BLAS to run at speed
+_BLOCK = 128
+
 
 class _Moments:
     """One epoch's moments of the per-class shifted features on one device (see statistics_from_moments)."""
@@ -36,6 +40,7 @@ class _Moments:
         self.sums = torch.zeros(K, d, **f64)
         self.scatter = torch.zeros(d, d, **f64)
         self.sq = torch.zeros(K, **f64)
+        self.blocks = None if d < 2 * _BLOCK else range(0, d, _BLOCK)  # row blocks of the scatter's upper part
         self.ref = ref_means  # the previous epoch's class means (shift and NC4 reference), or None
         # shift each class by a point close to its mean so that S − Σ s sᵀ/n does not cancel: the previous
         # epoch's mean, else (first epoch) the class's first sample, set as the class first appears
@@ -57,7 +62,11 @@ class _Moments:
         self.counts += counts
         self.sums.index_add_(0, y, D)
         self.sq.index_add_(0, y, (D * D).sum(dim=1))
-        self.scatter.addmm_(D.T, D)
+        if self.blocks is None:
+            self.scatter.addmm_(D.T, D)
+        else:  # the upper block triangle only (DᵀD is symmetric): 5/8 of the flops at d = 512
+            for lo in self.blocks:
+                self.scatter[lo : lo + _BLOCK, lo:].addmm_(D[:, lo : lo + _BLOCK].T, D[:, lo:])
         if W is not None and self.ref is not None:
             # one product and one argmax for both decisions: the logits h·W + b and 2⟨h, μ_c⟩ − ‖μ_c‖², minus the
             # squared distance to the previous epoch's means up to ‖h‖² (×2 and the negation are exact, and
@@ -83,6 +92,8 @@ class _Moments:
 
     def statistics(self):
         cpu = [t.detach().cpu().numpy() for t in (self.counts, self.sums, self.scatter, self.sq, self.shift)]
+        if self.blocks is not None:  # mirror the upper triangle
+            cpu[2] = np.triu(cpu[2]) + np.triu(cpu[2], 1).T
         return statistics_from_moments(*cpu)
 
 
