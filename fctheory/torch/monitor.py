@@ -50,8 +50,9 @@ class _Moments:
             self.have = torch.zeros(K, dtype=torch.bool, device=device)
         else:
             self.shift = ref_means.clone()
-            # the nearest-class-mean decisions of NC4 are taken against these means
-            self.ref_neg_sq, self.ref_2 = -(ref_means * ref_means).sum(dim=1), 2.0 * ref_means
+            # NC4's product: rows [W; 2μ] and offsets [b (0 without a bias); −‖μ‖²] (W and b set per batch)
+            self.nc4_w = torch.cat([torch.zeros_like(ref_means), 2.0 * ref_means])
+            self.nc4_offset = torch.cat([torch.zeros(K, **f64), -(ref_means * ref_means).sum(dim=1)])
         self.disagree = torch.zeros((), dtype=torch.int64, device=device)
 
     def add(self, H, y, counts, W=None, b=None):
@@ -70,10 +71,13 @@ class _Moments:
         if W is not None and self.ref is not None:
             # one product and one argmax for both decisions: the logits h·W + b and 2⟨h, μ_c⟩ − ‖μ_c‖², minus the
             # squared distance to the previous epoch's means up to ‖h‖² (×2 and the negation are exact, and
-            # argmax takes the first of tied maxima as argmin does of minima)
+            # argmax takes the first of tied maxima as argmin does of minima). The classifier's current
+            # weights are copied (in float64, on this device) into the first K rows.
             K = W.shape[0]
-            offset = torch.cat([self.ref_neg_sq.new_zeros(K) if b is None else b, self.ref_neg_sq])
-            scores = torch.addmm(offset, H, torch.cat([W, self.ref_2]).T)
+            self.nc4_w[:K].copy_(W)
+            if b is not None:
+                self.nc4_offset[:K].copy_(b)
+            scores = torch.addmm(self.nc4_offset, H, self.nc4_w.T)
             decide = scores.view(H.shape[0], 2, K).argmax(dim=2)
             self.disagree += (decide[:, 0] != decide[:, 1]).sum()
 
@@ -204,12 +208,12 @@ class NCMonitor:
         self._app, self._app_key = None, None
 
     # ----------------------------------------------------------------- feeding
-    def _classifier_tensors(self, device):
+    def _classifier_tensors(self):
+        """The last layer's weight and bias as they are (detached); the moments copy them into float64."""
         if self.classifier is None:
             return None, None
-        W = self.classifier.weight.detach().to(device=device, dtype=torch.float64)
         b = self.classifier.bias
-        return W, (None if b is None else b.detach().to(device=device, dtype=torch.float64))
+        return self.classifier.weight.detach(), (None if b is None else b.detach())
 
     @public(features=Anything("a (B, d) tensor, checked in the body"), labels=Anything("a (B,) integer tensor"))
     def update(self, features, labels) -> "NCMonitor":
@@ -254,7 +258,7 @@ class NCMonitor:
             ref = self._ref if (self._ref is not None and self._ref.shape[1] == H.shape[1]) else None
             ref = None if ref is None else ref.to(H.device)
             m = self._moments = _Moments(self.K, H.shape[1], H.device, ref)
-        m.add(Hd, y, counts, *self._classifier_tensors(H.device))
+        m.add(Hd, y, counts, *self._classifier_tensors())
         self._seconds += time.perf_counter() - t0
 
     def _class_counts(self, y):
