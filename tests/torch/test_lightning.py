@@ -1,8 +1,10 @@
 """NCMonitorCallback: a Lightning fit gives the table of an NCMonitor driven by hand through the same seeded
 training, logs the metrics, reads λ_W from the optimizer and writes the table when fitting ends."""
 
+import ast
 import logging
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -14,6 +16,7 @@ pytest.importorskip("pyarrow")
 
 import lightning.pytorch as pl  # noqa: E402
 
+import fctheory.torch  # noqa: E402
 from fctheory import FCTheoryError  # noqa: E402
 from fctheory.torch import NCMonitor  # noqa: E402
 from fctheory.torch.lightning import NCMonitorCallback  # noqa: E402
@@ -138,3 +141,22 @@ def test_unknown_layer_and_missing_lam_W_are_refused(tmp_path):
         NCMonitorCallback(K, layer="body", lam_H=LAM_H)
     with pytest.raises(FCTheoryError, match="layer"):
         _fit(tmp_path, NCMonitorCallback(K, layer="nope", classifier="fc", lam_H=LAM_H))
+
+
+def test_no_module_of_fctheory_torch_but_its_lightning_module_imports_lightning():
+    """The callback has its own module: ``import fctheory.torch`` neither needs Lightning nor pays for importing
+    it (several seconds). Read from the sources, so that Lightning imported by other tests does not matter."""
+    package = Path(fctheory.torch.__file__).parent
+    offenders = []
+    for path in sorted(package.glob("*.py")):
+        if path.name == "lightning.py":
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                names = [("." * node.level) + (node.module or "")] + [a.name for a in node.names]
+            else:
+                continue
+            offenders += [f"{path.name}: {n}" for n in names if n.lstrip(".").split(".")[0] == "lightning"]
+    assert not offenders
