@@ -17,7 +17,7 @@ import os
 import lightning.pytorch as pl
 import torch
 
-from .._validate import Anything, Bool, Choice, Real, fail, public, public_class
+from .._validate import Anything, Bool, Choice, Int, Real, fail, public, public_class
 from .monitor import NCMonitor
 
 __all__ = ["NCMonitorCallback"]
@@ -82,6 +82,9 @@ class NCMonitorCallback(pl.Callback):
         Prefix of the logged keys (``"nc/nc1"``, ``"nc/dist_W_gram"``, …).
     progress : bool
         The monitor's own tqdm bar (Lightning's bar shows the logged metrics with ``prog_bar``; off by default).
+    every_n_epochs : int
+        Monitor the training epochs 0, n, 2n, … only (the monitor's cost is per monitored epoch; NC4 then
+        compares with the class means of the previous *monitored* epoch). Rows carry ``trainer_epoch``.
 
     Notes
     -----
@@ -104,6 +107,7 @@ class NCMonitorCallback(pl.Callback):
         figure=Bool(),
         prefix=Anything("a str, checked in the body"),
         progress=Bool(),
+        every_n_epochs=Int(min=1),
     )
     def __init__(
         self,
@@ -120,6 +124,7 @@ class NCMonitorCallback(pl.Callback):
         figure: bool = True,
         prefix: str = "nc/",
         progress: bool = False,
+        every_n_epochs: int = 1,
     ):
         for name, value in (("layer", layer), ("classifier", classifier), ("prefix", prefix)):
             if value is not None and not isinstance(value, str):
@@ -132,7 +137,9 @@ class NCMonitorCallback(pl.Callback):
         self.num_classes, self.layer, self.classifier = num_classes, layer, classifier
         self.lam_H, self.lam_W, self.loss, self.lam_b = lam_H, lam_W, loss, lam_b
         self.labels, self.out, self.figure, self.prefix, self.progress = labels, out, figure, prefix, progress
+        self.every_n_epochs = every_n_epochs
         self.monitor: NCMonitor | None = None
+        self._active = False  # this training epoch is monitored
         self._batch = contextlib.ExitStack()
 
     # ----------------------------------------------------------------- setup
@@ -148,7 +155,7 @@ class NCMonitorCallback(pl.Callback):
             loss=self.loss,
             classifier=fc,
             lam_b=self.lam_b,
-            total_epochs=trainer.max_epochs if (trainer.max_epochs or -1) > 0 else None,
+            total_epochs=-(-trainer.max_epochs // self.every_n_epochs) if (trainer.max_epochs or -1) > 0 else None,
             progress=self.progress,
         )
         if self.layer is not None:
@@ -168,25 +175,30 @@ class NCMonitorCallback(pl.Callback):
 
     # ----------------------------------------------------------------- per batch and epoch
     def on_train_epoch_start(self, trainer, pl_module):
-        self.monitor.begin_epoch()
+        self._active = trainer.current_epoch % self.every_n_epochs == 0
+        if self._active:
+            self.monitor.begin_epoch()
 
     def on_train_batch_start(self, trainer, pl_module, batch, batch_idx):
-        if self.layer is not None:
+        if self._active and self.layer is not None:
             self._batch.enter_context(self.monitor.batch(self._batch_labels(batch)))
 
     def on_train_batch_end(self, trainer, pl_module, outputs, batch, batch_idx):
         self._batch.close()
-        if self.layer is None:
+        if self._active and self.layer is None:
             if not isinstance(outputs, dict) or "features" not in outputs:
                 fail("layer", None, "needed unless training_step returns a dict with the batch's 'features'")
             self.monitor.update(outputs["features"], self._batch_labels(batch))
 
     def on_train_epoch_end(self, trainer, pl_module):
-        row = self.monitor.end_epoch()
+        if not self._active:
+            return
+        self._active = False
+        row = self.monitor.end_epoch(trainer_epoch=trainer.current_epoch)
         logged = {
             self.prefix + k: float(v)
             for k, v in row.items()
-            if k != "epoch" and isinstance(v, (int, float)) and not isinstance(v, bool)
+            if k not in ("epoch", "trainer_epoch") and isinstance(v, (int, float)) and not isinstance(v, bool)
         }
         pl_module.log_dict(logged, on_step=False, on_epoch=True, logger=True)
 

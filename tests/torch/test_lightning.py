@@ -102,6 +102,7 @@ def fitted(tmp_path_factory):
 def test_callback_table_equals_a_monitor_driven_by_hand(fitted):
     cb, _, _ = fitted
     got, want = cb.table(), _by_hand()
+    assert got.pop("trainer_epoch").tolist() == list(range(EPOCHS))
     assert list(got.columns) == list(want.columns) and len(got) == EPOCHS
     for col in want.columns:
         if col.endswith("seconds"):
@@ -160,3 +161,16 @@ def test_no_module_of_fctheory_torch_but_its_lightning_module_imports_lightning(
                 continue
             offenders += [f"{path.name}: {n}" for n in names if n.lstrip(".").split(".")[0] == "lightning"]
     assert not offenders
+
+
+def test_every_n_epochs_monitors_epochs_0_n_2n(fitted, tmp_path):
+    cb_all = fitted[0]
+    cb = NCMonitorCallback(K, layer="body", classifier="fc", lam_H=LAM_H, every_n_epochs=2)
+    trainer = _fit(tmp_path, cb)
+    df = cb.table()
+    assert df["trainer_epoch"].tolist() == [0, 2]
+    # the same seeded training: epoch 0 is the every-epoch run's first row
+    assert df["nc1"].iloc[0] == cb_all.table()["nc1"].iloc[0]
+    assert not math.isnan(df["nc4"].iloc[1])  # against the means of epoch 0
+    logged = pd.read_csv(f"{trainer.logger.log_dir}/metrics.csv")
+    assert logged["nc/nc1"].dropna().size == 2
