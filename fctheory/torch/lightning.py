@@ -73,7 +73,7 @@ class NCMonitorCallback(pl.Callback):
         Penalty on the bias (0: unregularised).
     labels : callable, optional
         ``labels(batch)`` gives the batch's label tensor; default ``batch[1]`` (an ``(x, y)`` batch) or
-        ``batch["y"]`` / ``batch["labels"]`` for a dict batch.
+        the first of ``batch["y"]``, ``["labels"]``, ``["label"]``, ``["target"]`` for a dict batch.
     out : str, optional
         Folder for ``nc_history.parquet`` and (``figure=True``) ``nc_history.png``, written when fitting ends.
     figure : bool
