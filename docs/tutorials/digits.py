@@ -12,6 +12,7 @@ docs/tutorial-digits.md quotes its numbers. ``main(epochs=..., out=...)`` is wha
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 import time
@@ -52,12 +53,16 @@ def build(d=32, width=128):
     return backbone, fc
 
 
-def train_epoch(backbone, fc, opt, X, y, batch, N, gen):
-    """One epoch of CE + (λ_W/2)‖W‖² + (λ_H/2)·N·mean_batch‖h‖² (the UFM objective's minibatch estimate)."""
+def train_epoch(backbone, fc, opt, X, y, batch, N, gen, monitor=None):
+    """One epoch of CE + (λ_W/2)‖W‖² + (λ_H/2)·N·mean_batch‖h‖² (the UFM objective's minibatch estimate).
+
+    With a ``monitor`` hooked to ``backbone``, the training forwards feed it (as the Lightning callback does).
+    """
     backbone.train()
     total, seen = 0.0, 0
     for idx in torch.randperm(len(y), generator=gen).split(batch):
-        h = backbone(X[idx])
+        with monitor.batch(y[idx]) if monitor is not None else contextlib.nullcontext():
+            h = backbone(X[idx])
         loss = torch.nn.functional.cross_entropy(fc(h), y[idx])
         reg = 0.5 * LAM_W * fc.weight.pow(2).sum() + 0.5 * LAM_H * N * h.pow(2).sum(dim=1).mean()
         opt.zero_grad()
@@ -66,6 +71,31 @@ def train_epoch(backbone, fc, opt, X, y, batch, N, gen):
         total += float(loss.detach()) * len(idx)
         seen += len(idx)
     return total / seen
+
+
+def optimizer(backbone, fc, lr, epochs):
+    """SGD with momentum, weight decay WD on the backbone only (λ_W is in the loss), cosine schedule."""
+    params = [{"params": backbone.parameters(), "weight_decay": WD}, {"params": fc.parameters(), "weight_decay": 0.0}]
+    opt = torch.optim.SGD(params, lr=lr, momentum=0.9)
+    return opt, torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=epochs)
+
+
+def measurement_pass(backbone, fc, X, y, monitor=None):
+    """The training set through the network in evaluation mode, in chunks of 512; a ``monitor`` hooked to the
+    backbone sees the features. Returns the training accuracy (1 from the start of the terminal phase on)."""
+    backbone.eval()
+    correct = 0
+    with torch.no_grad():
+        for idx in torch.arange(len(y)).split(512):
+            with monitor.batch(y[idx]) if monitor is not None else contextlib.nullcontext():
+                h = backbone(X[idx])
+            correct += int((fc(h).argmax(1) == y[idx]).sum())
+    return correct / len(y)
+
+
+def accuracy(backbone, fc, X, y):
+    with torch.no_grad():
+        return float((fc(backbone(X)).argmax(1) == y).float().mean())
 
 
 def main(epochs=400, out="out/digits", *, n_train=140, batch=128, lr=0.1, seed=0, progress=True, threads=1):
@@ -88,22 +118,17 @@ def _run(epochs, out, n_train, batch, lr, seed, progress):
     Xtr, ytr, Xte, yte = balanced_split(n_train, seed)
     N = len(ytr)
     backbone, fc = build()
-    params = [{"params": backbone.parameters(), "weight_decay": WD}, {"params": fc.parameters(), "weight_decay": 0.0}]
-    opt = torch.optim.SGD(params, lr=lr, momentum=0.9)
-    sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=epochs)
+    opt, sched = optimizer(backbone, fc, lr, epochs)
     monitor = NCMonitor(10, lam_W=LAM_W, lam_H=LAM_H, classifier=fc, total_epochs=epochs, progress=progress)
     monitor.attach(backbone)
     t0 = time.perf_counter()
     for _ in range(epochs):
         loss = train_epoch(backbone, fc, opt, Xtr, ytr, batch, N, gen)
         sched.step()
-        backbone.eval()
-        with torch.no_grad(), monitor.epoch() as extra:
-            for idx in torch.arange(N).split(512):  # the measurement pass over the training set
-                with monitor.batch(ytr[idx]):
-                    backbone(Xtr[idx])
+        with monitor.epoch() as extra:
+            extra["train_accuracy"] = measurement_pass(backbone, fc, Xtr, ytr, monitor)
             extra["train_loss"] = loss
-            extra["test_accuracy"] = float((fc(backbone(Xte)).argmax(1) == yte).float().mean())
+            extra["test_accuracy"] = accuracy(backbone, fc, Xte, yte)
     seconds = time.perf_counter() - t0
     monitor.close()
     os.makedirs(out, exist_ok=True)
@@ -133,6 +158,7 @@ if __name__ == "__main__":
     cols = [
         "epoch",
         "train_loss",
+        "train_accuracy",
         "test_accuracy",
         "nc1",
         "nc2",

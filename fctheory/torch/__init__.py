@@ -4,6 +4,10 @@
 :class:`NCMonitor` accumulates the class statistics of the penultimate-layer features on their device
 (a forward hook or explicit ``update`` calls), and per epoch writes NC1–NC4, norms and angles and the
 distances to the regularised UFM optimum into a table (pandas/Parquet) and a figure.
+
+:class:`fctheory.torch.lightning.NCMonitorCallback` runs it inside a PyTorch Lightning ``Trainer.fit``
+(``pip install 'fctheory[lightning]'``). It lives in its own module so that ``import fctheory.torch``
+neither needs Lightning nor pays for importing it (several seconds).
 """
 
 try:

@@ -236,3 +236,23 @@ def test_progress_bar_shows_the_epochs(capsys):
     mon.close()
     err = capsys.readouterr().err
     assert "NC monitor" in err and "2/2" in err
+
+
+def test_wide_features_use_the_blocked_scatter_and_equal_two_pass_numpy():
+    """d = 300 (≥ 256: the scatter is accumulated by row blocks of 128, the last one 44 wide) gives the
+    two-pass Σ_W, exactly symmetric."""
+    rng = np.random.default_rng(3)
+    d, N = 300, 411
+    y = rng.integers(0, K, N)
+    y[:K] = np.arange(K)
+    H = 10.0 + 3.0 * rng.standard_normal((K, d))[y] + rng.standard_normal((N, d))
+    mon = NCMonitor(K, lam_W=1e-3, lam_H=1e-3, progress=False)
+    for _ in range(2):
+        with mon.epoch():
+            for idx in np.array_split(np.arange(N), 3):
+                mon.update(torch.as_tensor(H[idx]), torch.as_tensor(y[idx]))
+    means = np.stack([H[y == k].mean(axis=0) for k in range(K)])
+    Dev = H - means[y]
+    st = mon.statistics
+    assert _rel(st.sigma_W, Dev.T @ Dev / N) < 1e-12
+    assert np.array_equal(st.sigma_W, st.sigma_W.T)

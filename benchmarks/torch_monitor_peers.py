@@ -1,0 +1,134 @@
+"""Benchmark: NCMonitor's one-pass statistics against rhubarbwu/neural-collapse's accumulators, same features, CPU.
+
+The peer (https://github.com/rhubarbwu/neural-collapse, package ``neural_collapse``; not on PyPI: install it
+with ``pip install git+https://github.com/rhubarbwu/neural-collapse`` or put a checkout on ``PYTHONPATH``)
+needs the class means before the second moments, so an epoch's features go through it twice:
+``MeanAccumulator`` (pass 1), then ``CovarAccumulator`` and ``VarNormAccumulator`` with those means
+(pass 2), then ``covariance_ratio`` (NC1, metric "pinv") and ``variability_cdnv`` (CDNV). NCMonitor makes
+one pass (``update`` per batch) and ``end_epoch`` computes from its statistics NC1, CDNV and everything
+else of a row (NC2, norms, angles, the UFM distances), so its metric time covers more.
+
+Both run in float64 (the peer's ``dtype=torch.float64``; its CDNV kernel grid takes torch's default dtype,
+so that is float64 while the peer computes) on the same float32 feature batches, after one untimed
+warm-up epoch each; times are medians of ``--reps`` repetitions, interleaved. The two NC1 and CDNV agree
+to ~1e-12 relative (the peers' conventions, docs/metrics-peers.md rows RW-nc1-pinv and RW-cdnv: global
+mean = mean of the class means; class variance Σ‖h − μ_k‖²/n_k; Σ_B⁺ by pseudo-inverse, which on generic
+features keeps the same K − 1 directions as fctheory's default rank rule). The script stops with an error
+if they differ by more than 1e-10.
+
+Run:  python benchmarks/torch_monitor_peers.py [--n 50000] [--K 10,100] [--d 64,512] [--batch 1000] [--reps 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+import numpy as np
+import torch
+
+from fctheory.torch import NCMonitor
+
+try:
+    from neural_collapse.accumulate import CovarAccumulator, MeanAccumulator, VarNormAccumulator
+    from neural_collapse.measure import covariance_ratio, variability_cdnv
+except ImportError:  # the peer is optional
+    MeanAccumulator = None
+
+
+def batches(N, K, d, B, seed=0):
+    """Float32 features of K well-separated Gaussian classes (every class in every epoch), in batches of B."""
+    g = torch.Generator().manual_seed(seed)
+    y = torch.randint(0, K, (N,), generator=g)
+    y[:K] = torch.arange(K)
+    H = 4.0 * torch.randn(K, d, generator=g)[y] + torch.randn(N, d, generator=g) + 10.0
+    return list(zip(H.float().split(B), y.split(B)))
+
+
+def peer_epoch(data, K, d):
+    """Two passes of the peer's accumulators, then its NC1 and CDNV; returns (nc1, cdnv, accumulate s, metric s)."""
+    f64 = dict(device="cpu", dtype=torch.float64)
+    t0 = time.perf_counter()
+    means = MeanAccumulator(K, d, **f64)
+    for H, y in data:
+        means.accumulate(H, y)
+    M, m_G = means.compute()
+    covar, varnorm = CovarAccumulator(K, d, M=M, **f64), VarNormAccumulator(K, d, M=M, **f64)
+    for H, y in data:
+        covar.accumulate(H, y, M)
+        varnorm.accumulate(H, y, M)
+    V_intra, V_norms = covar.compute(), varnorm.compute()[0]
+    t1 = time.perf_counter()
+    previous = torch.get_default_dtype()
+    torch.set_default_dtype(torch.float64)  # the peer's CDNV grid is allocated in the default dtype
+    try:
+        nc1, cdnv = covariance_ratio(V_intra, M, m_G), variability_cdnv(V_norms, M)
+    finally:
+        torch.set_default_dtype(previous)
+    return nc1, cdnv, t1 - t0, time.perf_counter() - t1
+
+
+def monitor_epoch(mon, data):
+    """One NCMonitor epoch; returns (nc1, cdnv, update s, end_epoch s)."""
+    t0 = time.perf_counter()
+    mon.begin_epoch()
+    for H, y in data:
+        mon.update(H, y)
+    t1 = time.perf_counter()
+    row = mon.end_epoch()
+    return row["nc1"], row["cdnv"], t1 - t0, time.perf_counter() - t1
+
+
+def one_setting(N, K, d, B, reps):
+    data = batches(N, K, d, B)
+    mon = NCMonitor(K, lam_W=1e-3, lam_H=1e-3, progress=False)
+    monitor_epoch(mon, data)  # warm-up; the UFM optimum is solved once per training
+    peer_epoch(data, K, d)
+    ours, theirs = [], []
+    for _ in range(reps):
+        ours.append(monitor_epoch(mon, data))
+        theirs.append(peer_epoch(data, K, d))
+    o, t = np.median(np.array(ours), axis=0), np.median(np.array(theirs), axis=0)
+    rel = max(abs(ours[-1][0] - theirs[-1][0]) / abs(theirs[-1][0]), abs(ours[-1][1] - theirs[-1][1]) / theirs[-1][1])
+    if rel > 1e-10:
+        raise SystemExit(
+            f"K={K}, d={d}: NC1/CDNV differ by {rel:.2e} relative (ours {ours[-1][:2]}, peer {theirs[-1][:2]})"
+        )
+    return o, t, rel, ours[-1][:2]
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--n", type=int, default=50_000)
+    ap.add_argument("--K", default="10,100")
+    ap.add_argument("--d", default="64,512")
+    ap.add_argument("--batch", type=int, default=1000)
+    ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--threads", type=int, default=1)
+    args = ap.parse_args()
+    if MeanAccumulator is None:
+        raise SystemExit(
+            "neural_collapse is not installed (not on PyPI): pip install git+https://github.com/rhubarbwu/neural-collapse"
+        )
+    torch.set_num_threads(args.threads)
+    print(
+        f"torch {torch.__version__}, {args.threads} thread(s), N = {args.n}, batch {args.batch}, float64 accumulation"
+    )
+    print(
+        "| K | d | peer: 2 passes | NCMonitor: 1 pass (update) | ratio | peer NC1 + CDNV | NCMonitor end_epoch "
+        "| total ratio | NC1 | max rel. diff NC1/CDNV |"
+    )
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    for K in (int(k) for k in args.K.split(",")):
+        for d in (int(x) for x in args.d.split(",")):
+            o, t, rel, (nc1, _) = one_setting(args.n, K, d, args.batch, args.reps)
+            print(
+                f"| {K} | {d} | {1e3 * t[2]:.1f} ms | {1e3 * o[2]:.1f} ms | **{t[2] / o[2]:.2f}×** "
+                f"| {1e3 * t[3]:.2f} ms | {1e3 * o[3]:.2f} ms | **{(t[2] + t[3]) / (o[2] + o[3]):.2f}×** "
+                f"| {nc1:.4g} | {rel:.1e} |",
+                flush=True,
+            )
+
+
+if __name__ == "__main__":
+    main()
