@@ -363,8 +363,13 @@ def tau(*, n_c, n_w, L, K, lam, precision: str = "float", dps: int = 50, backend
         K ∈ [1, n_c^L] (up to 1e300), n_w up to 1e9.
     lam : float or array_like, λ > 0
     precision : {"float", "mp", "interval"}
-        "float": float64 result, relative error ≲ 1e-12 except within a relative 1e-6 of the
-        threshold λ₀ (:func:`lambda_trivial`), where the problem itself is ill-conditioned.
+        "float": float64 result with relative error ≤ 1e-12 for every λ < λ₀ (tested against
+        100-digit mpmath from λ₀(1 − 1e-6) down to 1e-12 and within a million ulps of λ₀ on both
+        sides; typically a few 1e-15), and exactly 0 when λ ≥ λ₀ (:func:`lambda_trivial`). Near λ₀
+        τ is proportional to λ₀ − λ, so r = log(λ₀/λ) is formed from the double-double gap
+        (λ₀/λ)² − 1 (relative error ≤ 2^-50) and, within a few ulps of λ₀, its sign is decided in exact
+        rational arithmetic: the only tolerance is that p = K/n_c^L is dropped from that decision when
+        n_c^L > 2^4096, which changes nothing representable (any τ it could zero is below 1e-300).
         "mp": mpmath reference with ``dps`` digits, solving H′(t) = 0 from the formula as printed
         (returns ``mpf`` or an object array).
         "interval": a certified :class:`~fctheory._interval.Enclosure` (python-flint arb balls, the
@@ -380,8 +385,9 @@ def tau(*, n_c, n_w, L, K, lam, precision: str = "float", dps: int = 50, backend
     Returns
     -------
     float, ndarray or Enclosure
-        τ ≥ 0; exactly 0 when λ ≥ λ₀. Finite for every valid input (λ down to 5e-324, K up to
-        1e300, L up to 10**4 and beyond): τ grows only like log(1/λ).
+        τ ≥ 0; exactly 0 when λ ≥ λ₀ (the exact λ₀ of the inputs, not its float rounding: one ulp
+        below ``lambda_trivial(...)`` τ may be positive, ~1e-12). Finite for every valid input (λ down
+        to 5e-324, K up to 1e300, L up to 10**4 and beyond): τ grows only like log(1/λ).
 
     Raises
     ------
