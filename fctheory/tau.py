@@ -414,6 +414,12 @@ def tau(*, n_c, n_w, L, K, lam, precision: str = "float", dps: int = 50, backend
             _tau_enclosure(*map(int, v[:4]), float(v[4]), float(g)) for v, g in zip(zip(n_c, n_w, L, K, lam), guess)
         ]
         return enclosure_array(items, shape)
+    return _out(_tau_float(n_c, n_w, L, K, lam, backend).reshape(shape))
+
+
+def _tau_float(n_c, n_w, L, K, lam, backend):
+    """The float path on flat arrays: |log(λ₀/λ)| ≥ :data:`_R_NEAR` solved from the float r (or 0), the rest
+    by :func:`_tau_near_threshold`."""
     if backend == "numba":
         from ._kernels import tau_direct  # noqa: PLC0415 - numba kernels: importing numba costs about a second, paid on first use
 
@@ -421,7 +427,7 @@ def tau(*, n_c, n_w, L, K, lam, precision: str = "float", dps: int = 50, backend
         near = np.nonzero(np.isnan(t))[0]
         if near.size:
             t[near] = _tau_near_threshold(n_c[near], n_w[near], L[near], K[near], lam[near], backend)
-        return _out(t.reshape(shape))
+        return t
     lat = LatentSum(n_c, L, K)
     log_ratio = _log_lambda0(lat, n_w) - np.log(lam)
     t = np.zeros(lam.shape)
@@ -433,7 +439,7 @@ def tau(*, n_c, n_w, L, K, lam, precision: str = "float", dps: int = 50, backend
     near = np.nonzero(np.abs(log_ratio) < _R_NEAR)[0]
     if near.size:
         t[near] = _tau_near_threshold(n_c[near], n_w[near], L[near], K[near], lam[near], backend)
-    return _out(t.reshape(shape))
+    return t
 
 
 # for |r| = |log(λ₀/λ)| below this, r is re-formed from the double-double gap (see _tau_near_threshold):

@@ -23,7 +23,16 @@ from .registry import expect, register, tolerances
 
 # (n_c, n_w, L, K, λ): full and partial latent sets (K < n_c^L exercises the 1 − K/n_c^L term), the paper's
 # setting of figure 3, and λ well below λ₀
-_T1 = [(3, 6, 2, 9, 0.01), (2, 4, 3, 5, 0.02), (4, 8, 3, 20, 0.003), (3, 1200, 15, 1000, 1e-3), (5, 10, 2, 7, 0.05)]
+# (3, 3, 1, 2, 0.1): r = log(λ₀/λ) = 1.25 and the root has t(s) < 1, the branch of ℓ(q, t) where an error in
+# log(K + 1 − K/n_c^L) does not cancel against the same error in r (for t ≥ 1 it does, exactly)
+_T1 = [
+    (3, 6, 2, 9, 0.01),
+    (2, 4, 3, 5, 0.02),
+    (4, 8, 3, 20, 0.003),
+    (3, 1200, 15, 1000, 1e-3),
+    (3, 3, 1, 2, 0.1),
+    (5, 10, 2, 7, 0.05),
+]
 # (n_c, L, K, d, λ) for Theorem 3
 _T3 = [(3, 2, 9, 4, 0.01), (2, 3, 5, 3, 0.02), (3, 15, 1000, 100, 1e-3), (4, 2, 11, 6, 0.2)]
 
@@ -77,7 +86,7 @@ def check_predictors_mpmath(mutant: bool = False, quick: bool = False) -> str:
 
 def _mpmath_theorem1(cmp, T, mutant, quick):
     """tau (both backends), lambda_trivial, H, H', H'' against mpmath, and tau just below lambda0."""
-    for n_c, n_w, L, K, lam in _T1 if not quick else _T1[:4]:
+    for n_c, n_w, L, K, lam in _T1 if not quick else _T1[:5]:
         args = (n_c, n_w, L, K)
         kw = dict(n_c=n_c, n_w=n_w, L=L, K=K)
         tr = orc.tau(*args, lam)

@@ -161,12 +161,12 @@ MUTANTS: list[LibraryMutant] = [
         _T1,
     ),
     M(
-        "log-Kom-no-K",
+        "log-Kom-half-1-minus-p",
         "fctheory._latent",
         "LatentSum.__init__",
         "self.logK + np.log1p(self.om / K)",
-        "self.logK + np.log1p(self.om)",
-        "log(K + 1 - K/n_c^L) computed as log K + log(2 - K/n_c^L)",
+        "self.logK + np.log1p(self.om / K / 2)",
+        "log(K + 1 - K/n_c^L) in the latent sums computed as log(K + (1 - K/n_c^L)/2)",
         ("tau-trivial-threshold", "predictors-mpmath"),
     ),
     M(
