@@ -156,7 +156,7 @@ def lambda_trivial(*, n_c, n_w, L, K, precision: str = "float"):
     -------
     float, ndarray or Enclosure
         With "float", λ₀ rounded to nearest from a double-double evaluation (relative error below
-        2^-100 before the rounding): within half an ulp plus 2^-100 relative, so ``tau`` at
+        2^-95 before the rounding): within half an ulp plus 2^-95 relative, so ``tau`` at
         ``lam=lambda_trivial(...)`` is 0 or the tiny positive τ of the rounded-down λ₀.
     """
     n_c, n_w, L, K = _params(n_c, n_w, L, K)
@@ -179,8 +179,8 @@ def _one_minus_p_dd(n_c, L, K):
     """1 − p = 1 − K/n_c^L as a double-double.
 
     Where n_c^L is an exact double, (n_c^L − K)/n_c^L is a double-double quotient of exact integers.
-    Elsewhere n_c^L > 2^53 and the float p = exp(log K − L log n_c) (relative error ε ≲ 2^-45) is enough:
-    its error moves A = K + 1 − p by ε·p ≤ ε·K/n_c^L < 2^-98·A.
+    Elsewhere n_c^L > 2^53 and the float p = exp(log K − L log n_c) is enough: its relative error ε ≲ 2^-43
+    (an exponent difference of terms up to ~700) moves A = K + 1 − p by ε·p ≤ ε·K/n_c^L < 2^-96·A.
     """
     exact = L * np.log2(n_c) <= 53
     N = np.power(n_c, np.where(exact, L, 0))
@@ -213,10 +213,10 @@ def _lambda0_float(n_c, n_w, L, K):
 def _threshold_gap(n_c, n_w, L, K, lam):
     """X = (λ₀/λ)² − 1 = (LK − n_w A²λ²)/(n_w A²λ²), λ as the exact double it stores.
 
-    Both terms of the numerator are double-doubles (relative error ≲ 12·2^-104 together), so X has an
-    absolute error below 2^-100: relative error below 2^-50 wherever |X| ≥ 2^-50 (:data:`_GAP_EXACT`, λ a
-    few ulps or more from λ₀). Meant for |log(λ₀/λ)| < 1 (where the scaled terms are near n_w, far from
-    overflow).
+    LK is exact and n_w A²λ² a double-double with relative error below 2^-95 (2^-96 from A, see
+    :func:`_one_minus_p_dd`, else ~2^-102), so X has an absolute error below 2^-95: a relative error below
+    2^-45 (3e-14) wherever |X| ≥ 2^-50 (:data:`_GAP_EXACT`, λ a few ulps or more from λ₀). Meant for
+    |log(λ₀/λ)| < 1 (where the scaled terms are near n_w, far from overflow).
     """
     n_c, n_w, L, K, lam = (np.asarray(v, dtype=np.float64) for v in (n_c, n_w, L, K, lam))
     a, alpha = _scaled_denominator(n_c, L, K)
@@ -367,7 +367,7 @@ def tau(*, n_c, n_w, L, K, lam, precision: str = "float", dps: int = 50, backend
         100-digit mpmath from λ₀(1 − 1e-6) down to 1e-12 and within a million ulps of λ₀ on both
         sides; typically a few 1e-15), and exactly 0 when λ ≥ λ₀ (:func:`lambda_trivial`). Near λ₀
         τ is proportional to λ₀ − λ, so r = log(λ₀/λ) is formed from the double-double gap
-        (λ₀/λ)² − 1 (relative error ≤ 2^-50) and, within a few ulps of λ₀, its sign is decided in exact
+        (λ₀/λ)² − 1 (relative error ≤ 2^-45) and, within a few ulps of λ₀, its sign is decided in exact
         rational arithmetic: the only tolerance is that p = K/n_c^L is dropped from that decision when
         n_c^L > 2^4096, which changes nothing representable (any τ it could zero is below 1e-300).
         "mp": mpmath reference with ``dps`` digits, solving H′(t) = 0 from the formula as printed
@@ -453,7 +453,7 @@ def _tau_near_threshold(n_c, n_w, L, K, lam, backend):
     r = log(λ₀/λ) is a difference of logs of size up to ~700; as r → 0 its float value keeps only its
     absolute accuracy (the former long-double formation kept ~3 more digits, and none where long double is
     float64). Here r = ½·log1p(X) from the gap X = (λ₀/λ)² − 1 in double-double (:func:`_threshold_gap`),
-    relative error ≤ 2^-50; where |X| < 2^-50 (λ within a few ulps of λ₀) X is recomputed in exact
+    relative error ≤ 2^-45; where |X| < 2^-50 (λ within a few ulps of λ₀) X is recomputed in exact
     rationals (:func:`_threshold_gap_exact`), so the sign of λ₀ − λ, hence τ = 0 or τ > 0, is decided
     exactly. The rest of the solve is relative-accurate in float64 (D is built from log1p/expm1, and
     d log s/d log r ∈ (0, 1]).
