@@ -167,15 +167,16 @@ def _theorem1_constants(n_c, n_w, L, K, lam):
 
 @njit(parallel=True, **_NB)
 def tau_direct(n_c, n_w, L, K, lam, r_near):
-    """τ for flat arrays, constants computed in the kernel. Elements with 0 < r < r_near are
-    returned as NaN (with their r) for the caller's long-double treatment."""
+    """τ for flat arrays, constants computed in the kernel. Elements with |r| < r_near are returned
+    as NaN (with their r) for the caller's threshold treatment: there the float r is too inaccurate
+    to decide the sign of r = log(λ₀/λ) or to give it to full relative accuracy."""
     n = n_c.shape[0]
     out = np.empty(n)
     r_out = np.empty(n)
     for i in prange(n):
         r, log_nc, c1, logq, log1mq, log_eta = _theorem1_constants(n_c[i], n_w[i], L[i], K[i], lam[i])
         r_out[i] = r
-        if r <= 0.0:
+        if r <= -r_near:
             out[i] = 0.0
         elif r < r_near:
             out[i] = np.nan

@@ -11,6 +11,11 @@
   the safeguarded vectorised Newton :func:`solve_monotone`. They are ufunc compositions, so they work
   elementwise on float64 arrays (the fast path) and ``np.longdouble`` (the final Newton polish:
   64-bit mantissa on x86-64, which buys the ~3 digits lost to conditioning near thresholds).
+* Double-double arithmetic (:func:`two_sum`, :func:`two_prod`, :func:`dd_add`, :func:`dd_mul`,
+  :func:`dd_div`, :func:`dd_sqrt`): a value is an unevaluated pair (hi, lo) of float64 arrays with
+  |lo| ≤ ulp(hi)/2, i.e. about 106 bits, built from error-free transformations (Knuth's two-sum, Dekker's
+  two-product). It is portable (unlike ``np.longdouble``, which is float64 on some platforms) and is what
+  a difference of two nearly equal closed forms needs (λ₀ − λ near the threshold of Theorem 1).
 
 Every function taking ``xp`` works on NumPy or CuPy arrays and PyTorch tensors (``xp`` is the array
 namespace, see :func:`fctheory._backend.array_namespace_of`).
@@ -37,6 +42,12 @@ __all__ = [
     "column_exponents",
     "safe_norm",
     "norms",
+    "two_sum",
+    "two_prod",
+    "dd_add",
+    "dd_mul",
+    "dd_div",
+    "dd_sqrt",
 ]
 
 
@@ -196,3 +207,65 @@ def solve_monotone(
         if not active.any():
             break
     return x, it
+
+
+# ----------------------------------------------------------------------------- double-double arithmetic
+# Each operation's relative error is a small multiple of 2^-104 (Joldes, Muller, Popescu, "Tight and rigorous
+# error bounds for basic building blocks of double-word arithmetic", ACM TOMS 2017); inputs are assumed to
+# be scaled so that no intermediate over- or underflows (|x| between about 2^-900 and 2^900).
+_SPLITTER = 134217729.0  # 2^27 + 1: Veltkamp's constant splitting a double into two 26-bit halves
+
+
+def two_sum(a, b):
+    """(s, e) with s = fl(a + b) and s + e = a + b exactly (Knuth; no condition on |a|, |b|)."""
+    s = a + b
+    bb = s - a
+    return s, (a - (s - bb)) + (b - bb)
+
+
+def _fast_two_sum(a, b):
+    """two_sum for |a| ≥ |b| (or a = 0): three operations (Dekker)."""
+    s = a + b
+    return s, b - (s - a)
+
+
+def _split(a):
+    c = _SPLITTER * a
+    hi = c - (c - a)
+    return hi, a - hi
+
+
+def two_prod(a, b):
+    """(p, e) with p = fl(a·b) and p + e = a·b exactly (Dekker's product; NumPy has no fused multiply-add)."""
+    p = a * b
+    ah, al = _split(a)
+    bh, bl = _split(b)
+    return p, ((ah * bh - p) + ah * bl + al * bh) + al * bl
+
+
+def dd_add(x, y):
+    """x + y for double-doubles x = (hi, lo), y = (hi, lo) (a float is (v, 0))."""
+    s, e = two_sum(x[0], y[0])
+    t, f = two_sum(x[1], y[1])
+    s, e = _fast_two_sum(s, e + t)
+    return _fast_two_sum(s, e + f)
+
+
+def dd_mul(x, y):
+    """x·y for double-doubles."""
+    p, e = two_prod(x[0], y[0])
+    return _fast_two_sum(p, e + (x[0] * y[1] + x[1] * y[0]))
+
+
+def dd_div(x, y):
+    """x/y for double-doubles: one long-division step on the float quotient."""
+    q = x[0] / y[0]
+    r = dd_add(x, dd_mul((-q, 0.0 * q), y))  # x − q·y, small: its float value is enough
+    return _fast_two_sum(q, (r[0] + r[1]) / y[0])
+
+
+def dd_sqrt(x):
+    """√x for a double-double x > 0: one Newton step s + (x − s²)/(2s) from the float root s."""
+    s = np.sqrt(x[0])
+    r = dd_add(x, dd_mul((-s, 0.0 * s), (s, 0.0 * s)))
+    return _fast_two_sum(s, (r[0] + r[1]) / (2.0 * s))

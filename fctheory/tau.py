@@ -9,12 +9,16 @@ Writing s = ηt, H′(t) = λ − ηL·E1(s)E2(s) and H′(0) = λ − λ₀ wit
     λ₀ = √(L K/n_w) / (K + 1 − K/n_c^L),
 
 so τ = 0 (the trivial solution (W, U) = (0, 0) wins) exactly when λ ≥ λ₀ (:func:`lambda_trivial`).
-For λ < λ₀ the float path solves log(λ₀/λ) = D(s) (see :mod:`fctheory._latent`) by safeguarded
-Newton in float64 (log(λ₀/λ) itself is formed in long double when it is small, see
-:func:`_tau_near_threshold`).
+For λ < λ₀ the float path solves r = log(λ₀/λ) = D(s) (see :mod:`fctheory._latent`) by safeguarded
+Newton in float64. τ is as accurate as r (d log s/d log r ∈ (0, 1]), and near the threshold r is a
+difference of nearly equal numbers: there it is formed from the double-double gap (λ₀/λ)² − 1, and
+decided in exact rationals within a few ulps of λ₀ (see :func:`_tau_near_threshold`).
 """
 
 from __future__ import annotations
+
+import math
+from fractions import Fraction
 
 import mpmath
 import numpy as np
@@ -31,8 +35,9 @@ from ._interval import (
     flint_module,
     latent_terms,
 )
-from ._latent import LatentSum, one_minus_p
+from ._latent import LatentSum
 from ._logmath import solve_monotone
+from ._numerics import dd_add, dd_div, dd_mul, dd_sqrt, two_prod, two_sum
 from ._mp import mp_context, mp_guard, mp_root, vectorize_mp
 from ._budget import check_work
 from ._validate import (
@@ -150,6 +155,9 @@ def lambda_trivial(*, n_c, n_w, L, K, precision: str = "float"):
     Returns
     -------
     float, ndarray or Enclosure
+        With "float", λ₀ rounded to nearest from a double-double evaluation (relative error below
+        2^-95 before the rounding): within half an ulp plus 2^-95 relative, so ``tau`` at
+        ``lam=lambda_trivial(...)`` is 0 or the tiny positive τ of the rounded-down λ₀.
     """
     n_c, n_w, L, K = _params(n_c, n_w, L, K)
     check_batch(broadcast_shape(n_c=n_c, n_w=n_w, L=L, K=K), what="lambda_trivial", precision=precision)
@@ -157,8 +165,85 @@ def lambda_trivial(*, n_c, n_w, L, K, precision: str = "float"):
         flint_module()
         shape, flat = broadcast_flat(n_c=n_c, n_w=n_w, L=L, K=K)
         return enclosure_array([_lambda0_enclosure(*map(int, v)) for v in zip(*flat)], shape)
-    lat = LatentSum(n_c, L, K)
-    return _out(np.exp(_log_lambda0(lat, n_w)))
+    shape, (n_c, n_w, L, K) = broadcast_flat(n_c=n_c, n_w=n_w, L=L, K=K)
+    return _out(_lambda0_float(n_c, n_w, L, K).reshape(shape))
+
+
+# ---------------------------------------------------------------------------- λ₀ and λ₀/λ in double-double
+# With K = k·2^κ and A = K + 1 − p = a·2^α (k, a ∈ [0.5, 1)), λ₀ = √(LK/n_w)/A and
+# (λ₀/λ)² = LK/(n_w A² λ²) are formed on the mantissas, the powers of two applied exactly: nothing
+# overflows for K up to 1e300, and every operation is double-double (relative error ~2^-104 each).
+
+
+def _one_minus_p_dd(n_c, L, K):
+    """1 − p = 1 − K/n_c^L as a double-double.
+
+    Where n_c^L is an exact double, (n_c^L − K)/n_c^L is a double-double quotient of exact integers.
+    Elsewhere n_c^L > 2^53 and the float p = exp(log K − L log n_c) is enough: its relative error ε ≲ 2^-43
+    (an exponent difference of terms up to ~700) moves A = K + 1 − p by ε·p ≤ ε·K/n_c^L < 2^-96·A.
+    """
+    exact = L * np.log2(n_c) <= 53
+    N = np.power(n_c, np.where(exact, L, 0))
+    q = dd_div((N - np.where(exact, K, 0.0), 0.0 * N), (N, 0.0 * N))
+    p = np.exp(np.minimum(np.log(K) - L * np.log(n_c), 0.0))
+    r = two_sum(1.0, -p)
+    return np.where(exact, q[0], r[0]), np.where(exact, q[1], r[1])
+
+
+def _scaled_denominator(n_c, L, K):
+    """A = K + 1 − p as (a, α): a double-double mantissa a ∈ [0.5, 1) and A = a·2^α."""
+    A = dd_add((K, 0.0 * K), _one_minus_p_dd(n_c, L, K))
+    a, e = np.frexp(A[0])
+    return (a, np.ldexp(A[1], -e)), e
+
+
+def _lambda0_float(n_c, n_w, L, K):
+    """λ₀ = √(LK/n_w)/(K + 1 − p), rounded to the nearest double from a double-double evaluation."""
+    n_c, n_w, L, K = (np.asarray(v, dtype=np.float64) for v in (n_c, n_w, L, K))
+    a, alpha = _scaled_denominator(n_c, L, K)
+    k, kappa = np.frexp(K)
+    odd = kappa % 2 != 0  # make the exponent even: √(k·2^κ) = √(2k)·2^((κ−1)/2)
+    k, kappa = np.where(odd, 2 * k, k), np.where(odd, kappa - 1, kappa)
+    zero = 0.0 * K
+    root = dd_sqrt(dd_div(two_prod(L, k), (n_w, zero)))
+    q = dd_div(root, a)
+    return np.ldexp(q[0] + q[1], kappa // 2 - alpha)
+
+
+def _threshold_gap(n_c, n_w, L, K, lam):
+    """X = (λ₀/λ)² − 1 = (LK − n_w A²λ²)/(n_w A²λ²), λ as the exact double it stores.
+
+    LK is exact and n_w A²λ² a double-double with relative error below 2^-95 (2^-96 from A, see
+    :func:`_one_minus_p_dd`, else ~2^-102), so X has an absolute error below 2^-95: a relative error below
+    2^-45 (3e-14) wherever |X| ≥ 2^-50 (:data:`_GAP_EXACT`, λ a few ulps or more from λ₀). Meant for
+    |log(λ₀/λ)| < 1 (where the scaled terms are near n_w, far from overflow).
+    """
+    n_c, n_w, L, K, lam = (np.asarray(v, dtype=np.float64) for v in (n_c, n_w, L, K, lam))
+    a, alpha = _scaled_denominator(n_c, L, K)
+    k, kappa = np.frexp(K)
+    m, mu = np.frexp(lam)
+    e = kappa - 2 * alpha - 2 * mu
+    lhs = two_prod(L, k)
+    lhs = (np.ldexp(lhs[0], e), np.ldexp(lhs[1], e))
+    rhs = dd_mul(dd_mul(a, a), dd_mul(two_prod(m, m), (n_w, 0.0 * lam)))
+    gap = dd_add(lhs, (-rhs[0], -rhs[1]))
+    return (gap[0] + gap[1]) / (rhs[0] + rhs[1])
+
+
+# below this |X| the double-double gap may be dominated by its error: X is recomputed in exact rationals
+_GAP_EXACT = 2.0**-50
+# n_c^L above 2^_EXACT_P_BITS: p = K/n_c^L is dropped from the exact A = K + 1 − p. That moves λ₀ by a
+# relative 2^-4096 at most, and any τ of a λ in between is below n_c·√(n_w L)·2^-2048: 0 in float64.
+_EXACT_P_BITS = 4096
+
+
+def _threshold_gap_exact(n_c, n_w, L, K, lam) -> float:
+    """X = (λ₀/λ)² − 1 for one element in exact rational arithmetic, correctly rounded to a double."""
+    n_c, n_w, L, K = int(n_c), int(n_w), int(L), int(K)
+    A = Fraction(K + 1)
+    if L * math.log2(n_c) <= _EXACT_P_BITS:
+        A -= Fraction(K, n_c**L)
+    return float(Fraction(L * K, n_w) / (Fraction(float(lam)) ** 2 * A * A) - 1)
 
 
 def _lambda0_ball(n_c: int, n_w: int, L: int, K: int, om):
@@ -278,8 +363,13 @@ def tau(*, n_c, n_w, L, K, lam, precision: str = "float", dps: int = 50, backend
         K ∈ [1, n_c^L] (up to 1e300), n_w up to 1e9.
     lam : float or array_like, λ > 0
     precision : {"float", "mp", "interval"}
-        "float": float64 result, relative error ≲ 1e-12 except within a relative 1e-6 of the
-        threshold λ₀ (:func:`lambda_trivial`), where the problem itself is ill-conditioned.
+        "float": float64 result with relative error ≤ 1e-12 for every λ < λ₀ (tested against
+        100-digit mpmath from λ₀(1 − 1e-6) down to 1e-12 and within a million ulps of λ₀ on both
+        sides; typically a few 1e-15), and exactly 0 when λ ≥ λ₀ (:func:`lambda_trivial`). Near λ₀
+        τ is proportional to λ₀ − λ, so r = log(λ₀/λ) is formed from the double-double gap
+        (λ₀/λ)² − 1 (relative error ≤ 2^-45) and, within a few ulps of λ₀, its sign is decided in exact
+        rational arithmetic: the only tolerance is that p = K/n_c^L is dropped from that decision when
+        n_c^L > 2^4096, which changes nothing representable (any τ it could zero is below 1e-300).
         "mp": mpmath reference with ``dps`` digits, solving H′(t) = 0 from the formula as printed
         (returns ``mpf`` or an object array).
         "interval": a certified :class:`~fctheory._interval.Enclosure` (python-flint arb balls, the
@@ -295,8 +385,9 @@ def tau(*, n_c, n_w, L, K, lam, precision: str = "float", dps: int = 50, backend
     Returns
     -------
     float, ndarray or Enclosure
-        τ ≥ 0; exactly 0 when λ ≥ λ₀. Finite for every valid input (λ down to 5e-324, K up to
-        1e300, L up to 10**4 and beyond): τ grows only like log(1/λ).
+        τ ≥ 0; exactly 0 when λ ≥ λ₀ (the exact λ₀ of the inputs, not its float rounding: one ulp
+        below ``lambda_trivial(...)`` τ may be positive, ~1e-12). Finite for every valid input (λ down
+        to 5e-324, K up to 1e300, L up to 10**4 and beyond): τ grows only like log(1/λ).
 
     Raises
     ------
@@ -323,6 +414,12 @@ def tau(*, n_c, n_w, L, K, lam, precision: str = "float", dps: int = 50, backend
             _tau_enclosure(*map(int, v[:4]), float(v[4]), float(g)) for v, g in zip(zip(n_c, n_w, L, K, lam), guess)
         ]
         return enclosure_array(items, shape)
+    return _out(_tau_float(n_c, n_w, L, K, lam, backend).reshape(shape))
+
+
+def _tau_float(n_c, n_w, L, K, lam, backend):
+    """The float path on flat arrays: |log(λ₀/λ)| ≥ :data:`_R_NEAR` solved from the float r (or 0), the rest
+    by :func:`_tau_near_threshold`."""
     if backend == "numba":
         from ._kernels import tau_direct  # noqa: PLC0415 - numba kernels: importing numba costs about a second, paid on first use
 
@@ -330,7 +427,7 @@ def tau(*, n_c, n_w, L, K, lam, precision: str = "float", dps: int = 50, backend
         near = np.nonzero(np.isnan(t))[0]
         if near.size:
             t[near] = _tau_near_threshold(n_c[near], n_w[near], L[near], K[near], lam[near], backend)
-        return _out(t.reshape(shape))
+        return t
     lat = LatentSum(n_c, L, K)
     log_ratio = _log_lambda0(lat, n_w) - np.log(lam)
     t = np.zeros(lam.shape)
@@ -339,32 +436,35 @@ def tau(*, n_c, n_w, L, K, lam, precision: str = "float", dps: int = 50, backend
         sub = lat.take(far)
         s_far = _solve_s(sub, log_ratio[far])
         t[far] = s_far * np.exp(-_log_eta(n_c[far], n_w[far], L[far], K[far]))
-    near = np.nonzero((log_ratio > 0) & (log_ratio < _R_NEAR))[0]
+    near = np.nonzero(np.abs(log_ratio) < _R_NEAR)[0]
     if near.size:
         t[near] = _tau_near_threshold(n_c[near], n_w[near], L[near], K[near], lam[near], backend)
-    return _out(t.reshape(shape))
+    return t
 
 
-# below this r = log(λ₀/λ), r is re-formed in long double (see _tau_near_threshold)
-_R_NEAR = 0.01
+# for |r| = |log(λ₀/λ)| below this, r is re-formed from the double-double gap (see _tau_near_threshold):
+# the float r's absolute error (≲ 3e-13 for K = 1e300, from logs of size ~700) is then below 3e-13·r
+_R_NEAR = 1.0
 
 
 def _tau_near_threshold(n_c, n_w, L, K, lam, backend):
-    """τ where λ is just below λ₀ (or above: then 0).
+    """τ for |log(λ₀/λ)| < :data:`_R_NEAR`: 0 exactly when λ ≥ λ₀, else relative-accurate however close.
 
-    r = log(λ₀/λ) is a difference of logs of size up to ~65 in the domain; as r → 0 it must keep its
-    relative accuracy, so it is formed in long double here. The rest of the solve is relative-accurate
-    in float64 (D is built from log1p/expm1), so no further polish is needed.
+    r = log(λ₀/λ) is a difference of logs of size up to ~700; as r → 0 its float value keeps only its
+    absolute accuracy (the former long-double formation kept ~3 more digits, and none where long double is
+    float64). Here r = ½·log1p(X) from the gap X = (λ₀/λ)² − 1 in double-double (:func:`_threshold_gap`),
+    relative error ≤ 2^-45; where |X| < 2^-50 (λ within a few ulps of λ₀) X is recomputed in exact
+    rationals (:func:`_threshold_gap_exact`), so the sign of λ₀ − λ, hence τ = 0 or τ > 0, is decided
+    exactly. The rest of the solve is relative-accurate in float64 (D is built from log1p/expm1, and
+    d log s/d log r ∈ (0, 1]).
     """
-    ld = np.longdouble
-    Kl, Ll, nwl = (a.astype(ld) for a in (K, L, n_w))
-    om_ld = one_minus_p(n_c, Ll, Kl, ld)
-    r = (0.5 * (np.log(Ll) - np.log(Kl) - np.log(nwl)) - np.log1p(om_ld / Kl) - np.log(lam.astype(ld))).astype(
-        np.float64
-    )
-    ok = r > 0
+    X = _threshold_gap(n_c, n_w, L, K, lam)
+    for i in np.nonzero(np.abs(X) < _GAP_EXACT)[0]:
+        X[i] = _threshold_gap_exact(n_c[i], n_w[i], L[i], K[i], lam[i])
+    ok = X > 0
+    r = 0.5 * np.log1p(np.where(ok, X, 0.0))
     lat = LatentSum(n_c, L, K)
-    r1 = np.where(ok, r, 1.0)
+    r1 = np.where(ok, r, 1.0)  # placeholder where τ = 0 (the solve needs r > 0)
     if backend == "numba":
         from ._kernels import tau_sigma  # noqa: PLC0415 - numba kernels: importing numba costs about a second, paid on first use
 

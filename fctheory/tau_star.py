@@ -195,7 +195,7 @@ def tau_star(*, n_c, L, K, d, lam, precision: str = "float", dps: int = 50, back
         def fun(x, idx):
             return _residual(lat.take(idx), logb[idx], x)
 
-        sigma, _ = solve_monotone(fun, lo, hi, increasing=True, rtol=1e-14, atol=1e-13, n_bisect=8)
+        sigma, _ = solve_monotone(fun, lo, hi, increasing=True, rtol=1e-15, atol=1e-13, n_bisect=8)
     # σ is an absolute quantity solved to ~eps·|terms|, i.e. τ* to ~1e-15 relative: no polish needed
     t = np.exp(sigma - log_eta)
     return _out(t.reshape(shape))

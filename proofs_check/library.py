@@ -23,7 +23,16 @@ from .registry import expect, register, tolerances
 
 # (n_c, n_w, L, K, λ): full and partial latent sets (K < n_c^L exercises the 1 − K/n_c^L term), the paper's
 # setting of figure 3, and λ well below λ₀
-_T1 = [(3, 6, 2, 9, 0.01), (2, 4, 3, 5, 0.02), (4, 8, 3, 20, 0.003), (3, 1200, 15, 1000, 1e-3), (5, 10, 2, 7, 0.05)]
+# (3, 3, 1, 2, 0.1): r = log(λ₀/λ) = 1.25 and the root has t(s) < 1, the branch of ℓ(q, t) where an error in
+# log(K + 1 − K/n_c^L) does not cancel against the same error in r (for t ≥ 1 it does, exactly)
+_T1 = [
+    (3, 6, 2, 9, 0.01),
+    (2, 4, 3, 5, 0.02),
+    (4, 8, 3, 20, 0.003),
+    (3, 1200, 15, 1000, 1e-3),
+    (3, 3, 1, 2, 0.1),
+    (5, 10, 2, 7, 0.05),
+]
 # (n_c, L, K, d, λ) for Theorem 3
 _T3 = [(3, 2, 9, 4, 0.01), (2, 3, 5, 3, 0.02), (3, 15, 1000, 100, 1e-3), (4, 2, 11, 6, 0.2)]
 
@@ -37,8 +46,8 @@ def _rel(a, b):
     "predictors-mpmath",
     "Theorems 1-3 as computed by fctheory: tau, tau_star (both backends), H, H', H'', H*, H*', H*'', lambda_trivial "
     "and solve_type3 (c, r, residual_7, residual_8) equal 50-digit mpmath values from the printed formulas "
-    "(rel. tol 1e-12, also at lambda = lambda_trivial(1 - 1e-5), where log(lambda0/lambda) must be formed "
-    "in long double)",
+    "(rel. tol 1e-12, also at lambda = lambda_trivial(1 - 1e-5) and 1 to 64 ulps below the float lambda0, where "
+    "log(lambda0/lambda) must be formed from a double-double gap and its sign decided exactly)",
     "numeric (mpmath)",
     "H taken without its 1 - K/n_c^L term (log(p(1+u)^L) + lambda t) on the reference side",
     tol=dict(rel=1e-12, residual_rel=0.2, residual_abs=1e-18, near=1e-5, above=1e-9),
@@ -77,7 +86,7 @@ def check_predictors_mpmath(mutant: bool = False, quick: bool = False) -> str:
 
 def _mpmath_theorem1(cmp, T, mutant, quick):
     """tau (both backends), lambda_trivial, H, H', H'' against mpmath, and tau just below lambda0."""
-    for n_c, n_w, L, K, lam in _T1 if not quick else _T1[:4]:
+    for n_c, n_w, L, K, lam in _T1 if not quick else _T1[:5]:
         args = (n_c, n_w, L, K)
         kw = dict(n_c=n_c, n_w=n_w, L=L, K=K)
         tr = orc.tau(*args, lam)
@@ -99,17 +108,19 @@ def _mpmath_theorem1(cmp, T, mutant, quick):
                 f"H''({t:.6g}; {args})",
                 T["rel"],
             )
-    # just below the trivial threshold (r = log(lambda0/lambda) small: the long-double branch)
-    for n_c, n_w, L, K in [(3, 6, 2, 9), (2, 4, 3, 5), (3, 1200, 15, 1000)]:
+    # just below the trivial threshold (r = log(lambda0/lambda) small: the double-double branch), down to
+    # 1 ulp below the float lambda0 (there tau is positive or 0 as the exact lambda0 lies above or below)
+    for n_c, n_w, L, K in [(3, 6, 2, 9), (2, 4, 3, 5), (3, 1200, 15, 1000), (7, 7, 9, 12345)]:
         l0 = float(orc.lambda_trivial(n_c=n_c, n_w=n_w, L=L, K=K))
-        for eps in (1e-3, T["near"]):
-            lam = l0 * (1 - eps)
+        for eps in (1e-3, T["near"], 1, 4, 64):
+            lam = l0 * (1 - eps) if eps < 1 else l0 - eps * float(np.spacing(l0))
+            where = f"lambda0(1 - {eps:g})" if eps < 1 else f"{eps} ulp(s) below lambda0"
             ref = orc.tau(n_c, n_w, L, K, lam)
             for backend in ("numba", "numpy"):
                 cmp(
                     fctheory.tau(n_c=n_c, n_w=n_w, L=L, K=K, lam=lam, backend=backend),
                     ref,
-                    f"tau at lambda = lambda0(1 - {eps:g}) on {(n_c, n_w, L, K)} [{backend}]",
+                    f"tau at lambda = {lam!r} = {where} on {(n_c, n_w, L, K)} [{backend}]",
                     T["rel"],
                 )
         expect(

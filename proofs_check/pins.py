@@ -51,7 +51,7 @@ ASSERTIONS = {
     "type3-proof-critical": (12, 8),
     "type3-proof-balance": (8, 5),
     "type3-proof-origin": (6, 4),
-    "predictors-mpmath": (132, 3),
+    "predictors-mpmath": (176, 3),
     "risk-engine": (56, 6),
     "predictions-configurations": (57, 6),
     "convex-lower-bound": (20, 3),

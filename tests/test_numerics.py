@@ -1,11 +1,13 @@
-"""fctheory._numerics: exact power-of-two rescaling, overflow-free norms, and the _logmath shim."""
+"""fctheory._numerics: exact power-of-two rescaling, overflow-free norms, double-double arithmetic, the _logmath shim."""
 
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 
 import numpy as np
 import pytest
+from hypothesis import given, strategies as st
 
 from fctheory import _logmath, _numerics
 from fctheory._backend import array_namespace_of
@@ -103,3 +105,63 @@ def test_pow2_rescaling_of_a_tensor_round_trips_and_stays_a_tensor():
     S = pow2_scale(A, e, xp)
     assert isinstance(S, torch.Tensor) and 0.5 <= float(S.abs().max()) < 1.0
     assert torch.equal(pow2_unscale(S, e, xp), A)
+
+
+# ----------------------------------------------------------------------------- double-double arithmetic
+# oracle: exact rationals (every double and every pair sum is an exact Fraction)
+_finite = st.floats(min_value=-1e30, max_value=1e30, allow_nan=False, allow_infinity=False).filter(
+    lambda x: x == 0 or abs(x) > 1e-30
+)
+
+
+def _dd(hi, lo_frac):
+    """A normalised double-double (hi, lo) with |lo| ≤ ulp(hi)/2: lo = lo_frac·ulp(hi)/2."""
+    return _numerics.two_sum(hi, lo_frac * float(np.spacing(hi)) / 2)
+
+
+def _q(x):
+    return Fraction(float(x[0])) + Fraction(float(x[1]))
+
+
+def _dd_rel(got, exact):
+    return abs(_q(got) - exact) / abs(exact)
+
+
+@given(_finite, _finite)
+def test_two_sum_and_two_prod_are_error_free(a, b):
+    s, e = _numerics.two_sum(a, b)
+    assert s == a + b and Fraction(s) + Fraction(e) == Fraction(a) + Fraction(b)
+    p, f = _numerics.two_prod(a, b)
+    assert p == a * b and Fraction(p) + Fraction(f) == Fraction(a) * Fraction(b)
+
+
+_mant = st.floats(0.5, 2.0)
+_frac = st.floats(-1.0, 1.0)
+_exp = st.integers(-60, 60)
+
+
+@given(_mant, _frac, _mant, _frac, _exp, st.booleans())
+def test_dd_add_is_accurate_to_2_to_the_minus_104_even_under_cancellation(a, fa, b, fb, e, cancel):
+    # cancel: b is a's negative up to its last bits, so the leading 53+ bits of a + b vanish
+    x = _dd(a, fa)
+    y = _dd(-a * (1 + 2.0**-40), fb) if cancel else _dd(b * 2.0**e, fb)
+    exact = _q(x) + _q(y)
+    assert _dd_rel(_numerics.dd_add(x, y), exact) <= 2.0**-104
+
+
+@given(_mant, _frac, _mant, _frac, _exp)
+def test_dd_mul_div_sqrt_are_accurate_to_2_to_the_minus_102(a, fa, b, fb, e):
+    x, y = _dd(a, fa), _dd(b * 2.0**e, fb)
+    assert _dd_rel(_numerics.dd_mul(x, y), _q(x) * _q(y)) <= 2.0**-102
+    assert _dd_rel(_numerics.dd_div(x, y), _q(x) / _q(y)) <= 2.0**-102
+    # √: compare squares (exact in Fraction): (s² − y)/y ≈ 2·(relative error of s)
+    s = _q(_numerics.dd_sqrt(y))
+    assert abs(s * s - _q(y)) / _q(y) <= 2.0**-101
+
+
+def test_dd_operations_work_elementwise_on_arrays():
+    x = (np.array([1.0, 3.0]), np.array([2.0**-60, 0.0]))
+    y = (np.array([3.0, 1.0]), np.zeros(2))
+    q = _numerics.dd_div(x, y)
+    assert abs(_q((q[0][0], q[1][0])) - (1 + Fraction(2) ** -60) / 3) <= Fraction(2) ** -106
+    assert q[0][1] == 3.0 and q[1][1] == 0.0

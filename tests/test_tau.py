@@ -5,10 +5,11 @@ import math
 import mpmath
 import numpy as np
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 import fctheory as fc
 from fctheory.tau import H_second
+from tests.oracle import oracles as O
 
 # --- strategies over the specified domain: n_c ∈ [2,100], L ∈ [1,5000], K ∈ [1, n_c^L] (≤ 1e300),
 # n_w ≤ 1e9, λ ∈ [1e-12, 1e3]
@@ -56,15 +57,13 @@ def test_theorem1_tiny_reference_H_value():
 
 
 def _assert_tau_matches_mp(p):
-    """Float path vs 50-digit mpmath: 1e-11 relative, 1e-6 within a relative 1e-6 of λ₀."""
+    """Float path vs 50-digit mpmath: 1e-12 relative everywhere (the bound of tau's docstring)."""
     n_c, n_w, L, K, lam = p
     x = fc.tau(n_c=n_c, n_w=n_w, L=L, K=K, lam=lam)
     assert math.isfinite(x)
     with mpmath.workdps(50):
         ref = fc.tau(n_c=n_c, n_w=n_w, L=L, K=K, lam=lam, precision="mp")
-        lam0 = fc.lambda_trivial(n_c=n_c, n_w=n_w, L=L, K=K)
-        tol = 1e-6 if abs(lam / lam0 - 1) < 1e-6 else 1e-11
-        assert _rel(x, ref) <= tol, (x, ref)
+        assert _rel(x, ref) <= 1e-12, (x, ref)
 
 
 @given(theorem1_params())
@@ -163,3 +162,61 @@ def test_H_binomial_form_matches_direct_sum_over_distances():
     S = [K / n_c**L * math.comb(L, r) * (n_c - 1) ** r for r in range(1, L + 1)]
     direct = math.log(1 + sum(s * math.exp(-g * r) for r, s in enumerate(S, start=1)))
     assert fc.H(t, n_c=n_c, n_w=n_w, L=L, K=K, lam=lam) == pytest.approx(direct, rel=1e-14)
+
+
+# --- the float path at the threshold: λ a few ulps to a million ulps from λ₀, on both sides -------------
+
+
+def _mp_tau(n_c, n_w, L, K, lam):
+    with mpmath.workdps(100):
+        return fc.tau(n_c=n_c, n_w=n_w, L=L, K=K, lam=lam, precision="mp", dps=100)
+
+
+def test_tau_two_ulps_below_the_former_float_lambda0_is_the_tiny_positive_root(host_backend):
+    # λ two ulps below the float λ₀ of 1.1 (0.010204495064760339; the true λ₀ is 0.01020449506476034719...):
+    # the exact τ is 6.2024351e-12, where the float path used to return 0
+    p = dict(n_c=7, n_w=7, L=9, K=12345, lam=0.010204495064760335)
+    with mpmath.workdps(100):
+        ref = O.mp_tau(*p.values())
+    assert float(ref) == pytest.approx(6.2024351041e-12, rel=1e-10)
+    assert _rel(fc.tau(**p, backend=host_backend), ref) <= 1e-13
+
+
+def test_tau_at_a_dyadic_lambda0_is_zero_and_one_ulp_below_is_positive(host_backend):
+    # n_c = n_w = 2, L = 1, K = 2: λ₀ = √(2/2)/(2 + 1 − 1) = 1/2 exactly, so λ = 0.5 needs the exact decision
+    p = dict(n_c=2, n_w=2, L=1, K=2)
+    assert fc.tau(**p, lam=0.5, backend=host_backend) == 0.0
+    lam = float(np.nextafter(0.5, 0))
+    assert _rel(fc.tau(**p, lam=lam, backend=host_backend), _mp_tau(2, 2, 1, 2, lam)) <= 1e-13
+
+
+@st.composite
+def near_threshold_lams(draw):
+    """A task of the domain and λ's k ulps of the float λ₀ away, |k| ≤ 1e6 (k > 0: below λ₀)."""
+    n_c, n_w, L, K, _ = draw(theorem1_params())
+    ks = draw(st.lists(st.one_of(st.integers(-8, 8), st.integers(-(10**6), 10**6)), min_size=1, max_size=4))
+    lam0 = fc.lambda_trivial(n_c=n_c, n_w=n_w, L=L, K=K)
+    return (n_c, n_w, L, K), np.array([lam0 - k * np.spacing(lam0) for k in ks])
+
+
+@given(near_threshold_lams())
+@settings(suppress_health_check=[HealthCheck.function_scoped_fixture])
+def test_tau_within_a_million_ulps_of_lambda0_matches_mpmath_100_digits(host_backend, p):
+    task, lams = p
+    got = fc.tau(n_c=task[0], n_w=task[1], L=task[2], K=task[3], lam=lams, backend=host_backend)
+    for g, lam in zip(np.atleast_1d(got), lams):
+        ref = _mp_tau(*task, lam)
+        if ref == 0:
+            assert g == 0, (task, lam, g)  # λ ≥ λ₀ decided exactly: no tiny spurious τ
+        else:
+            assert _rel(g, ref) <= 1e-12, (task, lam, g, ref)
+
+
+@given(theorem1_params())
+def test_lambda_trivial_is_rounded_to_nearest(p):
+    n_c, n_w, L, K, _ = p
+    lam0 = fc.lambda_trivial(n_c=n_c, n_w=n_w, L=L, K=K)
+    with mpmath.workdps(60):
+        ref = O.mp_lambda0(n_c, n_w, L, K)
+        # half an ulp, plus the 2^-95 relative of the double-double evaluation
+        assert abs(lam0 - ref) <= np.spacing(lam0) / 2 + abs(ref) * 2.0**-95

@@ -46,7 +46,16 @@ def test_tau_star_float_matches_mpmath_50_digits(p):
     with mpmath.workdps(50):
         ref = fc.tau_star(**kw, precision="mp")
         assert math.isfinite(x) and x > 0
-        assert abs(x - ref) / ref <= 1e-11, (x, ref)
+        assert abs(x - ref) / ref <= 1e-12, (x, ref)
+
+
+def test_tau_star_tiny_root_of_a_huge_K_task_is_accurate_to_1e_12(host_backend):
+    # s = η*τ* ≈ e^-330: the solve in σ = log s stops on a step ≤ rtol·|σ| + atol, which must stay below
+    # 1e-12 (with rtol = 1e-14 the NumPy solver stopped 3.7e-12 away, on a bisection step)
+    kw = dict(n_c=31, L=1008, K=4.60460640478299e299, d=69, lam=1.8993753097188562e-06)
+    with mpmath.workdps(50):
+        ref = fc.tau_star(**kw, precision="mp")
+        assert abs(fc.tau_star(**kw, backend=host_backend) - ref) / ref <= 1e-12
 
 
 @given(theorem3_params())

@@ -648,7 +648,7 @@ def assert_close_mp(value, reference, *, digits=12, atol=0.0):
 
     For each entry, |value − reference| ≤ atol + 10^(−digits)·|reference|, evaluated in mpmath at
     digits + 10 decimal digits (so the comparison itself adds no rounding). Use with the 50-digit
-    references of the predictors (``precision="mp"``): e.g. τ to 11 digits (docs/theory.md, Theorem 1).
+    references of the predictors (``precision="mp"``): e.g. τ to 12 digits (docs/theory.md, Theorem 1).
 
     Parameters
     ----------

@@ -415,12 +415,12 @@ def predictor_params(name, *, domain="valid"):
         ``"predict_type3"``, ``"lambda_max_type3"`` (Theorem 2: mu, n_c, L, lam).
     domain : {"valid", "precision", "moderate"}
         ``"valid"`` (default): the whole validated domain with its extreme edges — λ down to 5e-324, λ = λ₀
-        exactly and one ulp above (τ = 0), 1e300; n_c up to 10^6, L up to 5000, n_w up to 1e12, K = 1 and K =
+        rounded to float and one ulp above, 1e300; n_c up to 10^6, L up to 5000, n_w up to 1e12, K = 1 and K =
         n_c^L (a float such as 1e300 beyond 2^53); for type III λ a relative 1e-13 below λ_max, λ_max·1e-300,
         and near-degenerate μ (entries down to 1e-300). ``"precision"``: the domain of the documented accuracy
         claims of docs/theory.md ("Precision": n_c ≤ 100, L ≤ 5000, n_w ≤ 1e9, λ ∈ [1e-12, 1e3], K ≤ min(n_c^L,
-        e^690)), including λ just below λ₀ (relative gaps 1e-12 … 0.3; the claim there is 1e-6 within a relative
-        1e-6 of λ₀, 1e-11 elsewhere) and just below λ_max. ``"moderate"``: small sizes (n_c ≤ 10, L ≤ 10, s_c ≤
+        e^690)), including λ just below λ₀ (relative gaps 1e-12 … 0.3; the claim is 1e-12 relative there too) and
+        just below λ_max. ``"moderate"``: small sizes (n_c ≤ 10, L ≤ 10, s_c ≤
         100, integer K) and λ in [1e-6, 0.99]·λ₀ or [1.01, 10]·λ₀ (type III: [1e-3, 0.99]·λ_max), away from the
         thresholds: inputs a plain float64 implementation handles, for testing one's own code.
 

@@ -115,13 +115,9 @@ def test_weights_have_the_task_shapes_and_are_finite(tw):
 @settings(max_examples=25, derandomize=True, deadline=None, database=None)
 @given(predictor_params("tau", domain="precision"))
 def test_tau_float_matches_mpmath_50_digits_public_strategy(p):
-    """Theorem 1 precision claim (docs/theory.md): 11 digits, 6 within a relative 1e-6 of λ₀."""
-    lam0 = fc.lambda_trivial(n_c=p["n_c"], n_w=p["n_w"], L=p["L"], K=p["K"])
-    near = abs(p["lam"] / lam0 - 1) < 1e-6
-    # at λ₀ itself τ is 0 or a rounding-sized number: there the error is absolute, in units of 1/η
-    atol = 1e-12 * math.sqrt(p["n_w"]) * math.sqrt(p["K"]) * math.sqrt(p["L"]) if near else 0.0
+    """Theorem 1 precision claim (docs/theory.md): 12 digits for every λ, however close to λ₀ (0 exactly above)."""
     with mpmath.workdps(50):
-        assert_close_mp(fc.tau(**p), fc.tau(**p, precision="mp"), digits=6 if near else 11, atol=atol)
+        assert_close_mp(fc.tau(**p), fc.tau(**p, precision="mp"), digits=12)
 
 
 @settings(max_examples=25, derandomize=True, deadline=None, database=None)
