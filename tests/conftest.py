@@ -44,6 +44,18 @@ def pytest_configure(config):
     # pytest-benchmark's default storage is relative to the working folder (file://./.benchmarks)
     if getattr(config.option, "benchmark_storage", None) == "file://./.benchmarks":
         config.option.benchmark_storage = f"file://{ROOT / '.benchmarks'}"
+    # importing lightning (collection of tests/torch/test_lightning.py, before any fixture) makes torch create
+    # its compile cache folder <temp>/torchinductor_<user>: give it a folder of this process, removed at the end
+    if "TORCHINDUCTOR_CACHE_DIR" not in os.environ:
+        config._fctheory_inductor_dir = tempfile.mkdtemp(prefix="fctheory-tests-torchinductor-")
+        os.environ["TORCHINDUCTOR_CACHE_DIR"] = config._fctheory_inductor_dir
+
+
+def pytest_unconfigure(config):
+    own = getattr(config, "_fctheory_inductor_dir", None)
+    if own is not None:
+        shutil.rmtree(own, ignore_errors=True)
+        os.environ.pop("TORCHINDUCTOR_CACHE_DIR", None)
 
 
 # --- one backend fixture: a test that takes `backend` runs once per available backend --------------
