@@ -132,3 +132,13 @@ def test_a_metric_overflowing_inside_fails_as_not_scale_invariant():
             TheoryAssertionError, match=r"^not scale invariant: metric\(M\) = 1 but metric\(1e\+300·M\)"
         ):
             assert_scale_invariant(naive, np.array([1.0, 2.0]), scales=(1.0, 1e300))
+
+
+def test_a_difference_beyond_the_float64_range_is_not_scale_invariant():
+    # metric(M) = 1.5e308, metric(1e300·M) = −1.5e308: |difference| overflows to inf
+    def flips(A):
+        return 1.5e308 if A.max() < 1e100 else -1.5e308
+
+    with np.errstate(all="raise"):
+        with pytest.raises(TheoryAssertionError, match=r"\(\|difference\| inf > atol"):
+            assert_scale_invariant(flips, np.array([1.0, 2.0]), scales=(1.0, 1e300))
