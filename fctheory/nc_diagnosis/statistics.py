@@ -84,9 +84,15 @@ def feature_statistics(H, y, *, K: int | None = None) -> FeatureStatistics:
 
 # ----------------------------------------------------------------------------- metrics
 def _safe(fn, *args, **kw):
-    """The metric, or NaN where it is undefined for these features (e.g. NC1 when all means coincide)."""
+    """The metric, or NaN where it is undefined for these features (e.g. NC1 when all means coincide).
+
+    ``fn`` is a public metric of :mod:`fctheory.metrics`; its body is called without the ``@public``
+    argument checks (``__wrapped__``): the arguments were checked once by the caller's own entry point, and
+    the bodies check the arrays' contents themselves. Re-validating them costs more than most of these
+    K×d metrics (the training monitor calls them every epoch).
+    """
     try:
-        return float(fn(*args, **kw))
+        return float(fn.__wrapped__(*args, **kw))
     except ValueError:
         return math.nan
 

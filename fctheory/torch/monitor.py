@@ -98,7 +98,9 @@ class _Moments:
         cpu = [t.detach().cpu().numpy() for t in (self.counts, self.sums, self.scatter, self.sq, self.shift)]
         if self.blocks is not None:  # mirror the upper triangle
             cpu[2] = np.triu(cpu[2]) + np.triu(cpu[2], 1).T
-        return statistics_from_moments(*cpu)
+        # the moments are the monitor's own well-formed arrays: the body of the public function, without
+        # its argument checks (which copy every array; the body checks shapes, counts and finiteness itself)
+        return statistics_from_moments.__wrapped__(*cpu)
 
 
 def _as_tensor(name, x, *, labels=False):
@@ -371,7 +373,8 @@ class NCMonitor:
         row.update(nc_metrics(st, W))
         if W is not None:
             row["nc4"] = int(m.disagree) / st.N if m.ref is not None else math.nan
-        row.update(ufm_distances(st, W, b, app.optimum, n_spl=app.n_spl))
+        # unchecked body (see statistics()): st, W, b and the optimum are the monitor's own
+        row.update(ufm_distances.__wrapped__(st, W, b, app.optimum, n_spl=app.n_spl))
         row["ufm_applies"] = app.applies
         self.statistics, self.applicability = st, app
         return row
