@@ -335,7 +335,11 @@ class NCMonitor:
         if m is None:
             fail("update", None, "no batch was added in this epoch (call update() or run the hooked model)")
         t0 = time.perf_counter()
-        with blas_threads(1):  # K×d and d×d work: threaded BLAS would spend more time waking threads
+        # K×d and d×d work: threaded BLAS would spend more time waking threads than computing. Products
+        # of at most K·d² = 2^16 multiply-adds run on one thread anyway (OpenBLAS' threshold is 2^18), so
+        # small layers skip the limit, whose setting and restoring cost more than their metrics
+        d = m.sums.shape[1]
+        with blas_threads(1) if self.K * d * d > 2**16 else contextlib.nullcontext():
             row = self._row(m)
         self._ref = torch.as_tensor(self.statistics.means, device=m.sums.device)
         self._moments, self._open = None, False
@@ -370,10 +374,10 @@ class NCMonitor:
             self._app_key = key
         app = self._app
         row = {"epoch": len(self.rows), "N": st.N}
-        row.update(nc_metrics(st, W))
+        row.update(nc_metrics.__wrapped__(st, W))  # unchecked body, as below: st and W are the monitor's own
         if W is not None:
             row["nc4"] = int(m.disagree) / st.N if m.ref is not None else math.nan
-        # unchecked body (see statistics()): st, W, b and the optimum are the monitor's own
+        # the bodies without their argument checks (see statistics()): st, W, b and the optimum are the monitor's
         row.update(ufm_distances.__wrapped__(st, W, b, app.optimum, n_spl=app.n_spl))
         row["ufm_applies"] = app.applies
         self.statistics, self.applicability = st, app
