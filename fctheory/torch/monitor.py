@@ -335,11 +335,11 @@ class NCMonitor:
         if m is None:
             fail("update", None, "no batch was added in this epoch (call update() or run the hooked model)")
         t0 = time.perf_counter()
-        # K×d and d×d work: threaded BLAS would spend more time waking threads than computing. Products
-        # of at most K·d² = 2^16 multiply-adds run on one thread anyway (OpenBLAS' threshold is 2^18), so
-        # small layers skip the limit, whose setting and restoring cost more than their metrics
+        # K×d and d×d work: threaded BLAS would spend more time waking threads than computing. The products
+        # here have at most K·d·max(K, d) multiply-adds; up to 2^16 (OpenBLAS runs GEMMs of up to 2^18 on
+        # one thread) small layers skip the limit, whose setting and restoring cost more than their metrics
         d = m.sums.shape[1]
-        with blas_threads(1) if self.K * d * d > 2**16 else contextlib.nullcontext():
+        with blas_threads(1) if self.K * d * max(self.K, d) > 2**16 else contextlib.nullcontext():
             row = self._row(m)
         self._ref = torch.as_tensor(self.statistics.means, device=m.sums.device)
         self._moments, self._open = None, False
