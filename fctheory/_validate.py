@@ -603,10 +603,20 @@ def public(*, renamed: dict | None = None, legacy_positional: tuple = (), **kind
         legacy = LegacyCalls(fn, sig, renamed, legacy_positional)
         adapt = renamed or legacy_positional
 
+        binder = _Binder(sig)
+
         @_functools.wraps(fn)
         def wrapper(*args, **kwargs):
             if adapt:
                 args, kwargs = legacy.adapt(args, kwargs)
+            call = binder.bind(args, kwargs)
+            if call is not None:  # the common call forms: checked in parameter order, as sig.bind orders them
+                values, keywords = call
+                for name, value in keywords.items():
+                    kind = kinds.get(name)
+                    if kind is not None:
+                        keywords[name] = kind(name, value)
+                return fn(*[keywords.pop(name) for name in values], **keywords)
             try:
                 bound = sig.bind(*args, **kwargs)
             except TypeError as exc:
@@ -623,6 +633,44 @@ def public(*, renamed: dict | None = None, legacy_positional: tuple = (), **kind
         return wrapper
 
     return deco
+
+
+class _Binder:
+    """What ``sig.bind`` gives for the usual call forms, without inspect's general machinery (which costs
+    more than the checks of a small function).
+
+    Handles signatures of positional-or-keyword and keyword-only parameters (no ``*args``, ``**kwargs``
+    or positional-only ones) called with at most as many positions as there are positional parameters,
+    known keywords not given twice, and every parameter without a default given. Anything else (including
+    every wrong call) returns None and goes through ``sig.bind``, which words the error.
+    """
+
+    def __init__(self, sig: _inspect.Signature):
+        P = _inspect.Parameter
+        params = list(sig.parameters.values())
+        self.usable = all(p.kind in (P.POSITIONAL_OR_KEYWORD, P.KEYWORD_ONLY) for p in params)
+        self.positional = tuple(p.name for p in params if p.kind is P.POSITIONAL_OR_KEYWORD)
+        self.order = tuple(p.name for p in params)
+        self.required = tuple(p.name for p in params if p.default is P.empty)
+
+    def bind(self, args: tuple, kwargs: dict):
+        """(names of the positional arguments, {name: value} of every passed argument in parameter order),
+        or None."""
+        n = len(args)
+        if not self.usable or n > len(self.positional):
+            return None
+        names = self.positional[:n]
+        passed = dict(zip(names, args))
+        if kwargs:
+            for name in self.order[n:]:
+                if name in kwargs:
+                    passed[name] = kwargs[name]
+            if len(passed) != n + len(kwargs):  # an unknown keyword, or a positional one given again
+                return None
+        for name in self.required:
+            if name not in passed:
+                return None
+        return names, passed
 
 
 def _check_declared(fn, sig: _inspect.Signature, kinds: dict) -> None:

@@ -69,3 +69,39 @@ def test_public_applies_the_declared_kinds_in_order():
         f(n=0, x=1.0)
     with pytest.raises(fc.FCTheoryError, match=r"^x=0"):
         f(n=1, x=0.0)
+
+
+def _recording():
+    """A @public function whose body returns what it received, and its undecorated twin as the oracle."""
+
+    def body(a, b=2, *, c, d=4):
+        return a, b, c, d
+
+    return public(a=Int(), b=Int(), c=Int(), d=Int())(body), body
+
+
+@pytest.mark.parametrize(
+    ("args", "kwargs"),
+    [((1,), {"c": 3}), ((1, 5), {"c": 3, "d": 7}), ((), {"a": 1, "c": 3}), ((), {"d": 7, "c": 3, "b": 5, "a": 1})],
+)
+def test_public_passes_every_valid_call_form_to_the_body_as_python_binds_it(args, kwargs):
+    wrapped, body = _recording()
+    assert wrapped(*args, **kwargs) == body(*args, **kwargs)
+
+
+@pytest.mark.parametrize(
+    ("args", "kwargs"),
+    [((1,), {}), ((1, 2, 3), {"c": 3}), ((1,), {"a": 1, "c": 3}), ((1,), {"c": 3, "e": 0})],
+)
+def test_public_refuses_every_invalid_call_form_naming_the_function(args, kwargs):
+    wrapped, body = _recording()
+    with pytest.raises(TypeError):  # the oracle: Python refuses the call
+        body(*args, **kwargs)
+    with pytest.raises(fc.FCTheoryError, match=r"body\(\)"):
+        wrapped(*args, **kwargs)
+
+
+def test_public_checks_keyword_arguments_in_parameter_order_whatever_their_order_in_the_call():
+    wrapped, _ = _recording()
+    with pytest.raises(fc.FCTheoryError, match=r"^a="):
+        wrapped(c=0.5, a=0.5)

@@ -49,6 +49,10 @@ def _refuse_overflow(name, A):
     if A is None or dtype_kind(A) != "f" or str(A.dtype).rpartition(".")[2] != "float64":
         return
     xp, A = as_native(A)
+    size = math.prod(A.shape)
+    a = float(xp.max(xp.abs(A))) if size else 0.0
+    if math.isfinite(a) and 2 * math.frexp(a)[1] + size.bit_length() <= 1023:
+        return  # ‖A‖² ≤ size·max|A|² < 2^1023 cannot overflow: the usual case, decided without the norm
     e = pow2_exponent(A, xp)
     s = float(xp.sqrt(xp.sum(pow2_scale(A, e, xp) ** 2)))
     try:
@@ -84,9 +88,15 @@ def feature_statistics(H, y, *, K: int | None = None) -> FeatureStatistics:
 
 # ----------------------------------------------------------------------------- metrics
 def _safe(fn, *args, **kw):
-    """The metric, or NaN where it is undefined for these features (e.g. NC1 when all means coincide)."""
+    """The metric, or NaN where it is undefined for these features (e.g. NC1 when all means coincide).
+
+    ``fn`` is a public metric of :mod:`fctheory.metrics`; its body is called without the ``@public``
+    argument checks (``__wrapped__``): the arguments were checked once by the caller's own entry point, and
+    the bodies check the arrays' contents themselves. Re-validating them costs more than most of these
+    K×d metrics (the training monitor calls them every epoch).
+    """
     try:
-        return float(fn(*args, **kw))
+        return float(fn.__wrapped__(*args, **kw))
     except ValueError:
         return math.nan
 
@@ -205,18 +215,19 @@ def ufm_distances(st: FeatureStatistics, W, b, opt, *, n_spl: int) -> dict:
     W = None if W is None else np.asarray(to_numpy(W), dtype=np.float64)
     b = None if b is None else np.asarray(to_numpy(b), dtype=np.float64)
     n_total = st.K * n_spl
+    h_sq = st.H_norm_sq / st.N  # ‖H‖²/N, a reduction of the statistics: formed once
     out = {
         "ufm_W_norm_sq": float(opt.W_norm_sq),
         "ufm_H_norm_sq": float(opt.H_norm_sq),
-        "H_norm_sq_per_sample": st.H_norm_sq / st.N,
+        "H_norm_sq_per_sample": h_sq,
         "dist_means_gram": _gram_distance(M @ M.T, opt.means_gram),
-        "H_norm_sq_ratio": _ratio(st.H_norm_sq / st.N, float(opt.H_norm_sq) / n_total),
+        "H_norm_sq_ratio": _ratio(h_sq, float(opt.H_norm_sq) / n_total),
     }
     if W is not None:
         wn, w = float(np.sum(W * W)), safe_norm(W)
         out["dist_W_gram"] = _gram_distance(W @ W.T, opt.W_gram)
         out["W_norm_sq_ratio"] = _ratio(wn, float(opt.W_norm_sq))
-        out["h_over_w"] = math.sqrt(st.H_norm_sq / st.N) / (w / math.sqrt(st.K)) if w > 0 else math.nan
+        out["h_over_w"] = math.sqrt(h_sq) / (w / math.sqrt(st.K)) if w > 0 else math.nan
     if b is not None and opt.bias is not None:
         out["dist_bias"] = safe_norm(np.asarray(b) - opt.bias)
     return out

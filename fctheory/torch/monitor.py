@@ -98,7 +98,9 @@ class _Moments:
         cpu = [t.detach().cpu().numpy() for t in (self.counts, self.sums, self.scatter, self.sq, self.shift)]
         if self.blocks is not None:  # mirror the upper triangle
             cpu[2] = np.triu(cpu[2]) + np.triu(cpu[2], 1).T
-        return statistics_from_moments(*cpu)
+        # the moments are the monitor's own well-formed arrays: the body of the public function, without
+        # its argument checks (which copy every array; the body checks shapes, counts and finiteness itself)
+        return statistics_from_moments.__wrapped__(*cpu)
 
 
 def _as_tensor(name, x, *, labels=False):
@@ -333,7 +335,11 @@ class NCMonitor:
         if m is None:
             fail("update", None, "no batch was added in this epoch (call update() or run the hooked model)")
         t0 = time.perf_counter()
-        with blas_threads(1):  # K×d and d×d work: threaded BLAS would spend more time waking threads
+        # K×d and d×d work: threaded BLAS would spend more time waking threads than computing. The products
+        # here have at most K·d·max(K, d) multiply-adds; up to 2^16 (OpenBLAS runs GEMMs of up to 2^18 on
+        # one thread) small layers skip the limit, whose setting and restoring cost more than their metrics
+        d = m.sums.shape[1]
+        with blas_threads(1) if self.K * d * max(self.K, d) > 2**16 else contextlib.nullcontext():
             row = self._row(m)
         self._ref = torch.as_tensor(self.statistics.means, device=m.sums.device)
         self._moments, self._open = None, False
@@ -368,10 +374,11 @@ class NCMonitor:
             self._app_key = key
         app = self._app
         row = {"epoch": len(self.rows), "N": st.N}
-        row.update(nc_metrics(st, W))
+        row.update(nc_metrics.__wrapped__(st, W))  # unchecked body, as below: st and W are the monitor's own
         if W is not None:
             row["nc4"] = int(m.disagree) / st.N if m.ref is not None else math.nan
-        row.update(ufm_distances(st, W, b, app.optimum, n_spl=app.n_spl))
+        # the bodies without their argument checks (see statistics()): st, W, b and the optimum are the monitor's
+        row.update(ufm_distances.__wrapped__(st, W, b, app.optimum, n_spl=app.n_spl))
         row["ufm_applies"] = app.applies
         self.statistics, self.applicability = st, app
         return row

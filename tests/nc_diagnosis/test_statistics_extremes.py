@@ -111,3 +111,19 @@ def test_an_astronomical_n_spl_is_refused_naming_it():
     opt = ufm.ce(K=K, n_spl=N_PER, lam_W=LAM_W, lam_H=LAM_H, bias=False)
     with pytest.raises(FCTheoryError, match="n_spl"):
         ufm_distances(feature_statistics(H, y), W, None, opt, n_spl=10**400)
+
+
+@pytest.mark.parametrize("k", [0, 1, 6])
+def test_a_layer_is_refused_exactly_when_its_squared_norm_exceeds_the_float64_range(k):
+    """W with all K·D entries equal to a, K·D·a² a factor 1 ± 2^-20 around the largest float64 (and 2^-k
+    below: an entry exponent short of the bound, where the check needs only max|W| and the size)."""
+    H, y, _, _ = _data()
+    st = feature_statistics(H, y)
+    edge = math.sqrt(np.finfo(np.float64).max / (K * D))
+    for factor, refused in ((1 + 2.0**-20, k == 0), (1 - 2.0**-20, False)):
+        W = np.full((K, D), math.ldexp(edge * factor, -k))
+        if refused:
+            with pytest.raises(FCTheoryError, match=r"\bW\b"):
+                nc_metrics(st, W)
+        else:
+            assert math.isfinite(nc_metrics(st, W)["W_norm_sq"])
