@@ -89,8 +89,9 @@ def _budget_message(name, value, what, est, unit, field, limit):
     )
 
 
-# sizes where K, n_spl and d in turn are the largest (the one blamed); N = K·n_spl, dim = K·d + d·N
-SOLVE_SIZES = [(100, 20, 3), (10, 100, 3), (3, 2, 5000)]
+# sizes where K, n_spl and d in turn are the largest (the one blamed), and one so small that every unknown
+# shows in the estimates' three digits (no bias: dim = 4, not 5); N = K·n_spl, dim = K·d + d·N
+SOLVE_SIZES = [(100, 20, 3), (10, 100, 3), (3, 2, 5000), (2, 1, 1)]
 
 
 @pytest.mark.parametrize("solve,what", [(regularized.solve_ce, "ce"), (regularized.solve_mse, "mse")])
