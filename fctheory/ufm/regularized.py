@@ -301,8 +301,11 @@ def _solver_lams(K, n, lam_W, lam_H):
     for name, lam in (("lam_W", lam_W), ("lam_H", lam_H)):
         if not lo <= lam <= hi:
             fail(name, lam, f"the numerical solvers need {lo:g} <= lam <= {hi:g} (use the closed form outside)")
-    q = math.exp(_logs(K, n, lam_W, lam_H)[0])
-    if not lo <= q <= hi:
+    # q² = nλ_Wλ_H compared exactly (floats are dyadic rationals): exp(log q) rounds q = 1e-8 at
+    # λ_W = λ_H = 1e-8, n = 1 to 9.99…e-9, which would refuse the documented end of the range
+    q2 = Fraction(n) * Fraction(lam_W) * Fraction(lam_H)
+    if not Fraction(lo) ** 2 <= q2 <= Fraction(hi) ** 2:
+        q = math.exp(_logs(K, n, lam_W, lam_H)[0])
         fail("n_spl", n, f"the numerical solvers need q = sqrt(n_spl*lam_W*lam_H) in [{lo:g}, {hi:g}], got {q:.3g}")
 
 
