@@ -32,7 +32,7 @@ import numpy as np
 
 from .._backend import array_namespace_of, as_native, asarray_like, copy_of, dtype_kind, get_namespace, to_numpy
 from .._budget import check_work
-from .._numerics import ldexp, pow2_exponent, pow2_scale
+from .._numerics import ldexp, pow2_exponent, pow2_scale, pow2_unscale
 from .._validate import Array, Bool, Choice, Instance, Int, Real, fail, public, public_class, result_type
 
 __all__ = [
@@ -369,14 +369,23 @@ def class_statistics_from_moments(counts, sums, scatter, sq, shift, *, global_me
     mu_G = _global_mean(xp, means, n_h, global_mean)
     Mc = means - mu_G
     show = f"array of shape {tuple(sums.shape)}"
+    # at unit scale |μ_k|, |μ_G| < 2, |Σ_B| < 16, |Σ_W| < K + 1 and Var_k < d + 1 (every moment is < 1): scaled
+    # back by 2^e and 2^2e they overflow only for e near 2^9, so the (per-array) overflow checks run only then
+    bound = max(16, K + 1, sums.shape[1] + 1).bit_length()
+    back = _scale_back if 2 * e + bound >= 1023 else _scale_back_unchecked
     return ClassStatistics(
-        _scale_back("sums", show, means, e, "the class means"),
-        _scale_back("sums", show, mu_G, e, "the global mean"),
+        back("sums", show, means, e, "the class means"),
+        back("sums", show, mu_G, e, "the global mean"),
         n_h.astype(np.int64),
-        _scale_back("sums", show, W, 2 * e, "Σ_W"),
-        _scale_back("sums", show, (Mc.T @ Mc) / K, 2 * e, "Σ_B"),
-        _scale_back("sums", show, var, 2 * e, "the class variances"),
+        back("sums", show, W, 2 * e, "Σ_W"),
+        back("sums", show, (Mc.T @ Mc) / K, 2 * e, "Σ_B"),
+        back("sums", show, var, 2 * e, "the class variances"),
     )
+
+
+def _scale_back_unchecked(name, value, A, e, what):
+    """A·2^e, as :func:`_scale_back`, where the caller has shown that the result cannot overflow."""
+    return pow2_unscale(A, e, array_namespace_of(A))
 
 
 def _moments(counts, sums, scatter, sq, shift):
