@@ -27,6 +27,7 @@ from .nc import (
     nc3_from_statistics,
     nc4,
     nc5,
+    nc_summary,
     uniform_duality,
     uniformity,
 )
@@ -48,6 +49,7 @@ __all__ = [
     "nc1_from_statistics",
     "cdnv_from_statistics",
     "nc3_from_statistics",
+    "nc_summary",
     "ClassStatistics",
     "NCAccumulator",
     "within_concept_spread",

@@ -32,7 +32,7 @@ import numpy as np
 
 from .._backend import array_namespace_of, as_native, asarray_like, copy_of, dtype_kind, get_namespace, to_numpy
 from .._budget import check_work
-from .._numerics import ldexp, pow2_exponent, pow2_scale
+from .._numerics import ldexp, pow2_exponent, pow2_scale, pow2_unscale
 from .._validate import Array, Bool, Choice, Instance, Int, Real, fail, public, public_class, result_type
 
 __all__ = [
@@ -42,6 +42,7 @@ __all__ = [
     "nc1_from_statistics",
     "cdnv_from_statistics",
     "nc3_from_statistics",
+    "nc_summary",
     "nc1",
     "nc2",
     "nc3",
@@ -368,14 +369,23 @@ def class_statistics_from_moments(counts, sums, scatter, sq, shift, *, global_me
     mu_G = _global_mean(xp, means, n_h, global_mean)
     Mc = means - mu_G
     show = f"array of shape {tuple(sums.shape)}"
+    # at unit scale |μ_k|, |μ_G| < 2, |Σ_B| < 16, |Σ_W| < K + 1 and Var_k < d + 1 (every moment is < 1): scaled
+    # back by 2^e and 2^2e they overflow only for e near 2^9, so the (per-array) overflow checks run only then
+    bound = max(16, K + 1, sums.shape[1] + 1).bit_length()
+    back = _scale_back if 2 * e + bound >= 1023 else _scale_back_unchecked
     return ClassStatistics(
-        _scale_back("sums", show, means, e, "the class means"),
-        _scale_back("sums", show, mu_G, e, "the global mean"),
+        back("sums", show, means, e, "the class means"),
+        back("sums", show, mu_G, e, "the global mean"),
         n_h.astype(np.int64),
-        _scale_back("sums", show, W, 2 * e, "Σ_W"),
-        _scale_back("sums", show, (Mc.T @ Mc) / K, 2 * e, "Σ_B"),
-        _scale_back("sums", show, var, 2 * e, "the class variances"),
+        back("sums", show, W, 2 * e, "Σ_W"),
+        back("sums", show, (Mc.T @ Mc) / K, 2 * e, "Σ_B"),
+        back("sums", show, var, 2 * e, "the class variances"),
     )
+
+
+def _scale_back_unchecked(name, value, A, e, what):
+    """A·2^e, as :func:`_scale_back`, where the caller has shown that the result cannot overflow."""
+    return pow2_unscale(A, e, array_namespace_of(A))
 
 
 def _moments(counts, sums, scatter, sq, shift):
@@ -554,13 +564,26 @@ def _unit_statistics(st, global_mean):
     NC1 and CDNV are computed from the statistics rescaled exactly by the power of two that brings the
     centred means into [0.5, 1), as the feature-based functions rescale H (their squares cannot overflow).
     """
-    xp = array_namespace_of(st.means)
-    means = xp.asarray(st.means, dtype=xp.float64)
-    Mc = means - _global_mean(xp, means, st.counts, global_mean)
-    e = _exponent(xp, Mc)
+    xp, means = _statistics_means(st)
+    Mc, e = _centred_means(xp, means, st.counts, global_mean)
     sigma_W = asarray_like(st.sigma_W, means, dtype=xp.float64)
     class_var = asarray_like(st.class_var, means, dtype=xp.float64)
-    return xp, pow2_scale(Mc, e, xp), pow2_scale(sigma_W, 2 * e, xp), pow2_scale(class_var, 2 * e, xp), e
+    return xp, Mc, pow2_scale(sigma_W, 2 * e, xp), pow2_scale(class_var, 2 * e, xp), e
+
+
+def _statistics_means(st):
+    """(xp, the class means of ``st`` as float64 in their own namespace and on their device)."""
+    xp = array_namespace_of(st.means)
+    return xp, xp.asarray(st.means, dtype=xp.float64)
+
+
+def _centred_means(xp, means, counts, global_mean):
+    """(M̃·2^-e, e): the class means centred at μ_G (``global_mean``) and rescaled exactly.
+
+    The one centring of every statistics-based metric (NC1, CDNV, NC3 and, through :func:`_centred_unit`,
+    NC2, equinorm and equiangularity), so that :func:`nc_summary` shares it and equals each metric.
+    """
+    return _centred_unit(xp, means, True, counts if global_mean == "samples" else None, with_exponent=True)
 
 
 @public(st=_ST, variant=_NC1_VARIANTS, global_mean=_GMEAN, pinv_rtol=_RTOL, rank=_RANK)
@@ -697,12 +720,14 @@ def nc2(M, *, variant: str = "etf", center: bool = True, counts=None) -> float:
     xp, M = _as_K_by_m("M", M)
     K = M.shape[0]
     _check_gram_size("M", f"array of shape {tuple(M.shape)}", K, "nc2 (K x K Gram matrices)")
-    Mc = _centred_unit(xp, M, center, counts)
+    return _nc2_from(xp, _centred_unit(xp, M, center, counts), variant)
+
+
+def _nc2_from(xp, Mc, variant):
+    """NC2 of the already centred (or not) rows Mc, rescaled exactly (see :func:`nc2`)."""
+    K = Mc.shape[0]
     if variant == "cosine":
-        nr = xp.sqrt(xp.sum(Mc * Mc, axis=1))
-        if bool(xp.any(nr == 0)):
-            fail("M", "a matrix with a zero (centred) row", "cosines are undefined for zero rows")
-        Mc = Mc / nr[:, None]
+        Mc = _row_normalised(xp, Mc, "M")
     G = to_numpy(Mc @ Mc.T)
     E = _etf_gram(K)
     if variant == "etf":
@@ -775,7 +800,17 @@ def equinorm(
     """
     xp, M = _as_K_by_m("M", M)
     Mc, e = _centred_unit(xp, M, center, counts, with_exponent=True)
-    nr = to_numpy(xp.sqrt(xp.sum(Mc * Mc, axis=1)))
+    return _equinorm_of_norms(
+        to_numpy(_row_norms(xp, Mc)), e, log, pairs, reduction, f"array of shape {tuple(M.shape)}"
+    )
+
+
+def _row_norms(xp, Mc):
+    return xp.sqrt(xp.sum(Mc * Mc, axis=1))
+
+
+def _equinorm_of_norms(nr, e, log, pairs, reduction, show):
+    """Equinorm of the rows whose norms (NumPy) are ``nr``·2^e (see :func:`equinorm`); ``show`` names M."""
     if not log and not pairs and reduction == "cv":
         mean = nr.mean()
         if mean == 0.0:
@@ -794,11 +829,12 @@ def equinorm(
     val = _reduce(x, reduction, what="the norms")
     if log or reduction == "cv":
         return float(val)
-    return _scale_back("M", f"array of shape {tuple(M.shape)}", val, e, "the mean norm")
+    return _scale_back("M", show, val, e, "the mean norm")
 
 
-def _row_normalised(xp, Mc, name):
-    nr = xp.sqrt(xp.sum(Mc * Mc, axis=1))
+def _row_normalised(xp, Mc, name, nr=None):
+    """The rows of Mc divided by their norms ``nr`` (computed when not given); refused for a zero row."""
+    nr = _row_norms(xp, Mc) if nr is None else nr
     if bool(xp.any(nr == 0)):
         fail(name, "a matrix with a zero (centred) row", "cosines are undefined for zero rows")
     return Mc / nr[:, None]
@@ -830,7 +866,12 @@ def equiangularity(M, *, variant: str = "max_angle", center: bool = True, counts
     K = M.shape[0]
     _check_gram_size("M", f"array of shape {tuple(M.shape)}", K, "equiangularity (a K x K cosine matrix)")
     U = _row_normalised(xp, _centred_unit(xp, M, center, counts), "M")
-    C = to_numpy(U @ U.T)
+    return _equiangularity_of_cosines(to_numpy(U @ U.T), variant)
+
+
+def _equiangularity_of_cosines(C, variant):
+    """Equiangularity (see :func:`equiangularity`) of the K×K cosine matrix C (NumPy) of the rows."""
+    K = C.shape[0]
     if variant in ("shifted_mean", "shifted_cv"):
         i, j = np.triu_indices(K, 1)
         return float(
@@ -1009,10 +1050,107 @@ def nc3_from_statistics(W, st: ClassStatistics, *, variant: str = "duality", glo
     global_mean : {"class_means", "samples"}
         As in :func:`nc3`.
     """
-    xp = array_namespace_of(st.means)
-    means = xp.asarray(st.means, dtype=xp.float64)
+    xp, means = _statistics_means(st)
     W = _check_W(W, st.K, st.d, means)
-    return _nc3_from(xp, W, means, _global_mean(xp, means, st.counts, global_mean), None, None, variant)
+    return _nc3_from(xp, W, _centred_means(xp, means, st.counts, global_mean)[0], 0.0, None, None, variant)
+
+
+def _or_nan(fn, *args):
+    """fn(*args) as a float, or NaN where the metric is undefined (refused with FCTheoryError)."""
+    try:
+        return float(fn(*args))
+    except ValueError:
+        return math.nan
+
+
+def _cosines(xp, Mc, nr):
+    """The K×K cosine matrix (NumPy) of the rows of Mc whose norms are nr; None when a row is zero."""
+    try:
+        U = _row_normalised(xp, Mc, "M", nr)
+    except ValueError:
+        return None
+    return to_numpy(U @ U.T)
+
+
+def _mean_cosine(C):
+    """The mean pairwise cosine (the off-diagonal mean of C); NaN when the cosines are undefined."""
+    return math.nan if C is None else float(C[~np.eye(C.shape[0], dtype=bool)].mean())
+
+
+def _classifier_entries(xp, W, Mc):
+    """The classifier's entries of :func:`nc_summary` (W checked, in the namespace of the unit means Mc)."""
+    show = f"array of shape {tuple(W.shape)}"
+    Wc, _ = _centred_unit(xp, W, True, None, with_exponent=True)
+    Wu, eu = _unit(xp, W)
+    return {
+        "nc2_W": _or_nan(_nc2_from, xp, Wc, "etf"),
+        "equinorm_W": _or_nan(_equinorm_of_norms, to_numpy(_row_norms(xp, Wu)), eu, False, False, "cv", show),
+        "mean_cos_W": _mean_cosine(_cosines(xp, Wc, _row_norms(xp, Wc))),
+        "W_norm_sq": _scale_back("W", show, float(xp.sum(Wu * Wu)), 2 * eu, "‖W‖²"),  # at unit scale: no overflow
+        "nc3": _or_nan(_nc3_from, xp, Wu, Mc, 0.0, None, None, "duality"),
+    }
+
+
+@public(st=_ST, W=_M.or_none())
+def nc_summary(st: ClassStatistics, W=None) -> dict:
+    """Every statistics-based NC metric at once: NC1, CDNV, NC2, equinorm, equiangularity (and NC3 with W).
+
+    One centring M̃ = M − 1μ_Gᵀ of the class means (μ_G the mean of the class means), one exact power-of-two
+    rescaling, one set of row norms and one cosine matrix serve every metric; each entry is computed by
+    the kernel of its own public function and equals it (bitwise, on the same statistics):
+
+    ==========================  ======================================================================
+    ``nc1``                     ``nc1_from_statistics(st)`` (review eq. (4), Papyan's tr(Σ_W Σ_B⁺)/K)
+    ``nc1_trace_ratio``         ``nc1_from_statistics(st, variant="trace_ratio")``
+    ``cdnv``                    ``cdnv_from_statistics(st)`` (review eq. (51))
+    ``nc2``                     ``nc2(st.means)`` (distance of M̃M̃ᵀ to a scaled simplex ETF)
+    ``equinorm_means``          ``equinorm(st.means)``
+    ``equiangularity_means``    ``equiangularity(st.means)`` (review eq. (6), "max_angle")
+    ``mean_cos_means``          mean pairwise cosine of the rows of M̃ (−1/(K−1) for a simplex)
+    ``mean_norm_means``         ``equinorm(st.means, reduction="mean")``, the mean of ‖m̃_k‖
+    ``nc2_W``                   ``nc2(W)``
+    ``equinorm_W``              ``equinorm(W, center=False)``
+    ``mean_cos_W``              mean pairwise cosine of the centred rows of W
+    ``W_norm_sq``               ‖W‖_F²
+    ``nc3``                     ``nc3_from_statistics(W, st)`` (Papyan's self-duality)
+    ==========================  ======================================================================
+
+    Parameters
+    ----------
+    st : ClassStatistics
+        Uses ``means``, ``counts``, ``sigma_W`` and ``class_var``.
+    W : array_like, (K, d), optional
+        The classifier (rows w_k): adds the entries from ``nc2_W`` on; brought to the statistics' namespace
+        and device.
+
+    Returns
+    -------
+    dict
+        The entries above, in that order; an entry whose metric is undefined for these statistics (the
+        function would raise FCTheoryError, e.g. NC1 when all class means coincide) is NaN.
+    """
+    xp, means = _statistics_means(st)
+    K = st.K
+    _check_gram_size("st", f"statistics of K = {K} classes", K, "nc_summary (K x K Gram and pair matrices)")
+    Mc, e = _centred_means(xp, means, st.counts, "class_means")
+    sigma_W = pow2_scale(asarray_like(st.sigma_W, means, dtype=xp.float64), 2 * e, xp)
+    class_var = pow2_scale(asarray_like(st.class_var, means, dtype=xp.float64), 2 * e, xp)
+    nr = _row_norms(xp, Mc)
+    nr_h, C = to_numpy(nr), _cosines(xp, Mc, nr)
+    show = f"array of shape {tuple(means.shape)}"
+    out = {
+        "nc1": _or_nan(_nc1_from_stats, xp, Mc, 0.0, sigma_W, K, "papyan", None, "auto", "st"),
+        "nc1_trace_ratio": _or_nan(_nc1_from_stats, xp, Mc, 0.0, sigma_W, K, "trace_ratio", None, "auto", "st"),
+        "cdnv": _or_nan(_cdnv_from, Mc, class_var, False, 1.0, "mean", e, "st"),
+        "nc2": _or_nan(_nc2_from, xp, Mc, "etf"),
+        "equinorm_means": _or_nan(_equinorm_of_norms, nr_h, e, False, False, "cv", show),
+        "equiangularity_means": math.nan if C is None else _or_nan(_equiangularity_of_cosines, C, "max_angle"),
+        "mean_cos_means": _mean_cosine(C),
+        "mean_norm_means": _or_nan(_equinorm_of_norms, nr_h, e, False, False, "mean", show),
+    }
+    if W is not None:
+        out.update(_classifier_entries(xp, _check_W(W, K, st.d, means), Mc))
+    return out
 
 
 @public(

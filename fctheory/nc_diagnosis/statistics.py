@@ -87,30 +87,6 @@ def feature_statistics(H, y, *, K: int | None = None) -> FeatureStatistics:
 
 
 # ----------------------------------------------------------------------------- metrics
-def _safe(fn, *args, **kw):
-    """The metric, or NaN where it is undefined for these features (e.g. NC1 when all means coincide).
-
-    ``fn`` is a public metric of :mod:`fctheory.metrics`; its body is called without the ``@public``
-    argument checks (``__wrapped__``): the arguments were checked once by the caller's own entry point, and
-    the bodies check the arrays' contents themselves. Re-validating them costs more than most of these
-    K×d metrics (the training monitor calls them every epoch).
-    """
-    try:
-        return float(fn.__wrapped__(*args, **kw))
-    except ValueError:
-        return math.nan
-
-
-def _centred_cosines(M):
-    M = pow2_scale(M, pow2_exponent(M))  # cosines are scale free: exact rescaling, no under/overflow
-    Mc = M - M.mean(axis=0)
-    nr = np.linalg.norm(Mc, axis=1)
-    if np.any(nr == 0):
-        return math.nan
-    C = (Mc / nr[:, None]) @ (Mc / nr[:, None]).T
-    return float(C[~np.eye(M.shape[0], dtype=bool)].mean())
-
-
 def _check_layer(st, W, b=None):
     if W is not None and tuple(W.shape) != (st.K, st.d):
         fail("W", f"array of shape {tuple(W.shape)}", f"must have shape (K, d) = ({st.K}, {st.d}) like the statistics")
@@ -122,7 +98,7 @@ def _check_layer(st, W, b=None):
 
 @public(st=Instance(FeatureStatistics), W=Array(ndim=2, native=True).or_none())
 def nc_metrics(st: FeatureStatistics, W=None) -> dict:
-    """NC1–NC3, CDNV, equinorm/equiangularity and norms from the statistics (see the module docstring).
+    """NC1–NC3, CDNV, equinorm/equiangularity and norms from the statistics: :func:`fctheory.metrics.nc_summary`.
 
     Parameters
     ----------
@@ -140,29 +116,8 @@ def nc_metrics(st: FeatureStatistics, W=None) -> dict:
         ``W_norm_sq``, ``nc3``. Undefined values are NaN.
     """
     _check_layer(st, W)
-    M = to_numpy(st.means)  # K×d: the mean-based metrics are computed on the host
-    out = {
-        "nc1": _safe(_m.nc1_from_statistics, st),
-        "nc1_trace_ratio": _safe(_m.nc1_from_statistics, st, variant="trace_ratio"),
-        "cdnv": _safe(_m.cdnv_from_statistics, st),
-        "nc2": _safe(_m.nc2, M),
-        "equinorm_means": _safe(_m.equinorm, M),
-        "equiangularity_means": _safe(_m.equiangularity, M),
-        "mean_cos_means": _centred_cosines(M),
-        "mean_norm_means": float(np.linalg.norm(M - M.mean(axis=0), axis=1).mean()),
-    }
-    if W is not None:
-        Wh = np.asarray(to_numpy(W), dtype=np.float64)
-        out.update(
-            {
-                "nc2_W": _safe(_m.nc2, Wh),
-                "equinorm_W": _safe(_m.equinorm, Wh, center=False),
-                "mean_cos_W": _centred_cosines(Wh),
-                "W_norm_sq": float(np.sum(Wh * Wh)),
-                "nc3": _safe(_m.nc3_from_statistics, W, st),
-            }
-        )
-    return out
+    # one fused pass (shared centring, rescaling, norms and cosines): its body, st and W being checked here
+    return _m.nc_summary.__wrapped__(st, W)
 
 
 # ----------------------------------------------------------------------------- the UFM optimum

@@ -89,6 +89,7 @@ EXAMPLES = {
     "fctheory.metrics.nc3_from_statistics": lambda: dict(
         W=W, st=metrics.class_statistics(H, Y), variant="duality", global_mean="class_means"
     ),
+    "fctheory.metrics.nc_summary": lambda: dict(st=metrics.class_statistics(H, Y), W=W),
     "fctheory.metrics.NCAccumulator": lambda: dict(K=K, d=M, full_scatter=True, backend="numpy"),
     "fctheory.metrics.NCAccumulator.update": lambda: (metrics.NCAccumulator(K=K, d=M), dict(H=H, y=Y)),
     "fctheory.metrics.NCAccumulator.statistics": lambda: (_acc(), dict(global_mean="class_means", ddof=0)),
@@ -158,4 +159,8 @@ ALLOW_NONFINITE = {
     "fctheory.ufm.output_ball": {"W_norm_sq": "NaN by design: the output-ball model has no classifier W"},
     "fctheory.ufm.layernorm_ce": {"H_norm_sq": "NaN by design (closed form): LayerNorm fixes ‖x_i‖² = d, N is free"},
     "fctheory.ufm.layernorm_mse": {"H_norm_sq": "NaN by design (closed form): LayerNorm fixes ‖x_i‖² = d, N is free"},
+    "fctheory.metrics.nc_summary": {
+        k: "NaN by design: undefined for a zero (centred) classifier (W = 0, or equal rows)"
+        for k in ("nc2_W", "equinorm_W", "mean_cos_W", "nc3")
+    },
 }

@@ -144,6 +144,28 @@ def test_moments_of_huge_features_give_their_statistics():
     assert np.array_equal(st.means, ref.means * s) and np.array_equal(st.sigma_W, ref.sigma_W * s * s)
 
 
+def test_moments_near_the_overflow_limit_give_exactly_scaled_statistics_or_are_refused():
+    H, y, _ = DATA[1]
+    K = int(y.max()) + 1
+    counts, sums, scatter, sq, shift = _moments(H, y, K, [0] * K)
+    ref = class_statistics_from_moments(counts, sums, scatter, sq, shift)
+    for k in range(490, 516):  # the second moments' scale 2^2k crosses the float64 limit 2^1024
+        s = 2.0**k
+        with np.errstate(over="ignore"):
+            want = [ref.means * s, ref.global_mean * s, ref.sigma_W * s * s, ref.sigma_B * s * s, ref.class_var * s * s]
+            moments = (sums * s, scatter * s * s, sq * s * s, shift * s)
+        if not all(np.all(np.isfinite(a)) for a in moments):
+            break  # the moments themselves overflow
+        representable = all(np.all(np.isfinite(a)) for a in want)
+        try:
+            st = class_statistics_from_moments(counts, *moments)
+        except FCTheoryError:
+            assert not representable, k
+            continue
+        got = [st.means, st.global_mean, st.sigma_W, st.sigma_B, st.class_var]
+        assert representable and all(np.array_equal(a, b) for a, b in zip(got, want)), k
+
+
 def test_moments_whose_statistics_overflow_are_refused_naming_sums():
     H, y, _ = DATA[1]
     K = int(y.max()) + 1
