@@ -90,7 +90,7 @@ def _data(d, seed):
     return H, y, shards
 
 
-def _run(d, seed, rank=None, world=1):
+def _run(d, seed, rank=None):
     """Two monitored epochs (with a classifier: NC4 in the second) on ``rank``'s shard, or all the data."""
     H, y, shards = _data(d, seed)
     torch.manual_seed(seed)
@@ -109,7 +109,7 @@ def _worker(rank, world, store, out, cases):
     try:
         torch.set_num_threads(1)
         dist.init_process_group("gloo", init_method=f"file://{store}", rank=rank, world_size=world)
-        rows = {case: _run(*case, rank=rank, world=world) for case in cases}
+        rows = {case: _run(*case, rank=rank) for case in cases}
         dist.destroy_process_group()
         result = ("ok", rows)
     except BaseException:  # noqa: BLE001 - the parent reports the child's failure

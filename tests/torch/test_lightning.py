@@ -200,8 +200,9 @@ def test_ddp_two_processes_monitor_the_whole_epoch(tmp_path, monkeypatch):
     monkeypatch.setenv("TMPDIR", str(tmp_path / "tmp"))
     torch.manual_seed(0)
     net = FrozenNet()
-    cb = NCMonitorCallback(K, layer="body", classifier="fc", lam_W=LAM_W, lam_H=LAM_H, out=str(tmp_path / "nc"))
-    cb.figure = False
+    cb = NCMonitorCallback(
+        K, layer="body", classifier="fc", lam_W=LAM_W, lam_H=LAM_H, out=str(tmp_path / "nc"), figure=False
+    )
     trainer = pl.Trainer(
         max_epochs=2,
         callbacks=[cb],
