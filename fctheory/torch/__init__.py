@@ -3,7 +3,8 @@
 
 :class:`NCMonitor` accumulates the class statistics of the penultimate-layer features on their device
 (a forward hook or explicit ``update`` calls), and per epoch writes NC1–NC4, norms and angles and the
-distances to the regularised UFM optimum into a table (pandas/Parquet) and a figure.
+distances to the regularised UFM optimum into a table (pandas/Parquet) and a figure. Under data-parallel
+training (``torch.distributed``) it combines the processes' moments (:mod:`fctheory.torch.distributed`).
 
 :class:`fctheory.torch.lightning.NCMonitorCallback` runs it inside a PyTorch Lightning ``Trainer.fit``
 (``pip install 'fctheory[lightning]'``). It lives in its own module so that ``import fctheory.torch``
@@ -15,7 +16,8 @@ try:
 except ImportError as exc:  # pragma: no cover - depends on the install
     raise ImportError("fctheory.torch needs PyTorch: pip install 'fctheory[torch]'") from exc
 
+from .distributed import all_reduce_moments, rebase_moments, sync_active
 from .monitor import NCMonitor
 from .plots import plot_history
 
-__all__ = ["NCMonitor", "plot_history"]
+__all__ = ["NCMonitor", "all_reduce_moments", "plot_history", "rebase_moments", "sync_active"]

@@ -18,6 +18,7 @@ import lightning.pytorch as pl
 import torch
 
 from .._validate import Anything, Bool, Choice, Int, Real, fail, public, public_class
+from .distributed import sync_active
 from .monitor import NCMonitor
 
 __all__ = ["NCMonitorCallback"]
@@ -85,13 +86,18 @@ class NCMonitorCallback(pl.Callback):
     every_n_epochs : int
         Monitor the training epochs 0, n, 2n, … only (the monitor's cost is per monitored epoch; NC4 then
         compares with the class means of the previous *monitored* epoch). Rows carry ``trainer_epoch``.
+    sync : bool, optional
+        Data-parallel training (``strategy="ddp"`` and its kin): combine the processes' moments so that
+        every process's table is that of the whole epoch's data (None: whenever ``torch.distributed`` runs
+        more than one process; False: each process monitors its own shard). See :class:`NCMonitor`.
 
     Notes
     -----
     The monitor is built when training starts (``monitor`` attribute; ``table()`` gives its rows). The
     hook sees every forward of ``layer`` between a training batch's start and end: a ``training_step``
     that runs the layer twice feeds the batch twice. Validation and sanity-check passes are not counted.
-    Runs on one device (the moments are not reduced across processes).
+    Under data-parallel training every process monitors the whole epoch (see ``sync``) and logs the same
+    values; only the global-zero process shows the monitor's progress bar and writes the files.
     """
 
     @public(
@@ -108,6 +114,7 @@ class NCMonitorCallback(pl.Callback):
         prefix=Anything("a str, checked in the body"),
         progress=Bool(),
         every_n_epochs=Int(min=1),
+        sync=Bool().or_none(),
     )
     def __init__(
         self,
@@ -125,6 +132,7 @@ class NCMonitorCallback(pl.Callback):
         prefix: str = "nc/",
         progress: bool = False,
         every_n_epochs: int = 1,
+        sync: bool | None = None,
     ):
         for name, value in (("layer", layer), ("classifier", classifier), ("prefix", prefix)):
             if value is not None and not isinstance(value, str):
@@ -137,7 +145,7 @@ class NCMonitorCallback(pl.Callback):
         self.num_classes, self.layer, self.classifier = num_classes, layer, classifier
         self.lam_H, self.lam_W, self.loss, self.lam_b = lam_H, lam_W, loss, lam_b
         self.labels, self.out, self.figure, self.prefix, self.progress = labels, out, figure, prefix, progress
-        self.every_n_epochs = every_n_epochs
+        self.every_n_epochs, self.sync = every_n_epochs, sync
         self.monitor: NCMonitor | None = None
         self._active = False  # this training epoch is monitored
         self._batch = contextlib.ExitStack()
@@ -156,7 +164,8 @@ class NCMonitorCallback(pl.Callback):
             classifier=fc,
             lam_b=self.lam_b,
             total_epochs=-(-trainer.max_epochs // self.every_n_epochs) if (trainer.max_epochs or -1) > 0 else None,
-            progress=self.progress,
+            progress=self.progress and trainer.is_global_zero,
+            sync=self.sync,
         )
         if self.layer is not None:
             self.monitor.attach(_module(pl_module, self.layer, "layer"))
@@ -200,12 +209,15 @@ class NCMonitorCallback(pl.Callback):
             for k, v in row.items()
             if k not in ("epoch", "trainer_epoch") and isinstance(v, (int, float)) and not isinstance(v, bool)
         }
-        pl_module.log_dict(logged, on_step=False, on_epoch=True, logger=True)
+        # combined moments give the same values on every process: Lightning's mean over them changes nothing
+        # (and it warns about epoch-level values logged unsynchronised in a distributed run)
+        synced = sync_active(self.sync)
+        pl_module.log_dict(logged, on_step=False, on_epoch=True, logger=True, sync_dist=synced)
 
     # ----------------------------------------------------------------- outputs
     def on_fit_end(self, trainer, pl_module):
         self._finish()
-        if self.out is None or not self.monitor.rows:
+        if self.out is None or not self.monitor.rows or not trainer.is_global_zero:
             return
         os.makedirs(self.out, exist_ok=True)
         self.monitor.save(os.path.join(self.out, "nc_history.parquet"))

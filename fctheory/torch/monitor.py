@@ -22,6 +22,7 @@ from .._files import atomic_path
 from .._threads import blas_threads
 from .._validate import Anything, Bool, Choice, Int, PathOut, Real, fail, public, public_class
 from ..nc_diagnosis import applicable_result, nc_metrics, statistics_from_moments, ufm_distances
+from .distributed import all_reduce_moments, sync_active
 from .plots import plot_history
 
 __all__ = ["NCMonitor"]
@@ -144,6 +145,14 @@ class NCMonitor:
         Length of the tqdm progress bar.
     progress : bool
         Show a tqdm progress bar (one step per epoch, the latest NC1 and distances as postfix).
+    sync : bool, optional
+        Data-parallel training (``torch.distributed``, e.g. DDP): combine every process's moments when an
+        epoch ends, so that each process gets the statistics of the whole epoch's data (see
+        :mod:`fctheory.torch.distributed`). None (default): exactly when ``torch.distributed`` is
+        initialised with more than one process; False: this process's data only; True: as None, and an
+        uninitialised ``torch.distributed`` is an error. Every process must then end each epoch.
+    process_group : optional
+        The ``torch.distributed`` process group to combine over (default: the world).
 
     Notes
     -----
@@ -166,6 +175,8 @@ class NCMonitor:
         lam_b=Real(lo=0.0),
         total_epochs=Int(min=1).or_none(),
         progress=Bool(),
+        sync=Bool().or_none(),
+        process_group=Anything("a torch.distributed process group").or_none(),
     )
     def __init__(
         self,
@@ -179,6 +190,8 @@ class NCMonitor:
         lam_b: float = 0.0,
         total_epochs: int | None = None,
         progress: bool = True,
+        sync: bool | None = None,
+        process_group=None,
     ):
         if classifier is not None:
             w = getattr(classifier, "weight", None)
@@ -208,6 +221,7 @@ class NCMonitor:
         self._seconds = 0.0
         self._t_epoch = None
         self._app, self._app_key = None, None
+        self.sync, self.process_group = sync, process_group
 
     # ----------------------------------------------------------------- feeding
     def _classifier_tensors(self):
@@ -335,6 +349,11 @@ class NCMonitor:
         if m is None:
             fail("update", None, "no batch was added in this epoch (call update() or run the hooked model)")
         t0 = time.perf_counter()
+        if sync_active(self.sync, self.process_group):  # data-parallel: the whole epoch's moments, on every rank
+            have = None if m.ref is not None else m.have
+            m.counts, m.sums, m.scatter, m.sq, m.shift, m.disagree = all_reduce_moments(
+                m.counts, m.sums, m.scatter, m.sq, m.shift, have, m.disagree, self.process_group
+            )
         # K×d and d×d work: threaded BLAS would spend more time waking threads than computing. The products
         # here have at most K·d·max(K, d) multiply-adds; up to 2^16 (OpenBLAS runs GEMMs of up to 2^18 on
         # one thread) small layers skip the limit, whose setting and restoring cost more than their metrics

@@ -132,7 +132,18 @@ def _fed_monitor():
     return mon
 
 
+def _shifted_moments():
+    """The moments of H about its first samples as tensors, with new shifts (the class means)."""
+    torch = _torch()
+    m = _moments()
+    new = np.stack([H[Y == k].mean(axis=0) for k in range(K)])
+    t = {k: torch.as_tensor(v) for k, v in m.items()}
+    return dict(**t, new_shift=torch.as_tensor(new))
+
+
 TORCH_EXAMPLES = {
+    "fctheory.torch.rebase_moments": _shifted_moments,
+    "fctheory.torch.sync_active": lambda: dict(sync=None, group=None),
     "fctheory.torch.NCMonitor": lambda: dict(
         num_classes=K,
         lam_W=LAM_W,
@@ -143,6 +154,8 @@ TORCH_EXAMPLES = {
         lam_b=0.0,
         total_epochs=3,
         progress=False,
+        sync=None,
+        process_group=None,
     ),
     "fctheory.torch.NCMonitor.update": lambda: (_monitor(1), dict(features=H, labels=Y)),
     "fctheory.torch.NCMonitor.attach": lambda: (_monitor(), dict(module=_torch().nn.Identity())),
@@ -160,6 +173,9 @@ TORCH_EXAMPLES = {
 }
 
 TORCH_SKIP = {
+    "fctheory.torch.all_reduce_moments": "collective calls: needs an initialised torch.distributed process group "
+    "(which would change every later monitor of the process); tests/torch/test_distributed.py runs it in two "
+    "processes",
     "fctheory.torch.NCMonitor.epoch": "a context manager whose block must feed a batch before it exits (the "
     "harness enters it with an empty block, which end_epoch rightly refuses); tests/torch/test_monitor.py "
     "runs it with batches",

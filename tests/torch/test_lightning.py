@@ -4,6 +4,7 @@ training, logs the metrics, reads λ_W from the optimizer and writes the table w
 import ast
 import logging
 import math
+import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -45,11 +46,11 @@ class Net(pl.LightningModule):
         return torch.optim.SGD(groups, lr=0.1, momentum=0.9)
 
 
-def _loader():
+def _loader(dtype=torch.float32):
     rng = np.random.default_rng(0)
     y = np.arange(N) % K
     X = 3.0 * rng.standard_normal((K, D_IN))[y] + rng.standard_normal((N, D_IN))
-    ds = torch.utils.data.TensorDataset(torch.as_tensor(X, dtype=torch.float32), torch.as_tensor(y))
+    ds = torch.utils.data.TensorDataset(torch.as_tensor(X, dtype=dtype), torch.as_tensor(y))
     return torch.utils.data.DataLoader(ds, batch_size=BATCH, shuffle=False)
 
 
@@ -174,3 +175,58 @@ def test_every_n_epochs_monitors_epochs_0_n_2n(fitted, tmp_path):
     assert not math.isnan(df["nc4"].iloc[1])  # against the means of epoch 0
     logged = pd.read_csv(f"{trainer.logger.log_dir}/metrics.csv")
     assert logged["nc/nc1"].dropna().size == 2
+
+
+class FrozenNet(Net):
+    """lr = 0 in float64: the features are the same in every process and epoch (float32 products may round
+    differently for other batch sizes), so a data-parallel fit can be checked against one monitor fed the whole
+    data set."""
+
+    def __init__(self):
+        super().__init__()
+        self.double()
+
+    def configure_optimizers(self):
+        return torch.optim.SGD(self.parameters(), lr=0.0)
+
+
+@pytest.mark.slow  # two forked Lightning processes: several seconds
+def test_ddp_two_processes_monitor_the_whole_epoch(tmp_path, monkeypatch):
+    """strategy="ddp_fork", 2 CPU processes, each on half of the data: the table that rank 0 writes equals one
+    monitor's fed all N samples (the moments are combined across the processes), to 1e-12."""
+    # the process launcher keeps files in the temp folder: under tmp_path
+    (tmp_path / "tmp").mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))
+    monkeypatch.setenv("TMPDIR", str(tmp_path / "tmp"))
+    torch.manual_seed(0)
+    net = FrozenNet()
+    cb = NCMonitorCallback(
+        K, layer="body", classifier="fc", lam_W=LAM_W, lam_H=LAM_H, out=str(tmp_path / "nc"), figure=False
+    )
+    trainer = pl.Trainer(
+        max_epochs=2,
+        callbacks=[cb],
+        accelerator="cpu",
+        devices=2,
+        strategy="ddp_fork",
+        logger=False,
+        enable_checkpointing=False,
+        enable_progress_bar=False,
+        enable_model_summary=False,
+        num_sanity_val_steps=0,
+        default_root_dir=str(tmp_path),
+    )
+    trainer.fit(net, _loader(torch.float64))
+    got = pd.read_parquet(tmp_path / "nc" / "nc_history.parquet")
+    mon = NCMonitor(K, lam_W=LAM_W, lam_H=LAM_H, classifier=net.fc, progress=False).attach(net.body)
+    with torch.no_grad():
+        for _ in range(2):
+            with mon.epoch():
+                for x, y in _loader(torch.float64):
+                    with mon.batch(y):
+                        net.body(x)
+    want = mon.table()
+    assert got["N"].tolist() == [N, N]
+    for col in want.columns:
+        if not col.endswith("seconds"):
+            np.testing.assert_allclose(got[col].to_numpy(float), want[col].to_numpy(float), rtol=1e-12, err_msg=col)

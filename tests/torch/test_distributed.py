@@ -1,0 +1,164 @@
+"""The monitor under data-parallel training: the change-of-shift identities against moments computed
+directly about the new shifts, and real two-process gloo runs whose every rank's table equals that of a
+single monitor fed the whole epoch."""
+
+import multiprocessing
+import pickle
+import traceback
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+dist = pytest.importorskip("torch.distributed")
+
+from fctheory import FCTheoryError  # noqa: E402
+from fctheory.torch import NCMonitor  # noqa: E402
+from fctheory.torch.distributed import rebase_moments, sync_active  # noqa: E402
+
+K = 4
+TIMING = ("monitor_seconds", "epoch_seconds")
+
+
+def _moments_about(H, y, shift):
+    """Direct moments of the features shifted by ``shift`` (plain NumPy, class by class)."""
+    Dev = H - shift[y]
+    sums = np.stack([Dev[y == k].sum(axis=0) for k in range(K)])
+    sq = np.array([np.sum(Dev[y == k] ** 2) for k in range(K)])
+    return np.bincount(y, minlength=K), sums, Dev.T @ Dev, sq
+
+
+def _rel(a, b):
+    return float(np.max(np.abs(a - b)) / np.max(np.abs(b)))
+
+
+def test_rebase_equals_moments_about_the_new_shift():
+    """Moments about random shifts c re-based to other random shifts c' equal the moments computed about
+    c' directly (class 2 absent: its zero moments stay zero), to 1e-13."""
+    rng = np.random.default_rng(1)
+    y = rng.choice([0, 1, 3], size=57)
+    H = 3.0 * rng.standard_normal((K, 5))[y] + rng.standard_normal((57, 5))
+    old, new = rng.standard_normal((K, 5)), rng.standard_normal((K, 5))
+    counts, sums, scatter, sq = _moments_about(H, y, old)
+    t = [torch.as_tensor(a) for a in (counts, sums, scatter, sq, old, new)]
+    s2, S2, q2 = (x.numpy() for x in rebase_moments(*t))
+    _, sums_ref, scatter_ref, sq_ref = _moments_about(H, y, new)
+    assert _rel(s2, sums_ref) < 1e-13
+    assert _rel(S2, scatter_ref) < 1e-13
+    assert _rel(q2, sq_ref) < 1e-13
+    assert np.all(s2[2] == 0.0) and q2[2] == 0.0
+
+
+def test_rebase_to_the_same_shift_changes_nothing():
+    """δ = 0: the corrections vanish exactly (the later epochs' shifts are already common)."""
+    rng = np.random.default_rng(2)
+    y = np.arange(20) % K
+    H = rng.standard_normal((20, 3))
+    shift = rng.standard_normal((K, 3))
+    counts, sums, scatter, sq = _moments_about(H, y, shift)
+    t = [torch.as_tensor(a) for a in (counts, sums, scatter, sq, shift, shift)]
+    out = rebase_moments(*t)
+    for got, want in zip(out, (sums, scatter, sq)):
+        assert np.array_equal(got.numpy(), want)
+
+
+def test_rebase_refuses_mismatched_shapes():
+    z = torch.zeros
+    with pytest.raises(FCTheoryError, match="new_shift"):
+        rebase_moments(z(K), z(K, 3), z(3, 3), z(K), z(K, 3), z(K, 2))
+
+
+def test_sync_is_off_without_an_initialised_process_group():
+    assert not dist.is_initialized()
+    assert sync_active(None) is False
+    assert sync_active(False) is False
+    with pytest.raises(FCTheoryError, match="sync"):
+        sync_active(True)
+
+
+# ------------------------------------------------------------------ two real processes (gloo, CPU)
+def _data(d, seed):
+    """Two epochs' features (the second moved a little) for 2 ranks; rank 0's shard lacks class 3."""
+    rng = np.random.default_rng(seed)
+    N = 90
+    y = rng.integers(0, K, N)
+    y[:K] = np.arange(K)
+    means = 20.0 + 4.0 * rng.standard_normal((K, d))  # a common offset: shift-sensitive moments
+    H = means[y] + rng.standard_normal((N, d))
+    on_rank0 = (np.arange(N) % 2 == 0) & (y != 3)
+    shards = [np.flatnonzero(on_rank0), np.flatnonzero(~on_rank0)]
+    return H, y, shards
+
+
+def _run(d, seed, rank=None):
+    """Two monitored epochs (with a classifier: NC4 in the second) on ``rank``'s shard, or all the data."""
+    H, y, shards = _data(d, seed)
+    torch.manual_seed(seed)
+    fc = torch.nn.Linear(d, K).double()
+    mon = NCMonitor(K, lam_W=1e-3, lam_H=1e-3, classifier=fc, progress=False)
+    idx = np.arange(len(y)) if rank is None else shards[rank]
+    for epoch in range(2):
+        Hx = H + 0.05 * epoch
+        with mon.epoch():
+            for part in np.array_split(idx, 3):  # several batches per epoch
+                mon.update(torch.as_tensor(Hx[part]), torch.as_tensor(y[part]))
+    return [{k: v for k, v in row.items() if k not in TIMING} for row in mon.rows]
+
+
+def _worker(rank, world, store, out, cases):
+    try:
+        torch.set_num_threads(1)
+        dist.init_process_group("gloo", init_method=f"file://{store}", rank=rank, world_size=world)
+        rows = {case: _run(*case, rank=rank) for case in cases}
+        dist.destroy_process_group()
+        result = ("ok", rows)
+    except BaseException:  # noqa: BLE001 - the parent reports the child's failure
+        result = ("error", traceback.format_exc())
+    with open(out, "wb") as f:
+        pickle.dump(result, f)
+
+
+def _two_ranks(tmp_path, cases):
+    ctx = multiprocessing.get_context("fork")  # the children inherit the imported modules: no start-up cost
+    outs = [tmp_path / f"rank{r}.pkl" for r in range(2)]
+    procs = [
+        ctx.Process(target=_worker, args=(r, 2, tmp_path / "store", outs[r], cases), daemon=True) for r in range(2)
+    ]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join(timeout=60)
+    for p in procs:
+        if p.is_alive():
+            p.kill()
+    assert all(p.exitcode == 0 for p in procs), [p.exitcode for p in procs]
+    results = []
+    for out in outs:
+        with open(out, "rb") as f:
+            status, value = pickle.load(f)
+        assert status == "ok", value
+        results.append(value)
+    return results
+
+
+def _assert_rows_close(got, want):
+    assert len(got) == len(want)
+    for g, w in zip(got, want):
+        assert g.keys() == w.keys()
+        for k in w:
+            if isinstance(w[k], float):
+                np.testing.assert_allclose(g[k], w[k], rtol=1e-12, atol=1e-13, err_msg=k)
+            else:
+                assert g[k] == w[k], k
+
+
+def test_two_processes_give_the_whole_epochs_table(tmp_path):
+    """d = 6 and d = 256 (the scatter's upper-triangle path), two epochs, a class absent from rank 0's
+    shard: each rank's rows (metrics, NC4, UFM distances) equal one monitor's fed all the data."""
+    cases = ((6, 0), (256, 1))
+    results = _two_ranks(tmp_path, cases)
+    for case in cases:
+        want = _run(*case)
+        assert not np.isnan(want[1]["nc4"])
+        for rows in results:
+            _assert_rows_close(rows[case], want)
