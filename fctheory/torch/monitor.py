@@ -150,7 +150,9 @@ class NCMonitor:
         epoch ends, so that each process gets the statistics of the whole epoch's data (see
         :mod:`fctheory.torch.distributed`). None (default): exactly when ``torch.distributed`` is
         initialised with more than one process; False: this process's data only; True: as None, and an
-        uninitialised ``torch.distributed`` is an error. Every process must then end each epoch.
+        uninitialised ``torch.distributed`` is an error. Every process must then end each epoch; a process
+        whose shard had no batch in an epoch takes part with zero moments (after the first epoch, or from the
+        first one when ``classifier`` is given).
     process_group : optional
         The ``torch.distributed`` process group to combine over (default: the world).
 
@@ -346,10 +348,15 @@ class NCMonitor:
         Keyword arguments (numbers such as the training loss) are added to the row.
         """
         m = self._moments
+        syncing = sync_active(self.sync, self.process_group)
+        if m is None and syncing:
+            # a process whose shard had no batch this epoch still joins the collective calls (the others would
+            # wait in them forever), with zero moments of the known width
+            m = self._moments = self._empty_moments()
         if m is None:
             fail("update", None, "no batch was added in this epoch (call update() or run the hooked model)")
         t0 = time.perf_counter()
-        if sync_active(self.sync, self.process_group):  # data-parallel: the whole epoch's moments, on every rank
+        if syncing:  # data-parallel: the whole epoch's moments, on every rank
             have = None if m.ref is not None else m.have
             m.counts, m.sums, m.scatter, m.sq, m.shift, m.disagree = all_reduce_moments(
                 m.counts, m.sums, m.scatter, m.sq, m.shift, have, m.disagree, self.process_group
@@ -370,6 +377,16 @@ class NCMonitor:
         self.rows.append(row)
         self._show(row)
         return row
+
+    def _empty_moments(self):
+        """Zero moments for a process without a batch: the width and device of the previous epoch's means, else
+        of the classifier's weight; None when neither is known (the first epoch of a monitor without one)."""
+        if self._ref is not None:
+            return _Moments(self.K, self._ref.shape[1], self._ref.device, self._ref)
+        if self.classifier is not None:
+            w = self.classifier.weight
+            return _Moments(self.K, w.shape[1], w.device, None)
+        return None
 
     def _row(self, m) -> dict:
         st = m.statistics()

@@ -90,26 +90,40 @@ def _data(d, seed):
     return H, y, shards
 
 
-def _run(d, seed, rank=None):
-    """Two monitored epochs (with a classifier: NC4 in the second) on ``rank``'s shard, or all the data."""
+def _run(d, seed, rank=None, idle=()):
+    """Two monitored epochs (with a classifier: NC4 in the second) on ``rank``'s shard, or all the data.
+
+    ``idle`` = (rank, epoch) pairs in which that rank gets no batch, its shard going to the other rank (the
+    whole-data run is unchanged: the epoch's data is the same)."""
     H, y, shards = _data(d, seed)
     torch.manual_seed(seed)
     fc = torch.nn.Linear(d, K).double()
     mon = NCMonitor(K, lam_W=1e-3, lam_H=1e-3, classifier=fc, progress=False)
-    idx = np.arange(len(y)) if rank is None else shards[rank]
     for epoch in range(2):
         Hx = H + 0.05 * epoch
+        if rank is None:
+            idx = np.arange(len(y))
+        elif (rank, epoch) in idle:
+            idx = np.arange(0)
+        elif (1 - rank, epoch) in idle:
+            idx = np.concatenate(shards)
+        else:
+            idx = shards[rank]
         with mon.epoch():
-            for part in np.array_split(idx, 3):  # several batches per epoch
+            for part in np.array_split(idx, 3) if idx.size else []:  # several batches per epoch
                 mon.update(torch.as_tensor(Hx[part]), torch.as_tensor(y[part]))
     return [{k: v for k, v in row.items() if k not in TIMING} for row in mon.rows]
 
 
-def _worker(rank, world, store, out, cases):
+IDLE = ((1, 0), (0, 1))  # rank 1 has no batch in the first epoch, rank 0 none in the second
+
+
+def _worker(rank, world, store, out, cases, idle_cases=()):
     try:
         torch.set_num_threads(1)
         dist.init_process_group("gloo", init_method=f"file://{store}", rank=rank, world_size=world)
         rows = {case: _run(*case, rank=rank) for case in cases}
+        rows.update({(case, "idle"): _run(*case, rank=rank, idle=IDLE) for case in idle_cases})
         dist.destroy_process_group()
         result = ("ok", rows)
     except BaseException:  # noqa: BLE001 - the parent reports the child's failure
@@ -118,11 +132,12 @@ def _worker(rank, world, store, out, cases):
         pickle.dump(result, f)
 
 
-def _two_ranks(tmp_path, cases):
+def _two_ranks(tmp_path, cases, idle_cases=()):
     ctx = multiprocessing.get_context("fork")  # the children inherit the imported modules: no start-up cost
     outs = [tmp_path / f"rank{r}.pkl" for r in range(2)]
     procs = [
-        ctx.Process(target=_worker, args=(r, 2, tmp_path / "store", outs[r], cases), daemon=True) for r in range(2)
+        ctx.Process(target=_worker, args=(r, 2, tmp_path / "store", outs[r], cases, idle_cases), daemon=True)
+        for r in range(2)
     ]
     for p in procs:
         p.start()
@@ -162,3 +177,21 @@ def test_two_processes_give_the_whole_epochs_table(tmp_path):
         assert not np.isnan(want[1]["nc4"])
         for rows in results:
             _assert_rows_close(rows[case], want)
+
+
+def test_a_process_without_a_batch_takes_part_with_zero_moments(tmp_path):
+    """Rank 1 sees no batch in the first epoch (its width comes from the classifier), rank 0 none in the
+    second (from the previous epoch's means): no process waits forever, and both report the whole epoch."""
+    case = (6, 2)
+    results = _two_ranks(tmp_path, (), idle_cases=(case,))
+    want = _run(*case)
+    for rows in results:
+        _assert_rows_close(rows[(case, "idle")], want)
+
+
+def test_a_monitor_without_a_batch_or_a_width_is_refused():
+    """Without torch.distributed (or without a known width) an epoch with no batch is still refused."""
+    mon = NCMonitor(K, lam_W=1e-3, lam_H=1e-3, progress=False)
+    with pytest.raises(FCTheoryError, match="no batch"):
+        with mon.epoch():
+            pass
