@@ -60,6 +60,10 @@ _WORKERS = Int(min=1, max=1024).or_none()
 # largest |score| (L·max|⟨u, v⟩|) the engine accepts: differences of scores and their softplus stay finite
 _SCORE_MAX = 1e300
 
+# bytes of Python objects and array headers an evaluation holds besides its arrays (tuples of the work
+# units, index arrays of each class block, the thread pool), measured with tracemalloc: ~16 KiB
+_PY_OVERHEAD = 24 * 1024
+
 # S' below this is recomputed in log space: each of the ≤ K terms lost to underflow is
 # < 2.3e-308, so S' ≥ 1e-280 keeps the relative error of S' below K·1e-28.
 _THRESH = 1e-280
@@ -210,15 +214,17 @@ def _tile_plan(K, sA, sB, nA, nB, grad, budget, nw, per_entry=9):
 
     Returns (tA, tB, block, bytes); tA or tB = 0 when even one group per side does not fit.
     """
-    perA = 8 * K * sA * (3 if grad else 1)  # B (+ accumulator, fallback accumulator)
-    perB = 8 * K * sB * (2 + nw * (3 if grad else 1))  # B, Bᵀ + per worker: copy (+ acc, fallback)
+    perA = 8 * (K + 1) * sA * (3 if grad else 1)  # B, row maxima M (+ accumulator, fallback accumulator)
+    perB = 8 * (K + 1) * sB * (2 + nw * (3 if grad else 1))  # B, Bᵀ, M + per worker: copy (+ acc, fallback)
     per_class = per_entry * sA * sB + 8 * K * sB * (2 if grad else 1) + 8 * (sA + sB) * 3
     fixed = 8 * K * (sA + sB) * 2
     # integer arithmetic throughout: s^m may be far beyond the float range (the plan is then refused)
     budget = int(budget)
     block = int(max(1, min(K, (budget // 4) // max(nw * per_class, 1))))
+    sizes = (perA, perB, per_class, fixed)
     while True:
-        room = budget - fixed - nw * block * per_class
+        # the transients grow with the plan (up to a cap): solve with those of the smallest, then shrink
+        room = budget - _transient(K, sA, sB, (1, 1, block)) - fixed - nw * block * per_class
         if nA * perA + nB * perB <= room:
             tA, tB = nA, nB
         elif 2 * nA * perA <= room:
@@ -226,11 +232,41 @@ def _tile_plan(K, sA, sB, nA, nB, grad, budget, nw, per_entry=9):
         else:
             tA, tB = int((room // 2) // perA), int((room // 2) // perB)
         tA, tB = max(min(tA, nA), 0), max(min(tB, nB), 0)
-        if (tA >= 1 and tB >= 1) or block == 1:
+        while (tA > 1 or tB > 1) and _plan_bytes(K, sA, sB, (tA, tB, block), sizes, nw) > budget:
+            if tA > 1 and (tA * perA >= tB * perB or tB <= 1):
+                tA -= max(1, tA // 8)
+            else:
+                tB -= max(1, tB // 8)
+        fits = _plan_bytes(K, sA, sB, (tA, tB, block), sizes, nw) <= budget
+        if (tA >= 1 and tB >= 1 and fits) or block == 1:
             break
         block = max(1, block // 2)
-    need = fixed + nw * block * per_class + max(tA, 1) * perA + max(tB, 1) * perB
-    return tA, tB, block, need
+    return tA, tB, block, _plan_bytes(K, sA, sB, (tA, tB, block), sizes, nw)
+
+
+def _plan_bytes(K, sA, sB, plan, sizes, nw) -> int:
+    """Peak bytes of a tile plan: the larger of the per-class phase and the build of the prefix bases.
+
+    ``plan`` = (tA, tB, block), ``sizes`` = (perA, perB, per_class, fixed) of :func:`_tile_plan`. The bases
+    of h positions are built in place from those of h − 1 (a transient of 1/s of the result, at most half
+    of it), which perB covers for the suffix bases but perA (without the gradient) does not for the prefix
+    ones. The host's transients come on top: NumPy's buffered iterator (broadcast operations) allocates up
+    to 3 operands × 8192 entries × 8 bytes (fewer for smaller arrays), and Python objects and array headers
+    up to ~24 KiB; both measured with tracemalloc, bounded with < 2x slack for tiny tasks, negligible for
+    tasks of more than a few MiB.
+    """
+    tA, tB, block = max(plan[0], 1), max(plan[1], 1), plan[2]
+    perA, perB, per_class, fixed = sizes
+    work = fixed + nw * block * per_class + tA * perA + tB * perB
+    build_A = fixed + tA * 8 * (K * sA + max(K * sA // 2, sA))
+    return max(work, build_A) + _transient(K, sA, sB, (tA, tB, block))
+
+
+def _transient(K, sA, sB, plan) -> int:
+    """Host transients besides the arrays (:func:`_plan_bytes`) for ``plan`` = (tA, tB, block)."""
+    tA, tB, block = plan
+    largest = max(tA * K * sA, tB * K * sB, block * sA * sB, K * (sA + sB))
+    return 3 * 8 * min(largest, 8192) + _PY_OVERHEAD
 
 
 @public(
@@ -358,8 +394,12 @@ def _partial_scores(xp, G3, conc, lo, s):
     for i in range(h):
         cols = xp.asarray(conc[:, i][:, None] * s + ar[None, :])  # nG × s word indices
         T = xp.transpose(G3[:, lo + i, :][:, cols], (1, 0, 2))  # nG × K × s
-        Y = (Y[:, :, :, None] + T[:, :, None, :]).reshape(nG, K, -1)
-    return xp.ascontiguousarray(Y)  # broadcasting keeps the transposed layout of T
+        # into a C-ordered buffer: broadcasting alone keeps the transposed layout of T, and the reshape
+        # would then copy (a transient of twice the result, which the tile plan does not count)
+        out = xp.empty((nG, K, Y.shape[2], s))
+        xp.add(Y[:, :, :, None], T[:, :, None, :], out=out)
+        Y = out.reshape(nG, K, -1)
+    return Y
 
 
 def _bases(xp, G3, conc, lo, s, use_numba=False):
@@ -989,7 +1029,8 @@ def _enumerate(xp, use_numba, task, G3, grad, est, progress, workers=None, class
                         fbA_tot = _reduce_suffix(xp, wks, BBt, gG3, concB[tileB], task, m, nTB, fbA_tot, rA_all)
                     del BBt, MB, ctx, wks
                 if grad:
-                    _reduce_prefix(xp, gG3, BA * accA, fbA_tot, rA_all, concA[tileA], s, n_c)
+                    accA *= BA  # in place: BA × accA is what the prefix side needs
+                    _reduce_prefix(xp, gG3, accA, fbA_tot, rA_all, concA[tileA], s, n_c)
     finally:
         if pool is not None:
             pool.shutdown()

@@ -5,9 +5,12 @@ relative (norm-wise for gradients); finite differences to 1e-6 relative (their o
 and rounding error is ~1e-8 at step 1e-5).
 """
 
+import math
+import tracemalloc
+
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from fctheory import FCTheoryError, Task
@@ -220,6 +223,41 @@ def test_estimate_is_computed_without_allocating_and_scales():
     assert a.pairs == 729 * 4**6 * 729
     assert b.flops == pytest.approx(3 * a.flops) and b.seconds > a.seconds
     assert a.split == 3 and a.tiles[0] >= 1
+
+
+@settings(max_examples=12, deadline=None)
+@given(
+    st.integers(2, 3),
+    st.integers(2, 4),
+    st.integers(1, 5),
+    st.integers(2, 30),
+    st.integers(0, 2**31 - 1),
+    st.integers(1, 4),
+    st.booleans(),
+    st.booleans(),
+    st.sampled_from([1.0, 0.8, 0.6]),
+)
+def test_cost_estimate_bytes_bound_the_traced_peak(n_c, s_c, L, K, seed, d, grad, jit, frac):
+    # the peak of everything the evaluation allocates (tracemalloc sees NumPy's arrays and buffers) is within
+    # the estimate, on the array-API path (jit=False, what CuPy runs) and the compiled one, tiles or not
+    assume(s_c**L <= 1024)
+    task = Task.random(n_c, s_c, L, min(K, n_c**L), seed=seed)
+    assume(task.K >= 2)
+    rng = np.random.default_rng(seed)
+    W, U = rng.standard_normal((d, task.n_w)), rng.standard_normal((task.K, L * d))
+    free = estimate_cost(task, d=d, grad=grad, workers=1, max_bytes=math.inf, jit=jit)
+    mb = int(free.bytes * frac) if frac < 1 else math.inf
+    est = estimate_cost(task, d=d, grad=grad, workers=1, max_bytes=mb, jit=jit)
+    assume(est.tiles[0] >= 1 and est.tiles[1] >= 1 and est.bytes <= mb)  # else refused: nothing to bound
+    kw = dict(grad=grad, workers=1, jit=jit, max_bytes=mb)
+    evaluate_risk(task, W, U, 0.01, **kw)  # first-use imports and kernel compilation are not the engine's
+    tracemalloc.start()
+    try:
+        evaluate_risk(task, W, U, 0.01, **kw)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak <= est.bytes
 
 
 @pytest.mark.parametrize(
