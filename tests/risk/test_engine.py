@@ -225,35 +225,35 @@ def test_estimate_is_computed_without_allocating_and_scales():
     assert a.split == 3 and a.tiles[0] >= 1
 
 
-@settings(max_examples=12, deadline=None)
-@given(
-    st.integers(2, 3),
-    st.integers(2, 4),
-    st.integers(1, 5),
-    st.integers(2, 30),
-    st.integers(0, 2**31 - 1),
-    st.integers(1, 4),
-    st.booleans(),
-    st.booleans(),
-    st.sampled_from([1.0, 0.8, 0.6]),
-)
-def test_cost_estimate_bytes_bound_the_traced_peak(n_c, s_c, L, K, seed, d, grad, jit, frac):
-    # the peak of everything the evaluation allocates (tracemalloc sees NumPy's arrays and buffers) is within
-    # the estimate, on the array-API path (jit=False, what CuPy runs) and the compiled one, tiles or not
-    assume(s_c**L <= 1024)
-    task = Task.random(n_c, s_c, L, min(K, n_c**L), seed=seed)
-    assume(task.K >= 2)
+@st.composite
+def cost_setups(draw):
+    """A small random task with weights (large ones: log-space recomputations) and an evaluation's options."""
+    n_c, s_c = draw(st.integers(2, 3)), draw(st.integers(2, 4))
+    L = draw(st.integers(1, 5 if s_c == 2 else 4))
+    seed = draw(st.integers(0, 2**31 - 1))
+    task = Task.random(n_c, s_c, L, draw(st.integers(2, min(30, n_c**L))), seed=seed)
+    d, scale = draw(st.integers(1, 4)), draw(st.sampled_from([1.0, 15.0]))
     rng = np.random.default_rng(seed)
-    W, U = rng.standard_normal((d, task.n_w)), rng.standard_normal((task.K, L * d))
-    free = estimate_cost(task, d=d, grad=grad, workers=1, max_bytes=math.inf, jit=jit)
+    W, U = scale * rng.standard_normal((d, task.n_w)), scale * rng.standard_normal((task.K, L * d))
+    opts = dict(grad=draw(st.booleans()), jit=draw(st.booleans()), workers=draw(st.integers(1, 2)))
+    return task, W, U, opts, draw(st.sampled_from([1.0, 0.8, 0.6]))
+
+
+@settings(max_examples=12, deadline=None)
+@given(cost_setups())
+def test_cost_estimate_bytes_bound_the_traced_peak(case):
+    # the peak of everything the evaluation allocates (tracemalloc sees NumPy's arrays and buffers) is within
+    # the estimate, on the array-API path (jit=False, what CuPy runs) and the compiled one, tiled or not
+    task, W, U, opts, frac = case
+    d = W.shape[0]
+    free = estimate_cost(task, d=d, max_bytes=math.inf, **opts)
     mb = int(free.bytes * frac) if frac < 1 else math.inf
-    est = estimate_cost(task, d=d, grad=grad, workers=1, max_bytes=mb, jit=jit)
+    est = estimate_cost(task, d=d, max_bytes=mb, **opts)
     assume(est.tiles[0] >= 1 and est.tiles[1] >= 1 and est.bytes <= mb)  # else refused: nothing to bound
-    kw = dict(grad=grad, workers=1, jit=jit, max_bytes=mb)
-    evaluate_risk(task, W, U, 0.01, **kw)  # first-use imports and kernel compilation are not the engine's
+    evaluate_risk(task, W, U, 0.01, max_bytes=mb, **opts)  # first-use imports and kernel compilation
     tracemalloc.start()
     try:
-        evaluate_risk(task, W, U, 0.01, **kw)
+        evaluate_risk(task, W, U, 0.01, max_bytes=mb, **opts)
         peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
