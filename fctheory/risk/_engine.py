@@ -92,7 +92,9 @@ class CostEstimate:
         Estimated wall time (cost model in ``_RATES``; excludes log-space fallbacks, which only
         occur for extreme weights).
     bytes : int
-        Estimated peak working memory of the engine (tiles and blocks), in bytes.
+        Peak working memory of the evaluation, in bytes: tiles and blocks, plus the host's transients
+        (NumPy's iterator buffers, Python objects). An upper bound of the peak tracemalloc measures on
+        every path (the compiled one, the array-API one, log-space recomputations included).
     pairs : int
         (sentence, class) pairs K·s_c^L·K the risk accounts for.
     flops : float
