@@ -242,4 +242,4 @@ def test_cost_estimate_bytes_bound_the_array_api_path_on_a_three_concept_task():
     finally:
         tracemalloc.stop()
     assert peak <= est.bytes <= mb
-    assert est.bytes <= 2 * peak  # a tight bound (measured: 1.6x)
+    assert est.bytes <= 3 * peak  # not a vacuous bound (measured: 2.2x, a third of it the log-space reserve)
