@@ -66,8 +66,9 @@ _PY_OVERHEAD = 24 * 1024
 # and the thread pool of several workers (threads, futures, frames): ~17 KiB measured
 _POOL_OVERHEAD = 24 * 1024
 
-# flagged entries the log-space recomputation of the array-API path takes at least at once (_fallback_xp)
-_FALLBACK_CHUNK = 32
+# (flagged entry, class) pairs the log-space recomputation of the array-API path takes at least at once
+# (_fallback_xp): smaller chunks cost more in calls than they save in memory
+_FALLBACK_CHUNK = 4096
 
 # S' below this is recomputed in log space: each of the ≤ K terms lost to underflow is
 # < 2.3e-308, so S' ≥ 1e-280 keeps the relative error of S' below K·1e-28.
@@ -227,7 +228,7 @@ def _tile_plan(K, sA, sB, nA, nB, grad, budget, nw, per_entry=9):
     # own scores and the gradient's per-class terms; per worker, one prefix group's partial scores for the
     # log-space recomputation (_LazyY) and, on the array-API path, what its smallest chunk needs beyond the
     # ≥ 32 bytes per entry of a one-class block that _post_group_xp's temporaries freed (_fallback_xp)
-    chunk = 0 if per_entry == 9 else max(0, 8 * K * _FALLBACK_CHUNK * (8 if grad else 4) - 32 * sA * sB)
+    chunk = 0 if per_entry == 9 else max(0, 8 * max(K, _FALLBACK_CHUNK) * (8 if grad else 4) - 32 * sA * sB)
     fixed = 8 * K * (sA + sB) * 2 + nw * (8 * K * sA + chunk)
     # integer arithmetic throughout: s^m may be far beyond the float range (the plan is then refused)
     budget = int(budget)
@@ -706,9 +707,8 @@ def _fallback_xp(xp, mask, k_of, lb, YAg, YB, pA, pB, grad, ce, rA, rB, fbAg, fb
     width = fbB.shape[1] if fbB is not None else 0
     # flagged entries per chunk: ≤ 64·K bytes of temporaries each (z, its exp, P and the bincount indices of
     # the gradient), in the room of the 48 bytes (32 without the gradient) per entry of S' that the temporaries
-    # of _post_group_xp held; at least _FALLBACK_CHUNK (fewer, smaller chunks cost more calls than they
-    # save), which the plan counts per worker
-    chunk = max(_FALLBACK_CHUNK, min((1 << 22) // K, 3 * int(mask.size) // (4 * K)))
+    # of _post_group_xp held; at least _FALLBACK_CHUNK / K, which the plan counts per worker
+    chunk = max(1, _FALLBACK_CHUNK // K, min((1 << 22) // K, 3 * int(mask.size) // (4 * K)))
     for c0 in range(0, int(aa.shape[0]), chunk):
         a = aa[c0 : c0 + chunk]
         c = cc[c0 : c0 + chunk]
