@@ -61,7 +61,7 @@ _WORKERS = Int(min=1, max=1024).or_none()
 _SCORE_MAX = 1e300
 
 # bytes of Python objects and array headers an evaluation holds besides its arrays (tuples of the work
-# units, index arrays of each class block, the thread pool), measured with tracemalloc: ~16 KiB
+# units, index arrays of each class block), measured with tracemalloc: ~16 KiB
 _PY_OVERHEAD = 24 * 1024
 # and the thread pool of several workers (threads, futures, frames): ~17 KiB measured
 _POOL_OVERHEAD = 24 * 1024
@@ -264,8 +264,9 @@ def _plan_bytes(K, sA, sB, plan, sizes, nw) -> int:
     of it), which perB covers for the suffix bases but perA (without the gradient) does not for the prefix
     ones. The host's transients come on top: NumPy's buffered iterator (broadcast operations) allocates up
     to 3 operands × 8192 entries × 8 bytes (fewer for smaller arrays), and Python objects, array headers and
-    the thread pool a few tens of KiB; both measured with tracemalloc, bounded with < 2x slack for tiny tasks,
-    negligible for tasks of more than a few MiB.
+    the thread pool a few tens of KiB; both measured with tracemalloc. Slack: the traced peak is 0.6–0.92 of
+    the estimate on random tiled tasks (tests/risk/test_engine.py); on tiny tasks the constants (with the
+    array-API path's log-space reserve, ≤ 256 KiB per worker) dominate and the estimate is up to ~0.5 MiB over.
     """
     tA, tB, block = max(plan[0], 1), max(plan[1], 1), plan[2]
     perA, perB, per_class, fixed = sizes
