@@ -60,6 +60,16 @@ _WORKERS = Int(min=1, max=1024).or_none()
 # largest |score| (L·max|⟨u, v⟩|) the engine accepts: differences of scores and their softplus stay finite
 _SCORE_MAX = 1e300
 
+# bytes of Python objects and array headers an evaluation holds besides its arrays (tuples of the work
+# units, index arrays of each class block), measured with tracemalloc: ~16 KiB
+_PY_OVERHEAD = 24 * 1024
+# and the thread pool of several workers (threads, futures, frames): ~17 KiB measured
+_POOL_OVERHEAD = 24 * 1024
+
+# (flagged entry, class) pairs the log-space recomputation of the array-API path takes at least at once
+# (_fallback_xp): smaller chunks cost more in calls than they save in memory
+_FALLBACK_CHUNK = 4096
+
 # S' below this is recomputed in log space: each of the ≤ K terms lost to underflow is
 # < 2.3e-308, so S' ≥ 1e-280 keeps the relative error of S' below K·1e-28.
 _THRESH = 1e-280
@@ -86,7 +96,9 @@ class CostEstimate:
         Estimated wall time (cost model in ``_RATES``; excludes log-space fallbacks, which only
         occur for extreme weights).
     bytes : int
-        Estimated peak working memory of the engine (tiles and blocks), in bytes.
+        Peak working memory of the evaluation, in bytes: tiles and blocks, plus the host's transients
+        (NumPy's iterator buffers, Python objects). An upper bound of the peak tracemalloc measures on
+        every path (the compiled one, the array-API one, log-space recomputations included).
     pairs : int
         (sentence, class) pairs K·s_c^L·K the risk accounts for.
     flops : float
@@ -210,15 +222,21 @@ def _tile_plan(K, sA, sB, nA, nB, grad, budget, nw, per_entry=9):
 
     Returns (tA, tB, block, bytes); tA or tB = 0 when even one group per side does not fit.
     """
-    perA = 8 * K * sA * (3 if grad else 1)  # B (+ accumulator, fallback accumulator)
-    perB = 8 * K * sB * (2 + nw * (3 if grad else 1))  # B, Bᵀ + per worker: copy (+ acc, fallback)
+    perA = 8 * (K + 1) * sA * (3 if grad else 1)  # B, row maxima M (+ accumulator, fallback accumulator)
+    perB = 8 * (K + 1) * sB * (2 + nw * (3 if grad else 1))  # B, Bᵀ, M + per worker: copy (+ acc, fallback)
     per_class = per_entry * sA * sB + 8 * K * sB * (2 if grad else 1) + 8 * (sA + sB) * 3
-    fixed = 8 * K * (sA + sB) * 2
+    # own scores and the gradient's per-class terms; per worker, one prefix group's partial scores for the
+    # log-space recomputation (_LazyY) and, on the array-API path, what its smallest chunk needs beyond the
+    # ≥ 32 bytes per entry of a one-class block that _post_group_xp's temporaries freed (_fallback_xp)
+    chunk = 0 if per_entry == 9 else max(0, 8 * max(K, _FALLBACK_CHUNK) * (8 if grad else 4) - 32 * sA * sB)
+    fixed = 8 * K * (sA + sB) * 2 + nw * (8 * K * sA + chunk)
     # integer arithmetic throughout: s^m may be far beyond the float range (the plan is then refused)
     budget = int(budget)
     block = int(max(1, min(K, (budget // 4) // max(nw * per_class, 1))))
+    sizes = (perA, perB, per_class, fixed)
     while True:
-        room = budget - fixed - nw * block * per_class
+        # the transients grow with the plan (up to a cap): solve with those of the smallest, then shrink
+        room = budget - _transient(K, sA, sB, (1, 1, block), nw) - fixed - nw * block * per_class
         if nA * perA + nB * perB <= room:
             tA, tB = nA, nB
         elif 2 * nA * perA <= room:
@@ -226,11 +244,42 @@ def _tile_plan(K, sA, sB, nA, nB, grad, budget, nw, per_entry=9):
         else:
             tA, tB = int((room // 2) // perA), int((room // 2) // perB)
         tA, tB = max(min(tA, nA), 0), max(min(tB, nB), 0)
-        if (tA >= 1 and tB >= 1) or block == 1:
+        while (tA > 1 or tB > 1) and _plan_bytes(K, sA, sB, (tA, tB, block), sizes, nw) > budget:
+            if tA > 1 and (tA * perA >= tB * perB or tB <= 1):
+                tA -= max(1, tA // 8)
+            else:
+                tB -= max(1, tB // 8)
+        fits = _plan_bytes(K, sA, sB, (tA, tB, block), sizes, nw) <= budget
+        if (tA >= 1 and tB >= 1 and fits) or block == 1:
             break
         block = max(1, block // 2)
-    need = fixed + nw * block * per_class + max(tA, 1) * perA + max(tB, 1) * perB
-    return tA, tB, block, need
+    return tA, tB, block, _plan_bytes(K, sA, sB, (tA, tB, block), sizes, nw)
+
+
+def _plan_bytes(K, sA, sB, plan, sizes, nw) -> int:
+    """Peak bytes of a tile plan: the larger of the per-class phase and the build of the prefix bases.
+
+    ``plan`` = (tA, tB, block), ``sizes`` = (perA, perB, per_class, fixed) of :func:`_tile_plan`. The bases
+    of h positions are built in place from those of h − 1 (a transient of 1/s of the result, at most half
+    of it), which perB covers for the suffix bases but perA (without the gradient) does not for the prefix
+    ones. The host's transients come on top: NumPy's buffered iterator (broadcast operations) allocates up
+    to 3 operands × 8192 entries × 8 bytes (fewer for smaller arrays), and Python objects, array headers and
+    the thread pool a few tens of KiB; both measured with tracemalloc. Slack: the traced peak is 0.6–0.92 of
+    the estimate on random tiled tasks (tests/risk/test_engine.py); on tiny tasks the constants (with the
+    array-API path's log-space reserve, ≤ 256 KiB per worker) dominate and the estimate is up to ~0.5 MiB over.
+    """
+    tA, tB, block = max(plan[0], 1), max(plan[1], 1), plan[2]
+    perA, perB, per_class, fixed = sizes
+    work = fixed + nw * block * per_class + tA * perA + tB * perB
+    build_A = fixed + tA * 8 * (K * sA + max(K * sA // 2, sA))
+    return max(work, build_A) + _transient(K, sA, sB, (tA, tB, block), nw)
+
+
+def _transient(K, sA, sB, plan, nw) -> int:
+    """Host transients besides the arrays (:func:`_plan_bytes`) for ``plan`` = (tA, tB, block), ``nw`` workers."""
+    tA, tB, block = plan
+    largest = max(tA * K * sA, tB * K * sB, block * sA * sB, K * (sA + sB))
+    return 3 * 8 * min(largest, 8192) + _PY_OVERHEAD + (_POOL_OVERHEAD if nw > 1 else 0)
 
 
 @public(
@@ -358,8 +407,12 @@ def _partial_scores(xp, G3, conc, lo, s):
     for i in range(h):
         cols = xp.asarray(conc[:, i][:, None] * s + ar[None, :])  # nG × s word indices
         T = xp.transpose(G3[:, lo + i, :][:, cols], (1, 0, 2))  # nG × K × s
-        Y = (Y[:, :, :, None] + T[:, :, None, :]).reshape(nG, K, -1)
-    return xp.ascontiguousarray(Y)  # broadcasting keeps the transposed layout of T
+        # into a C-ordered buffer: broadcasting alone keeps the transposed layout of T, and the reshape
+        # would then copy (a transient of twice the result, which the tile plan does not count)
+        out = xp.empty((nG, K, Y.shape[2], s))
+        xp.add(Y[:, :, :, None], T[:, :, None, :], out=out)
+        Y = out.reshape(nG, K, -1)
+    return Y
 
 
 def _bases(xp, G3, conc, lo, s, use_numba=False):
@@ -653,7 +706,10 @@ def _fallback_xp(xp, mask, k_of, lb, YAg, YB, pA, pB, grad, ce, rA, rB, fbAg, fb
     K, sA = YAg.shape
     n = ce.shape[0]
     width = fbB.shape[1] if fbB is not None else 0
-    chunk = max(1, (1 << 22) // K)
+    # flagged entries per chunk: ≤ 64·K bytes of temporaries each (z, its exp, P and the bincount indices of
+    # the gradient), in the room of the 48 bytes (32 without the gradient) per entry of S' that the temporaries
+    # of _post_group_xp held; at least _FALLBACK_CHUNK / K, which the plan counts per worker
+    chunk = max(1, _FALLBACK_CHUNK // K, min((1 << 22) // K, 3 * int(mask.size) // (4 * K)))
     for c0 in range(0, int(aa.shape[0]), chunk):
         a = aa[c0 : c0 + chunk]
         c = cc[c0 : c0 + chunk]
@@ -685,9 +741,8 @@ class _LazyY:
     """Partial scores of a tile's groups, computed on first use (only the log-space path needs them)."""
 
     def __init__(self, xp, G3, concA, concB, m, s):
-
         self.args = (xp, G3, concA, concB, m, s)
-        self.A = {}
+        self.gA, self.A = None, None  # one prefix group's only: the tile plan counts one per worker
         self.B = None
         self.lock = threading.Lock()
 
@@ -695,32 +750,50 @@ class _LazyY:
         xp, G3, concA, concB, m, s = self.args
         with self.lock:
             if side == "A":
-                if g not in self.A:
-                    self.A[g] = _partial_scores(xp, G3, concA[g : g + 1], 0, s)[0]
-                return self.A[g]
+                if self.gA != g:
+                    self.gA, self.A = g, _partial_scores(xp, G3, concA[g : g + 1], 0, s)[0]
+                return self.A
             if self.B is None:
                 self.B = _partial_scores(xp, G3, concB, m, s)
             return self.B
 
 
+class _SharedA:
+    """The prefix side's fallback accumulator (nTA×K×sA) of a prefix tile, made on first use.
+
+    A prefix group is one worker's at a time (:func:`_units`), so the workers write disjoint rows of one
+    array: the tile plan counts it once per prefix group (one per worker, and their sum, would not fit).
+    """
+
+    def __init__(self, xp, shape):
+        self.xp, self.shape = xp, shape
+        self.arr = None
+        self.lock = threading.Lock()
+
+    def get(self):
+        with self.lock:
+            if self.arr is None:
+                self.arr = self.xp.zeros(self.shape)
+            return self.arr
+
+
 class _Worker:
     """Per-thread state: everything several workers would otherwise write concurrently."""
 
-    def __init__(self, xp, grad, K, nTA, sA, widthB):
+    def __init__(self, xp, grad, K, widthB, fbA):
         self.xp, self.grad = xp, grad
-        self.K, self.nTA, self.sA, self.widthB = K, nTA, sA, widthB
+        self.K, self.widthB = K, widthB
         self.accB = xp.zeros((K, widthB)) if grad else None
-        self.fbA = None
+        self.fbA = fbA  # a _SharedA
         self.fbB = None
         self.BBt_priv = None
         self.rA, self.rB = [], []
         self.n_fallback = 0
 
     def fallback_arrays(self):
-        if self.fbA is None:
-            self.fbA = self.xp.zeros((self.nTA, self.K, self.sA))
+        if self.fbB is None:
             self.fbB = self.xp.zeros((self.K, self.widthB))
-        return self.fbA, self.fbB
+        return self.fbA.get(), self.fbB
 
 
 def _run_group(xp, use_numba, ctx, wk, g, ks_h, lb_h, full):
@@ -887,33 +960,31 @@ def _run_assigned(xp, use_numba, ctx, wks, assign, pool, bar) -> list:
     return [r for w in range(len(wks)) for r in job(w)]
 
 
-def _reduce_suffix(xp, wks, BBt, gG3, concB_tile, task, m: int, nTB: int, fbA_tot, rA_all: list):
-    """Add the suffix side of the workers' gradient into ``gG3``; collect their prefix-side terms.
-
-    Returns the running sum of the prefix-side fallback terms (``fbA_tot``); ``rA_all`` is extended.
-    """
+def _reduce_suffix(xp, wks, BBt, gG3, concB_tile, task, m: int, nTB: int, rA_all: list) -> None:
+    """Add the suffix side of the workers' gradient into ``gG3``; collect their prefix-side terms in ``rA_all``."""
     K, s, sB = task.K, task.s_c, task.s_c ** (task.L - m)
     QBt = wks[0].accB
     for wk in wks[1:]:
         QBt += wk.accB
     QBt *= BBt
     for wk in wks:
-        if wk.fbA is not None:
+        if wk.fbB is not None:
             QBt += wk.fbB
-            fbA_tot = wk.fbA if fbA_tot is None else fbA_tot + wk.fbA
         for lb, ks, rB in wk.rB:
             # δ_{jk} term: p_k − 1 = −Σ_{j≠k} p_j
             QBt[ks[:, None], lb[:, None] * sB + xp.arange(sB)[None, :]] -= rB
         rA_all.extend(wk.rA)
     QB = xp.transpose(QBt.reshape(K, nTB, sB), (1, 0, 2))
     _scatter(xp, gG3, QB, concB_tile, m, s, task.n_c)
-    return fbA_tot
 
 
-def _reduce_prefix(xp, gG3, QA, fbA_tot, rA_all: list, concA_tile, s: int, n_c: int) -> None:
-    """Add the prefix side of the gradient (``QA`` = bases × accumulated weights) into ``gG3``."""
-    if fbA_tot is not None:
-        QA += fbA_tot
+def _reduce_prefix(xp, gG3, QA, fbA, rA_all: list, concA_tile, s: int, n_c: int) -> None:
+    """Add the prefix side of the gradient (``QA`` = bases × accumulated weights) into ``gG3``.
+
+    ``fbA``: the prefix-side fallback terms (None without log-space recomputations).
+    """
+    if fbA is not None:
+        QA += fbA
     for g, ks, rA in rA_all:
         QA[g, ks, :] -= rA
     _scatter(xp, gG3, QA, concA_tile, 0, s, n_c)
@@ -965,7 +1036,7 @@ def _enumerate(xp, use_numba, task, G3, grad, est, progress, workers=None, class
                 locA[tileA] = np.arange(tileA.size)
                 inA = (locA[gidA] >= 0) & (np.isin(np.arange(K), classes) if classes is not None else True)
                 accA = xp.zeros(BA.shape) if grad else None  # C order: BLAS accumulates into it
-                fbA_tot = None
+                fbA = _SharedA(xp, (tileA.size, K, sA))
                 rA_all = []
                 for tileB in _tiles(nB, tB):
                     locB = np.full(nB, -1)
@@ -980,16 +1051,17 @@ def _enumerate(xp, use_numba, task, G3, grad, est, progress, workers=None, class
                     lazy = _LazyY(xp, G3, concA[tileA], concB[tileB], m, s)
                     ctx = (ownA, ownB, BA, MA, MB, BBt, pA, pB, K, grad, accA, lazy)
                     units = _units(sel, gidA, gidB, locA, locB, block, nTB)
-                    wks = [_Worker(xp, grad, K, tileA.size, sA, nTB * sB) for _ in range(min(nw, len(units)))]
+                    wks = [_Worker(xp, grad, K, nTB * sB, fbA) for _ in range(min(nw, len(units)))]
                     assign = _assign_units(units, len(wks))
                     for ks_h, ce in _run_assigned(xp, use_numba, ctx, wks, assign, pool, bar):
                         ce_all[ks_h] = ce
                     n_fallback += sum(wk.n_fallback for wk in wks)
                     if grad:
-                        fbA_tot = _reduce_suffix(xp, wks, BBt, gG3, concB[tileB], task, m, nTB, fbA_tot, rA_all)
+                        _reduce_suffix(xp, wks, BBt, gG3, concB[tileB], task, m, nTB, rA_all)
                     del BBt, MB, ctx, wks
                 if grad:
-                    _reduce_prefix(xp, gG3, BA * accA, fbA_tot, rA_all, concA[tileA], s, n_c)
+                    accA *= BA  # in place: BA × accA is what the prefix side needs
+                    _reduce_prefix(xp, gG3, accA, fbA.arr, rA_all, concA[tileA], s, n_c)
     finally:
         if pool is not None:
             pool.shutdown()

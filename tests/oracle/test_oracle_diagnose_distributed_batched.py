@@ -21,7 +21,8 @@ true_risk_distributed (R, R0, penalty, grad_W, grad_U, pairs, n_fallback) -> tes
 class_blocks                          -> test_class_blocks_partition_balanced_and_prefix_ordered
 plan_distributed (blocks, speedup, pays, bytes_*) -> test_plan_distributed_fields_are_consistent
 train_batched test_loss, epochs_done, measurements -> test_batched_remaining_fields_equal_sequential_twin
-CostEstimate.bytes, tiles vs max_bytes -> test_cost_estimate_bytes_bound_the_allocated_peak[...]
+CostEstimate.bytes, tiles vs max_bytes -> test_cost_estimate_bytes_bound_the_allocated_peak[...],
+                                         test_cost_estimate_bytes_bound_the_array_api_path_on_a_three_concept_task
 """
 
 import dataclasses
@@ -224,23 +225,21 @@ def test_cost_estimate_bytes_bound_the_allocated_peak_of_the_array_api_path(grad
     assert est.bytes <= 6 * peak  # not a vacuous bound
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="known issue (docs/testing.md): on the array-API path the state held "
-    "before the per-class work (tiles of B_A, B_B, the lazily built partial scores) can exceed "
-    "CostEstimate.bytes by up to ~25% for some task shapes",
-)
 def test_cost_estimate_bytes_bound_the_array_api_path_on_a_three_concept_task():
+    # this shape exceeded the estimate by ~25%: NumPy's buffered iterator (broadcast operations, up to
+    # 3 × 64 KiB) and the Python objects were not counted, and the partial scores were built with a copy
     task = fc.Task.random(3, 3, 5, 60, seed=1)
     d = 4
     rng = np.random.default_rng(0)
     W, U = rng.standard_normal((d, task.n_w)), rng.standard_normal((task.K, task.L * d))
     mb = estimate_cost(task, d=d, grad=False, workers=1, max_bytes=math.inf, jit=False).bytes // 3
     est = estimate_cost(task, d=d, grad=False, workers=1, max_bytes=mb, jit=False)
+    evaluate_risk(task, W, U, 0.01, grad=False, workers=1, jit=False, max_bytes=mb)  # first-use imports
     tracemalloc.start()
     try:
         evaluate_risk(task, W, U, 0.01, grad=False, workers=1, jit=False, max_bytes=mb)
         peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
-    assert peak <= est.bytes
+    assert peak <= est.bytes <= mb
+    assert est.bytes <= 3 * peak  # not a vacuous bound (measured: 2.2x, a third of it the log-space reserve)

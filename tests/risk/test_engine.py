@@ -5,9 +5,12 @@ relative (norm-wise for gradients); finite differences to 1e-6 relative (their o
 and rounding error is ~1e-8 at step 1e-5).
 """
 
+import math
+import tracemalloc
+
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from fctheory import FCTheoryError, Task
@@ -220,6 +223,41 @@ def test_estimate_is_computed_without_allocating_and_scales():
     assert a.pairs == 729 * 4**6 * 729
     assert b.flops == pytest.approx(3 * a.flops) and b.seconds > a.seconds
     assert a.split == 3 and a.tiles[0] >= 1
+
+
+@st.composite
+def cost_setups(draw):
+    """A small random task with weights (large ones: log-space recomputations) and an evaluation's options."""
+    n_c, s_c = draw(st.integers(2, 3)), draw(st.integers(2, 4))
+    L = draw(st.integers(1, 5 if s_c == 2 else 4))
+    seed = draw(st.integers(0, 2**31 - 1))
+    task = Task.random(n_c, s_c, L, draw(st.integers(2, min(30, n_c**L))), seed=seed)
+    d, scale = draw(st.integers(1, 4)), draw(st.sampled_from([1.0, 15.0]))
+    rng = np.random.default_rng(seed)
+    W, U = scale * rng.standard_normal((d, task.n_w)), scale * rng.standard_normal((task.K, L * d))
+    opts = dict(grad=draw(st.booleans()), jit=draw(st.booleans()), workers=draw(st.integers(1, 2)))
+    return task, W, U, opts, draw(st.sampled_from([1.0, 0.8, 0.6]))
+
+
+@settings(max_examples=12, deadline=None)
+@given(cost_setups())
+def test_cost_estimate_bytes_bound_the_traced_peak(case):
+    # the peak of everything the evaluation allocates (tracemalloc sees NumPy's arrays and buffers) is within
+    # the estimate, on the array-API path (jit=False, what CuPy runs) and the compiled one, tiled or not
+    task, W, U, opts, frac = case
+    d = W.shape[0]
+    free = estimate_cost(task, d=d, max_bytes=math.inf, **opts)
+    mb = int(free.bytes * frac) if frac < 1 else math.inf
+    est = estimate_cost(task, d=d, max_bytes=mb, **opts)
+    assume(est.tiles[0] >= 1 and est.tiles[1] >= 1 and est.bytes <= mb)  # else refused: nothing to bound
+    evaluate_risk(task, W, U, 0.01, max_bytes=mb, **opts)  # first-use imports and kernel compilation
+    tracemalloc.start()
+    try:
+        evaluate_risk(task, W, U, 0.01, max_bytes=mb, **opts)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak <= est.bytes
 
 
 @pytest.mark.parametrize(
