@@ -69,6 +69,9 @@ _POOL_OVERHEAD = 24 * 1024
 # (flagged entry, class) pairs the log-space recomputation of the array-API path takes at least at once
 # (_fallback_xp): smaller chunks cost more in calls than they save in memory
 _FALLBACK_CHUNK = 4096
+# the larger floor the plan takes when its reserve (≤ 4 MiB per worker) fits the budget beside the same tiles:
+# 16× fewer calls on small tasks whose every entry needs the recomputation
+_FALLBACK_CHUNK_BIG = 1 << 16
 
 # S' below this is recomputed in log space: each of the ≤ K terms lost to underflow is
 # < 2.3e-308, so S' ≥ 1e-280 keeps the relative error of S' below K·1e-28.
@@ -109,6 +112,9 @@ class CostEstimate:
         Number of prefix groups and suffix groups held at once.
     block : int
         Classes per block of normalizer matrices.
+    fallback_chunk : int
+        (entry, class) pairs the array-API path's log-space recomputation takes at least at once: 65,536 when
+        its reserve fits the memory budget beside the same tiles, else 4,096 (counted in ``bytes`` either way).
     """
 
     seconds: float
@@ -118,6 +124,7 @@ class CostEstimate:
     split: int
     tiles: tuple
     block: int
+    fallback_chunk: int = _FALLBACK_CHUNK
 
 
 @result_type
@@ -228,8 +235,7 @@ def _tile_plan(K, sA, sB, nA, nB, grad, budget, nw, per_entry=9):
     # own scores and the gradient's per-class terms; per worker, one prefix group's partial scores for the
     # log-space recomputation (_LazyY) and, on the array-API path, what its smallest chunk needs beyond the
     # ≥ 32 bytes per entry of a one-class block that _post_group_xp's temporaries freed (_fallback_xp)
-    chunk = 0 if per_entry == 9 else max(0, 8 * max(K, _FALLBACK_CHUNK) * (8 if grad else 4) - 32 * sA * sB)
-    fixed = 8 * K * (sA + sB) * 2 + nw * (8 * K * sA + chunk)
+    fixed = _fixed_bytes(K, sA, sB, grad, nw, per_entry, _FALLBACK_CHUNK)
     # integer arithmetic throughout: s^m may be far beyond the float range (the plan is then refused)
     budget = int(budget)
     block = int(max(1, min(K, (budget // 4) // max(nw * per_class, 1))))
@@ -253,7 +259,21 @@ def _tile_plan(K, sA, sB, nA, nB, grad, budget, nw, per_entry=9):
         if (tA >= 1 and tB >= 1 and fits) or block == 1:
             break
         block = max(1, block // 2)
-    return tA, tB, block, _plan_bytes(K, sA, sB, (tA, tB, block), sizes, nw)
+    need, floor = _plan_bytes(K, sA, sB, (tA, tB, block), sizes, nw), _FALLBACK_CHUNK
+    if per_entry != 9 and tA >= 1 and tB >= 1:
+        big = (perA, perB, per_class, _fixed_bytes(K, sA, sB, grad, nw, per_entry, _FALLBACK_CHUNK_BIG))
+        need_big = _plan_bytes(K, sA, sB, (tA, tB, block), big, nw)
+        if need_big <= budget:
+            need, floor = need_big, _FALLBACK_CHUNK_BIG
+    return tA, tB, block, need, floor
+
+
+def _fixed_bytes(K, sA, sB, grad, nw, per_entry, floor) -> int:
+    """Bytes of a plan that do not grow with the tiles: the accumulated bases' gradients, and per worker one
+    prefix group's partial scores and (array-API path) what a recomputation chunk of ``floor`` (entry, class)
+    pairs needs beyond the ≥ 32 bytes per entry of a one-class block that _post_group_xp's temporaries freed."""
+    chunk = 0 if per_entry == 9 else max(0, 8 * max(K, floor) * (8 if grad else 4) - 32 * sA * sB)
+    return 8 * K * (sA + sB) * 2 + nw * (8 * K * sA + chunk)
 
 
 def _plan_bytes(K, sA, sB, plan, sizes, nw) -> int:
@@ -349,7 +369,7 @@ def _estimate(task, d, grad, backend, max_bytes, workers, jit=None) -> CostEstim
     mb = max_bytes if max_bytes is not None else 1 << 62
     compiled = backend != "cupy" and jit is not False  # else the array-API path (_post_group_xp)
     per_entry = 9 if compiled else _XP_PER_ENTRY[bool(grad)]
-    tA, tB, block, need = _tile_plan(K, sA, sB, nA, nB, grad, mb - extras, nw, per_entry)
+    tA, tB, block, need, floor = _tile_plan(K, sA, sB, nA, nB, grad, mb - extras, nw, per_entry)
     pairs = K * s**L * K
     flops = 2.0 * _fl(K * max(K - 1, 0) * s**L * (3 if grad else 1))
     rate = _RATES["cupy" if backend == "cupy" else "host"]
@@ -371,6 +391,7 @@ def _estimate(task, d, grad, backend, max_bytes, workers, jit=None) -> CostEstim
         split=m,
         tiles=(tA, tB),
         block=block,
+        fallback_chunk=floor,
     )
 
 
@@ -700,7 +721,7 @@ def _post_group_xp(xp, S, alphaA, alphaB, pA, pB, grad):
     return ce, rA, rB, mask3.reshape(sA, N), mask3.sum(axis=(0, 2))
 
 
-def _fallback_xp(xp, mask, k_of, lb, YAg, YB, pA, pB, grad, ce, rA, rB, fbAg, fbB, sB):
+def _fallback_xp(xp, mask, k_of, lb, YAg, YB, pA, pB, grad, ce, rA, rB, fbAg, fbB, sB, floor=_FALLBACK_CHUNK):
     """Array-API log-space recomputation of the flagged entries of one group chunk."""
     aa, cc = xp.nonzero(mask)
     K, sA = YAg.shape
@@ -708,8 +729,8 @@ def _fallback_xp(xp, mask, k_of, lb, YAg, YB, pA, pB, grad, ce, rA, rB, fbAg, fb
     width = fbB.shape[1] if fbB is not None else 0
     # flagged entries per chunk: ≤ 64·K bytes of temporaries each (z, its exp, P and the bincount indices of
     # the gradient), in the room of the 48 bytes (32 without the gradient) per entry of S' that the temporaries
-    # of _post_group_xp held; at least _FALLBACK_CHUNK / K, which the plan counts per worker
-    chunk = max(1, _FALLBACK_CHUNK // K, min((1 << 22) // K, 3 * int(mask.size) // (4 * K)))
+    # of _post_group_xp held; at least floor / K (the plan's CostEstimate.fallback_chunk), counted per worker
+    chunk = max(1, floor // K, min((1 << 22) // K, 3 * int(mask.size) // (4 * K)))
     for c0 in range(0, int(aa.shape[0]), chunk):
         a = aa[c0 : c0 + chunk]
         c = cc[c0 : c0 + chunk]
@@ -780,8 +801,9 @@ class _SharedA:
 class _Worker:
     """Per-thread state: everything several workers would otherwise write concurrently."""
 
-    def __init__(self, xp, grad, K, widthB, fbA):
+    def __init__(self, xp, grad, K, widthB, fbA, fallback_chunk=_FALLBACK_CHUNK):
         self.xp, self.grad = xp, grad
+        self.fallback_chunk = fallback_chunk  # the plan's floor for _fallback_xp (CostEstimate.fallback_chunk)
         self.K, self.widthB = K, widthB
         self.accB = xp.zeros((K, widthB)) if grad else None
         self.fbA = fbA  # a _SharedA
@@ -833,7 +855,9 @@ def _fallbacks(xp, use_numba, wk, lazyY, g, ks_h, lb_h, nflag, mask, probs, grad
                 rB[i],
             )
     else:
-        _fallback_xp(xp, mask, ks, lb, YAg, YB, pA, pB, grad, ce, rA, rB, fbA[g] if grad else None, fbB, sB)
+        _fallback_xp(
+            xp, mask, ks, lb, YAg, YB, pA, pB, grad, ce, rA, rB, fbA[g] if grad else None, fbB, sB, wk.fallback_chunk
+        )
 
 
 def _run_group_inner(xp, use_numba, ctx, wk, g, ks_h, lb_h, full):
@@ -1051,7 +1075,7 @@ def _enumerate(xp, use_numba, task, G3, grad, est, progress, workers=None, class
                     lazy = _LazyY(xp, G3, concA[tileA], concB[tileB], m, s)
                     ctx = (ownA, ownB, BA, MA, MB, BBt, pA, pB, K, grad, accA, lazy)
                     units = _units(sel, gidA, gidB, locA, locB, block, nTB)
-                    wks = [_Worker(xp, grad, K, nTB * sB, fbA) for _ in range(min(nw, len(units)))]
+                    wks = [_Worker(xp, grad, K, nTB * sB, fbA, est.fallback_chunk) for _ in range(min(nw, len(units)))]
                     assign = _assign_units(units, len(wks))
                     for ks_h, ce in _run_assigned(xp, use_numba, ctx, wks, assign, pool, bar):
                         ce_all[ks_h] = ce

@@ -260,6 +260,32 @@ def test_cost_estimate_bytes_bound_the_traced_peak(case):
     assert peak <= est.bytes
 
 
+@pytest.mark.parametrize("grad", [False, True])
+def test_the_plan_takes_the_large_recomputation_chunk_only_when_its_reserve_fits(grad):
+    """Every entry of a type I ×100 point needs the log-space recomputation: with room in the budget the plan
+    takes 65,536 (entry, class) pairs at once (few calls), in a tight budget 4,096; the traced peak stays within
+    ``bytes`` either way, and both give the same risk."""
+    task = Task.full(3, 3, 4)
+    W, U = type1_configuration(task, d=3, c=200.0, seed=0)
+    roomy = estimate_cost(task, d=3, grad=grad, workers=1, jit=False, max_bytes=math.inf)
+    assert roomy.fallback_chunk == 1 << 16
+    tight = estimate_cost(task, d=3, grad=grad, workers=1, jit=False, max_bytes=roomy.bytes // 2)
+    assert tight.fallback_chunk == 4096 and tight.bytes <= roomy.bytes // 2
+    assert estimate_cost(task, d=3, grad=grad, workers=1, max_bytes=math.inf).fallback_chunk == 4096  # numba
+    results = []
+    for est, mb in ((roomy, math.inf), (tight, roomy.bytes // 2)):
+        evaluate_risk(task, W, U, 0.01, grad=grad, workers=1, jit=False, max_bytes=mb)
+        tracemalloc.start()
+        try:
+            r = evaluate_risk(task, W, U, 0.01, grad=grad, workers=1, jit=False, max_bytes=mb)
+            peak = tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+        assert r.n_fallback == task.K * 3**4 and peak <= est.bytes
+        results.append(r.R)
+    assert results[0] == pytest.approx(results[1], rel=1e-13)
+
+
 @pytest.mark.parametrize(
     "kw,match",
     [
