@@ -28,7 +28,7 @@ import math
 import numpy as np
 from scipy.special import expit
 
-from ._backend import is_torch
+from ._backend import array_namespace_of, is_torch
 
 __all__ = [
     "expit",
@@ -117,16 +117,28 @@ def column_exponents(A, xp=np, *, keepdims: bool = False):
 def safe_norm(*arrays) -> float:
     """Frobenius norm of the concatenated arrays by exact power-of-two rescaling (squares cannot overflow).
 
-    inf or NaN entries give inf/NaN; an overflowing norm (entries near 1.8e308) gives inf.
+    inf or NaN entries give inf/NaN; an overflowing norm (entries near 1.8e308) gives inf. NumPy data
+    (lists included), CuPy arrays and PyTorch tensors: each array is reduced in float64 on its own device,
+    only scalars reach the host.
     """
-    arrays = [np.asarray(a, dtype=np.float64) for a in arrays]
-    m = max((float(np.max(np.abs(a))) for a in arrays if a.size), default=0.0)
+    arrays = [_float64_array(a) for a in arrays]
+    m = max((float(xp.max(xp.abs(a))) for xp, a in arrays if math.prod(a.shape)), default=0.0)
     if m == 0.0 or not math.isfinite(m):
         return m
     e = math.frexp(m)[1]
-    s = math.sqrt(sum(float(np.sum(np.ldexp(a, -e) ** 2)) for a in arrays))
-    with np.errstate(over="ignore"):
-        return float(np.ldexp(s, e))
+    s = math.sqrt(sum(float(xp.sum(ldexp(a, -e, xp) ** 2)) for xp, a in arrays))
+    try:
+        return math.ldexp(s, e)  # rounded once, like np.ldexp
+    except OverflowError:
+        return math.inf
+
+
+def _float64_array(a):
+    """(xp, a as a float64 array of its own namespace): NumPy for host data, else the array's library."""
+    if is_torch(a) or type(a).__module__.startswith("cupy"):
+        xp = array_namespace_of(a)
+        return xp, xp.astype(a, xp.float64) if is_torch(a) else a.astype(xp.float64, copy=False)
+    return np, np.asarray(a, dtype=np.float64)
 
 
 def norms(M, axis: int, xp=np):

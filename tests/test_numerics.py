@@ -165,3 +165,23 @@ def test_dd_operations_work_elementwise_on_arrays():
     q = _numerics.dd_div(x, y)
     assert abs(_q((q[0][0], q[1][0])) - (1 + Fraction(2) ** -60) / 3) <= Fraction(2) ** -106
     assert q[0][1] == 3.0 and q[1][1] == 0.0
+
+
+def test_safe_norm_reduces_every_library_on_its_device_like_numpy(array_backend):
+    """The same float64 norm, bit for bit, from NumPy data and from the library's array: tiny (subnormal),
+    huge (squares beyond float64), overflowing (inf) and non-finite entries."""
+    rng = np.random.default_rng(5)
+    cases = [
+        rng.standard_normal((4, 3)),
+        rng.standard_normal(7) * 1e200,
+        np.array([1e-320, -3e-321, 0.0]),
+        np.array([1.7e308, 1.7e308]),
+        np.array([1.0, np.inf]),
+        np.array([1.0, np.nan]),
+        np.zeros((0, 2)),
+    ]
+    for A in cases:
+        want = safe_norm(A)
+        got = safe_norm(array_backend.asarray(A))
+        assert (np.isnan(got) and np.isnan(want)) or got == want, (A, got, want)
+    assert safe_norm(array_backend.asarray(cases[0]), cases[1]) == safe_norm(cases[0], cases[1])

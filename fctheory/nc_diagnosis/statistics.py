@@ -24,7 +24,7 @@ import numpy as np
 from .. import metrics as _m
 from .. import ufm as _ufm
 from .._backend import as_native, dtype_kind, to_numpy
-from .._numerics import pow2_exponent, pow2_scale, safe_norm
+from .._numerics import safe_norm
 from .._validate import Array, Bool, Choice, Instance, Int, Real, fail, public
 
 __all__ = [
@@ -53,14 +53,8 @@ def _refuse_overflow(name, A):
     a = float(xp.max(xp.abs(A))) if size else 0.0
     if math.isfinite(a) and 2 * math.frexp(a)[1] + size.bit_length() <= 1023:
         return  # ‖A‖² ≤ size·max|A|² < 2^1023 cannot overflow: the usual case, decided without the norm
-    e = pow2_exponent(A, xp)
-    s = float(xp.sqrt(xp.sum(pow2_scale(A, e, xp) ** 2)))
-    try:
-        norm = math.ldexp(s, e)
-    except OverflowError:
-        norm = math.inf
-    if norm > _MAX_NORM:
-        fail(name, f"array with entries up to {float(xp.max(xp.abs(A))):.3g}", "its squared norm overflows float64")
+    if safe_norm(A) > _MAX_NORM:
+        fail(name, f"array with entries up to {a:.3g}", "its squared norm overflows float64")
 
 
 #: the class statistics of :mod:`fctheory.metrics` under this package's former name
