@@ -24,7 +24,6 @@ __all__ = [
     "as_native",
     "asarray_like",
     "copy_of",
-    "device_of",
     "dtype_kind",
     "is_torch",
 ]
@@ -92,13 +91,6 @@ def to_numpy(x):
     if lib == "torch":
         return x.detach().cpu().numpy()
     return np.asarray(x)
-
-
-def device_of(x):
-    """The device of array ``x`` ("cpu" for NumPy arrays and anything that is not an array)."""
-    if _library(x) in ("cupy", "torch"):
-        return array_api_compat.device(x)
-    return "cpu"
 
 
 def asarray_like(a, like, dtype=None):

@@ -68,7 +68,7 @@ def true_risk(
     ).R
 
 
-@public(**{k: v for k, v in _KINDS.items()}, legacy_positional=("layernorm",))
+@public(**_KINDS, legacy_positional=("layernorm",))
 def true_risk_grad(
     task,
     W,
