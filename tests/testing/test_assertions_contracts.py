@@ -36,6 +36,23 @@ def test_coordinate_steps_are_eps_times_max_one_and_the_coordinate():
     assert res.max_error == h[2] ** 2 and res.ok
 
 
+def _random_steps_of_the_cubic_about(a):
+    """check_gradient's 5 seeded random directions on Σ(v − a)³ at its zero-gradient point v = a (7 entries):
+    fd = h²·Σ v³ along each direction v, with h = eps·max(1, ‖a‖∞)."""
+    return check_gradient(
+        lambda v: float(np.sum((v - a) ** 3)),
+        a.copy(),
+        grad=lambda v: np.zeros(7),
+        eps=EPS,
+        max_coords=6,
+        n_directions=5,
+        seed=11,
+        rtol=0.0,
+        atol=1.0,
+        raise_on_mismatch=False,
+    )
+
+
 def test_random_directions_are_seeded_unit_vectors_with_step_eps_times_max_one_and_max_abs_x():
     x = np.linspace(-3.0, 3.0, 7)
     g = np.arange(7.0) - 2.5
@@ -51,18 +68,7 @@ def test_random_directions_are_seeded_unit_vectors_with_step_eps_times_max_one_a
     np.testing.assert_array_equal(res.fd, again.fd)
     # the cubic along v at its zero-gradient point: fd = h²·Σ v³ with h = eps·max(1, ‖x‖∞) = eps·16
     a = np.array([0.0, 8.0, -16.0, 0.5, 1.0, 2.0, 3.0])
-    res = check_gradient(
-        lambda v: float(np.sum((v - a) ** 3)),
-        a.copy(),
-        grad=lambda v: np.zeros(7),
-        eps=EPS,
-        max_coords=6,
-        n_directions=5,
-        seed=11,
-        rtol=0.0,
-        atol=1.0,
-        raise_on_mismatch=False,
-    )
+    res = _random_steps_of_the_cubic_about(a)
     np.testing.assert_allclose(res.fd, (EPS * 16) ** 2 * np.sum(dirs**3, axis=1), rtol=1e-9)
 
 
@@ -231,18 +237,7 @@ def test_the_failure_count_excludes_errors_equal_to_the_tolerance():
 
 def test_random_steps_use_one_when_x_is_small():
     a = np.array([0.0, 0.5, -0.25, 0.125, 0.0, 0.5, 0.25])
-    res = check_gradient(
-        lambda v: float(np.sum((v - a) ** 3)),
-        a.copy(),
-        grad=lambda v: np.zeros(7),
-        eps=EPS,
-        max_coords=6,
-        n_directions=5,
-        seed=11,
-        rtol=0.0,
-        atol=1.0,
-        raise_on_mismatch=False,
-    )
+    res = _random_steps_of_the_cubic_about(a)
     dirs = np.random.default_rng(11).standard_normal((5, 7))
     dirs /= np.linalg.norm(dirs, axis=1, keepdims=True)
     np.testing.assert_allclose(res.fd, EPS**2 * np.sum(dirs**3, axis=1), rtol=1e-9)
