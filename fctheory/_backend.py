@@ -50,7 +50,14 @@ def get_namespace(backend: str = "numpy"):
 
 def _library(x) -> str:
     """The top-level package of ``x``'s type ("numpy", "cupy", "torch", "builtins", ...)."""
-    return type(x).__module__.partition(".")[0]
+    t = type(x)
+    lib = _LIBRARIES.get(t)
+    if lib is None:  # once per type: every metric asks this of each argument, often many times
+        lib = _LIBRARIES[t] = t.__module__.partition(".")[0]
+    return lib
+
+
+_LIBRARIES: dict = {}
 
 
 def is_torch(x) -> bool:

@@ -57,7 +57,8 @@ def pow2_exponent(A, xp=np) -> int:
 
     A non-finite maximum gives 0 as well: the caller's own finiteness checks then see the inf/NaN.
     """
-    a = float(xp.max(xp.abs(A))) if math.prod(A.shape) else 0.0
+    # the method, not xp.max: the same reduction in NumPy, CuPy and PyTorch without NumPy's Python wrapper
+    a = float(abs(A).max()) if math.prod(A.shape) else 0.0
     return int(math.frexp(a)[1]) if a > 0.0 and math.isfinite(a) else 0
 
 
@@ -65,6 +66,10 @@ def pow2_scale(A, e: int, xp=np):
     """A·2^-e (exact; A itself when e = 0). Entries more than 2^1074 below the largest underflow to 0."""
     if not e:
         return A
+    # scaling up cannot underflow, torch raises no floating-point warnings, and NumPy's default ignores
+    # underflow: the errstate block (a dozen Python calls) is entered only under a caller's stricter setting
+    if e < 0 or is_torch(A) or np.geterr()["under"] == "ignore":
+        return ldexp(A, -e, xp)
     with np.errstate(under="ignore"):
         return ldexp(A, -e, xp)
 
@@ -121,6 +126,8 @@ def safe_norm(*arrays) -> float:
     (lists included), CuPy arrays and PyTorch tensors: each array is reduced in float64 on its own device,
     only scalars reach the host.
     """
+    if len(arrays) == 1 and type(arrays[0]) is np.ndarray and arrays[0].dtype == np.float64:
+        return _safe_norm_numpy(arrays[0])
     arrays = [_float64_array(a) for a in arrays]
     m = max((float(xp.max(xp.abs(a))) for xp, a in arrays if math.prod(a.shape)), default=0.0)
     if m == 0.0 or not math.isfinite(m):
@@ -129,6 +136,26 @@ def safe_norm(*arrays) -> float:
     s = math.sqrt(sum(float(xp.sum(ldexp(a, -e, xp) ** 2)) for xp, a in arrays))
     try:
         return math.ldexp(s, e)  # rounded once, like np.ldexp
+    except OverflowError:
+        return math.inf
+
+
+def _safe_norm_numpy(a) -> float:
+    """safe_norm of one float64 NumPy array (the common case, without the namespace dispatch).
+
+    Where the largest entry lies in [2^-400, 2^400] no square can overflow and the rescaling is exact, so
+    √(Σa²) is bitwise the rescaled √(Σ(a·2^-e)²)·2^e: it is computed directly.
+    """
+    m = float(abs(a).max()) if a.size else 0.0
+    if m == 0.0 or not math.isfinite(m):
+        return m
+    e = math.frexp(m)[1]
+    if -400 <= e <= 400:
+        return math.sqrt(float((a * a).sum()))
+    with np.errstate(under="ignore"):
+        s = math.sqrt(float((np.ldexp(a, -e) ** 2).sum()))
+    try:
+        return math.ldexp(s, e)
     except OverflowError:
         return math.inf
 

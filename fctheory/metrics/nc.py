@@ -25,6 +25,7 @@ Conventions
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 
@@ -72,6 +73,11 @@ _DDOF = Int(min=0, max=1)
 
 def _features(H, name="H", like=None):
     """(xp, H as float64 in its namespace); with ``like``, H is first brought to like's namespace and device."""
+    if type(H) is np.ndarray and H.dtype == np.float64 and H.ndim == 2 and H.size and type(like) in _HOST:
+        # the common case (host float64 data, e.g. statistics): only the finiteness check is left to do
+        if not np.isfinite(H).all():
+            fail(name, "array with non-finite entries", "must be finite")
+        return np, H
     if like is not None:
         H = asarray_like(H, like)
     xp, H = as_native(H)
@@ -85,6 +91,9 @@ def _features(H, name="H", like=None):
     if not bool(xp.all(xp.isfinite(H))):
         fail(name, "array with non-finite entries", "must be finite")
     return xp, H
+
+
+_HOST = (type(None), np.ndarray)
 
 
 def _labels(y, N, K=None, like=None):
@@ -144,6 +153,11 @@ def _scale_back(name, value, A, e, what):
     """A·2^e (second moments: the caller passes 2e); refuse if the result overflows float64."""
     if e == 0:
         return A
+    if isinstance(A, float):  # a scalar metric: math.ldexp rounds as np.ldexp does and raises on overflow
+        try:
+            return math.ldexp(A, e)
+        except OverflowError:
+            fail(name, value, f"{what} overflows float64 at this scale (entries up to 2^{e}); rescale the features")
     xp = array_namespace_of(A)
     with np.errstate(over="ignore", under="ignore"):
         out = ldexp(xp.asarray(A, dtype=xp.float64), e, xp)
@@ -203,7 +217,7 @@ class ClassStatistics:
         """‖H‖_F² = Σ_k n_k‖μ_k‖² + N·tr Σ_W (the UFM's feature penalty term, over all N samples)."""
         xp = array_namespace_of(self.means)
         n = asarray_like(np.asarray(self.counts, dtype=np.float64), self.means)
-        return float(n @ xp.sum(self.means**2, axis=1)) + self.N * float(xp.trace(self.sigma_W))
+        return float(n @ (self.means * self.means).sum(axis=1)) + self.N * float(self.sigma_W.trace())
 
 
 def _first_pass(H, y, K, shift=False):
@@ -242,7 +256,8 @@ def _first_pass(H, y, K, shift=False):
 def _global_mean(xp, means, counts, how):
     """μ_G: the mean of the class means (``"class_means"``) or the sample mean Σ_k n_k μ_k / N."""
     if how == "class_means" or counts is None:
-        return xp.mean(means, axis=0)
+        # the sum's method over K: NumPy's mean is this sum and division, without its Python wrapper
+        return means.sum(axis=0) / means.shape[0]
     c = np.asarray(to_numpy(counts), dtype=np.float64)
     c = c / c.max()  # weights are scale free: huge counts (1e308) must not overflow the sum
     return (asarray_like(c, means) @ means) / float(c.sum())
@@ -363,7 +378,7 @@ def class_statistics_from_moments(counts, sums, scatter, sq, shift, *, global_me
     m = sums / n[:, None]
     W = scatter - m.T @ sums
     W = 0.5 * (W + W.T) / float(n_h.sum())
-    var = sq - xp.sum(sums * m, axis=1)
+    var = sq - (sums * m).sum(axis=1)
     var = xp.maximum(var, xp.zeros_like(var)) / n
     means = shift + m
     mu_G = _global_mean(xp, means, n_h, global_mean)
@@ -385,6 +400,8 @@ def class_statistics_from_moments(counts, sums, scatter, sq, shift, *, global_me
 
 def _scale_back_unchecked(name, value, A, e, what):
     """A·2^e, as :func:`_scale_back`, where the caller has shown that the result cannot overflow."""
+    if e > 0:  # scaling up cannot underflow either: no floating-point state to guard
+        return ldexp(A, e, array_namespace_of(A))
     return pow2_unscale(A, e, array_namespace_of(A))
 
 
@@ -411,8 +428,11 @@ def _moments(counts, sums, scatter, sq, shift):
     return xp, sums, scatter, sq, shift, n_h
 
 
+_EPS = float(np.finfo(np.float64).eps)
+
+
 def _pinv_rank_tol(s, shape):
-    return 10.0 * float(s.max()) * max(shape) * np.finfo(np.float64).eps if s.size else 0.0
+    return 10.0 * float(s.max()) * max(shape) * _EPS if s.size else 0.0
 
 
 _NC1_VARIANTS = Choice("papyan", "trace_ratio", "within_fraction", "between_fraction")
@@ -433,13 +453,14 @@ def _trace_variant(trW, trB, variant, name="H"):
 
 
 def _nc1_from_stats(xp, means, mu_G, sigma_W, K, variant, pinv_rtol=None, rank="auto", name="H"):
-    Mc = means - mu_G
+    Mc = means if isinstance(mu_G, float) and mu_G == 0.0 else means - mu_G  # statistics pass centred means
     if variant != "papyan":
-        return _trace_variant(float(xp.trace(sigma_W)), float(xp.sum(Mc * Mc)) / K, variant, name)
-    # tr(Σ_W Σ_B⁺)/K with Σ_B = M̃ᵀM̃/K = V S² Vᵀ/K  ⇒  Σ_B⁺ = K V S⁻² Vᵀ
+        return _trace_variant(float(sigma_W.trace()), float((Mc * Mc).sum()) / K, variant, name)
+    # tr(Σ_W Σ_B⁺)/K with Σ_B = M̃ᵀM̃/K = V S² Vᵀ/K  ⇒  Σ_B⁺ = K V S⁻² Vᵀ, so the value is
+    # tr(Vᵀ Σ_W V S⁻²) = Σ_i v_iᵀ Σ_W v_i / s_i²: the diagonal of VᵀΣ_W V alone (r ≤ K−1 directions)
     V, s_k = _between_directions(xp, Mc, K, pinv_rtol, rank, name)
-    T = (V.T @ sigma_W @ V) / (s_k[:, None] * s_k[None, :])
-    return float(xp.trace(T))
+    q = ((sigma_W @ V) * V).sum(axis=0)
+    return float((q / (s_k * s_k)).sum())
 
 
 def _svd(xp, A, name):
@@ -483,8 +504,9 @@ def _between_directions(xp, Mc, K, pinv_rtol=None, rank="auto", name="H"):
         keep = above
     if not keep.any():
         fail(name, "features whose class means coincide", "NC1 is undefined when Σ_B = 0")
-    idx = asarray_like(np.nonzero(keep)[0], Vt)
-    return Vt[idx].T, s[idx]
+    # the singular values come sorted in decreasing order, so every rule above keeps a leading run: a slice
+    r = int(keep.sum())
+    return Vt[:r].T, s[:r]
 
 
 @public(
@@ -627,13 +649,40 @@ def etf_gram(K: int) -> np.ndarray:
         Size (≥ 1); the K×K result is sized against the memory budget before it is formed.
     """
     check_work("K", K, bytes=2 * 8 * K * K, what="etf_gram (a K x K matrix)")
-    return _etf_gram(K)
+    return _etf_gram(K).copy()
 
 
 def _etf_gram(K):
+    """E_K, read-only; the small ones are made once (every NC2 and NC3 of a monitor's epochs uses the same)."""
+    return _etf_gram_cached(K) if K <= _CACHED_K else _make_etf_gram(K)
+
+
+# K×K constants up to this K are cached (at most 16 · 8 · 256² bytes = 8 MB per kind)
+_CACHED_K = 256
+
+
+def _make_etf_gram(K):
     E = np.full((K, K), -1.0 / K)
     E[np.diag_indices(K)] += 1.0
+    E.flags.writeable = False
     return E
+
+
+_etf_gram_cached = functools.lru_cache(maxsize=16)(_make_etf_gram)
+
+
+def _offdiag(K):
+    """The K×K boolean mask of the off-diagonal entries (read-only; cached like :func:`_etf_gram`)."""
+    return _offdiag_cached(K) if K <= _CACHED_K else _make_offdiag(K)
+
+
+def _make_offdiag(K):
+    off = ~np.eye(K, dtype=bool)
+    off.flags.writeable = False
+    return off
+
+
+_offdiag_cached = functools.lru_cache(maxsize=16)(_make_offdiag)
 
 
 def _as_K_by_m(name, M):
@@ -806,16 +855,19 @@ def equinorm(
 
 
 def _row_norms(xp, Mc):
-    return xp.sqrt(xp.sum(Mc * Mc, axis=1))
+    return xp.sqrt((Mc * Mc).sum(axis=1))
 
 
 def _equinorm_of_norms(nr, e, log, pairs, reduction, show):
     """Equinorm of the rows whose norms (NumPy) are ``nr``·2^e (see :func:`equinorm`); ``show`` names M."""
-    if not log and not pairs and reduction == "cv":
-        mean = nr.mean()
+    if not log and not pairs:
+        mean = float(nr.sum()) / nr.shape[0]
         if mean == 0.0:
             fail("M", "a zero matrix", "equinorm is undefined when every row is zero")
-        return float(np.sqrt(np.mean((nr - mean) ** 2)) / mean)
+        if reduction == "mean":  # the mean norm, at the rows' scale (as _reduce and _scale_back below give it)
+            return _scale_back("M", show, mean, e, "the mean norm")
+        dev = nr - mean
+        return math.sqrt(float((dev * dev).sum()) / nr.shape[0]) / mean
     if log:
         if np.any(nr == 0):
             fail("M", "a matrix with a zero (centred) row", "the log norm of a zero row is undefined")
@@ -877,10 +929,11 @@ def _equiangularity_of_cosines(C, variant):
         return float(
             _reduce(C[i, j] + 1.0 / (K - 1), "mean" if variant == "shifted_mean" else "cv", what="the shifted cosines")
         )
-    off = C[~np.eye(K, dtype=bool)]
+    off = C[_offdiag(K)]
     if variant == "max_angle":
-        return float(np.mean(np.abs(off + 1.0 / (K - 1))))
-    return float(np.sqrt(np.mean((off - off.mean()) ** 2)))
+        return float(abs(off + 1.0 / (K - 1)).sum()) / off.shape[0]
+    dev = off - float(off.sum()) / off.shape[0]
+    return math.sqrt(float((dev * dev).sum()) / off.shape[0])
 
 
 @public(M=_M, kernel=Choice("log", "distance", "riesz"), reduction=_REDUCE3, center=Bool(), counts=_COUNTS)
@@ -963,14 +1016,14 @@ def _nc3_from(xp, W, means, mu_G, H, y, variant):
     """NC3 of (W, M̃); W and the means may be given at any scale (each is rescaled exactly)."""
     K = W.shape[0]
     W = _unit(xp, W)[0]
-    Mc = _unit(xp, means - mu_G)[0]
+    Mc = _unit(xp, means if isinstance(mu_G, float) and mu_G == 0.0 else means - mu_G)[0]
     if variant == "duality" or variant == "duality_squared":
-        nW = float(xp.sqrt(xp.sum(W * W)))
-        nM = float(xp.sqrt(xp.sum(Mc * Mc)))
+        nW = math.sqrt(float((W * W).sum()))
+        nM = math.sqrt(float((Mc * Mc).sum()))
         if nW == 0.0 or nM == 0.0:
             fail("W", "zero classifier or coinciding class means", "self-duality is undefined")
         D = W / nW - Mc / nM
-        val = float(xp.sum(D * D))
+        val = float((D * D).sum())
         return val if variant == "duality_squared" else val**0.5
     if variant == "etf":
         G = to_numpy(W @ Mc.T)
@@ -1074,19 +1127,22 @@ def _cosines(xp, Mc, nr):
 
 def _mean_cosine(C):
     """The mean pairwise cosine (the off-diagonal mean of C); NaN when the cosines are undefined."""
-    return math.nan if C is None else float(C[~np.eye(C.shape[0], dtype=bool)].mean())
+    if C is None:
+        return math.nan
+    off = C[_offdiag(C.shape[0])]
+    return float(off.sum()) / off.shape[0]
 
 
 def _classifier_entries(xp, W, Mc):
     """The classifier's entries of :func:`nc_summary` (W checked, in the namespace of the unit means Mc)."""
     show = f"array of shape {tuple(W.shape)}"
-    Wc, _ = _centred_unit(xp, W, True, None, with_exponent=True)
     Wu, eu = _unit(xp, W)
+    Wc = _centred_unit(xp, Wu, True)  # W·2^-eu is exact: centring it gives the centred rows of W, rescaled
     return {
         "nc2_W": _or_nan(_nc2_from, xp, Wc, "etf"),
         "equinorm_W": _or_nan(_equinorm_of_norms, to_numpy(_row_norms(xp, Wu)), eu, False, False, "cv", show),
         "mean_cos_W": _mean_cosine(_cosines(xp, Wc, _row_norms(xp, Wc))),
-        "W_norm_sq": _scale_back("W", show, float(xp.sum(Wu * Wu)), 2 * eu, "‖W‖²"),  # at unit scale: no overflow
+        "W_norm_sq": _scale_back("W", show, float((Wu * Wu).sum()), 2 * eu, "‖W‖²"),  # at unit scale: no overflow
         "nc3": _or_nan(_nc3_from, xp, Wu, Mc, 0.0, None, None, "duality"),
     }
 
@@ -1357,11 +1413,22 @@ def _cdnv_from(means, class_var, matrix, dist_exp=1.0, reduction="mean", e=0, na
     K, m = mu.shape
     # exact differences (no ‖a‖² + ‖b‖² − 2⟨a, b⟩ cancellation for close means), in row chunks so
     # the K×K×m temporary never exceeds ~32 MB whatever K is
-    d2 = np.empty((K, K))
     step = max(1, 2**22 // max(1, K * m))
-    for i in range(0, K, step):
-        d2[i : i + step] = ((mu[i : i + step, None, :] - mu[None, :, :]) ** 2).sum(-1)
-    off = ~np.eye(K, dtype=bool)
+    if step >= K:  # one block (the usual case: K·K·m ≤ 2^22)
+        diff = mu[:, None, :] - mu[None, :, :]
+        d2 = (diff * diff).sum(-1)
+    else:
+        d2 = np.empty((K, K))
+        for i in range(0, K, step):
+            diff = mu[i : i + step, None, :] - mu[None, :, :]
+            d2[i : i + step] = (diff * diff).sum(-1)
+    off = _offdiag(K)
+    if not matrix and dist_exp == 1.0 and reduction == "mean":
+        # Galanti et al.'s mean CDNV (every scale cancels): the off-diagonal ratios alone, as below
+        den = d2[off]
+        if (den == 0).any():
+            fail(name, "two classes with the same mean", "CDNV is undefined when class means coincide")
+        return float(((v[:, None] + v[None, :])[off] / (2.0 * den)).sum()) / den.shape[0]
     if np.any(d2[off] == 0):
         fail(name, "two classes with the same mean", "CDNV is undefined when class means coincide")
     V = np.zeros((K, K))

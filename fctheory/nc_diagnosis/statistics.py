@@ -46,11 +46,16 @@ def _refuse_overflow(name, A):
     The norm is taken on the array's device by exact power-of-two rescaling; only float64 arrays can
     overflow (the squares of float32 or int64 entries stay far below the float64 limit).
     """
-    if A is None or dtype_kind(A) != "f" or str(A.dtype).rpartition(".")[2] != "float64":
+    if A is None:
         return
-    xp, A = as_native(A)
+    if type(A) is not np.ndarray:
+        if dtype_kind(A) != "f" or str(A.dtype).rpartition(".")[2] != "float64":
+            return
+        A = as_native(A)[1]
+    elif A.dtype != np.float64:
+        return
     size = math.prod(A.shape)
-    a = float(xp.max(xp.abs(A))) if size else 0.0
+    a = float(abs(A).max()) if size else 0.0
     if math.isfinite(a) and 2 * math.frexp(a)[1] + size.bit_length() <= 1023:
         return  # ‖A‖² ≤ size·max|A|² < 2^1023 cannot overflow: the usual case, decided without the norm
     if safe_norm(A) > _MAX_NORM:

@@ -96,12 +96,19 @@ class _Moments:
         self.complete = bool(self.have.all())
 
     def statistics(self):
-        cpu = [t.detach().cpu().numpy() for t in (self.counts, self.sums, self.scatter, self.sq, self.shift)]
+        # one transfer to the host (one synchronisation on a GPU) for the five moments: the counts ride along
+        # as float64, exact below 2^53
+        K, d = self.sums.shape
+        flat = torch.cat([self.counts.to(torch.float64), self.sums.ravel(), self.scatter.ravel(), self.sq, self.shift.ravel()])
+        host = flat.cpu().numpy()
+        counts, sums = host[:K].astype(np.int64), host[K : K + K * d].reshape(K, d)
+        scatter = host[K + K * d : K + K * d + d * d].reshape(d, d)
+        sq, shift = host[K + K * d + d * d : 2 * K + K * d + d * d], host[2 * K + K * d + d * d :].reshape(K, d)
         if self.blocks is not None:  # mirror the upper triangle
-            cpu[2] = np.triu(cpu[2]) + np.triu(cpu[2], 1).T
+            scatter = np.triu(scatter) + np.triu(scatter, 1).T
         # the moments are the monitor's own well-formed arrays: the body of the public function, without
         # its argument checks (which copy every array; the body checks shapes, counts and finiteness itself)
-        return statistics_from_moments.__wrapped__(*cpu)
+        return statistics_from_moments.__wrapped__(counts, sums, scatter, sq, shift)
 
 
 def _as_tensor(name, x, *, labels=False):
