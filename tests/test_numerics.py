@@ -49,6 +49,25 @@ def test_safe_norm_equals_math_hypot_of_all_entries(scale):
     assert safe_norm(A, B) == pytest.approx(ref, rel=4e-16)
 
 
+@pytest.mark.parametrize("k", [-1000, -600, -401, -400, -3, 0, 7, 400, 401, 600, 1000])
+def test_safe_norm_of_one_array_is_bitwise_the_rescaled_norm_at_every_scale(k):
+    # one float64 array takes the direct √Σa² where no square can overflow or underflow; the two-array call
+    # (an empty second array) always rescales: both are the same float at every scale
+    a = np.random.default_rng(k % 17).standard_normal((4, 5)) * 2.0**k
+    assert safe_norm(a) == safe_norm(a, np.zeros(0))
+    assert safe_norm(a) == pytest.approx(math.hypot(*a.ravel()), rel=4e-16)
+
+
+def test_pow2_scale_keeps_a_strict_underflow_setting_quiet():
+    # entries far below the largest underflow to 0 by design; a caller's np.errstate(under="raise") must not
+    # turn that into an error (nor change the result)
+    A = np.array([1e-300, 1.0, 3.0])
+    with np.errstate(under="raise"):
+        got = pow2_scale(A, 60)
+    assert np.array_equal(got, np.ldexp(A, -60))
+    assert np.array_equal(pow2_scale(A, -5), A * 32.0)
+
+
 def test_safe_norm_of_zero_and_of_an_overflowing_norm():
     assert safe_norm(np.zeros(3), np.zeros((0,))) == 0.0
     assert safe_norm(np.full(4, 1.5e308)) == math.inf

@@ -215,7 +215,6 @@ class ClassStatistics:
     @property
     def H_norm_sq(self) -> float:
         """‖H‖_F² = Σ_k n_k‖μ_k‖² + N·tr Σ_W (the UFM's feature penalty term, over all N samples)."""
-        xp = array_namespace_of(self.means)
         n = asarray_like(np.asarray(self.counts, dtype=np.float64), self.means)
         return float(n @ (self.means * self.means).sum(axis=1)) + self.N * float(self.sigma_W.trace())
 

@@ -99,8 +99,8 @@ class _Moments:
         # one transfer to the host (one synchronisation on a GPU) for the five moments: the counts ride along
         # as float64, exact below 2^53
         K, d = self.sums.shape
-        flat = torch.cat([self.counts.to(torch.float64), self.sums.ravel(), self.scatter.ravel(), self.sq, self.shift.ravel()])
-        host = flat.cpu().numpy()
+        parts = (self.counts.to(torch.float64), self.sums.ravel(), self.scatter.ravel(), self.sq, self.shift.ravel())
+        host = torch.cat(parts).cpu().numpy()
         counts, sums = host[:K].astype(np.int64), host[K : K + K * d].reshape(K, d)
         scatter = host[K + K * d : K + K * d + d * d].reshape(d, d)
         sq, shift = host[K + K * d + d * d : 2 * K + K * d + d * d], host[2 * K + K * d + d * d :].reshape(K, d)

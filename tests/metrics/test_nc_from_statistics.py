@@ -211,3 +211,28 @@ def test_class_statistics_properties_against_direct_sums():
     assert math.isclose(st.H_norm_sq, float(np.sum(H * H)), rel_tol=1e-13)
     Hb, yb = H[: 4 * 2], np.repeat(np.arange(4), 2)
     assert class_statistics(Hb, yb).balanced is True
+
+
+def test_moments_with_a_non_finite_float64_entry_are_refused_naming_the_array():
+    K, d = 3, 4
+    good = dict(counts=np.full(K, 2), sums=np.zeros((K, d)), scatter=np.eye(d), sq=np.ones(K), shift=np.eye(K, d))
+    for name in ("sums", "scatter", "shift"):
+        bad = dict(good)
+        bad[name] = good[name].copy()
+        bad[name][0, 0] = np.nan
+        with pytest.raises(FCTheoryError, match=f"{name}.*finite"):
+            class_statistics_from_moments(**bad)
+
+
+def test_cdnv_of_many_classes_in_row_blocks_equals_the_pairwise_formula():
+    # K·K·d > 2^22: the squared distances are formed in blocks of rows; oracle: the definition pair by pair
+    rng = np.random.default_rng(5)
+    K, d = 150, 200
+    means, var = rng.standard_normal((K, d)), rng.random(K) + 0.5
+    st = ClassStatistics(means, means.mean(axis=0), np.full(K, 4), np.zeros((d, d)), np.zeros((d, d)), var)
+    i, j = np.triu_indices(K, 1)
+    d2 = ((means[i] - means[j]) ** 2).sum(axis=1)
+    ref = float(np.mean((var[i] + var[j]) / (2.0 * d2)))
+    assert cdnv_from_statistics(st) == pytest.approx(ref, rel=1e-13)
+    ref_cv = np.std((var[i] + var[j]) / (2.0 * d2)) / ref
+    assert cdnv_from_statistics(st, reduction="cv") == pytest.approx(ref_cv, rel=1e-12)

@@ -168,3 +168,19 @@ def test_a_classifier_of_the_wrong_shape_is_refused():
     st, W = CASES["random"]
     with pytest.raises(FCTheoryError, match="W"):
         nc_summary(st, W[:, :-1])
+
+
+def test_a_classifier_whose_squared_norm_overflows_is_refused_naming_W():
+    st, W = CASES["random"]
+    with pytest.raises(FCTheoryError, match="W.*‖W‖² overflows float64"):
+        nc_summary(st, W * 1e160)
+    assert math.isfinite(nc_summary(st, W * 1e150)["W_norm_sq"])
+
+
+def test_a_float32_classifier_gives_the_entries_of_its_float64_copy():
+    st, W = CASES["unbalanced"]
+    W32 = W.astype(np.float32)
+    got, ref = nc_summary(st, W32), nc_summary(st, W32.astype(np.float64))
+    assert got.keys() == ref.keys()
+    for key in ref:
+        assert got[key] == ref[key] or (math.isnan(got[key]) and math.isnan(ref[key])), key

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from fctheory import FCTheoryError, metrics
-from fctheory.nc_diagnosis import feature_statistics, nc_metrics, statistics_from_moments
+from fctheory.nc_diagnosis import feature_statistics, nc_metrics, statistics_from_moments, ufm_distances, ufm_optimum
 
 K, D = 5, 7
 
@@ -71,3 +71,14 @@ def test_a_classifier_of_the_wrong_shape_is_refused():
     st = feature_statistics(*_data())
     with pytest.raises(FCTheoryError, match="W"):
         nc_metrics(st, np.ones((K, D + 1)))
+
+
+def test_a_float32_layer_gives_the_metrics_and_distances_of_its_float64_copy():
+    H, y = _data()
+    st = feature_statistics(H, y)
+    rng = np.random.default_rng(3)
+    W32, b32 = rng.standard_normal((K, D)).astype(np.float32), rng.standard_normal(K).astype(np.float32)
+    W64, b64 = W32.astype(np.float64), b32.astype(np.float64)
+    assert nc_metrics(st, W32) == nc_metrics(st, W64)
+    opt = ufm_optimum(loss="ce", K=K, n_spl=30, lam_W=5e-3, lam_H=5e-3, bias=True)
+    assert ufm_distances(st, W32, b32, opt, n_spl=30) == ufm_distances(st, W64, b64, opt, n_spl=30)
