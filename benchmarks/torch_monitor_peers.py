@@ -1,4 +1,4 @@
-"""Benchmark: NCMonitor's one-pass statistics against rhubarbwu/neural-collapse's accumulators, same features, CPU.
+"""Benchmark: NCMonitor's one-pass statistics against rhubarbwu/neural-collapse's accumulators, same features, device.
 
 The peer (https://github.com/rhubarbwu/neural-collapse, package ``neural_collapse``; not on PyPI: install it
 with ``pip install git+https://github.com/rhubarbwu/neural-collapse`` or put a checkout on ``PYTHONPATH``)
@@ -16,7 +16,11 @@ mean = mean of the class means; class variance Σ‖h − μ_k‖²/n_k; Σ_B⁺
 features keeps the same K − 1 directions as fctheory's default rank rule). The script stops with an error
 if they differ by more than 1e-10.
 
+On a GPU (``--device cuda``) the features live on the device, both sides compute there, and every timed
+section ends with ``torch.cuda.synchronize()``.
+
 Run:  python benchmarks/torch_monitor_peers.py [--n 50000] [--K 10,100] [--d 64,512] [--batch 1000] [--reps 3]
+      [--device cpu|cuda]
 """
 
 from __future__ import annotations
@@ -36,19 +40,27 @@ except ImportError:  # the peer is optional
     MeanAccumulator = None
 
 
-def batches(N, K, d, B, seed=0):
+def batches(N, K, d, B, seed=0, device="cpu"):
     """Float32 features of K well-separated Gaussian classes (every class in every epoch), in batches of B."""
     g = torch.Generator().manual_seed(seed)
     y = torch.randint(0, K, (N,), generator=g)
     y[:K] = torch.arange(K)
     H = 4.0 * torch.randn(K, d, generator=g)[y] + torch.randn(N, d, generator=g) + 10.0
-    return list(zip(H.float().split(B), y.split(B)))
+    return list(zip(H.float().to(device).split(B), y.to(device).split(B)))
+
+
+def _clock(device):
+    """perf_counter after the device's queued work has finished."""
+    if str(device).startswith("cuda"):
+        torch.cuda.synchronize()
+    return time.perf_counter()
 
 
 def peer_epoch(data, K, d):
     """Two passes of the peer's accumulators, then its NC1 and CDNV; returns (nc1, cdnv, accumulate s, metric s)."""
-    f64 = dict(device="cpu", dtype=torch.float64)
-    t0 = time.perf_counter()
+    device = data[0][0].device
+    f64 = dict(device=device, dtype=torch.float64)
+    t0 = _clock(device)
     means = MeanAccumulator(K, d, **f64)
     for H, y in data:
         means.accumulate(H, y)
@@ -58,29 +70,30 @@ def peer_epoch(data, K, d):
         covar.accumulate(H, y, M)
         varnorm.accumulate(H, y, M)
     V_intra, V_norms = covar.compute(), varnorm.compute()[0]
-    t1 = time.perf_counter()
+    t1 = _clock(device)
     previous = torch.get_default_dtype()
     torch.set_default_dtype(torch.float64)  # the peer's CDNV grid is allocated in the default dtype
     try:
-        nc1, cdnv = covariance_ratio(V_intra, M, m_G), variability_cdnv(V_norms, M)
+        nc1, cdnv = float(covariance_ratio(V_intra, M, m_G)), float(variability_cdnv(V_norms, M))
     finally:
         torch.set_default_dtype(previous)
-    return nc1, cdnv, t1 - t0, time.perf_counter() - t1
+    return nc1, cdnv, t1 - t0, _clock(device) - t1
 
 
 def monitor_epoch(mon, data):
     """One NCMonitor epoch; returns (nc1, cdnv, update s, end_epoch s)."""
-    t0 = time.perf_counter()
+    device = data[0][0].device
+    t0 = _clock(device)
     mon.begin_epoch()
     for H, y in data:
         mon.update(H, y)
-    t1 = time.perf_counter()
+    t1 = _clock(device)
     row = mon.end_epoch()
-    return row["nc1"], row["cdnv"], t1 - t0, time.perf_counter() - t1
+    return row["nc1"], row["cdnv"], t1 - t0, _clock(device) - t1
 
 
-def one_setting(N, K, d, B, reps):
-    data = batches(N, K, d, B)
+def one_setting(N, K, d, B, reps, device="cpu"):
+    data = batches(N, K, d, B, device=device)
     mon = NCMonitor(K, lam_W=1e-3, lam_H=1e-3, progress=False)
     monitor_epoch(mon, data)  # warm-up; the UFM optimum is solved once per training
     peer_epoch(data, K, d)
@@ -105,6 +118,7 @@ def main():
     ap.add_argument("--batch", type=int, default=1000)
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--device", default="cpu", help="cpu or cuda (the features and both computations there)")
     args = ap.parse_args()
     if MeanAccumulator is None:
         raise SystemExit(
@@ -112,7 +126,9 @@ def main():
         )
     torch.set_num_threads(args.threads)
     print(
-        f"torch {torch.__version__}, {args.threads} thread(s), N = {args.n}, batch {args.batch}, float64 accumulation"
+        f"torch {torch.__version__}, {args.device}"
+        f"{' (' + torch.cuda.get_device_name() + ')' if args.device.startswith('cuda') else ''}, "
+        f"{args.threads} thread(s), N = {args.n}, batch {args.batch}, float64 accumulation"
     )
     print(
         "| K | d | peer: 2 passes | NCMonitor: 1 pass (update) | ratio | peer NC1 + CDNV | NCMonitor end_epoch "
@@ -121,7 +137,7 @@ def main():
     print("|---|---|---|---|---|---|---|---|---|---|")
     for K in (int(k) for k in args.K.split(",")):
         for d in (int(x) for x in args.d.split(",")):
-            o, t, rel, (nc1, _) = one_setting(args.n, K, d, args.batch, args.reps)
+            o, t, rel, (nc1, _) = one_setting(args.n, K, d, args.batch, args.reps, args.device)
             print(
                 f"| {K} | {d} | {1e3 * t[2]:.1f} ms | {1e3 * o[2]:.1f} ms | **{t[2] / o[2]:.2f}×** "
                 f"| {1e3 * t[3]:.2f} ms | {1e3 * o[3]:.2f} ms | **{(t[2] + t[3]) / (o[2] + o[3]):.2f}×** "
