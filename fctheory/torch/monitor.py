@@ -94,7 +94,7 @@ class _Moments:
                 b_top.copy_(b)
             decide = torch.addmm(offset, H, wT).view(shape).argmax(dim=2)
             # the two decisions differ iff their difference is non-zero: one kernel fewer than != and sum
-            self.disagree += torch.count_nonzero(decide[:, 0] - decide[:, 1])
+            self.disagree += torch.count_nonzero(torch.sub(*decide.unbind(1)))
 
     def _scratch(self, key):
         """The buffers of a new (batch shape, device): kept for the few shapes last seen (a training's batches
@@ -125,12 +125,12 @@ class _Moments:
     def check_finite(self):
         """Refuse the epoch if a batch had non-finite entries, or entries whose squares overflow float64.
 
-        Checked once per epoch instead of per batch (a host synchronisation on a GPU): such an entry makes
-        its column's diagonal entry of the scatter, Σ_i D_ij², and its class's Σ_i ‖D_i‖² infinite or NaN
-        (squares are never cancelled), and finite ones bound every other moment. The monitor then forgets
-        the epoch (``drop``), so that the next one starts afresh.
+        Checked once per epoch instead of per batch (a host synchronisation on a GPU), on one scalar: such an
+        entry makes its class's Σ_i ‖D_i‖² (squares, never cancelled) and so their sum infinite or NaN, and a
+        finite sum bounds every other moment (the scatter's diagonal sums to it, |Σ_i D_ij| ≤ √(n·Σ_i D_ij²)).
+        The monitor then forgets the epoch (``drop``), so that the next one starts afresh.
         """
-        if bool(torch.isfinite(self.sq).all() & torch.isfinite(self.scatter.diagonal()).all()):
+        if math.isfinite(float(self.sq.sum())):
             return
         if self.drop is not None:
             self.drop()
@@ -372,11 +372,10 @@ class NCMonitor:
         if not isinstance(module, torch.nn.Module):
             fail("module", type(module).__name__, "must be a torch.nn.Module")
         self.detach()
-        add = self._add
 
         def hook(_mod, _inputs, output):
             if self._pending is not None:
-                add(output[0] if isinstance(output, (tuple, list)) else output, self._pending)
+                self._add(output[0] if isinstance(output, (tuple, list)) else output, self._pending)
 
         self._handle = module.register_forward_hook(hook)
         return self
