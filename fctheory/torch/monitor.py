@@ -37,8 +37,9 @@ class _Moments:
 
     def __init__(self, K, d, device, ref_means, drop=None, scratch=None):
         f64 = dict(dtype=torch.float64, device=device)
-        # per batch size, the (B, d) float64 features and shifted features, reused from batch to batch (and
-        # from epoch to epoch: the monitor passes its own dict): fresh ones cost an allocation each
+        # per batch shape, the (B, d) float64 features and shifted features (and a view of the latter's
+        # transpose), reused from batch to batch and from epoch to epoch (the monitor passes its own dict):
+        # fresh ones cost an allocation each
         self.scratch = {} if scratch is None else scratch
         self.counts = torch.zeros(K, dtype=torch.int64, device=device)
         self.sums = torch.zeros(K, d, **f64)
@@ -79,7 +80,7 @@ class _Moments:
         self.sums.index_add_(0, y, D)
         self.sq.index_add_(0, y, torch.linalg.vecdot(D, D))  # Σ_j D_ij², as (D * D).sum(1) in one call
         if self.blocks is None:
-            self.scatter.addmm_(D.T, D)
+            self.scatter.addmm_(buf[2], D)  # buf[2] is Dᵀ, a view made with the buffer
         else:  # the upper block triangle only (DᵀD is symmetric): 5/8 of the flops at d = 512
             for lo in self.blocks:
                 self.scatter[lo : lo + _BLOCK, lo:].addmm_(D[:, lo : lo + _BLOCK].T, D[:, lo:])
@@ -105,8 +106,8 @@ class _Moments:
         # normal tensors even when made under torch.inference_mode: they are written in later epochs, perhaps
         # outside it (a normal tensor may be written inside it, an inference tensor never outside)
         with torch.inference_mode(False):
-            buf = tuple(torch.empty(shape, dtype=torch.float64, device=device) for _ in range(2))
-        self.scratch[key] = buf
+            H, D = (torch.empty(shape, dtype=torch.float64, device=device) for _ in range(2))
+        buf = self.scratch[key] = (H, D, D.T)
         return buf
 
     def _shift_new_classes(self, H, y, counts):
