@@ -305,9 +305,8 @@ class NCMonitor:
     def update(self, features, labels) -> "NCMonitor":
         """Add a batch: ``features`` (B, d) (more dimensions are flattened), ``labels`` (B,) in [0, K−1].
 
-        Runs on the features' device in float64 and copies nothing to the host (no synchronisation with a
-        GPU): non-finite features are refused when the epoch ends. Starts an epoch if none is open; an empty
-        batch is ignored.
+        Runs on the features' device in float64; non-finite features are refused when the epoch ends, not
+        per batch (no transfer of them to the host). Starts an epoch if none is open; an empty batch is ignored.
         """
         self._add(features, labels)
         return self
@@ -355,7 +354,8 @@ class NCMonitor:
 
     def _class_counts(self, y):
         """bincount(y) with K bins; labels outside [0, K−1] are refused (a longer result, or bincount's error
-        on negative values, so the valid path needs no transfer to the host)."""
+        on negative values: on the CPU the valid path needs no other check; on a GPU torch's bincount itself
+        reads the labels' extremes to the host)."""
         try:
             counts = torch.bincount(y, minlength=self.K)
         except RuntimeError:  # negative labels
