@@ -35,56 +35,84 @@ _BLOCK = 128
 class _Moments:
     """One epoch's moments of the per-class shifted features on one device (see statistics_from_moments)."""
 
-    def __init__(self, K, d, device, ref_means):
+    def __init__(self, K, d, device, ref_means, drop=None, scratch=None):
         f64 = dict(dtype=torch.float64, device=device)
+        # per batch shape, the (B, d) float64 features and shifted features (and a view of the latter's
+        # transpose), reused from batch to batch and from epoch to epoch (the monitor passes its own dict):
+        # fresh ones cost an allocation each
+        self.scratch = {} if scratch is None else scratch
         self.counts = torch.zeros(K, dtype=torch.int64, device=device)
         self.sums = torch.zeros(K, d, **f64)
         self.scatter = torch.zeros(d, d, **f64)
         self.sq = torch.zeros(K, **f64)
         self.blocks = None if d < 2 * _BLOCK else range(0, d, _BLOCK)  # row blocks of the scatter's upper part
         self.ref = ref_means  # the previous epoch's class means (shift and NC4 reference), or None
+        self.drop = drop  # called when check_finite refuses the epoch (the monitor forgets it), or None
         # shift each class by a point close to its mean so that S − Σ s sᵀ/n does not cancel: the previous
         # epoch's mean, else (first epoch) the class's first sample, set as the class first appears
         self.complete = ref_means is not None  # every class has its shift
+        self.nc4 = None
         if ref_means is None:
             self.shift = torch.zeros(K, d, **f64)
             self.have = torch.zeros(K, dtype=torch.bool, device=device)
         else:
             self.shift = ref_means.clone()
-            # NC4's product: rows [W; 2μ] and offsets [b (0 without a bias); −‖μ‖²] (W and b set per batch)
-            self.nc4_w = torch.cat([torch.zeros_like(ref_means), 2.0 * ref_means])
-            self.nc4_offset = torch.cat([torch.zeros(K, **f64), -(ref_means * ref_means).sum(dim=1)])
+            # NC4's product: rows [W; 2μ] and offsets [b (0 without a bias); −‖μ‖²] (W and b set per batch).
+            # The views are made once: the rows and offsets of the classifier, the product's right factor,
+            # and the (B, 2, K) shape of its scores
+            w = torch.cat([torch.zeros_like(ref_means), 2.0 * ref_means])
+            offset = torch.cat([torch.zeros(K, **f64), -(ref_means * ref_means).sum(dim=1)])
+            self.nc4 = (w[:K], offset[:K], offset, w.T, (-1, 2, K))
         self.disagree = torch.zeros((), dtype=torch.int64, device=device)
 
     def add(self, H, y, counts, W=None, b=None):
-        """Add a batch: float64 features ``H``, labels ``y`` and their class counts (``bincount(y)``)."""
+        """Add a batch: real features ``H`` (detached), labels ``y`` and their class counts (``bincount(y)``)."""
+        key = (H.shape, H.device)
+        buf = self.scratch.get(key)
+        if buf is None:
+            buf = self._scratch(key)
+        if H.dtype is not torch.float64:
+            H = buf[0].copy_(H)
         if not self.complete:
-            self._shift_new_classes(H, y, counts > 0)
-        D = H - self.shift.index_select(0, y)
+            self._shift_new_classes(H, y, counts)
+        D = torch.sub(H, self.shift.index_select(0, y), out=buf[1])
         self.counts += counts
         self.sums.index_add_(0, y, D)
-        self.sq.index_add_(0, y, (D * D).sum(dim=1))
+        self.sq.index_add_(0, y, torch.linalg.vecdot(D, D))  # Σ_j D_ij², as (D * D).sum(1) in one call
         if self.blocks is None:
-            self.scatter.addmm_(D.T, D)
+            self.scatter.addmm_(buf[2], D)  # buf[2] is Dᵀ, a view made with the buffer
         else:  # the upper block triangle only (DᵀD is symmetric): 5/8 of the flops at d = 512
             for lo in self.blocks:
                 self.scatter[lo : lo + _BLOCK, lo:].addmm_(D[:, lo : lo + _BLOCK].T, D[:, lo:])
-        if W is not None and self.ref is not None:
+        if W is not None and self.nc4 is not None:
             # one product and one argmax for both decisions: the logits h·W + b and 2⟨h, μ_c⟩ − ‖μ_c‖², minus the
             # squared distance to the previous epoch's means up to ‖h‖² (×2 and the negation are exact, and
             # argmax takes the first of tied maxima as argmin does of minima). The classifier's current
             # weights are copied (in float64, on this device) into the first K rows.
-            K = W.shape[0]
-            self.nc4_w[:K].copy_(W)
+            w_top, b_top, offset, wT, shape = self.nc4
+            w_top.copy_(W)
             if b is not None:
-                self.nc4_offset[:K].copy_(b)
-            scores = torch.addmm(self.nc4_offset, H, self.nc4_w.T)
-            decide = scores.view(H.shape[0], 2, K).argmax(dim=2)
-            self.disagree += (decide[:, 0] != decide[:, 1]).sum()
+                b_top.copy_(b)
+            decide = torch.addmm(offset, H, wT).view(shape).argmax(dim=2)
+            # the two decisions differ iff their difference is non-zero: one kernel fewer than != and sum
+            self.disagree += torch.count_nonzero(torch.sub(*decide.unbind(1)))
 
-    def _shift_new_classes(self, H, y, present):
+    def _scratch(self, key):
+        """The buffers of a new (batch shape, device): kept for the few shapes last seen (a training's batches
+        usually come in one or two sizes)."""
+        if len(self.scratch) >= 4:
+            self.scratch.clear()
+        shape, device = key
+        # normal tensors even when made under torch.inference_mode: they are written in later epochs, perhaps
+        # outside it (a normal tensor may be written inside it, an inference tensor never outside)
+        with torch.inference_mode(False):
+            H, D = (torch.empty(shape, dtype=torch.float64, device=device) for _ in range(2))
+        buf = self.scratch[key] = (H, D, D.T)
+        return buf
+
+    def _shift_new_classes(self, H, y, counts):
         """First epoch: a class seen for the first time is shifted by its first sample."""
-        new = present & ~self.have
+        new = (counts > 0) & ~self.have
         if not bool(new.any()):
             return
         K = self.have.shape[0]
@@ -94,6 +122,24 @@ class _Moments:
         self.have |= new
         # once every class has its shift the per-batch bookkeeping stops (one check per batch until then)
         self.complete = bool(self.have.all())
+
+    def check_finite(self):
+        """Refuse the epoch if a batch had non-finite entries, or entries whose squares overflow float64.
+
+        Checked once per epoch instead of per batch (a host synchronisation on a GPU), on one scalar: such an
+        entry makes its class's Σ_i ‖D_i‖² (squares, never cancelled) and so their sum infinite or NaN, and a
+        finite sum bounds every other moment (the scatter's diagonal sums to it, |Σ_i D_ij| ≤ √(n·Σ_i D_ij²)).
+        The monitor then forgets the epoch (``drop``), so that the next one starts afresh.
+        """
+        if math.isfinite(float(self.sq.sum())):
+            return
+        if self.drop is not None:
+            self.drop()
+        fail(
+            "features",
+            "a batch of this epoch with non-finite entries (or entries whose squares overflow float64)",
+            "must be finite; the epoch's moments are dropped",
+        )
 
     def statistics(self):
         # one transfer to the host (one synchronisation on a GPU) for the five moments: the counts ride along
@@ -111,16 +157,44 @@ class _Moments:
         return statistics_from_moments.__wrapped__(counts, sums, scatter, sq, shift)
 
 
+class _Batch:
+    """The block of :meth:`NCMonitor.batch`: the hooked layer's outputs in it are labelled ``labels``."""
+
+    __slots__ = ("_monitor", "_labels")
+
+    def __init__(self, monitor, labels):
+        self._monitor, self._labels = monitor, labels
+
+    def __enter__(self):
+        self._monitor._pending = self._labels
+        return self._monitor
+
+    def __exit__(self, *exc):
+        self._monitor._pending = None
+        return False
+
+
+# the features' dtypes that need no check beyond the shape (the common case costs one set lookup per batch)
+_PLAIN_FEATURES = frozenset({torch.float16, torch.bfloat16, torch.float32, torch.float64, torch.int32, torch.int64})
+
+
 def _as_tensor(name, x, *, labels=False):
+    """``x`` as a detached tensor, refused clearly if it cannot be: (B, d) real features (more dimensions are
+    flattened) or, with ``labels``, (B,) int64 labels. Torch tensors of the usual kinds pass with a few
+    attribute tests (once per batch)."""
     if not isinstance(x, torch.Tensor):
         try:
             x = torch.as_tensor(np.asarray(x))
         except (TypeError, ValueError, RuntimeError):
             fail(name, x, "must be a torch tensor or an array")
     if labels:
+        if x.ndim == 1 and x.dtype is torch.int64:  # integers never require grad: nothing to detach
+            return x
         if x.ndim != 1 or x.dtype.is_floating_point or x.dtype.is_complex or x.dtype == torch.bool:
             fail(name, f"tensor of shape {tuple(x.shape)} and dtype {x.dtype}", "must be a 1-D integer label tensor")
-        return x.detach().long()
+        return x.long()
+    if x.ndim == 2 and x.dtype in _PLAIN_FEATURES:
+        return x.detach()
     if x.dtype.is_complex or not (x.dtype.is_floating_point or x.dtype in (torch.int32, torch.int64)):
         fail(name, f"tensor of dtype {x.dtype}", "must hold real numbers")
     if x.ndim < 2:
@@ -230,22 +304,16 @@ class NCMonitor:
         self._seconds = 0.0
         self._t_epoch = None
         self._app, self._app_key = None, None
+        self._scratch: dict = {}  # the moments' per-batch buffers (see _Moments), kept from epoch to epoch
         self.sync, self.process_group = sync, process_group
 
     # ----------------------------------------------------------------- feeding
-    def _classifier_tensors(self):
-        """The last layer's weight and bias as they are (detached); the moments copy them into float64."""
-        if self.classifier is None:
-            return None, None
-        b = self.classifier.bias
-        return self.classifier.weight.detach(), (None if b is None else b.detach())
-
     @public(features=Anything("a (B, d) tensor, checked in the body"), labels=Anything("a (B,) integer tensor"))
     def update(self, features, labels) -> "NCMonitor":
         """Add a batch: ``features`` (B, d) (more dimensions are flattened), ``labels`` (B,) in [0, K−1].
 
-        Runs on the features' device in float64; nothing is copied to the host except one scalar for
-        the finiteness check. Starts an epoch if none is open; an empty batch is ignored.
+        Runs on the features' device in float64; non-finite features are refused when the epoch ends, not
+        per batch (no transfer of them to the host). Starts an epoch if none is open; an empty batch is ignored.
         """
         self._add(features, labels)
         return self
@@ -271,24 +339,30 @@ class NCMonitor:
                 f"tensor of shape {tuple(H.shape)}",
                 f"must have d = {m.sums.shape[1]} columns like the earlier batches",
             )
-        if y.numel() == 0:
+        if y.shape[0] == 0:
             return
-        Hd = H.to(torch.float64)
         counts = self._class_counts(y)
-        # one scalar to the host (a synchronisation on a GPU): the sum is finite iff every entry is
-        # (an overflow needs entries near 1e300, whose squares in the moments would overflow anyway)
-        if not math.isfinite(float(Hd.sum())):
-            fail("features", "tensor with non-finite entries", "must be finite")
         if m is None:
             ref = self._ref if (self._ref is not None and self._ref.shape[1] == H.shape[1]) else None
             ref = None if ref is None else ref.to(H.device)
-            m = self._moments = _Moments(self.K, H.shape[1], H.device, ref)
-        m.add(Hd, y, counts, *self._classifier_tensors())
+            m = self._moments = _Moments(self.K, H.shape[1], H.device, ref, self._drop_epoch, self._scratch)
+        clf = self.classifier
+        if clf is None or m.nc4 is None:  # no NC4 (first epoch): the classifier is not read
+            m.add(H, y, counts)
+        else:
+            b = clf.bias
+            m.add(H, y, counts, clf.weight.detach(), None if b is None else b.detach())
         self._seconds += time.perf_counter() - t0
+
+    def _drop_epoch(self) -> None:
+        """Forget the open epoch's moments and close it (its batches were refused): the next batch starts one."""
+        self._moments, self._open = None, False
+        self._seconds = 0.0
 
     def _class_counts(self, y):
         """bincount(y) with K bins; labels outside [0, K−1] are refused (a longer result, or bincount's error
-        on negative values, so the valid path needs no transfer to the host)."""
+        on negative values: on the CPU the valid path needs no other check; on a GPU torch's bincount itself
+        reads the labels' extremes to the host)."""
         try:
             counts = torch.bincount(y, minlength=self.K)
         except RuntimeError:  # negative labels
@@ -321,15 +395,17 @@ class NCMonitor:
             self._handle.remove()
             self._handle = None
 
-    @public(labels=Anything("(B,) integer labels, checked by update"))
-    @contextlib.contextmanager
-    def batch(self, labels):
-        """``with monitor.batch(y): model(x)``: the hooked layer's output in this block is labelled ``y``."""
-        self._pending = labels
-        try:
-            yield self
-        finally:
-            self._pending = None
+    def batch(self, labels) -> "_Batch":
+        """``with monitor.batch(y): model(x)``: the hooked layer's output in this block is labelled ``y``.
+
+        The labels are checked by :meth:`update` when the hooked layer runs (where a bad value is refused
+        naming ``labels``); entering and leaving the block only sets and clears them.
+        """
+        return _Batch(self, labels)
+
+    # declared like the @public methods, without their wrapper: the block is entered once per batch, and the
+    # labels (any object) are checked where the hooked layer feeds them to update()
+    batch.__fc_params__ = {"labels": Anything("(B,) integer labels, checked by update")}
 
     # ----------------------------------------------------------------- epochs
     @public()
@@ -362,6 +438,7 @@ class NCMonitor:
             m = self._moments = self._empty_moments()
         if m is None:
             fail("update", None, "no batch was added in this epoch (call update() or run the hooked model)")
+        m.check_finite()
         t0 = time.perf_counter()
         if syncing:  # data-parallel: the whole epoch's moments, on every rank
             have = None if m.ref is not None else m.have

@@ -199,12 +199,67 @@ def test_bad_features_and_constructor_arguments_are_refused():
     mon.update(torch.zeros(2, D), torch.as_tensor([0, 1]))
     with pytest.raises(FCTheoryError, match="features"):
         mon.update(torch.zeros(2, D + 1), torch.as_tensor([0, 1]))
-    with pytest.raises(FCTheoryError, match="features"):
-        mon.update(torch.full((2, D), float("nan")), torch.as_tensor([0, 1]))
     with pytest.raises(FCTheoryError, match="lam_H"):
         NCMonitor(K, lam_W=1e-3, lam_H=-1.0)
     with pytest.raises(FCTheoryError, match="classifier"):
         NCMonitor(K, lam_W=1e-3, lam_H=1e-3, classifier=torch.nn.Linear(D, K + 1))
+
+
+@pytest.mark.parametrize("bad", [float("nan"), float("inf"), -float("inf"), 1e200])
+def test_non_finite_features_are_refused_when_the_epoch_ends(bad):
+    """A batch with a NaN, an infinity or an entry whose square overflows float64 (1e200) is accepted by
+    update() (no host synchronisation per batch) and the epoch is refused when it ends, naming features."""
+    H, y = _data()
+    H[57, 2] = bad  # not the first sample of its class (the first epoch's shift)
+    mon = NCMonitor(K, lam_W=1e-3, lam_H=1e-3, progress=False)
+    mon.begin_epoch()
+    _feed(mon, H, y)
+    with pytest.raises(FCTheoryError, match="features=.*non-finite.*must be finite; the epoch's moments are dropped"):
+        mon.end_epoch()
+    assert mon.rows == []
+
+
+def test_the_epoch_after_a_refused_one_starts_afresh():
+    """After the refusal the monitor holds no epoch: the next batches (without begin_epoch) start a new one,
+    whose statistics are those of its own data alone."""
+    H, y = _data()
+    bad = H.copy()
+    bad[57, 2] = float("nan")
+    mon = NCMonitor(K, lam_W=1e-3, lam_H=1e-3, progress=False)
+    _feed(mon, bad, y)
+    with pytest.raises(FCTheoryError, match="features"):
+        mon.end_epoch()
+    _feed(mon, H, y)
+    mon.end_epoch()
+    means, sigma_W, _ = _two_pass(H, y)
+    assert [row["epoch"] for row in mon.rows] == [0]
+    assert mon.rows[0]["N"] == len(y)
+    assert _rel(mon.statistics.means, means) < 1e-12
+    assert _rel(mon.statistics.sigma_W, sigma_W) < 1e-12
+
+
+def test_bad_labels_in_a_batch_block_are_refused_when_the_hooked_layer_runs():
+    layer = torch.nn.Identity()
+    mon = NCMonitor(K, lam_W=1e-3, lam_H=1e-3, progress=False).attach(layer)
+    with pytest.raises(FCTheoryError, match=r"labels=.*must lie in \[0, K-1\]"):
+        with mon.batch(torch.as_tensor([0, 1, K])):
+            layer(torch.zeros(3, D))
+    assert mon._pending is None  # the block was left: later outputs are not labelled
+
+
+def test_epochs_under_inference_mode_alternate_with_normal_ones():
+    """The per-batch buffers outlive an epoch: made under torch.inference_mode, they must still be writable
+    by a later epoch outside it (and the statistics stay those of each epoch's data)."""
+    H, y = _data()
+    mon = NCMonitor(K, lam_W=1e-3, lam_H=1e-3, classifier=torch.nn.Linear(D, K).double(), progress=False)
+    for inference in (True, False, True):
+        with torch.inference_mode(inference):
+            mon.begin_epoch()
+            _feed(mon, H, y, sizes=(50,))  # the same batch sizes each epoch: their buffers are reused
+        mon.end_epoch()
+    _, sigma_W, _ = _two_pass(H, y)
+    assert len(mon.rows) == 3 and not math.isnan(mon.rows[-1]["nc4"])
+    assert _rel(mon.statistics.sigma_W, sigma_W) < 1e-12
 
 
 def test_an_epoch_missing_a_class_is_refused():
