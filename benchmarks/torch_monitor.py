@@ -28,6 +28,7 @@ from pathlib import Path
 
 import numpy as np
 import torch
+from threadpoolctl import threadpool_limits
 
 from fctheory.torch import NCMonitor
 
@@ -89,6 +90,7 @@ def main():
     ap.add_argument("--threads", type=int, default=1)
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
+    threadpool_limits(args.threads)  # NumPy's BLAS too (the monitor's CPU products and its end of epoch)
     tut = tutorial()
     print(f"torch {torch.__version__}, {args.threads} thread(s), medians of {args.epochs} epochs of each kind")
     print(
