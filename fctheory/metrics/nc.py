@@ -1576,40 +1576,54 @@ class NCAccumulator:
         xp = self.xp
         self.full = bool(full_scatter)
         self.n = np.zeros(self.K, dtype=np.int64)
-        self.mean = xp.zeros((self.K, self.d))
+        # each class is accumulated relative to its first sample c_k (translation invariance, as the two-pass
+        # statistics subtract a sample first): the stored mean is μ_k − c_k, whose rows stay as small as the
+        # class's spread, so nearly collapsed classes keep the relative accuracy of their scatter
+        self._ref = xp.zeros((self.K, self.d))
+        self._smean = xp.zeros((self.K, self.d))
         self.scatter = xp.zeros((self.K, self.d, self.d)) if self.full else None
         self.sq = xp.zeros(self.K)  # trace of the scatter per class
         self._e = None  # the stored statistics are those of H·2^-e
+
+    @property
+    def mean(self):
+        """The class means μ_k seen so far (K × d, at the stored scale 2^-e; zero rows for unseen classes)."""
+        return self._ref + self._smean
 
     def _rescale(self, k):
         # the stored statistics were of H·2^-e_old; make them of H·2^-(e_old + k)
         xp = self.xp
         with np.errstate(under="ignore"):
-            self.mean = ldexp(self.mean, -k, xp)
+            self._ref = ldexp(self._ref, -k, xp)
+            self._smean = ldexp(self._smean, -k, xp)
             self.sq = ldexp(self.sq, -2 * k, xp)
             if self.full:
                 self.scatter = ldexp(self.scatter, -2 * k, xp)
 
     def _adopt(self, Hb):
         """Before any batch: keep the statistics in the namespace and on the device of a tensor/CuPy batch."""
-        if self._e is None and array_namespace_of(Hb) is not np and array_namespace_of(self.mean) is np:
+        if self._e is None and array_namespace_of(Hb) is not np and array_namespace_of(self._smean) is np:
             self.xp = array_namespace_of(Hb)
-            self.mean = asarray_like(self.mean, Hb)
+            self._ref = asarray_like(self._ref, Hb)
+            self._smean = asarray_like(self._smean, Hb)
             self.sq = asarray_like(self.sq, Hb)
             if self.full:
                 self.scatter = asarray_like(self.scatter, Hb)
-        return asarray_like(Hb, self.mean)
+        return asarray_like(Hb, self._smean)
 
     def _merge(self, k, Xk):
         """Chan et al.'s pairwise update of class k with the batch rows Xk (at the stored scale)."""
         xp = self.xp
         nb = Xk.shape[0]
+        na = int(self.n[k])
+        if na == 0:
+            self._ref[k] = Xk[0]
+        Xk = Xk - self._ref[k]  # exact for rows within a factor 2 of the reference (Sterbenz)
         mb = xp.mean(Xk, axis=0)
         Dk = Xk - mb
-        na = int(self.n[k])
         tot = na + nb
-        delta = mb - self.mean[k]
-        self.mean[k] = self.mean[k] + delta * (nb / tot)
+        delta = mb - self._smean[k]
+        self._smean[k] = self._smean[k] + delta * (nb / tot)
         w = na * nb / tot
         self.sq[k] = self.sq[k] + xp.sum(Dk * Dk) + w * xp.sum(delta * delta)
         if self.full:

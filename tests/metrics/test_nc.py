@@ -190,6 +190,34 @@ def test_equiangularity_reduction_cannot_cancel():
     assert nc2(V) > 0.1
 
 
+@pytest.mark.parametrize("batch", [200, 37, 7])
+def test_accumulator_of_nearly_collapsed_classes_keeps_sigma_W_to_the_last_digits_whatever_the_batching(batch):
+    # classes 1e-6 wide around means of size ~3: a batch's mean has an absolute rounding error ~1e-16, which is
+    # 1e-10 of the deviations unless each class is accumulated relative to one of its samples. Oracle: Σ_W in
+    # 40-digit arithmetic from the definition; the rows are also fed in a shuffled order (another summation order,
+    # as a GPU's reductions take)
+    import mpmath
+
+    rng = np.random.default_rng(3)
+    K, d = 4, 5
+    y = np.repeat(np.arange(K), 30)
+    rng.shuffle(y)
+    H = 3.0 * rng.standard_normal((K, d))[y] + 1e-6 * rng.standard_normal((y.size, d))
+    with mpmath.workdps(40):
+        Hm = mpmath.matrix(H.tolist())
+        mu = [
+            [mpmath.fsum(Hm[i, j] for i in np.nonzero(y == k)[0]) / int((y == k).sum()) for j in range(d)]
+            for k in range(K)
+        ]
+        dev = [[Hm[i, j] - mu[y[i]][j] for j in range(d)] for i in range(y.size)]
+        ref = np.array([[float(mpmath.fsum(r[a] * r[b] for r in dev) / y.size) for b in range(d)] for a in range(d)])
+    for order in (np.arange(y.size), rng.permutation(y.size)):
+        acc = NCAccumulator(K, d)
+        for i in range(0, y.size, batch):
+            acc.update(H[order][i : i + batch], y[order][i : i + batch])
+        assert np.max(np.abs(acc.statistics().sigma_W - ref)) <= 1e-14 * np.max(np.abs(ref))
+
+
 @settings(max_examples=25)
 @given(random_data(), st.integers(1, 7))
 def test_streaming_accumulator_equals_in_memory(case, batch):

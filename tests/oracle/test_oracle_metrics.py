@@ -239,19 +239,19 @@ def test_accumulator_equals_batch_oracles():
         for sl in (slice(0, 5), slice(5, 6), slice(6, 17)):
             acc.update(H[sl], y[sl])
         means, mu_G, SW, SB, var = _stats(H - 1e3, y)
-        assert abs(acc.cdnv() - M.cdnv(H, y)) <= 1e-9 * M.cdnv(H, y)
-        assert abs(acc.nc1(variant="trace_ratio") - np.trace(SW) / np.trace(SB)) <= 1e-9 * np.trace(SW) / np.trace(SB)
-        assert abs(acc.nc2() - M.nc2(means)) <= 1e-9
+        assert abs(acc.cdnv() - M.cdnv(H, y)) <= 1e-12 * M.cdnv(H, y)
+        assert abs(acc.nc1(variant="trace_ratio") - np.trace(SW) / np.trace(SB)) <= 1e-12 * np.trace(SW) / np.trace(SB)
+        assert abs(acc.nc2() - M.nc2(means)) <= 1e-12
         if full:
             st = acc.statistics()
             np.testing.assert_allclose(st.means, means + 1e3, rtol=1e-13)
-            assert O.rel(st.class_var, var) <= 1e-9 and O.rel(st.sigma_B, SB) <= 1e-9
+            assert O.rel(st.class_var, var) <= 1e-12 and O.rel(st.sigma_B, SB) <= 1e-12
             np.testing.assert_array_equal(st.counts, np.bincount(y))
-            assert O.rel(st.sigma_W, SW) <= 1e-9
+            assert O.rel(st.sigma_W, SW) <= 1e-12
             ref = np.trace(SW @ np.linalg.pinv(SB, rcond=1e-10)) / 4
-            assert abs(acc.nc1() - ref) <= 1e-9 * ref
+            assert abs(acc.nc1() - ref) <= 1e-12 * ref
             Mc = means - mu_G
-            assert abs(acc.nc3(W) - np.linalg.norm(W / np.linalg.norm(W) - Mc / np.linalg.norm(Mc))) <= 1e-9
+            assert abs(acc.nc3(W) - np.linalg.norm(W / np.linalg.norm(W) - Mc / np.linalg.norm(Mc))) <= 1e-12
 
 
 # ------------------------------------------------------------------------------------------ collapse.py
