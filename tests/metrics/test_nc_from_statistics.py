@@ -225,9 +225,9 @@ def test_moments_with_a_non_finite_float64_entry_are_refused_naming_the_array():
 
 
 def test_cdnv_of_many_classes_in_row_blocks_equals_the_pairwise_formula():
-    # K·K·d > 2^22: the squared distances are formed in blocks of rows; oracle: the definition pair by pair
+    # K·K·d > 2^18: the squared distances are formed in blocks of rows; oracle: the definition pair by pair
     rng = np.random.default_rng(5)
-    K, d = 150, 200
+    K, d = 60, 90
     means, var = rng.standard_normal((K, d)), rng.random(K) + 0.5
     st = ClassStatistics(means, means.mean(axis=0), np.full(K, 4), np.zeros((d, d)), np.zeros((d, d)), var)
     i, j = np.triu_indices(K, 1)
