@@ -1526,7 +1526,9 @@ class NCAccumulator:
     Feed batches with :meth:`update`; per class it keeps the count, the mean and the scatter
     Σ (h − μ_k)(h − μ_k)ᵀ, merged with Chan et al.'s pairwise update (each batch's own statistics
     are two-pass), so the result equals :func:`class_statistics` on the concatenated data up to
-    rounding. Memory: K·d + K·d² floats (use ``full_scatter=False`` to keep only the per-class
+    rounding. Each class is accumulated relative to its first sample (the mean is kept as the offset
+    from it), so classes far narrower than their distance from the origin keep the scatter's relative
+    accuracy whatever the batching. Memory: 2·K·d + K·d² floats (use ``full_scatter=False`` to keep only the per-class
     traces, enough for :meth:`cdnv` and ``nc1(variant="trace_ratio")``), sized against the budget
     when the accumulator is built.
 
@@ -1563,12 +1565,12 @@ class NCAccumulator:
     )
     def __init__(self, K: int, d: int, *, full_scatter: bool = True, backend: str = "numpy"):
 
-        floats = K * d + 2 * K + (K * d * d if full_scatter else 0)
+        floats = 2 * K * d + 2 * K + (K * d * d if full_scatter else 0)  # means, their references, counts, traces
         check_work(
             "d" if full_scatter else "K",
             d if full_scatter else K,
             bytes=8 * floats,
-            what="NCAccumulator (K*d means" + (" and K*d*d scatters)" if full_scatter else ")"),
+            what="NCAccumulator (2*K*d means and references" + (" and K*d*d scatters)" if full_scatter else ")"),
         )
         self.K = K
         self.d = d
