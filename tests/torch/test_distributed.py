@@ -1,6 +1,7 @@
 """The monitor under data-parallel training: the change-of-shift identities against moments computed
 directly about the new shifts, and real two-process gloo runs whose every rank's table equals that of a
-single monitor fed the whole epoch."""
+single monitor fed the whole epoch (on the CPU, and with CUDA tensors where a GPU is present, plus NCCL's
+collectives on the moments' dtypes)."""
 
 import multiprocessing
 import pickle
@@ -14,7 +15,7 @@ dist = pytest.importorskip("torch.distributed")
 
 from fctheory import FCTheoryError  # noqa: E402
 from fctheory.torch import NCMonitor  # noqa: E402
-from fctheory.torch.distributed import rebase_moments, sync_active  # noqa: E402
+from fctheory.torch.distributed import all_reduce_moments, rebase_moments, sync_active  # noqa: E402
 
 K = 4
 TIMING = ("monitor_seconds", "epoch_seconds")
@@ -90,14 +91,14 @@ def _data(d, seed):
     return H, y, shards
 
 
-def _run(d, seed, rank=None, idle=()):
+def _run(d, seed, rank=None, idle=(), device="cpu"):
     """Two monitored epochs (with a classifier: NC4 in the second) on ``rank``'s shard, or all the data.
 
     ``idle`` = (rank, epoch) pairs in which that rank gets no batch, its shard going to the other rank (the
     whole-data run is unchanged: the epoch's data is the same)."""
     H, y, shards = _data(d, seed)
     torch.manual_seed(seed)
-    fc = torch.nn.Linear(d, K).double()
+    fc = torch.nn.Linear(d, K).double().to(device)
     mon = NCMonitor(K, lam_W=1e-3, lam_H=1e-3, classifier=fc, progress=False)
     for epoch in range(2):
         Hx = H + 0.05 * epoch
@@ -111,18 +112,18 @@ def _run(d, seed, rank=None, idle=()):
             idx = shards[rank]
         with mon.epoch():
             for part in np.array_split(idx, 3) if idx.size else []:  # several batches per epoch
-                mon.update(torch.as_tensor(Hx[part]), torch.as_tensor(y[part]))
+                mon.update(torch.as_tensor(Hx[part], device=device), torch.as_tensor(y[part], device=device))
     return [{k: v for k, v in row.items() if k not in TIMING} for row in mon.rows]
 
 
 IDLE = ((1, 0), (0, 1))  # rank 1 has no batch in the first epoch, rank 0 none in the second
 
 
-def _worker(rank, world, store, out, cases, idle_cases=()):
+def _worker(rank, world, store, out, cases, idle_cases=(), device="cpu"):
     try:
         torch.set_num_threads(1)
         dist.init_process_group("gloo", init_method=f"file://{store}", rank=rank, world_size=world)
-        rows = {case: _run(*case, rank=rank) for case in cases}
+        rows = {case: _run(*case, rank=rank, device=device) for case in cases}
         rows.update({(case, "idle"): _run(*case, rank=rank, idle=IDLE) for case in idle_cases})
         dist.destroy_process_group()
         result = ("ok", rows)
@@ -132,17 +133,18 @@ def _worker(rank, world, store, out, cases, idle_cases=()):
         pickle.dump(result, f)
 
 
-def _two_ranks(tmp_path, cases, idle_cases=()):
-    ctx = multiprocessing.get_context("fork")  # the children inherit the imported modules: no start-up cost
+def _two_ranks(tmp_path, cases, idle_cases=(), device="cpu"):
+    # fork: the children inherit the imported modules (no start-up cost); CUDA needs fresh processes
+    ctx = multiprocessing.get_context("fork" if device == "cpu" else "spawn")
     outs = [tmp_path / f"rank{r}.pkl" for r in range(2)]
     procs = [
-        ctx.Process(target=_worker, args=(r, 2, tmp_path / "store", outs[r], cases, idle_cases), daemon=True)
+        ctx.Process(target=_worker, args=(r, 2, tmp_path / "store", outs[r], cases, idle_cases, device), daemon=True)
         for r in range(2)
     ]
     for p in procs:
         p.start()
     for p in procs:
-        p.join(timeout=60)
+        p.join(timeout=60 if device == "cpu" else 180)
     for p in procs:
         if p.is_alive():
             p.kill()
@@ -195,3 +197,54 @@ def test_a_monitor_without_a_batch_or_a_width_is_refused():
     with pytest.raises(FCTheoryError, match="no batch"):
         with mon.epoch():
             pass
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+def test_two_processes_with_cuda_tensors_give_the_whole_epochs_table(tmp_path):
+    """Both ranks' features, classifier and moments on the GPU (gloo reduces CUDA tensors; NCCL needs one GPU
+    per rank): every rank's rows equal one CPU monitor's fed all the data."""
+    case = (6, 0)
+    results = _two_ranks(tmp_path, (case,), device="cuda")
+    want = _run(*case)
+    for rows in results:
+        _assert_rows_close(rows[case], want)
+
+
+def _nccl_worker(store, out):
+    try:
+        dist.init_process_group("nccl", init_method=f"file://{store}", rank=0, world_size=1)
+        f64 = dict(dtype=torch.float64, device="cuda")
+        counts = torch.tensor([3, 0, 2, 1], dtype=torch.int64, device="cuda")
+        sums, shift = torch.randn(K, 5, **f64), torch.randn(K, 5, **f64)
+        sums[1] = 0.0
+        scatter, sq = torch.eye(5, **f64), torch.rand(K, **f64)
+        have = counts > 0
+        got = all_reduce_moments(counts, sums, scatter, sq, shift, have, torch.tensor(7, device="cuda"))
+        dist.destroy_process_group()
+        want = (counts, sums, scatter, sq, torch.where(have[:, None], shift, 0.0), torch.tensor(7))
+        result = ("ok", [(g.cpu(), w.cpu()) for g, w in zip(got, want)])
+    except BaseException:  # noqa: BLE001 - the parent reports the child's failure
+        result = ("error", traceback.format_exc())
+    with open(out, "wb") as f:
+        pickle.dump(result, f)
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not torch.cuda.is_available() or not dist.is_nccl_available(), reason="needs CUDA and NCCL")
+def test_nccl_reduces_the_moments_dtypes_of_one_process_to_themselves(tmp_path):
+    """NCCL's collectives accept every tensor all_reduce_moments sends (int64 owners and counts, float64
+    moments, on the GPU): one process gets its own moments back (a class it has not seen keeps a zero shift)."""
+    ctx = multiprocessing.get_context("spawn")
+    out = tmp_path / "nccl.pkl"
+    proc = ctx.Process(target=_nccl_worker, args=(tmp_path / "store", out), daemon=True)
+    proc.start()
+    proc.join(timeout=180)
+    if proc.is_alive():
+        proc.kill()
+    assert proc.exitcode == 0, proc.exitcode
+    with open(out, "rb") as f:
+        status, value = pickle.load(f)
+    assert status == "ok", value
+    for got, want in value:
+        torch.testing.assert_close(got, want.to(got.dtype), rtol=1e-15, atol=1e-15)
