@@ -58,6 +58,28 @@ def test_safe_norm_of_one_array_is_bitwise_the_rescaled_norm_at_every_scale(k):
     assert safe_norm(a) == pytest.approx(math.hypot(*a.ravel()), rel=4e-16)
 
 
+def test_safe_norm_of_rows_whose_largest_entry_is_one():
+    # a largest entry of exactly 1 is an ordinary scale, not a special value, on both paths
+    assert safe_norm(np.array([1.0, 1.0])) == math.sqrt(2.0)
+    assert safe_norm(np.array([1.0]), np.array([1.0])) == math.sqrt(2.0)
+
+
+def test_safe_norm_of_lists_and_of_float32_data_is_the_float64_norm():
+    assert safe_norm([3.0, 4.0]) == 5.0 and safe_norm([3.0], [4.0]) == 5.0
+    # float32 squares summed in float32 would lose ~7 digits over 10^5 entries: the norm is taken in float64
+    a = np.random.default_rng(4).random(10**5).astype(np.float32)
+    ref = math.sqrt(math.fsum(float(x) ** 2 for x in a))
+    assert safe_norm(a) == pytest.approx(ref, rel=1e-14)
+
+
+def test_safe_norm_keeps_a_strict_underflow_setting_quiet():
+    # entries 2^1074 below the largest underflow to 0 in the rescaled squares, silently whatever the caller's setting
+    a = np.array([1e-300, 3e300, 4e300])
+    with np.errstate(under="raise"):
+        got = safe_norm(a)
+    assert got == pytest.approx(5e300, rel=4e-16)
+
+
 def test_pow2_scale_keeps_a_strict_underflow_setting_quiet():
     # entries far below the largest underflow to 0 by design; a caller's np.errstate(under="raise") must not
     # turn that into an error (nor change the result)
