@@ -190,6 +190,33 @@ def test_equiangularity_reduction_cannot_cancel():
     assert nc2(V) > 0.1
 
 
+def test_the_cached_simplex_gram_and_masks_are_read_only_and_etf_gram_returns_a_copy():
+    from fctheory.metrics import etf_gram
+    from fctheory.metrics.nc import _etf_gram, _offdiag
+
+    for K in (4, 300):  # cached, and made on each call beyond the cached sizes
+        assert not _etf_gram(K).flags.writeable and not _offdiag(K).flags.writeable
+    E = etf_gram(4)
+    E[0, 0] = 99.0  # the caller's copy
+    assert _etf_gram(4)[0, 0] == 0.75 and etf_gram(4)[0, 0] == 0.75
+
+
+@pytest.mark.parametrize("full", [True, False])
+def test_accumulator_is_sized_against_the_budget_to_the_byte(full):
+    # 8 bytes per float: K·d means, K·d references, K counts and K traces, and K·d² scatters when kept
+    import fctheory as fc
+
+    K, d = 3, 5
+    need = 8 * (2 * K * d + 2 * K + (K * d * d if full else 0))
+    with fc.budget(max_bytes=need):
+        NCAccumulator(K, d, full_scatter=full)
+    name, value = ("d", d) if full else ("K", K)
+    what = "means and references" + (" and K\\*d\\*d scatters" if full else "")
+    with fc.budget(max_bytes=need - 1):
+        with pytest.raises(FCTheoryError, match=f"^{name}={value} .*NCAccumulator \\(2\\*K\\*d {what}\\) needs about"):
+            NCAccumulator(K, d, full_scatter=full)
+
+
 @pytest.mark.parametrize("batch", [200, 37, 7])
 def test_accumulator_of_nearly_collapsed_classes_keeps_sigma_W_to_the_last_digits_whatever_the_batching(batch):
     # classes 1e-6 wide around means of size ~3: a batch's mean has an absolute rounding error ~1e-16, which is

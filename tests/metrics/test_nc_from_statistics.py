@@ -236,3 +236,29 @@ def test_cdnv_of_many_classes_in_row_blocks_equals_the_pairwise_formula():
     assert cdnv_from_statistics(st) == pytest.approx(ref, rel=1e-13)
     ref_cv = np.std((var[i] + var[j]) / (2.0 * d2)) / ref
     assert cdnv_from_statistics(st, reduction="cv") == pytest.approx(ref_cv, rel=1e-12)
+
+
+@pytest.mark.parametrize("k", [-300, 0, 300])
+def test_moments_scaled_by_a_power_of_two_give_the_statistics_scaled_bit_for_bit(k):
+    # features·2^k: first moments scale by 2^k, second ones by 2^2k, exactly, on each side of the unit scale
+    H, y, _ = _data(7, 3, 4, offset=5.0)
+    shift = H[[np.flatnonzero(y == c)[0] for c in range(3)]]
+    D = H - shift[y]
+    sums = np.stack([D[y == c].sum(axis=0) for c in range(3)])
+    sq = np.array([(D[y == c] ** 2).sum() for c in range(3)])
+    n = np.bincount(y)
+
+    def stats(s):
+        return class_statistics_from_moments(n, sums * s, (D.T @ D) * s * s, sq * s * s, shift * s)
+
+    ref, got = stats(1.0), stats(2.0**k)
+    for name, p in (("means", 1), ("global_mean", 1), ("sigma_W", 2), ("sigma_B", 2), ("class_var", 2)):
+        assert np.array_equal(getattr(got, name), np.ldexp(getattr(ref, name), p * k)), name
+
+
+def test_moments_at_unit_scale_are_not_rescaled():
+    # the largest moment in [0.5, 1): no power of two to undo (the class means are the shifts themselves)
+    st = class_statistics_from_moments(
+        np.array([1, 1]), np.zeros((2, 1)), np.zeros((1, 1)), np.zeros(2), np.array([[0.75], [-0.75]])
+    )
+    assert np.array_equal(st.means, [[0.75], [-0.75]]) and np.array_equal(st.sigma_B, [[0.5625]])
