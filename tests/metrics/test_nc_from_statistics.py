@@ -220,14 +220,15 @@ def test_moments_with_a_non_finite_float64_entry_are_refused_naming_the_array():
         bad = dict(good)
         bad[name] = good[name].copy()
         bad[name][0, 0] = np.nan
-        with pytest.raises(FCTheoryError, match=f"{name}.*finite"):
+        with pytest.raises(FCTheoryError, match=rf"^{name}=nan is invalid: must be finite \(entry \(0, 0\)\)$"):
             class_statistics_from_moments(**bad)
 
 
 def test_cdnv_of_many_classes_in_row_blocks_equals_the_pairwise_formula():
-    # K·K·d > 2^18: the squared distances are formed in blocks of rows; oracle: the definition pair by pair
+    # K·K·d > 2^18: the squared distances are formed in blocks of rows (here 26 rows of 100 at a time, so
+    # several blocks); oracle: the definition pair by pair
     rng = np.random.default_rng(5)
-    K, d = 60, 90
+    K, d = 100, 100
     means, var = rng.standard_normal((K, d)), rng.random(K) + 0.5
     st = ClassStatistics(means, means.mean(axis=0), np.full(K, 4), np.zeros((d, d)), np.zeros((d, d)), var)
     i, j = np.triu_indices(K, 1)
@@ -262,3 +263,30 @@ def test_moments_at_unit_scale_are_not_rescaled():
         np.array([1, 1]), np.zeros((2, 1)), np.zeros((1, 1)), np.zeros(2), np.array([[0.75], [-0.75]])
     )
     assert np.array_equal(st.means, [[0.75], [-0.75]]) and np.array_equal(st.sigma_B, [[0.5625]])
+
+
+@pytest.mark.parametrize("matrix", [False, True])
+def test_coinciding_class_means_are_refused_with_the_whole_message(matrix):
+    means = np.array([[1.0, 0.0], [1.0, 0.0], [0.0, 1.0]])
+    st = ClassStatistics(means, means.mean(axis=0), np.full(3, 2), np.eye(2), np.eye(2), np.ones(3))
+    msg = "^st='two classes with the same mean' is invalid: CDNV is undefined when class means coincide$"
+    with pytest.raises(FCTheoryError, match=msg):
+        cdnv_from_statistics(st, matrix=matrix)
+
+
+@pytest.mark.parametrize("dist_exp", [0.5, 2.0])
+def test_cdnv_with_another_distance_exponent_equals_the_pairwise_definition(dist_exp):
+    # V(i, j) = (Var_i + Var_j) / (2‖μ_i − μ_j‖^(2p)), averaged over the ordered pairs i ≠ j
+    rng = np.random.default_rng(8)
+    K, d = 5, 3
+    means, var = 2.0 * rng.standard_normal((K, d)), rng.random(K) + 0.1
+    st = ClassStatistics(means, means.mean(axis=0), np.full(K, 3), np.eye(d), np.eye(d), var)
+    ref = np.mean(
+        [
+            (var[i] + var[j]) / (2.0 * np.sum((means[i] - means[j]) ** 2) ** dist_exp)
+            for i in range(K)
+            for j in range(K)
+            if i != j
+        ]
+    )
+    assert cdnv_from_statistics(st, dist_exp=dist_exp) == pytest.approx(ref, rel=1e-13)

@@ -249,3 +249,23 @@ def test_accumulator_keeps_the_trace_only_statistics_on_the_device(array_backend
 def test_bad_input_of_another_library_is_refused_naming_the_parameter(array_backend, call, param):
     with pytest.raises(FCTheoryError, match=rf"\b{param}\b"):
         call(array_backend.asarray, CASES[1])
+
+
+def test_non_finite_features_of_another_library_are_refused_with_the_whole_message(array_backend):
+    # NumPy data are checked entry by entry when the call is validated; tensors and CuPy arrays on their device
+    H = np.where(CASES[1].H > 1, np.nan, CASES[1].H)
+    msg = (
+        r"^H=nan is invalid: must be finite \(entry"
+        if array_backend.name == "numpy"
+        else r"^H='array with non-finite entries' is invalid: must be finite$"
+    )
+    with pytest.raises(FCTheoryError, match=msg):
+        nc1(array_backend.asarray(H), array_backend.asarray(CASES[1].y))
+
+
+def test_an_accumulator_fed_one_batch_keeps_its_statistics_in_that_batchs_library(array_backend):
+    D = CASES[1]
+    acc = NCAccumulator(K=int(D.y.max()) + 1, d=D.H.shape[1]).update(
+        array_backend.asarray(D.H), array_backend.asarray(D.y)
+    )
+    assert array_backend.owns(acc.mean) and array_backend.owns(acc.statistics().sigma_W)
