@@ -46,7 +46,9 @@ def test_a_scatter_near_the_float64_limit_gives_the_covariance_exactly():
 def test_moments_whose_statistics_overflow_are_refused_naming_sums():
     H, y, _, _ = _data()
     counts, sums, scatter, sq, shift = _moments(H, y)
-    msg = rf"^sums='array of shape \({sums.shape[0]}, {sums.shape[1]}\)' is invalid: Σ_W overflows float64 at this scale"
+    msg = (
+        rf"^sums='array of shape \({sums.shape[0]}, {sums.shape[1]}\)' is invalid: Σ_W overflows float64 at this scale"
+    )
     with pytest.raises(FCTheoryError, match=msg):
         statistics_from_moments(counts, sums * 1e300, scatter, sq, shift)
 
