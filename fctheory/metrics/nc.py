@@ -451,8 +451,13 @@ def _trace_variant(trW, trB, variant, name="H"):
     return (trW if variant == "within_fraction" else trB) / tot
 
 
+def _minus(means, mu_G):
+    """means − μ_G, or the means themselves when μ_G is the scalar 0 (the statistics' callers pass centred means)."""
+    return means if isinstance(mu_G, float) and mu_G == 0.0 else means - mu_G
+
+
 def _nc1_from_stats(xp, means, mu_G, sigma_W, K, variant, pinv_rtol=None, rank="auto", name="H"):
-    Mc = means if isinstance(mu_G, float) and mu_G == 0.0 else means - mu_G  # statistics pass centred means
+    Mc = _minus(means, mu_G)
     if variant != "papyan":
         return _trace_variant(float(sigma_W.trace()), float((Mc * Mc).sum()) / K, variant, name)
     # tr(Σ_W Σ_B⁺)/K with Σ_B = M̃ᵀM̃/K = V S² Vᵀ/K  ⇒  Σ_B⁺ = K V S⁻² Vᵀ, so the value is
@@ -651,37 +656,35 @@ def etf_gram(K: int) -> np.ndarray:
     return _etf_gram(K).copy()
 
 
-def _etf_gram(K):
-    """E_K, read-only; the small ones are made once (every NC2 and NC3 of a monitor's epochs uses the same)."""
-    return _etf_gram_cached(K) if K <= _CACHED_K else _make_etf_gram(K)
-
-
 # K×K constants up to this K are cached (at most 16 · 8 · 256² bytes = 8 MB per kind)
 _CACHED_K = 256
 
 
-def _make_etf_gram(K):
+def _read_only_per_K(make):
+    """``make(K)`` as a read-only array, made once for the small K (every NC2 and NC3 of a monitor's epochs uses
+    the same ones) and on each call beyond ``_CACHED_K``."""
+
+    def frozen(K):
+        A = make(K)
+        A.flags.writeable = False
+        return A
+
+    cached = functools.lru_cache(maxsize=16)(frozen)
+    return functools.wraps(make)(lambda K: cached(K) if K <= _CACHED_K else frozen(K))
+
+
+@_read_only_per_K
+def _etf_gram(K):
+    """E_K (read-only)."""
     E = np.full((K, K), -1.0 / K)
     E[np.diag_indices(K)] += 1.0
-    E.flags.writeable = False
     return E
 
 
-_etf_gram_cached = functools.lru_cache(maxsize=16)(_make_etf_gram)
-
-
+@_read_only_per_K
 def _offdiag(K):
-    """The K×K boolean mask of the off-diagonal entries (read-only; cached like :func:`_etf_gram`)."""
-    return _offdiag_cached(K) if K <= _CACHED_K else _make_offdiag(K)
-
-
-def _make_offdiag(K):
-    off = ~np.eye(K, dtype=bool)
-    off.flags.writeable = False
-    return off
-
-
-_offdiag_cached = functools.lru_cache(maxsize=16)(_make_offdiag)
+    """The K×K boolean mask of the off-diagonal entries (read-only)."""
+    return ~np.eye(K, dtype=bool)
 
 
 def _as_K_by_m(name, M):
@@ -1015,7 +1018,7 @@ def _nc3_from(xp, W, means, mu_G, H, y, variant):
     """NC3 of (W, M̃); W and the means may be given at any scale (each is rescaled exactly)."""
     K = W.shape[0]
     W = _unit(xp, W)[0]
-    Mc = _unit(xp, means if isinstance(mu_G, float) and mu_G == 0.0 else means - mu_G)[0]
+    Mc = _unit(xp, _minus(means, mu_G))[0]
     if variant == "duality" or variant == "duality_squared":
         nW = math.sqrt(float((W * W).sum()))
         nM = math.sqrt(float((Mc * Mc).sum()))

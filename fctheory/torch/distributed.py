@@ -20,14 +20,17 @@ from .._validate import Anything, Bool, fail, public
 __all__ = ["all_reduce_moments", "rebase_moments", "sync_active"]
 
 
-@public(
+# the one-pass moments, declared once for both functions (checked by rebase_moments, which both call)
+_MOMENTS = dict(
     counts=Anything("(K,) tensor of class counts n_k"),
     sums=Anything("(K, d) tensor of shifted class sums s_k"),
     scatter=Anything("(d, d) tensor of the pooled shifted scatter S"),
     sq=Anything("(K,) tensor of shifted squared norms q_k"),
     shift=Anything("(K, d) tensor of the shifts c_k"),
-    new_shift=Anything("(K, d) tensor of the new shifts c'_k"),
 )
+
+
+@public(**_MOMENTS, new_shift=Anything("(K, d) tensor of the new shifts c'_k"))
 def rebase_moments(counts, sums, scatter, sq, shift, new_shift):
     """Moments of features shifted per class by ``shift`` re-expressed with the shifts ``new_shift``.
 
@@ -115,11 +118,7 @@ def _common_shift(shift, have, group):
 
 
 @public(
-    counts=Anything("(K,) int64 tensor n_k"),
-    sums=Anything("(K, d) float64 tensor s_k"),
-    scatter=Anything("(d, d) float64 tensor S"),
-    sq=Anything("(K,) float64 tensor q_k"),
-    shift=Anything("(K, d) tensor c_k"),
+    **_MOMENTS,
     have=Anything("(K,) bool tensor: the classes whose shift is set").or_none(),
     disagree=Anything("0-d int64 tensor of NC4 disagreements").or_none(),
     group=Anything("a torch.distributed process group").or_none(),

@@ -144,12 +144,13 @@ class _Moments:
     def statistics(self):
         # one transfer to the host (one synchronisation on a GPU) for the five moments: the counts ride along
         # as float64, exact below 2^53
-        K, d = self.sums.shape
-        parts = (self.counts.to(torch.float64), self.sums.ravel(), self.scatter.ravel(), self.sq, self.shift.ravel())
-        host = torch.cat(parts).cpu().numpy()
-        counts, sums = host[:K].astype(np.int64), host[K : K + K * d].reshape(K, d)
-        scatter = host[K + K * d : K + K * d + d * d].reshape(d, d)
-        sq, shift = host[K + K * d + d * d : 2 * K + K * d + d * d], host[2 * K + K * d + d * d :].reshape(K, d)
+        moments = (self.counts.to(torch.float64), self.sums, self.scatter, self.sq, self.shift)
+        host = torch.cat([t.ravel() for t in moments]).cpu().numpy()
+        counts, sums, scatter, sq, shift = (
+            part.reshape(t.shape)
+            for part, t in zip(np.split(host, np.cumsum([t.numel() for t in moments])[:-1]), moments)
+        )
+        counts = counts.astype(np.int64)
         if self.blocks is not None:  # mirror the upper triangle
             scatter = np.triu(scatter) + np.triu(scatter, 1).T
         # the moments are the monitor's own well-formed arrays: the body of the public function, without

@@ -304,3 +304,26 @@ def test_cupy_inputs_match_numpy():
     acc = NCAccumulator(K, m, backend="cupy")
     acc.update(Hd[:7], y[:7]).update(Hd[7:], y[7:])
     assert acc.nc1() == pytest.approx(nc1(H, y), rel=1e-10)
+
+
+def test_a_mean_norm_beyond_float64_is_refused_with_the_whole_message():
+    M = np.array([[1.5e308, 1.5e308], [1.5e308, -1.5e308]])  # finite rows of norm 2.1e308
+    msg = r"^M='array of shape \(2, 2\)' is invalid: the mean norm overflows float64 at this scale"
+    with pytest.raises(FCTheoryError, match=msg):
+        equinorm(M, center=False, reduction="mean")
+    assert equinorm(M / 4, center=False, reduction="mean") == pytest.approx(1.5e308 / 4 * 2**0.5, rel=1e-15)
+
+
+@pytest.mark.parametrize("log", [False, True])
+@pytest.mark.parametrize("pairs", [False, True])
+@pytest.mark.parametrize("reduction", ["cv", "mean"])
+def test_equinorm_variants_equal_their_definitions(log, pairs, reduction):
+    # x_k = ‖m̃_k‖ (or its log), reduced over the K values or over the pairwise differences x_i − x_j, i < j
+    M = np.random.default_rng(9).standard_normal((5, 3)) * 3.0
+    x = np.linalg.norm(M - M.mean(axis=0), axis=1)
+    x = np.log(x) if log else x
+    if pairs:
+        i, j = np.triu_indices(5, 1)
+        x = x[i] - x[j]
+    ref = x.mean() if reduction == "mean" else x.std() / x.mean()
+    assert equinorm(M, log=log, pairs=pairs, reduction=reduction) == pytest.approx(ref, rel=1e-12, abs=1e-15)
