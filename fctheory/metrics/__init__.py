@@ -28,6 +28,7 @@ from .nc import (
     nc4,
     nc5,
     nc_summary,
+    nc_summary_from_moments,
     uniform_duality,
     uniformity,
 )
@@ -50,6 +51,7 @@ __all__ = [
     "cdnv_from_statistics",
     "nc3_from_statistics",
     "nc_summary",
+    "nc_summary_from_moments",
     "ClassStatistics",
     "NCAccumulator",
     "within_concept_spread",

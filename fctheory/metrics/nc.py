@@ -35,6 +35,7 @@ from .._backend import array_namespace_of, as_native, asarray_like, copy_of, dty
 from .._budget import check_work
 from .._numerics import ldexp, pow2_exponent, pow2_scale, pow2_unscale
 from .._validate import Array, Bool, Choice, Instance, Int, Real, fail, public, public_class, result_type
+from . import _summary_kernel
 
 __all__ = [
     "ClassStatistics",
@@ -44,6 +45,7 @@ __all__ = [
     "cdnv_from_statistics",
     "nc3_from_statistics",
     "nc_summary",
+    "nc_summary_from_moments",
     "nc1",
     "nc2",
     "nc3",
@@ -1210,6 +1212,81 @@ def nc_summary(st: ClassStatistics, W=None) -> dict:
         out.update(_classifier_entries(xp, _check_W(W, K, st.d, means), Mc))
     return out
 
+
+
+@public(
+    counts=Array(ndim=1, integer=True, min=0, native=True),
+    sums=_M,
+    scatter=_M,
+    sq=Array(ndim=1, native=True),
+    shift=_M,
+    W=_M.or_none(),
+    upper=Bool(),
+)
+def nc_summary_from_moments(counts, sums, scatter, sq, shift, W=None, *, upper: bool = False):
+    """:func:`class_statistics_from_moments` and :func:`nc_summary` of its result, in one call.
+
+    The end of a training monitor's epoch: the class statistics of one-pass moments and every
+    statistics-based NC metric. Host (NumPy) moments in the ordinary range of scales are computed by one
+    compiled kernel (``fctheory.metrics._summary_kernel``: the same steps and exact power-of-two rescalings,
+    a hundred array calls fewer), equal to the two functions to the rounding of their float64 sums (tested
+    to 1e-12 relative); moments of another library (CuPy, PyTorch: their device), extreme scales (a
+    rescaling exponent beyond ±200) and input that the functions refuse take the two functions themselves.
+
+    Parameters
+    ----------
+    counts, sums, scatter, sq, shift : array_like
+        The moments of :func:`class_statistics_from_moments` (``global_mean="class_means"``).
+    W : array_like, (K, d), optional
+        The classifier, as in :func:`nc_summary`.
+    upper : bool
+        Only the upper triangle of ``scatter`` (j ≤ l) is filled; the rest is ignored (a symmetric
+        accumulation that skips half the products).
+
+    Returns
+    -------
+    (ClassStatistics, dict)
+        The statistics and the dict of :func:`nc_summary`.
+    """
+    if type(sums) is np.ndarray and (W is None or type(W) is np.ndarray):
+        got = _kernel_summary(counts, sums, scatter, sq, shift, W, upper)
+        if got is not None:
+            return got
+    if upper:
+        xp = array_namespace_of(scatter)
+        scatter = xp.triu(scatter) + xp.triu(scatter, k=1).T
+    st = class_statistics_from_moments.__wrapped__(counts, sums, scatter, sq, shift)
+    if W is not None and tuple(W.shape) != (st.K, st.d):
+        fail("W", f"array of shape {tuple(W.shape)}", f"must have shape (K, d) = ({st.K}, {st.d}) like the statistics")
+    return st, nc_summary.__wrapped__(st, W)
+
+
+_F64 = np.dtype(np.float64)
+
+
+def _kernel_summary(counts, sums, scatter, sq, shift, W, upper):
+    """The kernel's (statistics, summary) of NumPy moments, or None where the reference path must decide."""
+    arrays = (sums, scatter, sq, shift) if W is None else (sums, scatter, sq, shift, W)
+    counts = np.asarray(counts)
+    if any(type(a) is not np.ndarray or a.dtype != _F64 for a in arrays) or counts.dtype.kind not in "iu":
+        return None
+    K, d = sums.shape
+    if counts.shape != (K,) or sq.shape != (K,) or shift.shape != (K, d) or scatter.shape != (d, d):
+        return None  # refused by the reference path, naming the shapes
+    if W is not None and W.shape != (K, d):
+        return None
+    _check_gram_size("st", f"statistics of K = {K} classes", K, "nc_summary (K x K Gram and pair matrices)")
+    counts = counts.astype(np.int64, copy=False)
+    means, class_var = np.empty((K, d)), np.empty(K)
+    mu_G, sigma_W, sigma_B = np.empty(d), np.empty((d, d)), np.empty((d, d))
+    if not _summary_kernel.statistics(counts, sums, scatter, sq, shift, upper, means, mu_G, sigma_W, sigma_B, class_var):
+        return None
+    out = np.empty(len(_summary_kernel.KEYS))
+    if not _summary_kernel.summary(means, sigma_W, class_var, np.empty((0, d)) if W is None else W, out):
+        return None
+    st = ClassStatistics(means, mu_G, counts.copy(), sigma_W, sigma_B, class_var)
+    keys = _summary_kernel.KEYS if W is not None else _summary_kernel.KEYS[:8]
+    return st, dict(zip(keys, out.tolist()))
 
 @public(
     W=_M,

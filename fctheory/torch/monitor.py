@@ -21,7 +21,9 @@ import torch
 from .._files import atomic_path
 from .._threads import blas_threads
 from .._validate import Anything, Bool, Choice, Int, PathOut, Real, fail, public, public_class
-from ..nc_diagnosis import applicable_result, nc_metrics, statistics_from_moments, ufm_distances
+from ..metrics import nc_summary_from_moments
+from ..nc_diagnosis import applicable_result, ufm_distances
+from . import _kernels
 from .distributed import all_reduce_moments, sync_active
 from .plots import plot_history
 
@@ -30,6 +32,12 @@ __all__ = ["NCMonitor"]
 # from d = 2·_BLOCK on, the d×d scatter is accumulated by row blocks against the columns right of their
 # diagonal: fewer flops than the full product, in products still large enough for BLAS to run at speed
 _BLOCK = 128
+# on the CPU the scatter's upper triangle is summed by the compiled kernel up to this width; above it torch's
+# BLAS product is faster than the kernel's dot products (and threaded as the user set torch's threads)
+_HOST_SCATTER_MAX_D = 64
+# the features' dtypes the CPU kernels read as they are (others are first copied into a float64 buffer)
+_HOST_DTYPES = (torch.float32, torch.float64)
+_NO_BIAS = np.empty(0)
 
 
 class _Moments:
@@ -45,25 +53,105 @@ class _Moments:
         self.sums = torch.zeros(K, d, **f64)
         self.scatter = torch.zeros(d, d, **f64)
         self.sq = torch.zeros(K, **f64)
+        self.shift = torch.zeros(K, d, **f64)
+        self.disagree = torch.zeros((), dtype=torch.int64, device=device)
         self.blocks = None if d < 2 * _BLOCK else range(0, d, _BLOCK)  # row blocks of the scatter's upper part
-        self.ref = ref_means  # the previous epoch's class means (shift and NC4 reference), or None
         self.drop = drop  # called when check_finite refuses the epoch (the monitor forgets it), or None
+        # on the CPU the per-batch work is done by compiled kernels (fctheory.torch._kernels) on NumPy views of
+        # these tensors (shared memory: the tensors, which the distributed path reduces, see every batch); the
+        # scatter then holds its upper triangle only, like the blocked GPU path
+        self.host = torch.device(device).type == "cpu"
+        self.upper = self.host or self.blocks is not None
+        if self.host:
+            self.arrays = tuple(t.numpy() for t in (self.counts, self.sums, self.scatter, self.sq, self.shift))
+            self.disagree_view = self.disagree.view(1).numpy()
+            self.have = torch.zeros(K, dtype=torch.bool)  # a tensor for the distributed path, written by its view
+            self.have_view = self.have.numpy()
+            self.mu2, self.mu_offset = np.empty((K, d)), np.empty(K)
+            self._set_ref(ref_means)
+            return
+        self.ref = ref_means  # the previous epoch's class means (shift and NC4 reference), or None
         # shift each class by a point close to its mean so that S − Σ s sᵀ/n does not cancel: the previous
         # epoch's mean, else (first epoch) the class's first sample, set as the class first appears
         self.complete = ref_means is not None  # every class has its shift
         self.nc4 = None
         if ref_means is None:
-            self.shift = torch.zeros(K, d, **f64)
             self.have = torch.zeros(K, dtype=torch.bool, device=device)
         else:
-            self.shift = ref_means.clone()
+            self.shift.copy_(ref_means)
             # NC4's product: rows [W; 2μ] and offsets [b (0 without a bias); −‖μ‖²] (W and b set per batch).
             # The views are made once: the rows and offsets of the classifier, the product's right factor,
             # and the (B, 2, K) shape of its scores
             w = torch.cat([torch.zeros_like(ref_means), 2.0 * ref_means])
             offset = torch.cat([torch.zeros(K, **f64), -(ref_means * ref_means).sum(dim=1)])
             self.nc4 = (w[:K], offset[:K], offset, w.T, (-1, 2, K))
-        self.disagree = torch.zeros((), dtype=torch.int64, device=device)
+
+    def _set_ref(self, ref_means):
+        """CPU: the shifts and NC4's reference from the previous epoch's means (a CPU tensor) or None."""
+        self.ref = ref_means
+        shift = self.arrays[4]
+        if ref_means is None:
+            shift.fill(0.0)
+            self.have_view.fill(False)
+        else:
+            mu = ref_means.numpy()
+            shift[...] = mu
+            self.have_view.fill(True)
+            np.multiply(mu, 2.0, out=self.mu2)
+            np.einsum("kd,kd->k", mu, mu, out=self.mu_offset)
+            np.negative(self.mu_offset, out=self.mu_offset)
+
+    def reusable(self, d, ref_means) -> bool:
+        """Whether this epoch's CPU moments can serve the next epoch (:meth:`reset`): same width, and its
+        tensors still the ones the views see (a distributed reduction replaces them)."""
+        return (
+            self.host
+            and self.sums.shape[1] == d
+            and (ref_means is None or ref_means.device.type == "cpu")
+            and self.sums.data_ptr() == self.arrays[1].ctypes.data
+            and self.scatter.data_ptr() == self.arrays[2].ctypes.data
+        )
+
+    def reset(self, ref_means) -> "_Moments":
+        """Zero the CPU moments for a new epoch shifted by ``ref_means`` (allocating nothing)."""
+        for a in self.arrays[:4]:
+            a.fill(0)
+        self.disagree_view[0] = 0
+        self._set_ref(ref_means)
+        return self
+
+    def add_host(self, H, y, W=None, b=None):
+        """Add a batch on the CPU: features ``H`` (detached), labels ``y`` (checked here), optionally the
+        classifier's current (W, b) for NC4. Labels outside [0, K−1] are refused before anything is added."""
+        K = self.counts.shape[0]
+        yn = y.numpy()
+        bad = _kernels.first_bad_label(yn, K)
+        if bad >= 0:
+            fail("labels", f"values {int(yn.min())}..{int(yn.max())}", f"must lie in [0, K-1] = [0, {K - 1}]")
+        key = (H.shape, H.device)
+        buf = self.scratch.get(key)
+        if buf is None:
+            buf = self._scratch(key)
+        if H.dtype not in _HOST_DTYPES:
+            H = buf[0].copy_(H)
+        Hn = H.numpy()
+        Dt = buf[1]  # (d, B): the shifted rows as columns
+        counts, sums, _, sq, shift = self.arrays
+        _kernels.add_rows(Hn, yn, shift, self.have_view, counts, sums, sq, Dt.numpy())
+        if H.shape[1] <= _HOST_SCATTER_MAX_D:
+            _kernels.add_scatter(Dt.numpy(), self.arrays[2])
+        elif self.blocks is None:
+            self.scatter.addmm_(Dt, buf[2])  # buf[2] is Dtᵀ, a view made with the buffer
+        else:  # the upper block triangle only
+            for lo in self.blocks:
+                self.scatter[lo : lo + _BLOCK, lo:].addmm_(Dt[lo : lo + _BLOCK], Dt[lo:].T)
+        if W is not None and self.ref is not None:
+            if W.dtype not in _HOST_DTYPES or W.device.type != "cpu":
+                W = W.to(device="cpu", dtype=torch.float64)
+            if b is not None and (b.dtype not in _HOST_DTYPES or b.device.type != "cpu"):
+                b = b.to(device="cpu", dtype=torch.float64)
+            bn = _NO_BIAS if b is None else b.numpy()
+            self.disagree_view[0] += _kernels.nc4_disagreements(Hn, W.numpy(), bn, self.mu2, self.mu_offset)
 
     def add(self, H, y, counts, W=None, b=None):
         """Add a batch: real features ``H`` (detached), labels ``y`` and their class counts (``bincount(y)``)."""
@@ -106,7 +194,9 @@ class _Moments:
         # normal tensors even when made under torch.inference_mode: they are written in later epochs, perhaps
         # outside it (a normal tensor may be written inside it, an inference tensor never outside)
         with torch.inference_mode(False):
-            H, D = (torch.empty(shape, dtype=torch.float64, device=device) for _ in range(2))
+            H = torch.empty(shape, dtype=torch.float64, device=device)
+            # the shifted rows: (B, d) on a GPU; (d, B) on the CPU, the kernels' layout (see add_host)
+            D = torch.empty(shape if not self.host else shape[::-1], dtype=torch.float64, device=device)
         buf = self.scratch[key] = (H, D, D.T)
         return buf
 
@@ -131,7 +221,7 @@ class _Moments:
         finite sum bounds every other moment (the scatter's diagonal sums to it, |Σ_i D_ij| ≤ √(n·Σ_i D_ij²)).
         The monitor then forgets the epoch (``drop``), so that the next one starts afresh.
         """
-        if math.isfinite(float(self.sq.sum())):
+        if math.isfinite(float(self.sq.numpy().sum() if self.host else self.sq.sum())):
             return
         if self.drop is not None:
             self.drop()
@@ -141,21 +231,25 @@ class _Moments:
             "must be finite; the epoch's moments are dropped",
         )
 
-    def statistics(self):
+    def summary(self, W=None):
+        """(statistics, NC metrics) of the epoch's moments; ``W`` the classifier (NumPy float64) or None."""
         # one transfer to the host (one synchronisation on a GPU) for the five moments: the counts ride along
         # as float64, exact below 2^53
-        moments = (self.counts.to(torch.float64), self.sums, self.scatter, self.sq, self.shift)
-        host = torch.cat([t.ravel() for t in moments]).cpu().numpy()
-        counts, sums, scatter, sq, shift = (
-            part.reshape(t.shape)
-            for part, t in zip(np.split(host, np.cumsum([t.numel() for t in moments])[:-1]), moments)
-        )
-        counts = counts.astype(np.int64)
-        if self.blocks is not None:  # mirror the upper triangle
-            scatter = np.triu(scatter) + np.triu(scatter, 1).T
+        if self.host:  # already there: views, no copy
+            counts, sums, scatter, sq, shift = (
+                t.numpy() for t in (self.counts, self.sums, self.scatter, self.sq, self.shift)
+            )
+        else:
+            moments = (self.counts.to(torch.float64), self.sums, self.scatter, self.sq, self.shift)
+            host = torch.cat([t.ravel() for t in moments]).cpu().numpy()
+            counts, sums, scatter, sq, shift = (
+                part.reshape(t.shape)
+                for part, t in zip(np.split(host, np.cumsum([t.numel() for t in moments])[:-1]), moments)
+            )
+            counts = counts.astype(np.int64)
         # the moments are the monitor's own well-formed arrays: the body of the public function, without
         # its argument checks (which copy every array; the body checks shapes, counts and finiteness itself)
-        return statistics_from_moments.__wrapped__(counts, sums, scatter, sq, shift)
+        return nc_summary_from_moments.__wrapped__(counts, sums, scatter, sq, shift, W, upper=self.upper)
 
 
 class _Batch:
@@ -306,6 +400,7 @@ class NCMonitor:
         self._t_epoch = None
         self._app, self._app_key = None, None
         self._scratch: dict = {}  # the moments' per-batch buffers (see _Moments), kept from epoch to epoch
+        self._spare = None  # the last ended epoch's CPU moments, zeroed and reused by the next epoch
         self.sync, self.process_group = sync, process_group
 
     # ----------------------------------------------------------------- feeding
@@ -342,17 +437,25 @@ class NCMonitor:
             )
         if y.shape[0] == 0:
             return
-        counts = self._class_counts(y)
+        host = H.device.type == "cpu"
+        counts = None if host else self._class_counts(y)  # the CPU kernel checks the labels itself
         if m is None:
             ref = self._ref if (self._ref is not None and self._ref.shape[1] == H.shape[1]) else None
             ref = None if ref is None else ref.to(H.device)
-            m = self._moments = _Moments(self.K, H.shape[1], H.device, ref, self._drop_epoch, self._scratch)
+            spare, self._spare = self._spare, None
+            if spare is not None and host and spare.reusable(H.shape[1], ref):
+                m = self._moments = spare.reset(ref)
+            else:
+                m = self._moments = _Moments(self.K, H.shape[1], H.device, ref, self._drop_epoch, self._scratch)
         clf = self.classifier
-        if clf is None or m.nc4 is None:  # no NC4 (first epoch): the classifier is not read
-            m.add(H, y, counts)
+        W = b = None
+        if clf is not None and m.ref is not None:  # NC4 (not in the first epoch): the classifier's weights
+            W, b = clf.weight.detach(), clf.bias
+            b = None if b is None else b.detach()
+        if host:
+            m.add_host(H, y, W, b)
         else:
-            b = clf.bias
-            m.add(H, y, counts, clf.weight.detach(), None if b is None else b.detach())
+            m.add(H, y, counts, W, b)
         self._seconds += time.perf_counter() - t0
 
     def _drop_epoch(self) -> None:
@@ -454,6 +557,7 @@ class NCMonitor:
             row = self._row(m)
         self._ref = torch.as_tensor(self.statistics.means, device=m.sums.device)
         self._moments, self._open = None, False
+        self._spare = m if m.host else None
         self._seconds += time.perf_counter() - t0
         row["monitor_seconds"] = self._seconds
         row["epoch_seconds"] = time.perf_counter() - self._t_epoch
@@ -474,12 +578,12 @@ class NCMonitor:
         return None
 
     def _row(self, m) -> dict:
-        st = m.statistics()
         W = b = None
         if self.classifier is not None:
             W = self.classifier.weight.detach().cpu().double().numpy()
             if self.bias:
                 b = self.classifier.bias.detach().cpu().double().numpy()
+        st, summary = m.summary(W)
         key = (st.d, tuple(st.counts.tolist()))
         if self._app_key != key:  # the optimum depends on the counts and d only: solved once per training
             self._app = applicable_result(
@@ -495,10 +599,10 @@ class NCMonitor:
             self._app_key = key
         app = self._app
         row = {"epoch": len(self.rows), "N": st.N}
-        row.update(nc_metrics.__wrapped__(st, W))  # unchecked body, as below: st and W are the monitor's own
+        row.update(summary)
         if W is not None:
             row["nc4"] = int(m.disagree) / st.N if m.ref is not None else math.nan
-        # the bodies without their argument checks (see statistics()): st, W, b and the optimum are the monitor's
+        # the body without its argument checks (see summary()): st, W, b and the optimum are the monitor's
         row.update(ufm_distances.__wrapped__(st, W, b, app.optimum, n_spl=app.n_spl))
         row["ufm_applies"] = app.applies
         self.statistics, self.applicability = st, app

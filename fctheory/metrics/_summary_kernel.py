@@ -1,0 +1,328 @@
+"""The statistics and every statistics-based NC metric of one-pass moments, as one numba kernel.
+
+:func:`fctheory.metrics.class_statistics_from_moments` followed by :func:`fctheory.metrics.nc_summary` is the
+reference: written once against the array namespace (NumPy, CuPy, PyTorch), a hundred small array calls for
+K×d and d×d inputs. A training monitor on the CPU ends every epoch with exactly that computation on host
+moments, where the calls' overhead is most of the cost; this kernel runs the same steps, in the same order
+and with the same exact power-of-two rescalings, in one call. It covers the ordinary range of scales
+(every rescaling exponent within ±``MAX_EXPONENT``, finite W) and reports anything else to the caller,
+which then takes the reference path (:func:`fctheory.metrics.nc.summary_from_moments`); the two agree to
+the rounding of their float64 sums (tested to 1e-12 relative).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+_NB = dict(cache=True, nogil=True, fastmath=False, error_model="numpy")
+
+#: the kernel's range: rescaling exponents e with |e| ≤ this (scales 2^±200: no product can overflow or
+#: underflow into subnormals at unit scale); other inputs are left to the reference path
+MAX_EXPONENT = 200
+_EPS = float(np.finfo(np.float64).eps)
+
+#: the order of the values in ``out`` (nc_summary's keys; the last five need W)
+KEYS = (
+    "nc1",
+    "nc1_trace_ratio",
+    "cdnv",
+    "nc2",
+    "equinorm_means",
+    "equiangularity_means",
+    "mean_cos_means",
+    "mean_norm_means",
+    "nc2_W",
+    "equinorm_W",
+    "mean_cos_W",
+    "W_norm_sq",
+    "nc3",
+)
+
+
+@njit(**_NB)
+def _exponent(a):
+    """e with a·2^-e in [0.5, 1) for a = max|A| (0 for a = 0 or non-finite a), as pow2_exponent."""
+    if a > 0.0 and a < np.inf:
+        return math.frexp(a)[1]
+    return 0
+
+
+@njit(**_NB)
+def _maxabs(A):
+    m = 0.0
+    for x in A.ravel():
+        if abs(x) > m or x != x:
+            m = abs(x)
+    return m
+
+
+@njit(**_NB)
+def _unit_rows(M, out):
+    """out = M·2^-e with e the exponent of max|M|; returns e."""
+    e = _exponent(_maxabs(M))
+    f = 2.0**-e
+    for i in range(M.shape[0]):
+        for j in range(M.shape[1]):
+            out[i, j] = M[i, j] * f
+    return e
+
+
+@njit(**_NB)
+def _centred_unit(M, out):
+    """The rows of M (at unit scale) minus their mean, the first row subtracted first, rescaled: e (as
+    fctheory.metrics.nc._centred_unit with M already at unit scale)."""
+    K, d = M.shape
+    M0 = np.empty((K, d))
+    for i in range(K):
+        for j in range(d):
+            M0[i, j] = M[i, j] - M[0, j]
+    mean = np.zeros(d)
+    for i in range(K):
+        for j in range(d):
+            mean[j] += M0[i, j]
+    for j in range(d):
+        mean[j] /= K
+    for i in range(K):
+        for j in range(d):
+            M0[i, j] -= mean[j]
+    return _unit_rows(M0, out)
+
+
+@njit(**_NB)
+def _row_norms(M):
+    K, d = M.shape
+    nr = np.empty(K)
+    for i in range(K):
+        s = 0.0
+        for j in range(d):
+            s += M[i, j] * M[i, j]
+        nr[i] = math.sqrt(s)
+    return nr
+
+
+@njit(**_NB)
+def _gram(M):
+    return M @ M.T
+
+
+@njit(**_NB)
+def _nearest_etf(G):
+    """min_{c ≥ 0} ‖G − c·E_K‖_F/‖G‖_F, E_K = I − 11ᵀ/K (NaN for G = 0)."""
+    K = G.shape[0]
+    nG2 = 0.0
+    GE = 0.0
+    EE = 0.0
+    for i in range(K):
+        for j in range(K):
+            e = (1.0 if i == j else 0.0) - 1.0 / K
+            nG2 += G[i, j] * G[i, j]
+            GE += G[i, j] * e
+            EE += e * e
+    nG = math.sqrt(nG2)
+    if nG == 0.0:
+        return np.nan
+    c = max(0.0, GE / EE)
+    r = 0.0
+    for i in range(K):
+        for j in range(K):
+            x = G[i, j] - c * ((1.0 if i == j else 0.0) - 1.0 / K)
+            r += x * x
+    return math.sqrt(r) / nG
+
+
+@njit(**_NB)
+def _cosines(M, nr):
+    """The cosine matrix of the rows of M with norms nr; an empty matrix when a row is zero."""
+    K = M.shape[0]
+    for i in range(K):
+        if nr[i] == 0.0:
+            return np.empty((0, 0))
+    U = np.empty_like(M)
+    for i in range(K):
+        for j in range(M.shape[1]):
+            U[i, j] = M[i, j] / nr[i]
+    return U @ U.T
+
+
+@njit(**_NB)
+def _off_mean(C, shift, absolute):
+    """The mean over i ≠ j of C_ij + shift (of its absolute value with ``absolute``); NaN for an empty C."""
+    K = C.shape[0]
+    if K == 0:
+        return np.nan
+    s = 0.0
+    for i in range(K):
+        for j in range(K):
+            if i != j:
+                s += abs(C[i, j] + shift) if absolute else C[i, j]
+    return s / (K * (K - 1))
+
+
+@njit(**_NB)
+def _norms_cv(nr):
+    """(coefficient of variation, mean) of the norms; NaN, 0 when every norm is 0."""
+    K = nr.shape[0]
+    mean = nr.sum() / K
+    if mean == 0.0:
+        return np.nan, 0.0
+    s = 0.0
+    for i in range(K):
+        s += (nr[i] - mean) * (nr[i] - mean)
+    return math.sqrt(s / K) / mean, mean
+
+
+@njit(**_NB)
+def statistics(counts, sums, scatter, sq, shift, upper, means, mu_G, sigma_W, sigma_B, class_var):
+    """The class statistics of the moments (as class_statistics_from_moments, global_mean "class_means"),
+    written into the output arrays; False (nothing usable written) outside the kernel's range."""
+    K, d = sums.shape
+    a, b, c, q = _maxabs(sums), _maxabs(shift), _maxabs(scatter), _maxabs(sq)
+    if not (a < np.inf and b < np.inf and c < np.inf and q < np.inf) or counts.min() <= 0:
+        return False  # refused by the reference path, with the reason
+    e = max(_exponent(a), _exponent(b), -(-_exponent(c) // 2), -(-_exponent(q) // 2))
+    if abs(e) > MAX_EXPONENT:
+        return False
+    f, f2 = 2.0**-e, 2.0 ** (-2 * e)
+    s = sums * f
+    m = np.empty((K, d))
+    N = 0
+    for k in range(K):
+        N += counts[k]
+        for j in range(d):
+            m[k, j] = s[k, j] / counts[k]
+    P = m.T @ s
+    for j in range(d):
+        for l in range(j, d):
+            sjl = scatter[j, l] * f2
+            slj = sjl if upper else scatter[l, j] * f2
+            # 0.5·(A + Aᵀ)/N with A = S − mᵀs: the sum of the two is the same in either order
+            w = 0.5 * ((sjl - P[j, l]) + (slj - P[l, j])) / N
+            sigma_W[j, l] = w
+            sigma_W[l, j] = w
+    for k in range(K):
+        t = 0.0
+        for j in range(d):
+            t += s[k, j] * m[k, j]
+        class_var[k] = max(sq[k] * f2 - t, 0.0) / counts[k]
+        for j in range(d):
+            means[k, j] = shift[k, j] * f + m[k, j]
+    g = np.zeros(d)
+    for k in range(K):
+        for j in range(d):
+            g[j] += means[k, j]
+    for j in range(d):
+        g[j] /= K
+    Mc = np.empty((K, d))
+    for k in range(K):
+        for j in range(d):
+            Mc[k, j] = means[k, j] - g[j]
+    B = Mc.T @ Mc
+    up, up2 = 2.0**e, 2.0 ** (2 * e)
+    for j in range(d):
+        mu_G[j] = g[j] * up
+        for l in range(d):
+            sigma_B[j, l] = B[j, l] / K * up2
+            sigma_W[j, l] *= up2
+    for k in range(K):
+        class_var[k] *= up2
+        for j in range(d):
+            means[k, j] *= up
+    return True
+
+
+@njit(**_NB)
+def summary(means, sigma_W, class_var, W, out):
+    """nc_summary(st, W) into ``out`` (in the order of KEYS; W of shape (0, d): the first eight only).
+    False (``out`` unusable) outside the kernel's range."""
+    K, d = means.shape
+    M = np.empty((K, d))
+    e1 = _unit_rows(means, M)
+    Mc = np.empty((K, d))
+    e = e1 + _centred_unit(M, Mc)
+    if abs(e1) > MAX_EXPONENT or abs(e) > MAX_EXPONENT:
+        return False
+    f2 = 2.0 ** (-2 * e)
+    # NC1 (Papyan): Σ_i v_iᵀ Σ_W v_i / s_i² over the ≤ K−1 kept right singular vectors of M̃
+    _, s, Vt = np.linalg.svd(Mc, full_matrices=False)
+    tol = 10.0 * s.max() * max(K, d) * _EPS if s.size else 0.0
+    r = 0
+    while r < s.size and r < K - 1 and s[r] > tol:
+        r += 1
+    if r == 0:
+        out[0] = np.nan
+    else:
+        V = np.ascontiguousarray(Vt[:r].T)
+        SV = (sigma_W * f2) @ V
+        acc = 0.0
+        for i in range(r):
+            q = 0.0
+            for a in range(d):
+                q += SV[a, i] * V[a, i]
+            acc += q / (s[i] * s[i])
+        out[0] = acc
+    trW = 0.0
+    for j in range(d):
+        trW += sigma_W[j, j] * f2
+    trB = 0.0
+    for k in range(K):
+        for j in range(d):
+            trB += Mc[k, j] * Mc[k, j]
+    trB /= K
+    out[1] = trW / trB if trB != 0.0 else np.nan
+    # CDNV: mean over k ≠ k' of (Var_k + Var_k')/(2‖μ̃_k − μ̃_k'‖²)
+    acc = 0.0
+    for i in range(K):
+        for k in range(K):
+            if i != k:
+                d2 = 0.0
+                for j in range(d):
+                    x = Mc[i, j] - Mc[k, j]
+                    d2 += x * x
+                if d2 == 0.0:
+                    acc = np.nan
+                    break
+                acc += (class_var[i] * f2 + class_var[k] * f2) / (2.0 * d2)
+        if acc != acc:
+            break
+    out[2] = acc / (K * (K - 1))
+    out[3] = _nearest_etf(_gram(Mc))
+    nr = _row_norms(Mc)
+    out[4], mean = _norms_cv(nr)
+    C = _cosines(Mc, nr)
+    out[5] = _off_mean(C, 1.0 / (K - 1), True)
+    out[6] = _off_mean(C, 0.0, False)
+    out[7] = mean * 2.0**e if mean > 0.0 else np.nan
+    if W.shape[0] == 0:
+        return True
+    if not _maxabs(W) < np.inf:
+        return False  # refused by the reference path
+    Wu = np.empty((K, d))
+    eu = _unit_rows(W, Wu)
+    if abs(eu) > MAX_EXPONENT:
+        return False
+    Wc = np.empty((K, d))
+    _centred_unit(Wu, Wc)
+    out[8] = _nearest_etf(_gram(Wc))
+    out[9] = _norms_cv(_row_norms(Wu))[0]
+    out[10] = _off_mean(_cosines(Wc, _row_norms(Wc)), 0.0, False)
+    nW2 = 0.0
+    nM2 = 0.0
+    for k in range(K):
+        for j in range(d):
+            nW2 += Wu[k, j] * Wu[k, j]
+            nM2 += Mc[k, j] * Mc[k, j]
+    out[11] = nW2 * 2.0 ** (2 * eu)
+    nW, nM = math.sqrt(nW2), math.sqrt(nM2)
+    if nW == 0.0 or nM == 0.0:
+        out[12] = np.nan
+    else:
+        acc = 0.0
+        for k in range(K):
+            for j in range(d):
+                x = Wu[k, j] / nW - Mc[k, j] / nM
+                acc += x * x
+        out[12] = math.sqrt(acc)
+    return True
