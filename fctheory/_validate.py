@@ -639,23 +639,25 @@ class _Binder:
     """What ``sig.bind`` gives for the usual call forms, without inspect's general machinery (which costs
     more than the checks of a small function).
 
-    Handles signatures of positional-or-keyword and keyword-only parameters (no ``*args``, ``**kwargs``
-    or positional-only ones) called with at most as many positions as there are positional parameters,
-    known keywords not given twice, and every parameter without a default given. Anything else (including
-    every wrong call) returns None and goes through ``sig.bind``, which words the error.
+    Handles signatures of positional-or-keyword and keyword-only parameters and at most a ``**kwargs``
+    (no ``*args`` or positional-only ones) called with at most as many positions as there are positional
+    parameters, keywords not given twice (without ``**kwargs``: known ones only), and every parameter
+    without a default given. Anything else (including every wrong call) returns None and goes through
+    ``sig.bind``, which words the error.
     """
 
     def __init__(self, sig: _inspect.Signature):
         P = _inspect.Parameter
-        params = list(sig.parameters.values())
+        params = [p for p in sig.parameters.values() if p.kind is not P.VAR_KEYWORD]
+        self.var_keyword = len(params) < len(sig.parameters)
         self.usable = all(p.kind in (P.POSITIONAL_OR_KEYWORD, P.KEYWORD_ONLY) for p in params)
         self.positional = tuple(p.name for p in params if p.kind is P.POSITIONAL_OR_KEYWORD)
         self.order = tuple(p.name for p in params)
         self.required = tuple(p.name for p in params if p.default is P.empty)
 
     def bind(self, args: tuple, kwargs: dict):
-        """(names of the positional arguments, {name: value} of every passed argument in parameter order),
-        or None."""
+        """(names of the positional arguments, {name: value} of every passed argument in parameter order,
+        then the ``**kwargs`` ones in the order given), or None."""
         n = len(args)
         if not self.usable or n > len(self.positional):
             return None
@@ -665,7 +667,12 @@ class _Binder:
             for name in self.order[n:]:
                 if name in kwargs:
                     passed[name] = kwargs[name]
-            if len(passed) != n + len(kwargs):  # an unknown keyword, or a positional one given again
+            if self.var_keyword:
+                if any(name in kwargs for name in names):  # a positional one given again
+                    return None
+                for name, value in kwargs.items():
+                    passed.setdefault(name, value)
+            elif len(passed) != n + len(kwargs):  # an unknown keyword, or a positional one given again
                 return None
         for name in self.required:
             if name not in passed:

@@ -326,3 +326,16 @@ def summary(means, sigma_W, class_var, W, out):
                 acc += x * x
         out[12] = math.sqrt(acc)
     return True
+
+
+@njit(**_NB)
+def statistics_and_summary(counts, sums, scatter, sq, shift, upper, W):
+    """:func:`statistics` and :func:`summary` in one call (the outputs allocated here): ``(ok, means, mu_G,
+    sigma_W, sigma_B, class_var, out)``; ``ok`` False where the reference path must decide."""
+    K, d = sums.shape
+    means, class_var = np.empty((K, d)), np.empty(K)
+    mu_G, sigma_W, sigma_B = np.empty(d), np.empty((d, d)), np.empty((d, d))
+    out = np.full(len(KEYS), np.nan)
+    ok = statistics(counts, sums, scatter, sq, shift, upper, means, mu_G, sigma_W, sigma_B, class_var)
+    ok = ok and summary(means, sigma_W, class_var, W, out)
+    return ok, means, mu_G, sigma_W, sigma_B, class_var, out

@@ -1213,7 +1213,6 @@ def nc_summary(st: ClassStatistics, W=None) -> dict:
     return out
 
 
-
 @public(
     counts=Array(ndim=1, integer=True, min=0, native=True),
     sums=_M,
@@ -1264,6 +1263,17 @@ def nc_summary_from_moments(counts, sums, scatter, sq, shift, W=None, *, upper: 
 _F64 = np.dtype(np.float64)
 
 
+class _EmptyW(dict):
+    """No classifier, as the kernel takes it: a (0, d) array per width d (made once)."""
+
+    def __missing__(self, d):
+        self[d] = np.empty((0, d))
+        return self[d]
+
+
+_NO_W = _EmptyW()
+
+
 def _kernel_summary(counts, sums, scatter, sq, shift, W, upper):
     """The kernel's (statistics, summary) of NumPy moments, or None where the reference path must decide."""
     arrays = (sums, scatter, sq, shift) if W is None else (sums, scatter, sq, shift, W)
@@ -1276,17 +1286,16 @@ def _kernel_summary(counts, sums, scatter, sq, shift, W, upper):
     if W is not None and W.shape != (K, d):
         return None
     _check_gram_size("st", f"statistics of K = {K} classes", K, "nc_summary (K x K Gram and pair matrices)")
-    counts = counts.astype(np.int64, copy=False)
-    means, class_var = np.empty((K, d)), np.empty(K)
-    mu_G, sigma_W, sigma_B = np.empty(d), np.empty((d, d)), np.empty((d, d))
-    if not _summary_kernel.statistics(counts, sums, scatter, sq, shift, upper, means, mu_G, sigma_W, sigma_B, class_var):
+    counts = counts.astype(np.int64)  # a copy: the statistics' own
+    ok, means, mu_G, sigma_W, sigma_B, class_var, out = _summary_kernel.statistics_and_summary(
+        counts, sums, scatter, sq, shift, upper, _NO_W[d] if W is None else W
+    )
+    if not ok:
         return None
-    out = np.empty(len(_summary_kernel.KEYS))
-    if not _summary_kernel.summary(means, sigma_W, class_var, np.empty((0, d)) if W is None else W, out):
-        return None
-    st = ClassStatistics(means, mu_G, counts.copy(), sigma_W, sigma_B, class_var)
+    st = ClassStatistics(means, mu_G, counts, sigma_W, sigma_B, class_var)
     keys = _summary_kernel.KEYS if W is not None else _summary_kernel.KEYS[:8]
     return st, dict(zip(keys, out.tolist()))
+
 
 @public(
     W=_M,

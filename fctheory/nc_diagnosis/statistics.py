@@ -26,6 +26,7 @@ from .. import ufm as _ufm
 from .._backend import as_native, dtype_kind, to_numpy
 from .._numerics import safe_norm
 from .._validate import Array, Bool, Choice, Instance, Int, Real, fail, public
+from . import _kernels
 
 __all__ = [
     "FeatureStatistics",
@@ -86,11 +87,15 @@ def feature_statistics(H, y, *, K: int | None = None) -> FeatureStatistics:
 
 
 # ----------------------------------------------------------------------------- metrics
-def _check_layer(st, W, b=None):
+def _check_shapes(st, W, b=None):
     if W is not None and tuple(W.shape) != (st.K, st.d):
         fail("W", f"array of shape {tuple(W.shape)}", f"must have shape (K, d) = ({st.K}, {st.d}) like the statistics")
     if b is not None and tuple(b.shape) != (st.K,):
         fail("b", f"array of shape {tuple(b.shape)}", f"must have K = {st.K} entries")
+
+
+def _check_layer(st, W, b=None):
+    _check_shapes(st, W, b)
     _refuse_overflow("W", W)
     _refuse_overflow("b", b)
 
@@ -134,10 +139,10 @@ def ufm_optimum(*, loss: str, K: int, n_spl: int, lam_W: float, lam_H: float, bi
     return fn(K=K, n_spl=n_spl, lam_W=lam_W, lam_H=lam_H, bias=bias)
 
 
-def _gram_distance(G, G_star):
-    """‖G − G*‖_F/‖G*‖_F (absolute ‖G‖_F when G* = 0, the trivial optimum)."""
-    ns = safe_norm(G_star)  # rescaled: a huge optimum (tiny lam_W) must not overflow the squares
-    return safe_norm(G - G_star) / ns if ns > 0 else safe_norm(G)
+def _gram_distance(diff, ns):
+    """‖G − G*‖_F/‖G*‖_F from ``diff`` = ‖G − G*‖_F and ``ns`` = ‖G*‖_F (the absolute ‖G‖_F = diff when
+    G* = 0, the trivial optimum)."""
+    return diff / ns if ns > 0 else diff
 
 
 def _ratio(obs, pred):
@@ -164,24 +169,72 @@ def ufm_distances(st: FeatureStatistics, W, b, opt, *, n_spl: int) -> dict:
     optimum (0, 0) the Gram distances are absolute. The statistics, W and b may be arrays of any supported
     library; only the K×d class means, W and b are brought to the host.
     """
-    _check_layer(st, W, b)
+    _check_shapes(st, W, b)
     M = to_numpy(st.means)
     W = None if W is None else np.asarray(to_numpy(W), dtype=np.float64)
     b = None if b is None else np.asarray(to_numpy(b), dtype=np.float64)
+    use_b = b is not None and opt.bias is not None
+    norms = _kernel_norms(M, W, b if use_b else None, opt)
+    if norms is None:  # outside the kernel's range: rescaled norms (any scale), overflowing squares refused
+        _refuse_overflow("W", W)
+        _refuse_overflow("b", b)
+        norms = _reference_norms(M, W, b if use_b else None, opt)
+    elif b is not None and not use_b:
+        _refuse_overflow("b", b)  # refused even where the optimum has no bias to compare it with
     n_total = st.K * n_spl
     h_sq = st.H_norm_sq / st.N  # ‖H‖²/N, a reduction of the statistics: formed once
     out = {
         "ufm_W_norm_sq": float(opt.W_norm_sq),
         "ufm_H_norm_sq": float(opt.H_norm_sq),
         "H_norm_sq_per_sample": h_sq,
-        "dist_means_gram": _gram_distance(M @ M.T, opt.means_gram),
+        "dist_means_gram": _gram_distance(norms[0], norms[1]),
         "H_norm_sq_ratio": _ratio(h_sq, float(opt.H_norm_sq) / n_total),
     }
     if W is not None:
-        wn, w = float(np.sum(W * W)), safe_norm(W)
-        out["dist_W_gram"] = _gram_distance(W @ W.T, opt.W_gram)
+        wn, w = norms[4], norms[5]  # ‖W‖² (finite: an overflowing one is refused above) and ‖W‖
+        out["dist_W_gram"] = _gram_distance(norms[2], norms[3])
         out["W_norm_sq_ratio"] = _ratio(wn, float(opt.W_norm_sq))
         out["h_over_w"] = math.sqrt(h_sq) / (w / math.sqrt(st.K)) if w > 0 else math.nan
-    if b is not None and opt.bias is not None:
-        out["dist_bias"] = safe_norm(np.asarray(b) - opt.bias)
+    if use_b:
+        out["dist_bias"] = norms[6]
     return out
+
+
+def _reference_norms(M, W, b, opt):
+    """The norms of :func:`_kernel_norms` at any scale (rescaled: ‖W‖² of a tiny W underflows, ‖W‖ does not)."""
+    nan = math.nan
+    norms = [safe_norm(M @ M.T - opt.means_gram), safe_norm(opt.means_gram), nan, nan, nan, nan, nan]
+    if W is not None:
+        norms[2:6] = safe_norm(W @ W.T - opt.W_gram), safe_norm(opt.W_gram), float(np.sum(W * W)), safe_norm(W)
+    if b is not None:
+        norms[6] = safe_norm(b - opt.bias)
+    return norms
+
+
+def _kernel_norms(M, W, b, opt):
+    """[‖MMᵀ − G_M*‖, ‖G_M*‖, ‖WWᵀ − G_W*‖, ‖G_W*‖, ‖W‖², ‖W‖, ‖b − b*‖] by the compiled kernel (NaN for an
+    absent W or b), or None where the entries leave its range (then :func:`_reference_norms`)."""
+    GM, GW, bs = opt.means_gram, opt.W_gram, opt.bias
+    if not all(
+        type(a) is np.ndarray and a.dtype == np.float64 for a in (M, GM, GW, W, b, bs) if a is not None
+    ):  # pragma: no cover - the body makes M, W and b float64 NumPy arrays; the optimum's are
+        return None
+    out = np.full(6, math.nan)
+    empty1, empty2 = _EMPTY
+    ok = _kernels.ufm_norms(
+        M,
+        empty2 if W is None else W,
+        empty1 if b is None else b,
+        GM,
+        empty2 if W is None else GW,
+        empty1 if b is None else bs,
+        out,
+    )
+    if not ok:
+        return None
+    norms = out.tolist()
+    norms.insert(5, math.sqrt(norms[4]))  # ‖W‖ (NaN without W): in the kernel's range ‖W‖² cannot underflow
+    return norms
+
+
+_EMPTY = (np.empty(0), np.empty((0, 0)))

@@ -32,12 +32,14 @@ __all__ = ["NCMonitor"]
 # from d = 2·_BLOCK on, the d×d scatter is accumulated by row blocks against the columns right of their
 # diagonal: fewer flops than the full product, in products still large enough for BLAS to run at speed
 _BLOCK = 128
-# on the CPU the scatter's upper triangle is summed by the compiled kernel up to this width; above it torch's
-# BLAS product is faster than the kernel's dot products (and threaded as the user set torch's threads)
-_HOST_SCATTER_MAX_D = 64
+# on the CPU the scatter's upper triangle is summed by the compiled kernel up to this width (1.7× faster than
+# torch's product on one thread at d = 64 to 128, 1.2× at 256); from about d = 512 on torch's blocked BLAS
+# products are as fast, and threaded as the user set torch's threads
+_HOST_SCATTER_MAX_D = 256
 # the features' dtypes the CPU kernels read as they are (others are first copied into a float64 buffer)
 _HOST_DTYPES = (torch.float32, torch.float64)
 _NO_BIAS = np.empty(0)
+_NO_ROWS = np.empty((0, 0))  # no classifier rows (NC4 skipped)
 
 
 class _Moments:
@@ -87,14 +89,15 @@ class _Moments:
             self.nc4 = (w[:K], offset[:K], offset, w.T, (-1, 2, K))
 
     def _set_ref(self, ref_means):
-        """CPU: the shifts and NC4's reference from the previous epoch's means (a CPU tensor) or None."""
+        """CPU: the shifts and NC4's reference from the previous epoch's means (NumPy float64, or a tensor) or
+        None."""
         self.ref = ref_means
         shift = self.arrays[4]
         if ref_means is None:
             shift.fill(0.0)
             self.have_view.fill(False)
         else:
-            mu = ref_means.numpy()
+            mu = ref_means if isinstance(ref_means, np.ndarray) else ref_means.cpu().numpy()
             shift[...] = mu
             self.have_view.fill(True)
             np.multiply(mu, 2.0, out=self.mu2)
@@ -107,7 +110,6 @@ class _Moments:
         return (
             self.host
             and self.sums.shape[1] == d
-            and (ref_means is None or ref_means.device.type == "cpu")
             and self.sums.data_ptr() == self.arrays[1].ctypes.data
             and self.scatter.data_ptr() == self.arrays[2].ctypes.data
         )
@@ -123,35 +125,33 @@ class _Moments:
     def add_host(self, H, y, W=None, b=None):
         """Add a batch on the CPU: features ``H`` (detached), labels ``y`` (checked here), optionally the
         classifier's current (W, b) for NC4. Labels outside [0, K−1] are refused before anything is added."""
-        K = self.counts.shape[0]
         yn = y.numpy()
-        bad = _kernels.first_bad_label(yn, K)
-        if bad >= 0:
-            fail("labels", f"values {int(yn.min())}..{int(yn.max())}", f"must lie in [0, K-1] = [0, {K - 1}]")
         key = (H.shape, H.device)
         buf = self.scratch.get(key)
         if buf is None:
             buf = self._scratch(key)
         if H.dtype not in _HOST_DTYPES:
             H = buf[0].copy_(H)
-        Hn = H.numpy()
-        Dt = buf[1]  # (d, B): the shifted rows as columns
-        counts, sums, _, sq, shift = self.arrays
-        _kernels.add_rows(Hn, yn, shift, self.have_view, counts, sums, sq, Dt.numpy())
-        if H.shape[1] <= _HOST_SCATTER_MAX_D:
-            _kernels.add_scatter(Dt.numpy(), self.arrays[2])
-        elif self.blocks is None:
-            self.scatter.addmm_(Dt, buf[2])  # buf[2] is Dtᵀ, a view made with the buffer
-        else:  # the upper block triangle only
-            for lo in self.blocks:
-                self.scatter[lo : lo + _BLOCK, lo:].addmm_(Dt[lo : lo + _BLOCK], Dt[lo:].T)
+        Wn, bn = _NO_ROWS, _NO_BIAS  # NC4 needs the classifier's weights and the previous epoch's means
         if W is not None and self.ref is not None:
             if W.dtype not in _HOST_DTYPES or W.device.type != "cpu":
                 W = W.to(device="cpu", dtype=torch.float64)
             if b is not None and (b.dtype not in _HOST_DTYPES or b.device.type != "cpu"):
                 b = b.to(device="cpu", dtype=torch.float64)
-            bn = _NO_BIAS if b is None else b.numpy()
-            self.disagree_view[0] += _kernels.nc4_disagreements(Hn, W.numpy(), bn, self.mu2, self.mu_offset)
+            Wn, bn = W.numpy(), (_NO_BIAS if b is None else b.numpy())
+        counts, sums, scatter, sq, shift = self.arrays
+        small = H.shape[1] <= _HOST_SCATTER_MAX_D
+        Dt, disagree = _kernels.add_batch(
+            H.numpy(), yn, shift, self.have_view, counts, sums, sq, scatter, small, Wn, bn, self.mu2, self.mu_offset
+        )
+        if disagree < 0:  # nothing was added
+            K = self.counts.shape[0]
+            fail("labels", f"values {int(yn.min())}..{int(yn.max())}", f"must lie in [0, K-1] = [0, {K - 1}]")
+        self.disagree_view[0] += disagree
+        if not small:  # torch's BLAS products on the shifted rows (d × B), the upper block triangle only
+            Dt = torch.from_numpy(Dt)
+            for lo in self.blocks:
+                self.scatter[lo : lo + _BLOCK, lo:].addmm_(Dt[lo : lo + _BLOCK], Dt[lo:].T)
 
     def add(self, H, y, counts, W=None, b=None):
         """Add a batch: real features ``H`` (detached), labels ``y`` and their class counts (``bincount(y)``)."""
@@ -250,6 +250,14 @@ class _Moments:
         # the moments are the monitor's own well-formed arrays: the body of the public function, without
         # its argument checks (which copy every array; the body checks shapes, counts and finiteness itself)
         return nc_summary_from_moments.__wrapped__(counts, sums, scatter, sq, shift, W, upper=self.upper)
+
+
+def _host_float64(t):
+    """A parameter's values as a float64 NumPy array (a view of a CPU float64 one: read at once, never kept)."""
+    t = t.detach()
+    if t.device.type == "cpu" and t.dtype in _HOST_DTYPES:
+        return np.asarray(t.numpy(), dtype=np.float64)
+    return t.to(device="cpu", dtype=torch.float64).numpy()
 
 
 class _Batch:
@@ -393,7 +401,8 @@ class NCMonitor:
         self._progress, self._total, self._bar = progress, total_epochs, None
         self._moments = None
         self._open = False
-        self._ref = None
+        self._ref = None  # the last epoch's class means (NumPy float64), the next epoch's shifts and NC4 reference
+        self._ref_device = None  # the device of its features
         self._pending = None
         self._handle = None
         self._seconds = 0.0
@@ -440,8 +449,10 @@ class NCMonitor:
         host = H.device.type == "cpu"
         counts = None if host else self._class_counts(y)  # the CPU kernel checks the labels itself
         if m is None:
+            # the previous epoch's means (host float64): read as they are on the CPU, copied to another device
             ref = self._ref if (self._ref is not None and self._ref.shape[1] == H.shape[1]) else None
-            ref = None if ref is None else ref.to(H.device)
+            if ref is not None and not host:
+                ref = torch.as_tensor(ref, device=H.device)
             spare, self._spare = self._spare, None
             if spare is not None and host and spare.reusable(H.shape[1], ref):
                 m = self._moments = spare.reset(ref)
@@ -555,7 +566,7 @@ class NCMonitor:
         d = m.sums.shape[1]
         with blas_threads(1) if self.K * d * max(self.K, d) > 2**16 else contextlib.nullcontext():
             row = self._row(m)
-        self._ref = torch.as_tensor(self.statistics.means, device=m.sums.device)
+        self._ref, self._ref_device = self.statistics.means, m.sums.device  # NumPy float64 (host statistics)
         self._moments, self._open = None, False
         self._spare = m if m.host else None
         self._seconds += time.perf_counter() - t0
@@ -571,7 +582,8 @@ class NCMonitor:
         """Zero moments for a process without a batch: the width and device of the previous epoch's means, else
         of the classifier's weight; None when neither is known (the first epoch of a monitor without one)."""
         if self._ref is not None:
-            return _Moments(self.K, self._ref.shape[1], self._ref.device, self._ref)
+            ref = self._ref if self._ref_device.type == "cpu" else torch.as_tensor(self._ref, device=self._ref_device)
+            return _Moments(self.K, self._ref.shape[1], self._ref_device, ref)
         if self.classifier is not None:
             w = self.classifier.weight
             return _Moments(self.K, w.shape[1], w.device, None)
@@ -580,9 +592,9 @@ class NCMonitor:
     def _row(self, m) -> dict:
         W = b = None
         if self.classifier is not None:
-            W = self.classifier.weight.detach().cpu().double().numpy()
+            W = _host_float64(self.classifier.weight)
             if self.bias:
-                b = self.classifier.bias.detach().cpu().double().numpy()
+                b = _host_float64(self.classifier.bias)
         st, summary = m.summary(W)
         key = (st.d, tuple(st.counts.tolist()))
         if self._app_key != key:  # the optimum depends on the counts and d only: solved once per training
