@@ -18,6 +18,7 @@ import numpy as np
 from numba import njit
 
 _NB = dict(cache=True, nogil=True, fastmath=False, error_model="numpy")
+_SUMS = dict(_NB, fastmath={"reassoc", "contract"})  # dot products summed in any order (vectorised)
 
 #: the kernel's range: rescaling exponents e with |e| ≤ this (scales 2^±200: no product can overflow or
 #: underflow into subnormals at unit scale); other inputs are left to the reference path
@@ -175,33 +176,51 @@ def _norms_cv(nr):
 
 
 @njit(**_NB)
-def statistics(counts, sums, scatter, sq, shift, upper, means, mu_G, sigma_W, sigma_B, class_var):
-    """The class statistics of the moments (as class_statistics_from_moments, global_mean "class_means"),
-    written into the output arrays; False (nothing usable written) outside the kernel's range."""
-    K, d = sums.shape
+def _moments_exponent(counts, sums, scatter, sq, shift):
+    """The rescaling exponent e of class_statistics_from_moments (first moments by 2^-e, second by 2^-2e), or
+    a value beyond MAX_EXPONENT where the reference path must decide (non-finite moments, an empty class)."""
     a, b, c, q = _maxabs(sums), _maxabs(shift), _maxabs(scatter), _maxabs(sq)
     if not (a < np.inf and b < np.inf and c < np.inf and q < np.inf) or counts.min() <= 0:
-        return False  # refused by the reference path, with the reason
-    e = max(_exponent(a), _exponent(b), -(-_exponent(c) // 2), -(-_exponent(q) // 2))
-    if abs(e) > MAX_EXPONENT:
-        return False
-    f, f2 = 2.0**-e, 2.0 ** (-2 * e)
-    s = sums * f
-    m = np.empty((K, d))
-    N = 0
-    for k in range(K):
-        N += counts[k]
-        for j in range(d):
-            m[k, j] = s[k, j] / counts[k]
+        return 2 * MAX_EXPONENT  # refused by the reference path, with the reason
+    return max(_exponent(a), _exponent(b), -(-_exponent(c) // 2), -(-_exponent(q) // 2))
+
+
+@njit(**_NB)
+def _within(scatter, upper, s, m, f2, N, sigma_W):
+    """Σ_W·2^-2e = 0.5·(A + Aᵀ)/N with A = S·2^-2e − mᵀs (the scatter's upper triangle alone with ``upper``)."""
+    d = s.shape[1]
     P = m.T @ s
     for j in range(d):
         for l in range(j, d):
             sjl = scatter[j, l] * f2
             slj = sjl if upper else scatter[l, j] * f2
-            # 0.5·(A + Aᵀ)/N with A = S − mᵀs: the sum of the two is the same in either order
+            # the sum of A_jl and A_lj is the same in either order: Σ_W comes out exactly symmetric
             w = 0.5 * ((sjl - P[j, l]) + (slj - P[l, j])) / N
             sigma_W[j, l] = w
             sigma_W[l, j] = w
+
+
+@njit(**_NB)
+def _scale(A, f):
+    for x in np.nditer(A):
+        x[...] = x.item() * f
+
+
+@njit(**_NB)
+def statistics(counts, sums, scatter, sq, shift, upper, means, mu_G, sigma_W, sigma_B, class_var):
+    """The class statistics of the moments (as class_statistics_from_moments, global_mean "class_means"),
+    written into the output arrays; False (nothing usable written) outside the kernel's range."""
+    K, d = sums.shape
+    e = _moments_exponent(counts, sums, scatter, sq, shift)
+    if abs(e) > MAX_EXPONENT:
+        return False
+    f, f2 = 2.0**-e, 2.0 ** (-2 * e)
+    s = sums * f  # the moments of the features·2^-e (exact)
+    m = np.empty((K, d))
+    for k in range(K):
+        for j in range(d):
+            m[k, j] = s[k, j] / counts[k]
+    _within(scatter, upper, s, m, f2, counts.sum(), sigma_W)
     for k in range(K):
         t = 0.0
         for j in range(d):
@@ -209,27 +228,151 @@ def statistics(counts, sums, scatter, sq, shift, upper, means, mu_G, sigma_W, si
         class_var[k] = max(sq[k] * f2 - t, 0.0) / counts[k]
         for j in range(d):
             means[k, j] = shift[k, j] * f + m[k, j]
-    g = np.zeros(d)
-    for k in range(K):
-        for j in range(d):
-            g[j] += means[k, j]
-    for j in range(d):
-        g[j] /= K
-    Mc = np.empty((K, d))
-    for k in range(K):
-        for j in range(d):
-            Mc[k, j] = means[k, j] - g[j]
-    B = Mc.T @ Mc
-    up, up2 = 2.0**e, 2.0 ** (2 * e)
-    for j in range(d):
-        mu_G[j] = g[j] * up
-        for l in range(d):
-            sigma_B[j, l] = B[j, l] / K * up2
-            sigma_W[j, l] *= up2
-    for k in range(K):
-        class_var[k] *= up2
-        for j in range(d):
-            means[k, j] *= up
+    mu_G[:] = means.sum(axis=0) / K
+    Mc = means - mu_G
+    sigma_B[...] = Mc.T @ Mc / K
+    up, up2 = 2.0**e, 2.0 ** (2 * e)  # back to the features' scale (exact: no overflow at |e| ≤ 200)
+    _scale(mu_G, up)
+    _scale(means, up)
+    _scale(sigma_W, up2)
+    _scale(sigma_B, up2)
+    _scale(class_var, up2)
+    return True
+
+
+#: up to this many classes NC1's singular vectors come from one-sided Jacobi on the K rows of M̃ (a few µs for
+#: K = 10; its cost grows as K²·d per sweep), above it from LAPACK's SVD
+JACOBI_MAX_K = 32
+_JACOBI_SWEEPS = 60
+
+
+@njit(**_SUMS)
+def _dot(a, b):
+    s = 0.0
+    for i in range(a.shape[0]):
+        s += a[i] * b[i]
+    return s
+
+
+@njit(**_NB)
+def _jacobi_rows(R):
+    """Orthogonalise the rows of R in place by plane rotations (one-sided Jacobi, Hestenes): afterwards
+    R = Σ Vᵀ up to the order of the rows, i.e. row i is σ_i v_iᵀ with v_i a right singular vector of the
+    original R. Rotates a pair while |⟨r_p, r_q⟩| > eps·‖r_p‖‖r_q‖ (high relative accuracy of every σ_i).
+    False when the sweeps do not converge (never seen; the caller then takes LAPACK)."""
+    K = R.shape[0]
+    for _ in range(_JACOBI_SWEEPS):
+        rotated = False
+        for p in range(K - 1):
+            for q in range(p + 1, K):
+                rp, rq = R[p], R[q]
+                g = _dot(rp, rq)
+                a, b = _dot(rp, rp), _dot(rq, rq)
+                if g == 0.0 or abs(g) <= _EPS * math.sqrt(a) * math.sqrt(b):
+                    continue
+                rotated = True
+                z = (b - a) / (2.0 * g)
+                t = (1.0 if z >= 0 else -1.0) / (abs(z) + math.sqrt(1.0 + z * z))
+                c = 1.0 / math.sqrt(1.0 + t * t)
+                sn = c * t
+                for i in range(R.shape[1]):
+                    x, y = rp[i], rq[i]
+                    rp[i] = c * x - sn * y
+                    rq[i] = sn * x + c * y
+        if not rotated:
+            return True
+    return False
+
+
+@njit(**_NB)
+def _singular_rows(Mc):
+    """(σ, V) of M̃ (K × d): the singular values in decreasing order and the right singular vectors as the
+    columns of V (d × min(K, d)), by Jacobi for small K, else LAPACK."""
+    K, d = Mc.shape
+    if K <= JACOBI_MAX_K:
+        R = Mc.copy()
+        if _jacobi_rows(R):
+            s = np.empty(K)
+            for i in range(K):
+                s[i] = math.sqrt(_dot(R[i], R[i]))
+            order = np.argsort(-s, kind="mergesort")[: min(K, d)]
+            V = np.empty((d, order.shape[0]))
+            for c in range(order.shape[0]):
+                i = order[c]
+                for j in range(d):
+                    V[j, c] = R[i, j] / s[i] if s[i] > 0.0 else 0.0
+            return s[order], V
+    _, s, Vt = np.linalg.svd(Mc, full_matrices=False)
+    return s, np.ascontiguousarray(Vt.T)
+
+
+@njit(**_NB)
+def _nc1(Mc, sigma_W, f2):
+    """Papyan's NC1 Σ_i v_iᵀ (Σ_W·f2) v_i / s_i² over the ≤ K−1 kept right singular vectors of M̃ (NaN when
+    none is kept: coinciding means), as fctheory.metrics.nc._between_directions keeps them."""
+    K, d = Mc.shape
+    s, V = _singular_rows(Mc)
+    tol = 10.0 * s.max() * max(K, d) * _EPS
+    r = 0
+    while r < s.size and r < K - 1 and s[r] > tol:
+        r += 1
+    if r == 0:
+        return np.nan
+    acc = 0.0
+    for i in range(r):
+        q = 0.0  # v_iᵀ (Σ_W·f2) v_i
+        for a in range(d):
+            t = 0.0
+            for b in range(d):
+                t += sigma_W[a, b] * V[b, i]
+            q += (t * f2) * V[a, i]
+        acc += q / (s[i] * s[i])
+    return acc
+
+
+@njit(**_NB)
+def _cdnv(Mc, class_var, f2):
+    """Mean over k ≠ k' of (Var_k + Var_k')·f2/(2‖μ̃_k − μ̃_k'‖²); NaN when two means coincide."""
+    K, d = Mc.shape
+    acc = 0.0
+    for i in range(K):
+        for k in range(K):
+            if i == k:
+                continue
+            d2 = 0.0
+            for j in range(d):
+                x = Mc[i, j] - Mc[k, j]
+                d2 += x * x
+            if d2 == 0.0:
+                return np.nan
+            acc += (class_var[i] * f2 + class_var[k] * f2) / (2.0 * d2)
+    return acc / (K * (K - 1))
+
+
+@njit(**_NB)
+def _classifier(W, Mc, out):
+    """The classifier's entries of nc_summary (nc2_W … nc3) into out[8:13]; False outside the kernel's range."""
+    K, d = W.shape
+    if not _maxabs(W) < np.inf:
+        return False  # refused by the reference path
+    Wu = np.empty((K, d))
+    eu = _unit_rows(W, Wu)
+    if abs(eu) > MAX_EXPONENT:
+        return False
+    Wc = np.empty((K, d))
+    _centred_unit(Wu, Wc)
+    out[8] = _nearest_etf(Wc @ Wc.T)
+    out[9] = _norms_cv(_row_norms(Wu))[0]
+    out[10] = _off_mean(_cosines(Wc, _row_norms(Wc)), 0.0, False)
+    nW2 = (Wu * Wu).sum()
+    nM2 = (Mc * Mc).sum()
+    out[11] = nW2 * 2.0 ** (2 * eu)
+    nW, nM = math.sqrt(nW2), math.sqrt(nM2)
+    if nW == 0.0 or nM == 0.0:
+        out[12] = np.nan
+    else:
+        D = Wu / nW - Mc / nM
+        out[12] = math.sqrt((D * D).sum())
     return True
 
 
@@ -241,91 +384,22 @@ def summary(means, sigma_W, class_var, W, out):
     M = np.empty((K, d))
     e1 = _unit_rows(means, M)
     Mc = np.empty((K, d))
-    e = e1 + _centred_unit(M, Mc)
+    e = e1 + _centred_unit(M, Mc)  # M̃·2^-e, the one centring of every metric
     if abs(e1) > MAX_EXPONENT or abs(e) > MAX_EXPONENT:
         return False
     f2 = 2.0 ** (-2 * e)
-    # NC1 (Papyan): Σ_i v_iᵀ Σ_W v_i / s_i² over the ≤ K−1 kept right singular vectors of M̃
-    _, s, Vt = np.linalg.svd(Mc, full_matrices=False)
-    tol = 10.0 * s.max() * max(K, d) * _EPS if s.size else 0.0
-    r = 0
-    while r < s.size and r < K - 1 and s[r] > tol:
-        r += 1
-    if r == 0:
-        out[0] = np.nan
-    else:
-        V = np.ascontiguousarray(Vt[:r].T)
-        SV = (sigma_W * f2) @ V
-        acc = 0.0
-        for i in range(r):
-            q = 0.0
-            for a in range(d):
-                q += SV[a, i] * V[a, i]
-            acc += q / (s[i] * s[i])
-        out[0] = acc
-    trW = 0.0
-    for j in range(d):
-        trW += sigma_W[j, j] * f2
-    trB = 0.0
-    for k in range(K):
-        for j in range(d):
-            trB += Mc[k, j] * Mc[k, j]
-    trB /= K
-    out[1] = trW / trB if trB != 0.0 else np.nan
-    # CDNV: mean over k ≠ k' of (Var_k + Var_k')/(2‖μ̃_k − μ̃_k'‖²)
-    acc = 0.0
-    for i in range(K):
-        for k in range(K):
-            if i != k:
-                d2 = 0.0
-                for j in range(d):
-                    x = Mc[i, j] - Mc[k, j]
-                    d2 += x * x
-                if d2 == 0.0:
-                    acc = np.nan
-                    break
-                acc += (class_var[i] * f2 + class_var[k] * f2) / (2.0 * d2)
-        if acc != acc:
-            break
-    out[2] = acc / (K * (K - 1))
-    out[3] = _nearest_etf(_gram(Mc))
+    out[0] = _nc1(Mc, sigma_W, f2)
+    trB = (Mc * Mc).sum() / K
+    out[1] = np.trace(sigma_W) * f2 / trB if trB != 0.0 else np.nan
+    out[2] = _cdnv(Mc, class_var, f2)
+    out[3] = _nearest_etf(Mc @ Mc.T)
     nr = _row_norms(Mc)
     out[4], mean = _norms_cv(nr)
     C = _cosines(Mc, nr)
     out[5] = _off_mean(C, 1.0 / (K - 1), True)
     out[6] = _off_mean(C, 0.0, False)
     out[7] = mean * 2.0**e if mean > 0.0 else np.nan
-    if W.shape[0] == 0:
-        return True
-    if not _maxabs(W) < np.inf:
-        return False  # refused by the reference path
-    Wu = np.empty((K, d))
-    eu = _unit_rows(W, Wu)
-    if abs(eu) > MAX_EXPONENT:
-        return False
-    Wc = np.empty((K, d))
-    _centred_unit(Wu, Wc)
-    out[8] = _nearest_etf(_gram(Wc))
-    out[9] = _norms_cv(_row_norms(Wu))[0]
-    out[10] = _off_mean(_cosines(Wc, _row_norms(Wc)), 0.0, False)
-    nW2 = 0.0
-    nM2 = 0.0
-    for k in range(K):
-        for j in range(d):
-            nW2 += Wu[k, j] * Wu[k, j]
-            nM2 += Mc[k, j] * Mc[k, j]
-    out[11] = nW2 * 2.0 ** (2 * eu)
-    nW, nM = math.sqrt(nW2), math.sqrt(nM2)
-    if nW == 0.0 or nM == 0.0:
-        out[12] = np.nan
-    else:
-        acc = 0.0
-        for k in range(K):
-            for j in range(d):
-                x = Wu[k, j] / nW - Mc[k, j] / nM
-                acc += x * x
-        out[12] = math.sqrt(acc)
-    return True
+    return True if W.shape[0] == 0 else _classifier(W, Mc, out)
 
 
 @njit(**_NB)

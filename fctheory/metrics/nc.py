@@ -217,7 +217,9 @@ class ClassStatistics:
     @property
     def H_norm_sq(self) -> float:
         """‖H‖_F² = Σ_k n_k‖μ_k‖² + N·tr Σ_W (the UFM's feature penalty term, over all N samples)."""
-        n = asarray_like(np.asarray(self.counts, dtype=np.float64), self.means)
+        n = np.asarray(self.counts, dtype=np.float64)
+        if type(self.means) is not np.ndarray:
+            n = asarray_like(n, self.means)
         return float(n @ (self.means * self.means).sum(axis=1)) + self.N * float(self.sigma_W.trace())
 
 
@@ -1276,15 +1278,16 @@ _NO_W = _EmptyW()
 
 def _kernel_summary(counts, sums, scatter, sq, shift, W, upper):
     """The kernel's (statistics, summary) of NumPy moments, or None where the reference path must decide."""
-    arrays = (sums, scatter, sq, shift) if W is None else (sums, scatter, sq, shift, W)
+    for a in (sums, scatter, sq, shift, sums if W is None else W):
+        if type(a) is not np.ndarray or a.dtype != _F64:
+            return None
     counts = np.asarray(counts)
-    if any(type(a) is not np.ndarray or a.dtype != _F64 for a in arrays) or counts.dtype.kind not in "iu":
+    if counts.dtype.kind not in "iu" or sums.ndim != 2:
         return None
     K, d = sums.shape
-    if counts.shape != (K,) or sq.shape != (K,) or shift.shape != (K, d) or scatter.shape != (d, d):
+    shapes = (counts.shape, sq.shape, shift.shape, scatter.shape, (K, d) if W is None else W.shape)
+    if shapes != ((K,), (K,), (K, d), (d, d), (K, d)):
         return None  # refused by the reference path, naming the shapes
-    if W is not None and W.shape != (K, d):
-        return None
     _check_gram_size("st", f"statistics of K = {K} classes", K, "nc_summary (K x K Gram and pair matrices)")
     counts = counts.astype(np.int64)  # a copy: the statistics' own
     ok, means, mu_G, sigma_W, sigma_B, class_var, out = _summary_kernel.statistics_and_summary(

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
 from numba import njit
 
 _NB = dict(cache=True, nogil=True, fastmath=False, error_model="numpy")

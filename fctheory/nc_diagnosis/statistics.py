@@ -170,9 +170,7 @@ def ufm_distances(st: FeatureStatistics, W, b, opt, *, n_spl: int) -> dict:
     library; only the K×d class means, W and b are brought to the host.
     """
     _check_shapes(st, W, b)
-    M = to_numpy(st.means)
-    W = None if W is None else np.asarray(to_numpy(W), dtype=np.float64)
-    b = None if b is None else np.asarray(to_numpy(b), dtype=np.float64)
+    M, W, b = (None if a is None else _host64(a) for a in (st.means, W, b))
     use_b = b is not None and opt.bias is not None
     norms = _kernel_norms(M, W, b if use_b else None, opt)
     if norms is None:  # outside the kernel's range: rescaled norms (any scale), overflowing squares refused
@@ -181,21 +179,27 @@ def ufm_distances(st: FeatureStatistics, W, b, opt, *, n_spl: int) -> dict:
         norms = _reference_norms(M, W, b if use_b else None, opt)
     elif b is not None and not use_b:
         _refuse_overflow("b", b)  # refused even where the optimum has no bias to compare it with
-    n_total = st.K * n_spl
-    h_sq = st.H_norm_sq / st.N  # ‖H‖²/N, a reduction of the statistics: formed once
+    # ‖H‖²/N, a reduction of the statistics: formed once
+    return _distances_from_norms(norms, st.H_norm_sq / st.N, opt, K=st.K, n_spl=n_spl, W=W is not None, b=use_b)
+
+
+def _distances_from_norms(norms, h_sq, opt, *, K, n_spl, W, b) -> dict:
+    """The dict of :func:`ufm_distances` from its norms (a list, as :func:`_kernel_norms` gives them) and
+    h_sq = ‖H‖²/N; ``W``/``b``: whether the classifier and the bias distances are included. Also the entry of
+    the PyTorch monitor, which computes the norms with the statistics in one compiled call."""
     out = {
         "ufm_W_norm_sq": float(opt.W_norm_sq),
         "ufm_H_norm_sq": float(opt.H_norm_sq),
         "H_norm_sq_per_sample": h_sq,
         "dist_means_gram": _gram_distance(norms[0], norms[1]),
-        "H_norm_sq_ratio": _ratio(h_sq, float(opt.H_norm_sq) / n_total),
+        "H_norm_sq_ratio": _ratio(h_sq, float(opt.H_norm_sq) / (K * n_spl)),
     }
-    if W is not None:
-        wn, w = norms[4], norms[5]  # ‖W‖² (finite: an overflowing one is refused above) and ‖W‖
+    if W:
+        wn, w = norms[4], norms[5]  # ‖W‖² (finite: an overflowing one is refused) and ‖W‖
         out["dist_W_gram"] = _gram_distance(norms[2], norms[3])
         out["W_norm_sq_ratio"] = _ratio(wn, float(opt.W_norm_sq))
-        out["h_over_w"] = math.sqrt(h_sq) / (w / math.sqrt(st.K)) if w > 0 else math.nan
-    if use_b:
+        out["h_over_w"] = math.sqrt(h_sq) / (w / math.sqrt(K)) if w > 0 else math.nan
+    if b:
         out["dist_bias"] = norms[6]
     return out
 
@@ -211,14 +215,21 @@ def _reference_norms(M, W, b, opt):
     return norms
 
 
+def _is64(a) -> bool:
+    return type(a) is np.ndarray and a.dtype == np.float64
+
+
+def _host64(a):
+    """``a`` as a float64 NumPy array (itself when it is one)."""
+    return a if _is64(a) else np.asarray(to_numpy(a), dtype=np.float64)
+
+
 def _kernel_norms(M, W, b, opt):
     """[‖MMᵀ − G_M*‖, ‖G_M*‖, ‖WWᵀ − G_W*‖, ‖G_W*‖, ‖W‖², ‖W‖, ‖b − b*‖] by the compiled kernel (NaN for an
     absent W or b), or None where the entries leave its range (then :func:`_reference_norms`)."""
-    GM, GW, bs = opt.means_gram, opt.W_gram, opt.bias
-    if not all(
-        type(a) is np.ndarray and a.dtype == np.float64 for a in (M, GM, GW, W, b, bs) if a is not None
-    ):  # pragma: no cover - the body makes M, W and b float64 NumPy arrays; the optimum's are
-        return None
+    GM, GW, bs = opt.means_gram, opt.W_gram, opt.bias  # M, W and b are float64 NumPy arrays here
+    if not (_is64(GM) and (W is None or _is64(GW)) and (b is None or _is64(bs))):
+        return None  # an optimum made by hand, of other types: the reference body takes any
     out = np.full(6, math.nan)
     empty1, empty2 = _EMPTY
     ok = _kernels.ufm_norms(
@@ -230,10 +241,14 @@ def _kernel_norms(M, W, b, opt):
         empty1 if b is None else bs,
         out,
     )
-    if not ok:
-        return None
+    return _kernel_norms_list(out) if ok else None
+
+
+def _kernel_norms_list(out):
+    """The norms' list from the kernel's six numbers (its ``out``): ‖W‖ inserted (NaN without W), the root of
+    ‖W‖², which in the kernel's range cannot underflow."""
     norms = out.tolist()
-    norms.insert(5, math.sqrt(norms[4]))  # ‖W‖ (NaN without W): in the kernel's range ‖W‖² cannot underflow
+    norms.insert(5, math.sqrt(norms[4]))
     return norms
 
 

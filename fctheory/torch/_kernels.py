@@ -17,6 +17,9 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from ..metrics._summary_kernel import statistics_and_summary
+from ..nc_diagnosis._kernels import ufm_norms
+
 _NB = dict(cache=True, nogil=True, error_model="numpy")
 _SUMS = dict(_NB, fastmath={"reassoc", "contract"})  # reassociated sums only: no finite-math assumption
 
@@ -131,15 +134,13 @@ def add_batch(H, y, shift, have, counts, sums, sq, scatter, with_scatter, W, b, 
         add_rows(H, y, shift, have, counts, sums, sq, Dt, Hf)
         return Dt, nc4_disagreements(Hf, W, b, mu2, offset) if nc4 else 0
     step = min(B, max(64, 2048 // max(d, 1)))  # rows per chunk: 16 KB of shifted rows (64 rows from d = 32 on)
-    out = 0
+    Hf = np.empty((B, d)) if nc4 else np.empty((0, 0))  # the rows in float64, for NC4's one product
     for lo in range(0, B, step):
         hi = min(B, lo + step)
         Dc = np.empty((d, hi - lo))
-        Hc = np.empty((hi - lo, d)) if nc4 else np.empty((0, 0))
-        add_rows(H[lo:hi], y[lo:hi], shift, have, counts, sums, sq, Dc, Hc)
+        add_rows(H[lo:hi], y[lo:hi], shift, have, counts, sums, sq, Dc, Hf[lo:hi] if nc4 else Hf)
         add_scatter(Dc, scatter)
-        if nc4:
-            out += nc4_disagreements(Hc, W, b, mu2, offset)
+    out = nc4_disagreements(Hf, W, b, mu2, offset) if nc4 else 0
     return np.empty((0, 0)), out
 
 
@@ -181,3 +182,33 @@ def _argmax(row, off, lo, hi):
         if s > best or (s != s and best == best):
             best, at = s, k - lo
     return at
+
+
+@njit(**_NB)
+def epoch_numbers(counts, sums, scatter, sq, shift, upper, W, b, GM, GW, bstar):
+    """Every number of an epoch's row on the CPU in one call: ``(ok, means, mu_G, sigma_W, sigma_B, class_var,
+    summary, norms, H_norm_sq)``.
+
+    The statistics and NC metrics of the moments (``fctheory.metrics._summary_kernel.statistics_and_summary``,
+    the kernel of :func:`fctheory.metrics.nc_summary_from_moments`), the norms of the distances to the UFM
+    optimum (GM, GW, b*: ``fctheory.nc_diagnosis._kernels.ufm_norms``, the kernel of
+    :func:`fctheory.nc_diagnosis.ufm_distances`) and ‖H‖² = Σ_k n_k‖μ_k‖² + N·tr Σ_W
+    (:attr:`fctheory.metrics.ClassStatistics.H_norm_sq`). ``ok`` False: outside the kernels' range, where the
+    monitor takes the public functions. W, b empty: no classifier, no bias.
+    """
+    ok, means, mu_G, sigma_W, sigma_B, class_var, summary = statistics_and_summary(
+        counts, sums, scatter, sq, shift, upper, W
+    )
+    norms = np.full(6, np.nan)
+    ok = ok and ufm_norms(means, W, b, GM, GW, bstar, norms)
+    K, d = means.shape
+    h = 0.0
+    for k in range(K):
+        s = 0.0
+        for j in range(d):
+            s += means[k, j] * means[k, j]
+        h += counts[k] * s
+    t = 0.0
+    for j in range(d):
+        t += sigma_W[j, j]
+    return ok, means, mu_G, sigma_W, sigma_B, class_var, summary, norms, h + counts.sum() * t

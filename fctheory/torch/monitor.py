@@ -21,8 +21,10 @@ import torch
 from .._files import atomic_path
 from .._threads import blas_threads
 from .._validate import Anything, Bool, Choice, Int, PathOut, Real, fail, public, public_class
-from ..metrics import nc_summary_from_moments
+from ..metrics import ClassStatistics, nc_summary_from_moments
+from ..metrics._summary_kernel import KEYS as SUMMARY_KEYS
 from ..nc_diagnosis import applicable_result, ufm_distances
+from ..nc_diagnosis.statistics import _distances_from_norms, _kernel_norms_list
 from . import _kernels
 from .distributed import all_reduce_moments, sync_active
 from .plots import plot_history
@@ -45,7 +47,7 @@ _NO_ROWS = np.empty((0, 0))  # no classifier rows (NC4 skipped)
 class _Moments:
     """One epoch's moments of the per-class shifted features on one device (see statistics_from_moments)."""
 
-    def __init__(self, K, d, device, ref_means, drop=None, scratch=None):
+    def __init__(self, K, d, device, ref_means, drop=None, scratch=None, host=None):
         f64 = dict(dtype=torch.float64, device=device)
         # per batch shape, the (B, d) float64 features and shifted features (and a view of the latter's
         # transpose), reused from batch to batch and from epoch to epoch (the monitor passes its own dict):
@@ -62,7 +64,7 @@ class _Moments:
         # on the CPU the per-batch work is done by compiled kernels (fctheory.torch._kernels) on NumPy views of
         # these tensors (shared memory: the tensors, which the distributed path reduces, see every batch); the
         # scatter then holds its upper triangle only, like the blocked GPU path
-        self.host = torch.device(device).type == "cpu"
+        self.host = torch.device(device).type == "cpu" if host is None else host
         self.upper = self.host or self.blocks is not None
         if self.host:
             self.arrays = tuple(t.numpy() for t in (self.counts, self.sums, self.scatter, self.sq, self.shift))
@@ -194,9 +196,8 @@ class _Moments:
         # normal tensors even when made under torch.inference_mode: they are written in later epochs, perhaps
         # outside it (a normal tensor may be written inside it, an inference tensor never outside)
         with torch.inference_mode(False):
-            H = torch.empty(shape, dtype=torch.float64, device=device)
-            # the shifted rows: (B, d) on a GPU; (d, B) on the CPU, the kernels' layout (see add_host)
-            D = torch.empty(shape if not self.host else shape[::-1], dtype=torch.float64, device=device)
+            # the features in float64 and the shifted rows (the CPU kernels use the first only, for other dtypes)
+            H, D = (torch.empty(shape, dtype=torch.float64, device=device) for _ in range(2))
         buf = self.scratch[key] = (H, D, D.T)
         return buf
 
@@ -221,7 +222,8 @@ class _Moments:
         finite sum bounds every other moment (the scatter's diagonal sums to it, |Σ_i D_ij| ≤ √(n·Σ_i D_ij²)).
         The monitor then forgets the epoch (``drop``), so that the next one starts afresh.
         """
-        if math.isfinite(float(self.sq.numpy().sum() if self.host else self.sq.sum())):
+        # the ufunc's reduce: the same sum as ndarray.sum without its Python wrapper
+        if math.isfinite(np.add.reduce(self.sq.numpy()) if self.host else float(self.sq.sum())):
             return
         if self.drop is not None:
             self.drop()
@@ -351,6 +353,10 @@ class NCMonitor:
     change between the two epochs (e.g. an evaluation pass after training converged).
     """
 
+    #: CPU features go through the compiled kernels (fctheory.torch._kernels); False: through the tensor
+    #: operations of the GPU path (the tests compare the two)
+    _cpu_kernels = True
+
     @public(
         num_classes=Int(min=2),
         lam_W=Real(lo=0.0, lo_open=True),
@@ -446,18 +452,20 @@ class NCMonitor:
             )
         if y.shape[0] == 0:
             return
-        host = H.device.type == "cpu"
+        host = H.device.type == "cpu" and self._cpu_kernels
         counts = None if host else self._class_counts(y)  # the CPU kernel checks the labels itself
         if m is None:
             # the previous epoch's means (host float64): read as they are on the CPU, copied to another device
             ref = self._ref if (self._ref is not None and self._ref.shape[1] == H.shape[1]) else None
-            if ref is not None and not host:
+            if ref is not None and not host:  # a tensor on the features' device
                 ref = torch.as_tensor(ref, device=H.device)
             spare, self._spare = self._spare, None
             if spare is not None and host and spare.reusable(H.shape[1], ref):
                 m = self._moments = spare.reset(ref)
             else:
-                m = self._moments = _Moments(self.K, H.shape[1], H.device, ref, self._drop_epoch, self._scratch)
+                m = self._moments = _Moments(
+                    self.K, H.shape[1], H.device, ref, self._drop_epoch, self._scratch, host=host
+                )
         clf = self.classifier
         W = b = None
         if clf is not None and m.ref is not None:  # NC4 (not in the first epoch): the classifier's weights
@@ -545,6 +553,7 @@ class NCMonitor:
 
         Keyword arguments (numbers such as the training loss) are added to the row.
         """
+        t0 = time.perf_counter()
         m = self._moments
         syncing = sync_active(self.sync, self.process_group)
         if m is None and syncing:
@@ -554,7 +563,6 @@ class NCMonitor:
         if m is None:
             fail("update", None, "no batch was added in this epoch (call update() or run the hooked model)")
         m.check_finite()
-        t0 = time.perf_counter()
         if syncing:  # data-parallel: the whole epoch's moments, on every rank
             have = None if m.ref is not None else m.have
             m.counts, m.sums, m.scatter, m.sq, m.shift, m.disagree = all_reduce_moments(
@@ -582,11 +590,12 @@ class NCMonitor:
         """Zero moments for a process without a batch: the width and device of the previous epoch's means, else
         of the classifier's weight; None when neither is known (the first epoch of a monitor without one)."""
         if self._ref is not None:
-            ref = self._ref if self._ref_device.type == "cpu" else torch.as_tensor(self._ref, device=self._ref_device)
-            return _Moments(self.K, self._ref.shape[1], self._ref_device, ref)
+            host = self._ref_device.type == "cpu" and self._cpu_kernels
+            ref = self._ref if host else torch.as_tensor(self._ref, device=self._ref_device)
+            return _Moments(self.K, self._ref.shape[1], self._ref_device, ref, host=host)
         if self.classifier is not None:
             w = self.classifier.weight
-            return _Moments(self.K, w.shape[1], w.device, None)
+            return _Moments(self.K, w.shape[1], w.device, None, host=w.device.type == "cpu" and self._cpu_kernels)
         return None
 
     def _row(self, m) -> dict:
@@ -595,30 +604,84 @@ class NCMonitor:
             W = _host_float64(self.classifier.weight)
             if self.bias:
                 b = _host_float64(self.classifier.bias)
+        row = self._host_row(m, W, b) if m.host else None
+        if row is not None:
+            return row
         st, summary = m.summary(W)
-        key = (st.d, tuple(st.counts.tolist()))
-        if self._app_key != key:  # the optimum depends on the counts and d only: solved once per training
+        counts = st.counts.tolist()
+        N = sum(counts)
+        app = self._applicability(st.d, counts)
+        row = {"epoch": len(self.rows), "N": N}
+        row.update(summary)
+        if W is not None:
+            row["nc4"] = int(m.disagree) / N if m.ref is not None else math.nan
+        # the body without its argument checks (see summary()): st, W, b and the optimum are the monitor's
+        row.update(ufm_distances.__wrapped__(st, W, b, app.optimum, n_spl=app.n_spl))
+        row["ufm_applies"] = app.applies
+        self.statistics, self.applicability = st, app
+        return row
+
+    def _host_row(self, m, W, b):
+        """The row of CPU moments from one compiled call (fctheory.torch._kernels.epoch_numbers: the kernels of
+        nc_summary_from_moments and ufm_distances), or None where those functions must decide (inputs outside
+        the kernels' range, a classifier of the wrong width, a bias the optimum does not have)."""
+        counts, sums, scatter, sq, shift = (t.numpy() for t in (m.counts, m.sums, m.scatter, m.sq, m.shift))
+        K, d = sums.shape
+        n = counts.tolist()
+        if 0 in n:
+            return None  # refused by the statistics, naming the empty class
+        app = self._applicability(d, n)
+        opt = app.optimum
+        GM, GW, bstar = opt.means_gram, opt.W_gram, opt.bias
+        if W is not None and W.shape != (K, d) or (b is not None and bstar is None):
+            return None
+        if not all(type(a) is np.ndarray and a.dtype == np.float64 for a in (GM, GW, bstar) if a is not None):
+            return None
+        ok, means, mu_G, sigma_W, sigma_B, class_var, summary, norms, h_norm_sq = _kernels.epoch_numbers(
+            counts,
+            sums,
+            scatter,
+            sq,
+            shift,
+            m.upper,
+            np.empty((0, d)) if W is None else W,
+            _NO_BIAS if b is None else b,
+            GM,
+            GM if W is None else GW,
+            _NO_BIAS if b is None else bstar,
+        )
+        if not ok:
+            return None
+        N = sum(n)
+        row = {"epoch": len(self.rows), "N": N}
+        row.update(zip(SUMMARY_KEYS if W is not None else SUMMARY_KEYS[:8], summary.tolist()))
+        if W is not None:
+            row["nc4"] = int(m.disagree) / N if m.ref is not None else math.nan
+        norms = _kernel_norms_list(norms)
+        row.update(
+            _distances_from_norms(norms, h_norm_sq / N, opt, K=K, n_spl=app.n_spl, W=W is not None, b=b is not None)
+        )
+        row["ufm_applies"] = app.applies
+        st = ClassStatistics(means, mu_G, counts.astype(np.int64), sigma_W, sigma_B, class_var)
+        self.statistics, self.applicability = st, app
+        return row
+
+    def _applicability(self, d, counts):
+        """The UFM result for width d and these class counts (a list): solved once per training."""
+        key = (d, tuple(counts))
+        if self._app_key != key:  # the optimum depends on the counts and d only
             self._app = applicable_result(
                 loss=self.loss,
                 K=self.K,
-                d=st.d,
-                counts=st.counts,
+                d=d,
+                counts=np.asarray(counts, dtype=np.int64),
                 lam_W=self.lam_W,
                 lam_H=self.lam_H,
                 lam_b=self.lam_b,
                 bias=self.bias,
             )
             self._app_key = key
-        app = self._app
-        row = {"epoch": len(self.rows), "N": st.N}
-        row.update(summary)
-        if W is not None:
-            row["nc4"] = int(m.disagree) / st.N if m.ref is not None else math.nan
-        # the body without its argument checks (see summary()): st, W, b and the optimum are the monitor's
-        row.update(ufm_distances.__wrapped__(st, W, b, app.optimum, n_spl=app.n_spl))
-        row["ufm_applies"] = app.applies
-        self.statistics, self.applicability = st, app
-        return row
+        return self._app
 
     def _show(self, row):
         if not self._progress:
