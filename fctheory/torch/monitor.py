@@ -128,11 +128,11 @@ class _Moments:
         """Add a batch on the CPU: features ``H`` (detached), labels ``y`` (checked here), optionally the
         classifier's current (W, b) for NC4. Labels outside [0, K−1] are refused before anything is added."""
         yn = y.numpy()
-        key = (H.shape, H.device)
-        buf = self.scratch.get(key)
-        if buf is None:
-            buf = self._scratch(key)
-        if H.dtype not in _HOST_DTYPES:
+        if H.dtype not in _HOST_DTYPES:  # e.g. half precision: copied into a reused float64 buffer
+            key = (H.shape, H.device)
+            buf = self.scratch.get(key)
+            if buf is None:
+                buf = self._scratch(key)
             H = buf[0].copy_(H)
         Wn, bn = _NO_ROWS, _NO_BIAS  # NC4 needs the classifier's weights and the previous epoch's means
         if W is not None and self.ref is not None:
@@ -260,6 +260,24 @@ def _host_float64(t):
     if t.device.type == "cpu" and t.dtype in _HOST_DTYPES:
         return np.asarray(t.numpy(), dtype=np.float64)
     return t.to(device="cpu", dtype=torch.float64).numpy()
+
+
+class _Epoch:
+    """The block of :meth:`NCMonitor.epoch`: begins an epoch, yields the dict of extras, ends the epoch."""
+
+    __slots__ = ("_monitor", "_extra")
+
+    def __init__(self, monitor):
+        self._monitor, self._extra = monitor, {}
+
+    def __enter__(self):
+        self._monitor._begin_epoch()
+        return self._extra
+
+    def __exit__(self, exc_type, *exc):
+        if exc_type is None:
+            self._monitor._end_epoch(self._extra)
+        return False
 
 
 class _Batch:
@@ -434,7 +452,9 @@ class NCMonitor:
         # detached (features, classifier) or created here, so no autograd graph is recorded without no_grad
         t0 = time.perf_counter()
         H = _as_tensor("features", features)
-        y = _as_tensor("labels", labels, labels=True).to(H.device)
+        y = _as_tensor("labels", labels, labels=True)
+        if y.device != H.device:
+            y = y.to(H.device)
         if y.shape[0] != H.shape[0]:
             fail(
                 "labels",
@@ -442,7 +462,7 @@ class NCMonitor:
                 f"must have one label per row of features (B = {H.shape[0]})",
             )
         if not self._open:
-            self.begin_epoch()
+            self._begin_epoch()
         m = self._moments
         if m is not None and m.sums.shape[1] != H.shape[1]:
             fail(
@@ -534,18 +554,22 @@ class NCMonitor:
     @public()
     def begin_epoch(self) -> None:
         """Start a new epoch (forgets the moments of an epoch that was not ended)."""
+        self._begin_epoch()
+
+    def _begin_epoch(self) -> None:
         self._moments = None  # allocated on the first batch, on its device
         self._open = True
         self._t_epoch = time.perf_counter()
 
-    @public()
-    @contextlib.contextmanager
-    def epoch(self):
-        """``with monitor.epoch() as extra:`` one epoch; the dict ``extra`` (e.g. the loss) joins its row."""
-        self.begin_epoch()
-        extra: dict = {}
-        yield extra
-        self.end_epoch(**extra)
+    def epoch(self) -> "_Epoch":
+        """``with monitor.epoch() as extra:`` one epoch; the dict ``extra`` (e.g. the loss) joins its row.
+
+        An exception inside the block leaves the epoch open (not recorded); the next epoch starts afresh.
+        """
+        return _Epoch(self)
+
+    # declared like the @public methods, without their wrapper (no parameter): entered once per epoch
+    epoch.__fc_params__ = {}
 
     @public()
     def end_epoch(self, **extra) -> dict:
@@ -553,6 +577,9 @@ class NCMonitor:
 
         Keyword arguments (numbers such as the training loss) are added to the row.
         """
+        return self._end_epoch(extra)
+
+    def _end_epoch(self, extra) -> dict:
         t0 = time.perf_counter()
         m = self._moments
         syncing = sync_active(self.sync, self.process_group)
