@@ -101,6 +101,47 @@ def test_public_refuses_every_invalid_call_form_naming_the_function(args, kwargs
         wrapped(*args, **kwargs)
 
 
+def _recording_var_keyword():
+    """As :func:`_recording`, with a ``**extra`` (whose keywords pass unchecked)."""
+
+    def body(a, b=2, *, c, **extra):
+        return a, b, c, extra
+
+    return public(a=Int(), b=Int(), c=Int())(body), body
+
+
+@pytest.mark.parametrize(
+    ("args", "kwargs"),
+    [
+        ((1,), {"c": 3}),
+        ((1,), {"c": 3, "loss": 0.5}),
+        ((), {"z": 0, "a": 1, "c": 3, "y": "s"}),
+        ((1, 5), {"c": 3, "d": 7}),
+    ],
+)
+def test_public_with_var_keyword_passes_every_valid_call_form_as_python_binds_it(args, kwargs):
+    wrapped, body = _recording_var_keyword()
+    assert wrapped(*args, **kwargs) == body(*args, **kwargs)
+
+
+@pytest.mark.parametrize(
+    ("args", "kwargs"),
+    [((1,), {}), ((1, 2, 3), {"c": 3}), ((1,), {"a": 1, "c": 3}), ((1, 2), {"b": 2, "c": 3})],
+)
+def test_public_with_var_keyword_refuses_every_invalid_call_form_naming_the_function(args, kwargs):
+    wrapped, body = _recording_var_keyword()
+    with pytest.raises(TypeError):
+        body(*args, **kwargs)
+    with pytest.raises(fc.FCTheoryError, match=r"body\(\)"):
+        wrapped(*args, **kwargs)
+
+
+def test_public_with_var_keyword_checks_the_declared_keywords():
+    wrapped, _ = _recording_var_keyword()
+    with pytest.raises(fc.FCTheoryError, match=r"^c="):
+        wrapped(1, c=1.5, extra=1)
+
+
 def test_public_checks_keyword_arguments_in_parameter_order_whatever_their_order_in_the_call():
     wrapped, _ = _recording()
     with pytest.raises(fc.FCTheoryError, match=r"^a="):

@@ -40,6 +40,7 @@ DEFAULT_PACKAGES = ("fctheory", "proofs_check")
 LAZY_ALLOWED = (
     ("fctheory.cli", "proofs_check"),
     ("", "fctheory._kernels"),
+    ("", "fctheory._nc_kernels"),
     ("", "fctheory.risk._kernels"),
     ("", "fctheory.trainer._numba_kernels"),
 )

@@ -35,7 +35,6 @@ from .._backend import array_namespace_of, as_native, asarray_like, copy_of, dty
 from .._budget import check_work
 from .._numerics import ldexp, pow2_exponent, pow2_scale, pow2_unscale
 from .._validate import Array, Bool, Choice, Instance, Int, Real, fail, public, public_class, result_type
-from . import _summary_kernel
 
 __all__ = [
     "ClassStatistics",
@@ -1229,7 +1228,7 @@ def nc_summary_from_moments(counts, sums, scatter, sq, shift, W=None, *, upper: 
 
     The end of a training monitor's epoch: the class statistics of one-pass moments and every
     statistics-based NC metric. Host (NumPy) moments in the ordinary range of scales are computed by one
-    compiled kernel (``fctheory.metrics._summary_kernel``: the same steps and exact power-of-two rescalings,
+    compiled kernel (``fctheory._nc_kernels``: the same steps and exact power-of-two rescalings,
     a hundred array calls fewer), equal to the two functions to the rounding of their float64 sums (tested
     to 1e-12 relative); moments of another library (CuPy, PyTorch: their device), extreme scales (a
     rescaling exponent beyond ±200) and input that the functions refuse take the two functions themselves.
@@ -1289,14 +1288,16 @@ def _kernel_summary(counts, sums, scatter, sq, shift, W, upper):
     if shapes != ((K,), (K,), (K, d), (d, d), (K, d)):
         return None  # refused by the reference path, naming the shapes
     _check_gram_size("st", f"statistics of K = {K} classes", K, "nc_summary (K x K Gram and pair matrices)")
+    from .._nc_kernels import KEYS, statistics_and_summary  # noqa: PLC0415 - numba: about a second, on first use
+
     counts = counts.astype(np.int64)  # a copy: the statistics' own
-    ok, means, mu_G, sigma_W, sigma_B, class_var, out = _summary_kernel.statistics_and_summary(
+    ok, means, mu_G, sigma_W, sigma_B, class_var, out = statistics_and_summary(
         counts, sums, scatter, sq, shift, upper, _NO_W[d] if W is None else W
     )
     if not ok:
         return None
     st = ClassStatistics(means, mu_G, counts, sigma_W, sigma_B, class_var)
-    keys = _summary_kernel.KEYS if W is not None else _summary_kernel.KEYS[:8]
+    keys = KEYS if W is not None else KEYS[:8]
     return st, dict(zip(keys, out.tolist()))
 
 

@@ -26,7 +26,6 @@ from .. import ufm as _ufm
 from .._backend import as_native, dtype_kind, to_numpy
 from .._numerics import safe_norm
 from .._validate import Array, Bool, Choice, Instance, Int, Real, fail, public
-from . import _kernels
 
 __all__ = [
     "FeatureStatistics",
@@ -183,10 +182,16 @@ def ufm_distances(st: FeatureStatistics, W, b, opt, *, n_spl: int) -> dict:
     return _distances_from_norms(norms, st.H_norm_sq / st.N, opt, K=st.K, n_spl=n_spl, W=W is not None, b=use_b)
 
 
+def distances_from_kernel_norms(out, h_sq, opt, *, K, n_spl, W, b) -> dict:
+    """The dict of :func:`ufm_distances` from the six numbers of ``fctheory._nc_kernels.ufm_norms`` (``out``)
+    and h_sq = ‖H‖²/N: the entry of the PyTorch monitor, which computes them with the statistics in one
+    compiled call. ``W``/``b``: whether the classifier's and the bias's distances are included."""
+    return _distances_from_norms(_kernel_norms_list(out), h_sq, opt, K=K, n_spl=n_spl, W=W, b=b)
+
+
 def _distances_from_norms(norms, h_sq, opt, *, K, n_spl, W, b) -> dict:
     """The dict of :func:`ufm_distances` from its norms (a list, as :func:`_kernel_norms` gives them) and
-    h_sq = ‖H‖²/N; ``W``/``b``: whether the classifier and the bias distances are included. Also the entry of
-    the PyTorch monitor, which computes the norms with the statistics in one compiled call."""
+    h_sq = ‖H‖²/N; ``W``/``b``: whether the classifier's and the bias's distances are included."""
     out = {
         "ufm_W_norm_sq": float(opt.W_norm_sq),
         "ufm_H_norm_sq": float(opt.H_norm_sq),
@@ -230,9 +235,11 @@ def _kernel_norms(M, W, b, opt):
     GM, GW, bs = opt.means_gram, opt.W_gram, opt.bias  # M, W and b are float64 NumPy arrays here
     if not (_is64(GM) and (W is None or _is64(GW)) and (b is None or _is64(bs))):
         return None  # an optimum made by hand, of other types: the reference body takes any
+    from .._nc_kernels import ufm_norms  # noqa: PLC0415 - numba: about a second, on first use
+
     out = np.full(6, math.nan)
     empty1, empty2 = _EMPTY
-    ok = _kernels.ufm_norms(
+    ok = ufm_norms(
         M,
         empty2 if W is None else W,
         empty1 if b is None else b,

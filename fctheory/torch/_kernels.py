@@ -17,8 +17,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ..metrics._summary_kernel import statistics_and_summary
-from ..nc_diagnosis._kernels import ufm_norms
+from .._nc_kernels import statistics_and_summary, ufm_norms
 
 _NB = dict(cache=True, nogil=True, error_model="numpy")
 _SUMS = dict(_NB, fastmath={"reassoc", "contract"})  # reassociated sums only: no finite-math assumption
@@ -189,9 +188,9 @@ def epoch_numbers(counts, sums, scatter, sq, shift, upper, W, b, GM, GW, bstar):
     """Every number of an epoch's row on the CPU in one call: ``(ok, means, mu_G, sigma_W, sigma_B, class_var,
     summary, norms, H_norm_sq)``.
 
-    The statistics and NC metrics of the moments (``fctheory.metrics._summary_kernel.statistics_and_summary``,
+    The statistics and NC metrics of the moments (``fctheory._nc_kernels.statistics_and_summary``,
     the kernel of :func:`fctheory.metrics.nc_summary_from_moments`), the norms of the distances to the UFM
-    optimum (GM, GW, b*: ``fctheory.nc_diagnosis._kernels.ufm_norms``, the kernel of
+    optimum (GM, GW, b*: ``fctheory._nc_kernels.ufm_norms``, the kernel of
     :func:`fctheory.nc_diagnosis.ufm_distances`) and ‖H‖² = Σ_k n_k‖μ_k‖² + N·tr Σ_W
     (:attr:`fctheory.metrics.ClassStatistics.H_norm_sq`). ``ok`` False: outside the kernels' range, where the
     monitor takes the public functions. W, b empty: no classifier, no bias.

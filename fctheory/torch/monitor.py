@@ -21,10 +21,10 @@ import torch
 from .._files import atomic_path
 from .._threads import blas_threads
 from .._validate import Anything, Bool, Choice, Int, PathOut, Real, fail, public, public_class
+from .._nc_kernels import KEYS as SUMMARY_KEYS
 from ..metrics import ClassStatistics, nc_summary_from_moments
-from ..metrics._summary_kernel import KEYS as SUMMARY_KEYS
 from ..nc_diagnosis import applicable_result, ufm_distances
-from ..nc_diagnosis.statistics import _distances_from_norms, _kernel_norms_list
+from ..nc_diagnosis.statistics import distances_from_kernel_norms
 from . import _kernels
 from .distributed import all_reduce_moments, sync_active
 from .plots import plot_history
@@ -684,10 +684,8 @@ class NCMonitor:
         row.update(zip(SUMMARY_KEYS if W is not None else SUMMARY_KEYS[:8], summary.tolist()))
         if W is not None:
             row["nc4"] = int(m.disagree) / N if m.ref is not None else math.nan
-        norms = _kernel_norms_list(norms)
-        row.update(
-            _distances_from_norms(norms, h_norm_sq / N, opt, K=K, n_spl=app.n_spl, W=W is not None, b=b is not None)
-        )
+        has_W, h_sq = W is not None, h_norm_sq / N
+        row.update(distances_from_kernel_norms(norms, h_sq, opt, K=K, n_spl=app.n_spl, W=has_W, b=b is not None))
         row["ufm_applies"] = app.applies
         st = ClassStatistics(means, mu_G, counts.astype(np.int64), sigma_W, sigma_B, class_var)
         self.statistics, self.applicability = st, app

@@ -90,6 +90,15 @@ EXAMPLES = {
         W=W, st=metrics.class_statistics(H, Y), variant="duality", global_mean="class_means"
     ),
     "fctheory.metrics.nc_summary": lambda: dict(st=metrics.class_statistics(H, Y), W=W),
+    "fctheory.metrics.nc_summary_from_moments": lambda: dict(
+        counts=np.full(K, N_PER),
+        sums=N_PER * (MEANS - MEANS[0]),
+        scatter=np.eye(M),
+        sq=np.full(K, 2.0),
+        shift=np.repeat(MEANS[:1], K, axis=0),
+        W=W,
+        upper=False,
+    ),
     "fctheory.metrics.NCAccumulator": lambda: dict(K=K, d=M, full_scatter=True, backend="numpy"),
     "fctheory.metrics.NCAccumulator.update": lambda: (metrics.NCAccumulator(K=K, d=M), dict(H=H, y=Y)),
     "fctheory.metrics.NCAccumulator.statistics": lambda: (_acc(), dict(global_mean="class_means", ddof=0)),
@@ -162,5 +171,18 @@ ALLOW_NONFINITE = {
     "fctheory.metrics.nc_summary": {
         k: "NaN by design: undefined for a zero (centred) classifier (W = 0, or equal rows)"
         for k in ("nc2_W", "equinorm_W", "mean_cos_W", "nc3")
+    },
+    "fctheory.metrics.nc_summary_from_moments": {
+        **{
+            k: "NaN by design: undefined for a zero (centred) classifier (W = 0, or equal rows)"
+            for k in ("nc2_W", "equinorm_W", "mean_cos_W", "nc3")
+        },
+        **{
+            k: "NaN by design: undefined when the class means coincide (zero sums and equal shifts, "
+            "or sums negligible against the shifts)"
+            for k in ("nc1", "nc1_trace_ratio", "cdnv", "nc2", "equinorm_means", "equiangularity_means")
+        },
+        **{k: "NaN by design: no cosine of a zero centred mean" for k in ("mean_cos_means",)},
+        "mean_norm_means": "NaN by design: undefined when every centred mean is zero",
     },
 }

@@ -14,6 +14,14 @@ from fctheory.torch import NCMonitor  # noqa: E402
 K, D = 4, 6
 
 
+@pytest.fixture(autouse=True, params=["cpu-kernels", "tensor-ops"])
+def cpu_path(request, monkeypatch):
+    """Every test runs CPU features through the compiled kernels (the default) and through the tensor
+    operations of the GPU path, which a CPU-only machine checks this way."""
+    monkeypatch.setattr(NCMonitor, "_cpu_kernels", request.param == "cpu-kernels")
+    return request.param
+
+
 def _data(seed=0, N=203, offset=1e3):
     """Unbalanced labels, class means with a large common offset (cancellation-prone moments)."""
     rng = np.random.default_rng(seed)
@@ -311,3 +319,34 @@ def test_wide_features_use_the_blocked_scatter_and_equal_two_pass_numpy():
     st = mon.statistics
     assert _rel(st.sigma_W, Dev.T @ Dev / N) < 1e-12
     assert np.array_equal(st.sigma_W, st.sigma_W.T)
+
+
+@pytest.mark.parametrize(
+    "kind", ["float32", "float16", "strided", "wide"], ids=["float32", "float16", "strided", "d=300 (torch blocks)"]
+)
+def test_cpu_kernels_and_tensor_ops_give_the_same_rows(kind, monkeypatch):
+    """Three epochs with a biased classifier (NC4 from the second epoch on): every entry of every row of the
+    two CPU paths agrees to 1e-12 (NC4's counts exactly), whatever the features' dtype and layout."""
+    d = 300 if kind == "wide" else D
+    H, y = _data(seed=5, N=150)
+    H = np.concatenate([H] * (d // D + 1), axis=1)[:, :d] + np.arange(d) * 1e-3
+    X = torch.as_tensor(H, dtype=torch.float16 if kind == "float16" else torch.float32)
+    if kind == "strided":
+        X = torch.repeat_interleave(X, 2, dim=1)[:, ::2]
+    fc = torch.nn.Linear(d, K)
+    rows = {}
+    for path in (True, False):
+        monkeypatch.setattr(NCMonitor, "_cpu_kernels", path)
+        mon = NCMonitor(K, lam_W=1e-3, lam_H=1e-3, classifier=fc, progress=False)
+        for _ in range(3):
+            with mon.epoch():
+                for i in range(0, len(y), 40):
+                    mon.update(X[i : i + 40], torch.as_tensor(y[i : i + 40]))
+        rows[path] = mon.rows
+    for a, b in zip(rows[True], rows[False]):
+        assert a.keys() == b.keys()
+        for key in a:
+            if key in ("monitor_seconds", "epoch_seconds"):
+                continue
+            assert a[key] == pytest.approx(b[key], rel=1e-12, abs=1e-14, nan_ok=True), key
+    assert math.isnan(rows[True][0]["nc4"]) and not math.isnan(rows[True][1]["nc4"])

@@ -1,13 +1,17 @@
-"""The statistics and every statistics-based NC metric of one-pass moments, as one numba kernel.
+"""numba kernels of the neural-collapse statistics: the metrics of one-pass moments and the UFM distances' norms.
 
 :func:`fctheory.metrics.class_statistics_from_moments` followed by :func:`fctheory.metrics.nc_summary` is the
 reference: written once against the array namespace (NumPy, CuPy, PyTorch), a hundred small array calls for
 K×d and d×d inputs. A training monitor on the CPU ends every epoch with exactly that computation on host
-moments, where the calls' overhead is most of the cost; this kernel runs the same steps, in the same order
-and with the same exact power-of-two rescalings, in one call. It covers the ordinary range of scales
-(every rescaling exponent within ±``MAX_EXPONENT``, finite W) and reports anything else to the caller,
-which then takes the reference path (:func:`fctheory.metrics.nc.summary_from_moments`); the two agree to
-the rounding of their float64 sums (tested to 1e-12 relative).
+moments, where the calls' overhead is most of the cost; :func:`statistics_and_summary` runs the same steps, in
+the same order and with the same exact power-of-two rescalings, in one call (NC1's singular vectors by
+one-sided Jacobi for small K, as accurate as LAPACK's SVD). It covers the ordinary range of scales (every
+rescaling exponent within ±``MAX_EXPONENT``, finite W) and reports anything else to the caller, which then
+takes the reference path (:func:`fctheory.metrics.nc_summary_from_moments`); the two agree to the rounding of
+their float64 sums (tested to 1e-12 relative). :func:`ufm_norms` does the same for the norms behind
+:func:`fctheory.nc_diagnosis.ufm_distances`.
+
+Imported on first use (importing numba costs about a second, which ``import fctheory`` never pays).
 """
 
 from __future__ import annotations
@@ -413,3 +417,62 @@ def statistics_and_summary(counts, sums, scatter, sq, shift, upper, W):
     ok = statistics(counts, sums, scatter, sq, shift, upper, means, mu_G, sigma_W, sigma_B, class_var)
     ok = ok and summary(means, sigma_W, class_var, W, out)
     return ok, means, mu_G, sigma_W, sigma_B, class_var, out
+
+
+# ----------------------------------------------------------------------------- the UFM distances' norms
+_LO, _HI = 2.0**-200, 2.0**200
+
+
+@njit(**_NB)
+def _in_range(A):
+    """Every entry finite with |a| ≤ 2^200, and the largest (when non-zero) ≥ 2^-200."""
+    m = 0.0
+    for x in A.ravel():
+        a = abs(x)
+        if not a <= _HI:  # also NaN
+            return False
+        m = max(m, a)
+    return m == 0.0 or m >= _LO
+
+
+@njit(**_NB)
+def _gram_minus_norms(A, G):
+    """(‖AAᵀ − G‖_F, ‖G‖_F) for A (K × m) and G (K × K)."""
+    K, m = A.shape
+    r = 0.0
+    g = 0.0
+    for i in range(K):
+        for j in range(K):
+            s = 0.0
+            for c in range(m):
+                s += A[i, c] * A[j, c]
+            x = s - G[i, j]
+            r += x * x
+            g += G[i, j] * G[i, j]
+    return math.sqrt(r), math.sqrt(g)
+
+
+@njit(**_NB)
+def ufm_norms(M, W, b, GM, GW, bstar, out):
+    """Fill ``out`` with ‖MMᵀ − GM‖, ‖GM‖, ‖WWᵀ − GW‖, ‖GW‖, ‖W‖², ‖b − b*‖ (W or b of length 0: their
+    entries are left alone); False (``out`` unusable) when an input is outside the kernel's range."""
+    if not (_in_range(M) and _in_range(GM)):
+        return False
+    out[0], out[1] = _gram_minus_norms(M, GM)
+    if W.shape[0]:
+        if not (_in_range(W) and _in_range(GW)):
+            return False
+        out[2], out[3] = _gram_minus_norms(W, GW)
+        s = 0.0
+        for x in W.ravel():
+            s += x * x
+        out[4] = s
+    if b.shape[0]:
+        if not (_in_range(b) and _in_range(bstar)):
+            return False
+        s = 0.0
+        for k in range(b.shape[0]):
+            x = b[k] - bstar[k]
+            s += x * x
+        out[5] = math.sqrt(s)
+    return True

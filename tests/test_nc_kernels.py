@@ -1,0 +1,335 @@
+"""The numba kernels of the NC statistics (fctheory._nc_kernels) against the functions whose steps they repeat:
+class_statistics_from_moments + nc_summary (the reference path of nc_summary_from_moments), the norms of
+ufm_distances, numpy's SVD and a 50-digit mpmath NC1 where the problem is ill-conditioned; and the inputs
+the kernels must leave to the reference (extreme scales, non-finite values, empty classes)."""
+
+import math
+
+import mpmath as mp
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from fctheory import _nc_kernels as nk
+from fctheory import FCTheoryError, metrics, ufm
+from fctheory.nc_diagnosis import feature_statistics, ufm_distances
+from fctheory.nc_diagnosis import statistics as nc_stats
+
+# metrics bounded by a constant (cosines, frame distances, coefficients of variation): compared with an absolute
+# floor as well, since a value that should be 0 is rounding noise of either summation order
+BOUNDED = {
+    "nc2",
+    "equinorm_means",
+    "equiangularity_means",
+    "mean_cos_means",
+    "nc2_W",
+    "equinorm_W",
+    "mean_cos_W",
+    "nc3",
+}
+
+
+def _features(seed, K, d, n_max=12, spread=1.0, offset=0.0, scale=1.0):
+    """Labels (every class present, unbalanced) and features: Gaussian class means, Gaussian noise."""
+    rng = np.random.default_rng(seed)
+    y = np.concatenate([np.arange(K), rng.integers(0, K, int(rng.integers(0, n_max * K)))])
+    H = offset + 3.0 * rng.standard_normal((K, d))[y] + spread * rng.standard_normal((y.size, d))
+    return scale * H, y, scale * rng.standard_normal((K, d))
+
+
+def _moments(H, y, K, shift=None):
+    """(counts, sums, scatter, sq, shift) of the features shifted per class (default: each class's first row)."""
+    if shift is None:
+        shift = np.stack([H[y == k][0] for k in range(K)])
+    D = H - shift[y]
+    sums = np.zeros((K, H.shape[1]))
+    np.add.at(sums, y, D)
+    return np.bincount(y, minlength=K), sums, D.T @ D, np.bincount(y, weights=(D * D).sum(1), minlength=K), shift
+
+
+def _means(moments):
+    counts, sums, _, _, shift = moments
+    return shift + sums / counts[:, None]
+
+
+def _reference(moments, W):
+    st = metrics.class_statistics_from_moments(*moments)
+    return st, metrics.nc_summary(st, W)
+
+
+def _kernel(moments, W, upper=False):
+    counts, sums, scatter, sq, shift = moments
+    d = sums.shape[1]
+    S = np.triu(scatter) if upper else scatter
+    W = np.empty((0, d)) if W is None else W
+    return nk.statistics_and_summary(counts, sums, S, sq, shift, upper, W)
+
+
+def _condition(means):
+    """κ = s_max/s_{K−1} of the centred means (the NC1 terms divide by s_i²)."""
+    s = np.linalg.svd(means - means.mean(axis=0), compute_uv=False)[: means.shape[0] - 1]
+    s = s[s > 1e-13 * s[0]]
+    return s[0] / s[-1]
+
+
+def _assert_same(got, ref, kappa=1.0):
+    """Every statistic and metric of the kernel equals the reference: 1e-12 relative (×κ² for NC1, whose
+    terms divide by the squared singular values), NaN exactly where the reference has NaN."""
+    ok, means, mu_G, sigma_W, sigma_B, class_var, out = got
+    st, summ = ref
+    assert ok
+    for a, b in ((means, st.means), (mu_G, st.global_mean), (sigma_W, st.sigma_W), (sigma_B, st.sigma_B)):
+        assert np.max(np.abs(a - b)) <= 1e-12 * np.max(np.abs(b)) + 1e-300
+    assert np.max(np.abs(class_var - st.class_var)) <= 1e-12 * np.max(np.abs(st.class_var)) + 1e-300
+    for key, value in zip(nk.KEYS, out[: len(summ)]):
+        r = summ[key]
+        if math.isnan(r):
+            assert math.isnan(value), key
+            continue
+        rtol = 1e-12 * max(1.0, kappa**2 / 1e3) if key == "nc1" else 1e-12
+        assert abs(value - r) <= rtol * abs(r) + (2e-14 if key in BOUNDED else 0.0), (key, value, r)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    K=st.integers(2, 9),
+    d=st.integers(1, 24),
+    log2_scale=st.integers(-150, 150),
+    spread=st.sampled_from([1e-4, 1e-2, 1.0]),
+    with_W=st.booleans(),
+    upper=st.booleans(),
+)
+def test_statistics_and_summary_equal_the_reference_over_sizes_and_scales(
+    seed, K, d, log2_scale, spread, with_W, upper
+):
+    H, y, W = _features(seed, K, d, spread=spread, scale=2.0**log2_scale)
+    moments = _moments(H, y, K)
+    W = W if with_W else None
+    _assert_same(_kernel(moments, W, upper), _reference(moments, W), _condition(_means(moments)))
+
+
+@pytest.mark.parametrize(
+    "case",
+    [
+        dict(K=5, d=8),  # d > K − 1
+        dict(K=10, d=3),  # d < K − 1: Σ_B of rank d
+        dict(K=2, d=1),
+        dict(K=6, d=12, offset=1e4),  # a large common offset (the centring cancels)
+        dict(K=5, d=12, spread=1e-7),  # nearly collapsed classes
+        dict(K=40, d=50),  # above JACOBI_MAX_K: LAPACK's SVD
+    ],
+    ids=lambda c: ",".join(f"{k}={v}" for k, v in c.items()),
+)
+def test_statistics_and_summary_equal_the_reference_on_named_cases(case):
+    H, y, W = _features(3, **case)
+    K = case["K"]
+    moments = _moments(H, y, K)
+    for Wc in (W, None):
+        _assert_same(_kernel(moments, Wc), _reference(moments, Wc), _condition(_means(moments)))
+
+
+def test_a_shift_far_from_the_means_gives_the_same_statistics():
+    """Any per-class shift (here the origin, far from means at 1e4) is allowed; the within scatter is invariant."""
+    H, y, W = _features(4, 5, 6, offset=10.0)
+    moments = _moments(H, y, 5, shift=np.zeros((5, 6)))
+    _assert_same(_kernel(moments, W), _reference(moments, W))
+
+
+def test_the_upper_triangle_alone_is_read():
+    H, y, W = _features(5, 4, 7)
+    counts, sums, scatter, sq, shift = _moments(H, y, 4)
+    garbage = np.triu(scatter) + np.tril(np.full((7, 7), 1e30), -1)
+    got = nk.statistics_and_summary(counts, sums, garbage, sq, shift, True, W)
+    _assert_same(got, _reference((counts, sums, scatter, sq, shift), W))
+
+
+def test_nc1_of_ill_conditioned_means_matches_a_50_digit_oracle():
+    """Means spread over six orders of magnitude: kernel (Jacobi) and reference (LAPACK) NC1 both lie within
+    their conditioning of the exact tr(Σ_W Σ_B⁺)/K of the same statistics."""
+    rng = np.random.default_rng(1)
+    K, d = 6, 8
+    base = rng.standard_normal((K, d)) * 10.0 ** np.linspace(-4, 2, K)[:, None]
+    y = np.repeat(np.arange(K), 9)
+    H = base[y] + 0.3 * rng.standard_normal((y.size, d))
+    moments = _moments(H, y, K)
+    st, summ = _reference(moments, None)
+    got = _kernel(moments, None)
+    with mp.workdps(50):
+        M = mp.matrix(st.means.tolist())
+        mu = [mp.fsum(M[k, j] for k in range(K)) / K for j in range(d)]
+        Mc = mp.matrix([[M[k, j] - mu[j] for j in range(d)] for k in range(K)])
+        _, s, V = mp.svd_r(Mc)
+        SW = mp.matrix(st.sigma_W.tolist())
+        exact = mp.fsum(
+            mp.fsum(V[i, a] * SW[a, b] * V[i, b] for a in range(d) for b in range(d)) / s[i] ** 2 for i in range(K - 1)
+        )
+    kappa2 = float(s[0] / s[K - 2]) ** 2
+    for value in (got[6][0], summ["nc1"]):
+        assert abs(value - float(exact)) <= 10 * np.finfo(float).eps * kappa2 * float(exact)
+
+
+def test_jacobi_singular_values_and_subspaces_equal_numpys_svd():
+    rng = np.random.default_rng(2)
+    for K, d in ((3, 5), (8, 8), (12, 4), (32, 40)):
+        Mc = rng.standard_normal((K, d)) * 10.0 ** rng.uniform(-2, 2, (K, 1))
+        s, V = nk._singular_rows(Mc)
+        s_ref, Vt = np.linalg.svd(Mc, full_matrices=False)[1:]
+        # LAPACK's singular values are accurate to ~eps·s_max (Jacobi's to ~eps·s_i, see below)
+        assert np.allclose(s, s_ref, rtol=1e-13, atol=50 * np.finfo(float).eps * s_ref[0])
+        r = min(K, d) - 1  # projectors onto the leading subspaces (unique where the gap is clear)
+        assert np.allclose(V[:, :r] @ V[:, :r].T, Vt[:r].T @ Vt[:r], atol=1e-12)
+
+
+def test_jacobi_singular_values_of_graded_rows_have_full_relative_accuracy():
+    """Rows scaled from 1 down to 1e-10: every singular value to 1e-13 relative of the 50-digit SVD (the
+    property of one-sided Jacobi that a bidiagonalising SVD does not have)."""
+    rng = np.random.default_rng(3)
+    Mc = rng.standard_normal((6, 9)) * 10.0 ** np.linspace(0, -10, 6)[:, None]
+    s = nk._singular_rows(Mc)[0]
+    with mp.workdps(50):
+        exact = sorted((float(x) for x in mp.svd_r(mp.matrix(Mc.tolist()), compute_uv=False)), reverse=True)
+    np.testing.assert_allclose(s, exact, rtol=1e-13)
+
+
+@pytest.mark.parametrize("log2_scale", [-300, -230, 230, 300])
+def test_extreme_scales_are_left_to_the_reference(log2_scale):
+    """Beyond 2^±200 the kernel declines; nc_summary_from_moments then returns the reference itself (bitwise)."""
+    H, y, W = _features(6, 5, 6, scale=2.0**log2_scale)
+    moments = _moments(H, y, 5)
+    assert not _kernel(moments, W)[0]
+    st, summ = metrics.nc_summary_from_moments(*moments, W)
+    st_r, summ_r = _reference(moments, W)
+    np.testing.assert_array_equal(st.sigma_W, st_r.sigma_W)
+    assert summ == pytest.approx(summ_r, rel=0, abs=0, nan_ok=True)
+
+
+@pytest.mark.parametrize("log2_scale", [-190, 190])
+def test_scales_inside_the_range_are_computed_by_the_kernel(log2_scale):
+    H, y, W = _features(7, 4, 5, scale=2.0**log2_scale)
+    moments = _moments(H, y, 4)
+    _assert_same(_kernel(moments, W), _reference(moments, W))
+
+
+@pytest.mark.parametrize("where", ["sums", "scatter", "sq", "shift", "W"])
+@pytest.mark.parametrize("bad", [math.nan, math.inf])
+def test_non_finite_inputs_are_declined(where, bad):
+    H, y, W = _features(8, 3, 4)
+    counts, sums, scatter, sq, shift = _moments(H, y, 3)
+    arrays = dict(sums=sums, scatter=scatter, sq=sq, shift=shift, W=W)
+    arrays[where] = arrays[where].copy()
+    arrays[where].flat[1] = bad
+    a = arrays
+    assert not nk.statistics_and_summary(counts, a["sums"], a["scatter"], a["sq"], a["shift"], False, a["W"])[0]
+
+
+def test_an_empty_class_is_declined():
+    H, y, _ = _features(9, 3, 4)
+    counts, sums, scatter, sq, shift = _moments(H, y, 3)
+    counts[1] = 0
+    assert not nk.statistics_and_summary(counts, sums, scatter, sq, shift, False, np.empty((0, 4)))[0]
+
+
+def test_undefined_metrics_are_nan_as_in_the_reference():
+    """Coinciding class means (NC1, CDNV, NC2 … undefined) and a zero classifier (its entries undefined)."""
+    rng = np.random.default_rng(10)
+    y = np.repeat(np.arange(3), 4)
+    A = rng.standard_normal((6, 5))
+    H = np.concatenate([np.stack([A[2 * k], -A[2 * k], A[2 * k + 1], -A[2 * k + 1]]) for k in range(3)])
+    assert (np.stack([H[y == k].sum(axis=0) for k in range(3)]) == 0).all()  # rows ±a: every mean exactly 0
+    moments = _moments(H, y, 3, shift=np.zeros((3, 5)))
+    W = np.zeros((3, 5))
+    got, ref = _kernel(moments, W), _reference(moments, W)
+    assert math.isnan(ref[1]["nc1"]) and math.isnan(ref[1]["nc2_W"])
+    _assert_same(got, ref)
+
+
+def test_nc_summary_from_moments_runs_the_kernel_on_host_moments(monkeypatch):
+    calls = []
+    kernel = nk.statistics_and_summary
+
+    def spy(*args):
+        calls.append(1)
+        return kernel(*args)
+
+    monkeypatch.setattr(nk, "statistics_and_summary", spy)
+    H, y, W = _features(11, 4, 5)
+    moments = _moments(H, y, 4)
+    st, summ = metrics.nc_summary_from_moments(*moments, W)
+    assert calls == [1]
+    out = np.array([summ[key] for key in nk.KEYS])
+    _assert_same((True, st.means, st.global_mean, st.sigma_W, st.sigma_B, st.class_var, out), _reference(moments, W))
+    torch = pytest.importorskip("torch")
+    as_t = [torch.as_tensor(a) for a in moments]
+    st_t, summ_t = metrics.nc_summary_from_moments(*as_t, torch.as_tensor(W))
+    assert calls == [1]  # tensors: the reference path, on their device
+    assert summ_t == pytest.approx(summ, rel=1e-12, abs=2e-14)
+
+
+def test_nc_summary_from_moments_refuses_what_the_reference_refuses():
+    H, y, W = _features(12, 3, 4)
+    counts, sums, scatter, sq, shift = _moments(H, y, 3)
+    with pytest.raises(FCTheoryError, match="class 2 is empty"):
+        metrics.nc_summary_from_moments(np.array([4, 3, 0]), sums, scatter, sq, shift)
+    with pytest.raises(FCTheoryError, match=r"\bW\b"):
+        metrics.nc_summary_from_moments(counts, sums, scatter, sq, shift, W[:, :3])
+    bad = sums.copy()
+    bad[0, 0] = math.nan
+    with pytest.raises(FCTheoryError, match="sums"):
+        metrics.nc_summary_from_moments(counts, bad, scatter, sq, shift)
+
+
+# ----------------------------------------------------------------------------- the UFM distances' norms
+def _norms_oracle(M, W, b, GM, GW, bs):
+    return [
+        np.linalg.norm(M @ M.T - GM),
+        np.linalg.norm(GM),
+        np.linalg.norm(W @ W.T - GW),
+        np.linalg.norm(GW),
+        float(np.sum(W * W)),
+        np.linalg.norm(b - bs),
+    ]
+
+
+def test_ufm_norms_equal_numpy():
+    rng = np.random.default_rng(13)
+    M, W, GM, GW = (rng.standard_normal(s) for s in ((5, 7), (5, 7), (5, 5), (5, 5)))
+    b, bs = rng.standard_normal(5), rng.standard_normal(5)
+    out = np.full(6, np.nan)
+    assert nk.ufm_norms(M, W, b, GM, GW, bs, out)
+    np.testing.assert_allclose(out, _norms_oracle(M, W, b, GM, GW, bs), rtol=1e-14)
+
+
+def test_ufm_norms_skip_an_absent_classifier_and_bias():
+    rng = np.random.default_rng(14)
+    M, GM = rng.standard_normal((4, 3)), rng.standard_normal((4, 4))
+    out = np.full(6, np.nan)
+    assert nk.ufm_norms(M, np.empty((0, 3)), np.empty(0), GM, GM, np.empty(0), out)
+    assert np.isfinite(out[:2]).all() and np.isnan(out[2:]).all()
+
+
+@pytest.mark.parametrize(
+    ("value", "inside"), [(2.0**200, True), (2.0**201, False), (2.0**-200, True), (2.0**-201, False), (math.nan, False)]
+)
+def test_ufm_norms_range(value, inside):
+    """The largest entry of each input must lie in [2^-200, 2^200] (or the input be 0)."""
+    M = np.full((2, 2), value)
+    out = np.full(6, np.nan)
+    assert (
+        nk.ufm_norms(M, np.empty((0, 2)), np.empty(0), np.zeros((2, 2)), np.zeros((2, 2)), np.empty(0), out) == inside
+    )
+
+
+@pytest.mark.parametrize("bias", [True, False])
+@pytest.mark.parametrize("scale", [1.0, 2.0**-190, 2.0**230])
+def test_ufm_distances_kernel_and_reference_norms_agree(bias, scale, monkeypatch):
+    H, y, W = _features(15, 4, 6, scale=scale)
+    st_ = feature_statistics(H, y)
+    opt = ufm.ce(K=4, n_spl=5, lam_W=1e-3, lam_H=1e-3, bias=bias)
+    b = np.linspace(-1.0, 1.0, 4) * scale if bias else None
+    got = ufm_distances(st_, W, b, opt, n_spl=5)
+    monkeypatch.setattr(nc_stats, "_kernel_norms", lambda *a: None)
+    ref = ufm_distances(st_, W, b, opt, n_spl=5)
+    assert got.keys() == ref.keys()
+    assert got == pytest.approx(ref, rel=1e-13)
