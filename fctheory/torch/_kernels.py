@@ -200,6 +200,13 @@ def epoch_numbers(counts, sums, scatter, sq, shift, upper, W, b, GM, GW, bstar):
     )
     norms = np.full(6, np.nan)
     ok = ok and ufm_norms(means, W, b, GM, GW, bstar, norms)
+    return ok, means, mu_G, sigma_W, sigma_B, class_var, summary, norms, _h_norm_sq(counts, means, sigma_W)
+
+
+@njit(**_NB)
+def _h_norm_sq(counts, means, sigma_W):
+    """Σ_k n_k‖μ_k‖² + N·tr Σ_W. A function of its own: written inline in epoch_numbers, these few loops made LLVM
+    compile the whole call 2.6× slower (K = 100, d = 512: 37 ms instead of 14)."""
     K, d = means.shape
     h = 0.0
     for k in range(K):
@@ -210,4 +217,4 @@ def epoch_numbers(counts, sums, scatter, sq, shift, upper, W, b, GM, GW, bstar):
     t = 0.0
     for j in range(d):
         t += sigma_W[j, j]
-    return ok, means, mu_G, sigma_W, sigma_B, class_var, summary, norms, h + counts.sum() * t
+    return h + counts.sum() * t
