@@ -1227,11 +1227,13 @@ def nc_summary_from_moments(counts, sums, scatter, sq, shift, W=None, *, upper: 
     """:func:`class_statistics_from_moments` and :func:`nc_summary` of its result, in one call.
 
     The end of a training monitor's epoch: the class statistics of one-pass moments and every
-    statistics-based NC metric. Host (NumPy) moments in the ordinary range of scales are computed by one
-    compiled kernel (``fctheory._nc_kernels``: the same steps and exact power-of-two rescalings,
-    a hundred array calls fewer), equal to the two functions to the rounding of their float64 sums (tested
-    to 1e-12 relative); moments of another library (CuPy, PyTorch: their device), extreme scales (a
-    rescaling exponent beyond ±200) and input that the functions refuse take the two functions themselves.
+    statistics-based NC metric. Host (NumPy float64) moments of at most 32 classes in the ordinary range of
+    scales are computed by one compiled kernel (``fctheory._nc_kernels``: the same steps and exact
+    power-of-two rescalings, NC1's singular vectors by one-sided Jacobi, a hundred array calls fewer), equal
+    to the two functions to the rounding of their float64 sums (tested to 1e-12 relative, NC1 within its
+    conditioning); moments of another library (CuPy, PyTorch: their device), more classes, extreme scales
+    (a rescaling exponent beyond ±200) and input that the functions refuse take the two functions themselves.
+    The kernel is compiled on first use (a few seconds, once: numba caches it on disk).
 
     Parameters
     ----------
