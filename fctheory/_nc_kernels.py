@@ -361,18 +361,19 @@ def _singular_rows(Mc):
 
 @njit(**_NB)
 def _nc1(Mc, sigma_W, f2):
-    """Papyan's NC1 Σ_i v_iᵀ (Σ_W·f2) v_i / s_i² over the ≤ K−1 kept right singular vectors of M̃ (NaN when
-    none is kept: coinciding means), as fctheory.metrics.nc._between_directions keeps them."""
+    """(ok, Papyan's NC1 Σ_i v_iᵀ (Σ_W·f2) v_i / s_i²) over the ≤ K−1 kept right singular vectors of M̃ (NaN
+    when none is kept: coinciding means), as fctheory.metrics.nc._between_directions keeps them; ok False when
+    the Jacobi sweeps did not converge."""
     K, d = Mc.shape
     ok, s, V = _singular_rows(Mc)
     if not ok:
-        return -1.0  # the caller declines (NC1 is never negative)
+        return False, np.nan  # the caller declines
     tol = 10.0 * s.max() * max(K, d) * _EPS
     r = 0
     while r < s.size and r < K - 1 and s[r] > tol:
         r += 1
     if r == 0:
-        return np.nan
+        return True, np.nan
     Vr = np.ascontiguousarray(V[:, :r])
     SV = _tn(sigma_W, Vr)  # Σ_W V (Σ_W is symmetric): d²·r multiply-adds
     acc = 0.0
@@ -381,7 +382,7 @@ def _nc1(Mc, sigma_W, f2):
         for a in range(d):
             q += (SV[a, i] * f2) * Vr[a, i]
         acc += q / (s[i] * s[i])
-    return acc
+    return True, acc
 
 
 @njit(**_SUMS)
@@ -457,8 +458,9 @@ def summary(means, sigma_W, class_var, W, out):
     if abs(e1) > MAX_EXPONENT or abs(e) > MAX_EXPONENT:
         return False
     f2 = 2.0 ** (-2 * e)
-    out[0] = _nc1(Mc, sigma_W, f2)
-    if out[0] < 0.0:
+    ok, nc1 = _nc1(Mc, sigma_W, f2)
+    out[0] = nc1
+    if not ok:
         return False  # Jacobi did not converge (never seen)
     trB = 0.0
     for k in range(K):
