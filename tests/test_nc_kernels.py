@@ -4,6 +4,7 @@ ufm_distances, numpy's SVD and a 50-digit mpmath NC1 where the problem is ill-co
 the kernels must leave to the reference (extreme scales, non-finite values, empty classes)."""
 
 import math
+from fractions import Fraction
 
 import mpmath as mp
 import numpy as np
@@ -212,6 +213,58 @@ def test_scales_inside_the_range_are_computed_by_the_kernel(log2_scale):
     _assert_same(_kernel(moments, W), _reference(moments, W))
 
 
+@pytest.mark.parametrize(("exponent", "inside"), [(200, True), (201, False)])
+def test_a_classifier_alone_at_the_range_edge(exponent, inside):
+    """W (alone: the features at unit scale) with largest entry in [2^(e−1), 2^e): computed for e = 200, equal to
+    the reference; declined for e = 201."""
+    H, y, W = _features(9, 4, 5)
+    W = W * 2.0 ** (exponent - math.frexp(np.abs(W).max())[1])
+    moments = _moments(H, y, 4)
+    got = _kernel(moments, W)
+    if inside:
+        _assert_same(got, _reference(moments, W))
+    else:
+        assert not got[0]
+
+
+@pytest.mark.parametrize("unit", ["W", "means"])
+def test_nc3_where_a_unit_scaled_norm_is_exactly_one(unit):
+    """‖W·2^-e‖_F or ‖M̃·2^-e‖_F exactly 1 (entries ±0.5) is an ordinary value of NC3, not a zero norm."""
+    half = 0.5 * np.array([[1.0, 1.0], [-1.0, -1.0]])
+    other = np.array([[0.75, -0.25], [-0.5, 0.3125]])
+    means, W = (other, half) if unit == "W" else (half, other)
+    H, y = means, np.arange(2)
+    moments = _moments(H, y, 2)
+    got = _kernel(moments, W)
+    assert np.isfinite(got[-1][12])
+    _assert_same(got, _reference(moments, W))
+
+
+def test_centring_is_exact_for_rows_sharing_a_large_offset():
+    """Rows c + δ_i with δ ~ 2^-30·c: the first row subtracted first makes the differences exact, so the centred
+    rows equal the exact rational ones to a few ulps of δ (adding instead of subtracting loses 30 bits)."""
+    rng = np.random.default_rng(16)
+    M = 0.75 + 2.0**-30 * rng.standard_normal((5, 4))
+    out = np.empty_like(M)
+    e = nk._centred_unit(M, out)
+    F = [[Fraction(x) for x in row] for row in M.tolist()]
+    exact = [[F[i][j] - sum(F[k][j] for k in range(5)) / 5 for j in range(4)] for i in range(5)]
+    exact = np.array([[float(x) for x in row] for row in exact])
+    np.testing.assert_allclose(out * 2.0**e, exact, rtol=0, atol=1e-14 * np.abs(exact).max())
+
+
+def test_centring_takes_the_references_steps_bit_for_bit():
+    """As fctheory.metrics.nc._centred_unit: the first row subtracted, then the mean, then the rescaling."""
+    rng = np.random.default_rng(17)
+    for K, d in ((2, 3), (5, 7), (12, 4)):
+        M = 0.3 * rng.standard_normal((K, d)) + 0.6 * rng.standard_normal(d)
+        out = np.empty((K, d))
+        e = nk._centred_unit(M, out)
+        ref, e_ref = metrics.nc._centred_unit(np, M, True, with_exponent=True)
+        assert e == e_ref
+        np.testing.assert_array_equal(out, ref)
+
+
 @pytest.mark.parametrize("where", ["sums", "scatter", "sq", "shift", "W"])
 @pytest.mark.parametrize("bad", [math.nan, math.inf])
 def test_non_finite_inputs_are_declined(where, bad):
@@ -229,6 +282,82 @@ def test_an_empty_class_is_declined():
     counts, sums, scatter, sq, shift = _moments(H, y, 3)
     counts[1] = 0
     assert not nk.statistics_and_summary(counts, sums, scatter, sq, shift, False, np.empty((0, 4)))[0]
+
+
+def _direct_moments(means, seed, n=3):
+    """Moments whose class means are exactly ``means`` (each class shifted by its mean, zero sums) and whose
+    within-class scatter is a random positive definite matrix."""
+    rng = np.random.default_rng(seed)
+    K, d = means.shape
+    A = rng.standard_normal((d, d + 2))
+    counts = np.full(K, n)
+    return counts, np.zeros((K, d)), A @ A.T, rng.uniform(1.0, 2.0, K), means.copy()
+
+
+def test_coinciding_means_give_nan_nc1_on_the_lapack_path_too():
+    """K = 33 > JACOBI_MAX_K coinciding means: no direction is kept, NC1 is NaN (not Σ_W's form over s = 0)."""
+    K = nk.JACOBI_MAX_K + 1
+    moments = _direct_moments(np.full((K, 4), 0.375), 18)
+    got = _kernel(moments, None)
+    assert math.isnan(got[-1][0])
+    _assert_same(got, _reference(moments, None))
+
+
+@pytest.mark.parametrize("ratio", [0.9, 1.1])
+def test_nc1_keeps_a_singular_value_exactly_above_its_cut_off(ratio):
+    """Centred means with singular values s_1 and t = ratio·10·max(K, d)·eps·s_1: the direction of t is kept
+    (NC1 dominated by its 1/t² term) for ratio 1.1 and dropped for 0.9, as in the reference."""
+    K, d = 3, 64
+    rng = np.random.default_rng(19)
+    U = np.linalg.qr(np.column_stack([np.ones(K), rng.standard_normal((K, 2))]))[0][:, 1:]  # columns ⊥ 1
+    V = np.linalg.qr(rng.standard_normal((d, 2)))[0]
+    s1 = 0.9
+    t = ratio * 10.0 * max(K, d) * np.finfo(float).eps * s1
+    moments = _direct_moments(s1 * np.outer(U[:, 0], V[:, 0]) + t * np.outer(U[:, 1], V[:, 1]), 20)
+    got, ref = _kernel(moments, None), _reference(moments, None)
+    one_term = got[3][:, :] @ V[:, 0] @ V[:, 0] / s1**2  # v_1ᵀ Σ_W v_1 / s_1² (≥ NC1 when t is dropped)
+    assert (got[-1][0] > 1e20 * one_term) == (ratio > 1.0)
+    _assert_same(got, ref, kappa=s1 / t)  # the 1/t² term: t itself carries a relative error ~eps·s_1/t
+
+
+@pytest.mark.parametrize("unit", ["means", "W"])
+def test_rows_of_norm_exactly_one_are_ordinary(unit):
+    """Rows of (unit-scaled) norm exactly 1 (entries ±0.5 in four columns): every metric as in the reference,
+    none taken for a zero-norm row."""
+    half = 0.5 * np.array([[1.0, 1.0, 1.0, 1.0], [-1.0, -1.0, -1.0, -1.0], [1.0, -1.0, 1.0, -1.0]])
+    other = np.array([[0.75, -0.25, 0.5, 0.125], [-0.5, 0.3125, 0.25, -0.75], [0.1, 0.2, -0.6, 0.4]])
+    means, W = (half, other) if unit == "means" else (other, half)
+    moments = _direct_moments(means, 21)
+    got = _kernel(moments, W)
+    assert np.isfinite(got[-1]).all()
+    _assert_same(got, _reference(moments, W))
+
+
+def test_equinorm_of_nearly_equal_norms_matches_a_50_digit_oracle():
+    """Centred means whose norms differ by ~1e-7 (coefficient of variation ~1e-7): the kernel's equinorm to 1e-7
+    relative of the exact value (Σ‖μ‖² − K·mean² instead of Σ(‖μ‖ − mean)² would lose half the digits)."""
+    K, d = 4, 6
+    rng = np.random.default_rng(22)
+    E = np.eye(K, d) - np.eye(K, d).mean(axis=0)  # centred rows of equal norm
+    means = E * (1.0 + 1e-7 * rng.standard_normal(K))[:, None]
+    got = _kernel(_direct_moments(means, 23), None)
+    with mp.workdps(50):
+        M = [[mp.mpf(float(x)) for x in row] for row in means]
+        mu = [mp.fsum(M[k][j] for k in range(K)) / K for j in range(d)]
+        nr = [mp.sqrt(mp.fsum((M[k][j] - mu[j]) ** 2 for j in range(d))) for k in range(K)]
+        mean = mp.fsum(nr) / K
+        cv = mp.sqrt(mp.fsum((x - mean) ** 2 for x in nr) / K) / mean
+    assert abs(got[-1][4] - float(cv)) <= 1e-7 * float(cv)
+
+
+def test_the_full_scatter_is_read_in_both_triangles():
+    """upper=False with a scatter whose two triangles differ (as a sum of rounded products may): Σ_W averages
+    them, as the reference does."""
+    H, y, W = _features(24, 3, 4)
+    counts, sums, scatter, sq, shift = _moments(H, y, 3)
+    scatter = scatter + np.tril(np.full((4, 4), 1e-3), -1)
+    moments = (counts, sums, scatter, sq, shift)
+    _assert_same(_kernel(moments, W), _reference(moments, W))
 
 
 def test_undefined_metrics_are_nan_as_in_the_reference():
@@ -319,6 +448,15 @@ def test_ufm_norms_range(value, inside):
     assert (
         nk.ufm_norms(M, np.empty((0, 2)), np.empty(0), np.zeros((2, 2)), np.zeros((2, 2)), np.empty(0), out) == inside
     )
+
+
+@pytest.mark.parametrize("where", range(6))
+def test_ufm_norms_decline_when_any_one_input_is_outside_the_range(where):
+    """M, W, b, GM, GW, b*: one of them with an entry 2^201 (the others at unit scale) and the kernel declines."""
+    rng = np.random.default_rng(15)
+    args = [rng.standard_normal(s) for s in ((3, 4), (3, 4), (3,), (3, 3), (3, 3), (3,))]
+    args[where].flat[1] = 2.0**201
+    assert not nk.ufm_norms(*args, np.full(6, np.nan))
 
 
 @pytest.mark.parametrize("bias", [True, False])
