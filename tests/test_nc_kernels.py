@@ -213,6 +213,61 @@ def test_scales_inside_the_range_are_computed_by_the_kernel(log2_scale):
     _assert_same(_kernel(moments, W), _reference(moments, W))
 
 
+def _with_exponent(A, e):
+    """A rescaled by a power of two so that its largest |entry| lies in [2^(e−1), 2^e)."""
+    return A * 2.0 ** (e - math.frexp(np.abs(A).max())[1])
+
+
+@pytest.mark.parametrize("which", ["sums", "shift", "scatter", "sq"])
+@pytest.mark.parametrize("inside", [True, False])
+def test_each_moment_alone_sets_the_rescaling_range(which, inside):
+    """The rescaling exponent is the largest of the first moments' exponents and half (rounded up) of the second
+    moments': one moment alone at exponent 200 (first) or 400 (second) is computed, at 201 or 401 declined."""
+    H, y, _ = _features(25, 3, 4)
+    moments = dict(zip(("counts", "sums", "scatter", "sq", "shift"), _moments(H, y, 3)))
+    e = (200 if which in ("sums", "shift") else 400) + (0 if inside else 1)
+    moments[which] = _with_exponent(moments[which], e)
+    m = moments
+    got = nk.statistics_and_summary(m["counts"], m["sums"], m["scatter"], m["sq"], m["shift"], False, np.empty((0, 4)))
+    assert got[0] == inside
+
+
+@pytest.mark.parametrize("which", ["scatter", "sq"])
+def test_statistics_are_the_references_bit_for_bit_at_an_odd_second_moment_exponent(which):
+    """A second moment setting the exponent with an odd exponent of its own (11: e = 6, not 5.5): the
+    statistics equal class_statistics_from_moments bit for bit, as only exact power-of-two rescalings allow."""
+    H, y, _ = _features(26, 3, 4)
+    moments = dict(zip(("counts", "sums", "scatter", "sq", "shift"), _moments(H, y, 3)))
+    moments[which] = _with_exponent(moments[which], 11)
+    moments = tuple(moments[k] for k in ("counts", "sums", "scatter", "sq", "shift"))
+    ok, means, mu_G, sigma_W, _, class_var, _ = _kernel(moments, None)
+    st = metrics.class_statistics_from_moments(*moments)
+    assert ok
+    for a, b in ((means, st.means), (mu_G, st.global_mean), (sigma_W, st.sigma_W), (class_var, st.class_var)):
+        np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize(("e1", "inside"), [(200, True), (201, False)])
+def test_summary_of_means_at_the_range_edge(e1, inside):
+    """summary alone (as statistics_and_summary never calls it on such means): class means with exponent 200
+    are computed, 201 declined, whatever the exponent of their centred rows."""
+    rng = np.random.default_rng(27)
+    means = _with_exponent(1.0 + 2.0**-20 * rng.standard_normal((3, 4)), e1)  # centred rows at 2^(e1−20)
+    out = np.full(len(nk.KEYS), np.nan)
+    A = rng.standard_normal((4, 4))
+    assert nk.summary(means, A @ A.T, np.ones(3), np.empty((0, 4)), out) == inside
+
+
+@pytest.mark.parametrize("e1", [200, 199])
+def test_summary_of_centred_means_at_the_range_edge(e1):
+    """Centred class means (their own centring exponent 0 or 1) with exponent 200 or 199: total exponent
+    e = 200 is computed (a bound, not excluded)."""
+    means = np.array([[0.75, -0.5], [-0.75, 0.5]]) * 2.0 ** (e1 - 0)
+    out = np.full(len(nk.KEYS), np.nan)
+    assert nk.summary(means, np.eye(2), np.ones(2), np.empty((0, 2)), out)
+    assert np.isfinite(out[:8]).all()
+
+
 @pytest.mark.parametrize(("exponent", "inside"), [(200, True), (201, False)])
 def test_a_classifier_alone_at_the_range_edge(exponent, inside):
     """W (alone: the features at unit scale) with largest entry in [2^(e−1), 2^e): computed for e = 200, equal to

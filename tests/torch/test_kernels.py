@@ -95,17 +95,18 @@ def test_without_the_scatter_the_shifted_rows_come_back_as_columns():
     assert not scatter.any()
 
 
+@pytest.mark.parametrize("at", [0, 37])  # the first row too: its index 0 is the report
 @pytest.mark.parametrize("bad", [-1, K])
-def test_a_label_out_of_range_is_reported_and_nothing_is_added(bad):
+def test_a_label_out_of_range_is_reported_and_nothing_is_added(bad, at):
     H, y = _batch(4, 50, 4)
-    y[37] = bad
+    y[at] = bad
     state = _state(4, np.zeros((K, 4)))
     before = [a.copy() for a in state]
     _, n4 = tk.add_batch(H, y, *state, True, np.empty((0, 4)), NO_B, state[0], state[4])
     assert n4 == -1
     for a, b in zip(state, before):
         np.testing.assert_array_equal(a, b)
-    assert tk.first_bad_label(y, K) == 37
+    assert tk.first_bad_label(y, K) == at
 
 
 def _nc4_oracle(H, W, b, mu):
