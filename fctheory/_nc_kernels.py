@@ -110,7 +110,29 @@ def _row_norms(M):
 
 @njit(**_NB)
 def _gram(M):
-    return M @ M.T
+    """M Mᵀ from the rows' dot products (loops, not BLAS: K × K for small K, and a much smaller compiled kernel)."""
+    K = M.shape[0]
+    G = np.empty((K, K))
+    for i in range(K):
+        for j in range(i, K):
+            G[i, j] = G[j, i] = _dot(M[i], M[j])
+    return G
+
+
+@njit(**_NB)
+def _tn(A, B):
+    """Aᵀ B (A: n × p, B: n × q) as n rank-one updates of contiguous rows (vectorised without reassociation)."""
+    n, p = A.shape
+    q = B.shape[1]
+    P = np.zeros((p, q))
+    for k in range(n):
+        b = B[k]
+        for j in range(p):
+            a = A[k, j]
+            row = P[j]
+            for l in range(q):
+                row[l] += a * b[l]
+    return P
 
 
 @njit(**_NB)
@@ -149,7 +171,7 @@ def _cosines(M, nr):
     for i in range(K):
         for j in range(M.shape[1]):
             U[i, j] = M[i, j] / nr[i]
-    return U @ U.T
+    return _gram(U)
 
 
 @njit(**_NB)
@@ -193,7 +215,7 @@ def _moments_exponent(counts, sums, scatter, sq, shift):
 def _within(scatter, upper, s, m, f2, N, sigma_W):
     """Σ_W·2^-2e = 0.5·(A + Aᵀ)/N with A = S·2^-2e − mᵀs (the scatter's upper triangle alone with ``upper``)."""
     d = s.shape[1]
-    P = m.T @ s
+    P = _tn(m, s)
     for j in range(d):
         for l in range(j, d):
             sjl = scatter[j, l] * f2
@@ -205,8 +227,15 @@ def _within(scatter, upper, s, m, f2, N, sigma_W):
 
 
 @njit(**_NB)
-def _scale(A, f):
-    A *= f  # in place, any shape (also as plain Python under NUMBA_DISABLE_JIT, unlike a write through nditer)
+def _scale1(v, f):
+    for i in range(v.shape[0]):
+        v[i] *= f
+
+
+@njit(**_NB)
+def _scale2(A, f):
+    for i in range(A.shape[0]):
+        _scale1(A[i], f)
 
 
 @njit(**_NB)
@@ -231,20 +260,29 @@ def statistics(counts, sums, scatter, sq, shift, upper, means, mu_G, sigma_W, si
         class_var[k] = max(sq[k] * f2 - t, 0.0) / counts[k]
         for j in range(d):
             means[k, j] = shift[k, j] * f + m[k, j]
-    mu_G[:] = means.sum(axis=0) / K
+    mu_G[:] = 0.0
+    for k in range(K):  # the mean of the class means: their sum (in class order) over K
+        for j in range(d):
+            mu_G[j] += means[k, j]
+    for j in range(d):
+        mu_G[j] /= K
     Mc = means - mu_G
-    sigma_B[...] = Mc.T @ Mc / K
+    B = _tn(Mc, Mc)
+    for j in range(d):
+        for l in range(d):
+            sigma_B[j, l] = B[j, l] / K
     up, up2 = 2.0**e, 2.0 ** (2 * e)  # back to the features' scale (exact: no overflow at |e| ≤ 200)
-    _scale(mu_G, up)
-    _scale(means, up)
-    _scale(sigma_W, up2)
-    _scale(sigma_B, up2)
-    _scale(class_var, up2)
+    _scale1(mu_G, up)
+    _scale2(means, up)
+    _scale2(sigma_W, up2)
+    _scale2(sigma_B, up2)
+    _scale1(class_var, up2)
     return True
 
 
-#: up to this many classes NC1's singular vectors come from one-sided Jacobi on the K rows of M̃ (a few µs for
-#: K = 10; its cost grows as K²·d per sweep), above it from LAPACK's SVD
+#: the kernel's classes: up to this many, NC1's singular vectors come from one-sided Jacobi on the K rows of M̃
+#: (a few µs for K = 10; its cost grows as K²·d per sweep); more classes are left to the reference path, whose
+#: LAPACK SVD is faster there (and would double the kernel's compilation time)
 JACOBI_MAX_K = 32
 _JACOBI_SWEEPS = 60
 
@@ -263,7 +301,14 @@ def _jacobi_rows(R):
     R = Σ Vᵀ up to the order of the rows, i.e. row i is σ_i v_iᵀ with v_i a right singular vector of the
     original R. Rotates a pair while |⟨r_p, r_q⟩| > eps·‖r_p‖‖r_q‖ (high relative accuracy of every σ_i).
     False when the sweeps do not converge (never seen; the caller then takes LAPACK)."""
-    K = R.shape[0]
+    K, d = R.shape
+    # a row whose squared norm is below (eps·max(K, d))²·‖R‖_F² is rounding noise (the K − d rows beyond the rank
+    # when d < K, the K-th row of centred means): its σ lies under NC1's cut-off, and rotating noise against
+    # noise never converges, so such pairs are left alone
+    F2 = 0.0
+    for i in range(K):
+        F2 += _dot(R[i], R[i])
+    tiny = (_EPS * max(K, d)) ** 2 * F2
     for _ in range(_JACOBI_SWEEPS):
         rotated = False
         for p in range(K - 1):
@@ -271,7 +316,7 @@ def _jacobi_rows(R):
                 rp, rq = R[p], R[q]
                 g = _dot(rp, rq)
                 a, b = _dot(rp, rp), _dot(rq, rq)
-                if g == 0.0 or abs(g) <= _EPS * math.sqrt(a) * math.sqrt(b):
+                if g == 0.0 or min(a, b) <= tiny or abs(g) <= _EPS * math.sqrt(a) * math.sqrt(b):
                     continue
                 rotated = True
                 z = (b - a) / (2.0 * g)
@@ -289,47 +334,55 @@ def _jacobi_rows(R):
 
 @njit(**_NB)
 def _singular_rows(Mc):
-    """(σ, V) of M̃ (K × d): the singular values in decreasing order and the right singular vectors as the
-    columns of V (d × min(K, d)), by Jacobi for small K, else LAPACK."""
+    """(ok, σ, V) of M̃ (K × d) by one-sided Jacobi: the min(K, d) largest singular values in decreasing order
+    and the right singular vectors as the columns of V (d × min(K, d)); ok False if the sweeps did not converge."""
     K, d = Mc.shape
-    if K <= JACOBI_MAX_K:
-        R = Mc.copy()
-        if _jacobi_rows(R):
-            s = np.empty(K)
-            for i in range(K):
-                s[i] = math.sqrt(_dot(R[i], R[i]))
-            order = np.argsort(-s, kind="mergesort")[: min(K, d)]
-            V = np.empty((d, order.shape[0]))
-            for c in range(order.shape[0]):
-                i = order[c]
-                for j in range(d):
-                    V[j, c] = R[i, j] / s[i] if s[i] > 0.0 else 0.0
-            return s[order], V
-    _, s, Vt = np.linalg.svd(Mc, full_matrices=False)
-    return s, np.ascontiguousarray(Vt.T)
+    R = Mc.copy()
+    ok = _jacobi_rows(R)
+    s = np.empty(K)
+    for i in range(K):
+        s[i] = math.sqrt(_dot(R[i], R[i]))
+    order = np.arange(K)  # by decreasing σ, ties in row order (insertion sort: K ≤ JACOBI_MAX_K)
+    for i in range(1, K):
+        o = order[i]
+        j = i
+        while j > 0 and s[order[j - 1]] < s[o]:
+            order[j] = order[j - 1]
+            j -= 1
+        order[j] = o
+    r = min(K, d)
+    V = np.empty((d, r))
+    for c in range(r):
+        i = order[c]
+        for j in range(d):
+            V[j, c] = R[i, j] / s[i] if s[i] > 0.0 else 0.0
+    return ok, s[order[:r]], V
 
 
 @njit(**_NB)
 def _nc1(Mc, sigma_W, f2):
-    """Papyan's NC1 Σ_i v_iᵀ (Σ_W·f2) v_i / s_i² over the ≤ K−1 kept right singular vectors of M̃ (NaN when
-    none is kept: coinciding means), as fctheory.metrics.nc._between_directions keeps them."""
+    """(ok, Papyan's NC1 Σ_i v_iᵀ (Σ_W·f2) v_i / s_i²) over the ≤ K−1 kept right singular vectors of M̃ (NaN
+    when none is kept: coinciding means), as fctheory.metrics.nc._between_directions keeps them; ok False when
+    the Jacobi sweeps did not converge."""
     K, d = Mc.shape
-    s, V = _singular_rows(Mc)
+    ok, s, V = _singular_rows(Mc)
+    if not ok:
+        return False, np.nan  # the caller declines
     tol = 10.0 * s.max() * max(K, d) * _EPS
     r = 0
     while r < s.size and r < K - 1 and s[r] > tol:
         r += 1
     if r == 0:
-        return np.nan
+        return True, np.nan
     Vr = np.ascontiguousarray(V[:, :r])
-    SV = sigma_W @ Vr  # one BLAS product: d²·r multiply-adds (K = 100, d = 512: 26 M)
+    SV = _tn(sigma_W, Vr)  # Σ_W V (Σ_W is symmetric): d²·r multiply-adds
     acc = 0.0
     for i in range(r):
         q = 0.0  # v_iᵀ (Σ_W·f2) v_i; ·f2 is exact (a power of two)
         for a in range(d):
             q += (SV[a, i] * f2) * Vr[a, i]
         acc += q / (s[i] * s[i])
-    return acc
+    return True, acc
 
 
 @njit(**_SUMS)
@@ -370,18 +423,24 @@ def _classifier(W, Mc, out):
         return False
     Wc = np.empty((K, d))
     _centred_unit(Wu, Wc)
-    out[8] = _nearest_etf(Wc @ Wc.T)
+    out[8] = _nearest_etf(_gram(Wc))
     out[9] = _norms_cv(_row_norms(Wu))[0]
     out[10] = _off_mean(_cosines(Wc, _row_norms(Wc)), 0.0, False)
-    nW2 = (Wu * Wu).sum()
-    nM2 = (Mc * Mc).sum()
+    nW2 = nM2 = 0.0
+    for k in range(K):
+        nW2 += _dot(Wu[k], Wu[k])
+        nM2 += _dot(Mc[k], Mc[k])
     out[11] = nW2 * 2.0 ** (2 * eu)
     nW, nM = math.sqrt(nW2), math.sqrt(nM2)
     if nW == 0.0 or nM == 0.0:
         out[12] = np.nan
     else:
-        D = Wu / nW - Mc / nM
-        out[12] = math.sqrt((D * D).sum())
+        acc = 0.0
+        for k in range(K):
+            for j in range(d):
+                x = Wu[k, j] / nW - Mc[k, j] / nM
+                acc += x * x
+        out[12] = math.sqrt(acc)
     return True
 
 
@@ -390,6 +449,8 @@ def summary(means, sigma_W, class_var, W, out):
     """nc_summary(st, W) into ``out`` (in the order of KEYS; W of shape (0, d): the first eight only).
     False (``out`` unusable) outside the kernel's range."""
     K, d = means.shape
+    if K > JACOBI_MAX_K:
+        return False  # NC1's singular vectors for many classes: LAPACK's SVD, on the reference path
     M = np.empty((K, d))
     e1 = _unit_rows(means, M)
     Mc = np.empty((K, d))
@@ -397,11 +458,20 @@ def summary(means, sigma_W, class_var, W, out):
     if abs(e1) > MAX_EXPONENT or abs(e) > MAX_EXPONENT:
         return False
     f2 = 2.0 ** (-2 * e)
-    out[0] = _nc1(Mc, sigma_W, f2)
-    trB = (Mc * Mc).sum() / K
-    out[1] = np.trace(sigma_W) * f2 / trB if trB != 0.0 else np.nan
+    ok, nc1 = _nc1(Mc, sigma_W, f2)
+    out[0] = nc1
+    if not ok:
+        return False  # Jacobi did not converge (never seen)
+    trB = 0.0
+    for k in range(K):
+        trB += _dot(Mc[k], Mc[k])
+    trB /= K
+    trW = 0.0
+    for j in range(d):
+        trW += sigma_W[j, j]
+    out[1] = trW * f2 / trB if trB != 0.0 else np.nan
     out[2] = _cdnv(Mc, class_var, f2)
-    out[3] = _nearest_etf(Mc @ Mc.T)
+    out[3] = _nearest_etf(_gram(Mc))
     nr = _row_norms(Mc)
     out[4], mean = _norms_cv(nr)
     C = _cosines(Mc, nr)

@@ -119,7 +119,7 @@ def test_statistics_and_summary_equal_the_reference_over_sizes_and_scales(
         dict(K=2, d=1),
         dict(K=6, d=12, offset=1e4),  # a large common offset (the centring cancels)
         dict(K=5, d=12, spread=1e-7),  # nearly collapsed classes
-        dict(K=40, d=50),  # above JACOBI_MAX_K: LAPACK's SVD
+        dict(K=32, d=40),  # JACOBI_MAX_K classes
     ],
     ids=lambda c: ",".join(f"{k}={v}" for k, v in c.items()),
 )
@@ -175,8 +175,9 @@ def test_jacobi_singular_values_and_subspaces_equal_numpys_svd():
     rng = np.random.default_rng(2)
     for K, d in ((3, 5), (8, 8), (12, 4), (32, 40)):
         Mc = rng.standard_normal((K, d)) * 10.0 ** rng.uniform(-2, 2, (K, 1))
-        s, V = nk._singular_rows(Mc)
+        ok, s, V = nk._singular_rows(Mc)
         s_ref, Vt = np.linalg.svd(Mc, full_matrices=False)[1:]
+        assert ok
         # LAPACK's singular values are accurate to ~eps·s_max (Jacobi's to ~eps·s_i, see below)
         assert np.allclose(s, s_ref, rtol=1e-13, atol=50 * np.finfo(float).eps * s_ref[0])
         r = min(K, d) - 1  # projectors onto the leading subspaces (unique where the gap is clear)
@@ -188,10 +189,20 @@ def test_jacobi_singular_values_of_graded_rows_have_full_relative_accuracy():
     property of one-sided Jacobi that a bidiagonalising SVD does not have)."""
     rng = np.random.default_rng(3)
     Mc = rng.standard_normal((6, 9)) * 10.0 ** np.linspace(0, -10, 6)[:, None]
-    s = nk._singular_rows(Mc)[0]
+    ok, s, _ = nk._singular_rows(Mc)
+    assert ok
     with mp.workdps(50):
         exact = sorted((float(x) for x in mp.svd_r(mp.matrix(Mc.tolist()), compute_uv=False)), reverse=True)
     np.testing.assert_allclose(s, exact, rtol=1e-13)
+
+
+def test_more_classes_than_jacobi_max_k_are_left_to_the_reference():
+    K = nk.JACOBI_MAX_K + 1
+    H, y, W = _features(16, K, 40)
+    moments = _moments(H, y, K)
+    assert not _kernel(moments, W)[0]
+    st, summ = metrics.nc_summary_from_moments(*moments, W)
+    assert summ == _reference(moments, W)[1]
 
 
 @pytest.mark.parametrize("log2_scale", [-300, -230, 230, 300])

@@ -70,6 +70,14 @@ _KOPT = Int(min=2).or_none()
 _GMEAN = Choice("class_means", "samples")
 _COUNTS = Array(ndim=1, min=0, native=True).or_none()
 _DDOF = Int(min=0, max=1)
+# the one-pass moments (class_statistics_from_moments, nc_summary_from_moments)
+_MOMENTS = dict(
+    counts=Array(ndim=1, integer=True, min=0, native=True),
+    sums=_M,
+    scatter=_M,
+    sq=Array(ndim=1, native=True),
+    shift=_M,
+)
 
 
 def _features(H, name="H", like=None):
@@ -333,14 +341,7 @@ def class_statistics(H, y, *, K: int | None = None, global_mean: str = "class_me
     )
 
 
-@public(
-    counts=Array(ndim=1, integer=True, min=0, native=True),
-    sums=_M,
-    scatter=_M,
-    sq=Array(ndim=1, native=True),
-    shift=_M,
-    global_mean=_GMEAN,
-)
+@public(**_MOMENTS, global_mean=_GMEAN)
 def class_statistics_from_moments(counts, sums, scatter, sq, shift, *, global_mean: str = "class_means"):
     """:class:`ClassStatistics` from one-pass moments of the shifted features h − c_{y} (ddof 0).
 
@@ -1214,24 +1215,18 @@ def nc_summary(st: ClassStatistics, W=None) -> dict:
     return out
 
 
-@public(
-    counts=Array(ndim=1, integer=True, min=0, native=True),
-    sums=_M,
-    scatter=_M,
-    sq=Array(ndim=1, native=True),
-    shift=_M,
-    W=_M.or_none(),
-    upper=Bool(),
-)
+@public(**_MOMENTS, W=_M.or_none(), upper=Bool())
 def nc_summary_from_moments(counts, sums, scatter, sq, shift, W=None, *, upper: bool = False):
     """:func:`class_statistics_from_moments` and :func:`nc_summary` of its result, in one call.
 
     The end of a training monitor's epoch: the class statistics of one-pass moments and every
-    statistics-based NC metric. Host (NumPy) moments in the ordinary range of scales are computed by one
-    compiled kernel (``fctheory._nc_kernels``: the same steps and exact power-of-two rescalings,
-    a hundred array calls fewer), equal to the two functions to the rounding of their float64 sums (tested
-    to 1e-12 relative); moments of another library (CuPy, PyTorch: their device), extreme scales (a
-    rescaling exponent beyond ±200) and input that the functions refuse take the two functions themselves.
+    statistics-based NC metric. Host (NumPy float64) moments of at most 32 classes in the ordinary range of
+    scales are computed by one compiled kernel (``fctheory._nc_kernels``: the same steps and exact
+    power-of-two rescalings, NC1's singular vectors by one-sided Jacobi, a hundred array calls fewer), equal
+    to the two functions to the rounding of their float64 sums (tested to 1e-12 relative, NC1 within its
+    conditioning); moments of another library (CuPy, PyTorch: their device), more classes, extreme scales
+    (a rescaling exponent beyond ±200) and input that the functions refuse take the two functions themselves.
+    The kernel is compiled on first use (a few seconds, once: numba caches it on disk).
 
     Parameters
     ----------

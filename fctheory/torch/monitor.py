@@ -134,13 +134,11 @@ class _Moments:
             if buf is None:
                 buf = self._scratch(key)
             H = buf[0].copy_(H)
-        Wn, bn = _NO_ROWS, _NO_BIAS  # NC4 needs the classifier's weights and the previous epoch's means
+        # NC4 needs the classifier's weights and the previous epoch's means. The weights go in as float64 (a K×d
+        # copy): one type for the kernel, so that it is compiled once, whatever the classifier's dtype
+        Wn, bn = _NO_ROWS, _NO_BIAS
         if W is not None and self.ref is not None:
-            if W.dtype not in _HOST_DTYPES or W.device.type != "cpu":
-                W = W.to(device="cpu", dtype=torch.float64)
-            if b is not None and (b.dtype not in _HOST_DTYPES or b.device.type != "cpu"):
-                b = b.to(device="cpu", dtype=torch.float64)
-            Wn, bn = W.numpy(), (_NO_BIAS if b is None else b.numpy())
+            Wn, bn = _host_float64(W), (_NO_BIAS if b is None else _host_float64(b))
         counts, sums, scatter, sq, shift = self.arrays
         small = H.shape[1] <= _HOST_SCATTER_MAX_D
         Dt, disagree = _kernels.add_batch(

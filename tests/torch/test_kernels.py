@@ -95,6 +95,14 @@ def test_without_the_scatter_the_shifted_rows_come_back_as_columns():
     assert not scatter.any()
 
 
+@pytest.mark.parametrize("with_scatter", [True, False])
+def test_without_a_classifier_no_disagreement_is_counted(with_scatter):
+    H, y = _batch(5, 30, 9)
+    state = _state(9, np.full((K, 9), 10.0))
+    _, n4 = tk.add_batch(H, y, *state, with_scatter, np.empty((0, 9)), NO_B, state[0], state[4])
+    assert n4 == 0
+
+
 @pytest.mark.parametrize("at", [0, 37])  # the first row too: its index 0 is the report
 @pytest.mark.parametrize("bad", [-1, K])
 def test_a_label_out_of_range_is_reported_and_nothing_is_added(bad, at):
