@@ -166,6 +166,19 @@ def test_add_batch_counts_nc4_like_the_separate_kernel():
     assert n4 == _nc4_oracle(H, W, b, mu)
 
 
+def test_add_batch_counts_nc4_over_several_chunks_of_rows():
+    """B = 300 rows of width 40: five chunks of 64 rows, each chunk's rows kept in place for NC4's product."""
+    d = 40
+    H, y = _batch(7, 300, d)
+    rng = np.random.default_rng(7)
+    mu = np.full((K, d), 10.0) + rng.standard_normal((K, d))
+    W, b = rng.standard_normal((K, d)), rng.standard_normal(K)
+    state = _state(d, mu)
+    _, n4 = tk.add_batch(H, y, *state, True, W, b, 2.0 * mu, -(mu * mu).sum(1))
+    expected = _nc4_oracle(H, W, b, mu)
+    assert 5 < expected < 295 and n4 == expected
+
+
 @pytest.mark.parametrize("with_W", [True, False])
 @pytest.mark.parametrize("bias", [True, False])
 def test_epoch_numbers_equal_the_public_functions(with_W, bias):
