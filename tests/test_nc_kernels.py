@@ -184,6 +184,37 @@ def test_jacobi_singular_values_and_subspaces_equal_numpys_svd():
         assert np.allclose(V[:, :r] @ V[:, :r].T, Vt[:r].T @ Vt[:r], atol=1e-12)
 
 
+def _assert_orthogonal_rows_with_singular_values_of(R, M):
+    G = R @ R.T
+    n = np.sqrt(np.diag(G))
+    off = np.abs(G - np.diag(np.diag(G)))
+    assert (off <= 4 * np.finfo(float).eps * np.outer(n, n)).all()
+    np.testing.assert_allclose(np.sort(n)[::-1], np.linalg.svd(M, compute_uv=False), rtol=1e-13)
+
+
+def test_jacobi_rows_converge_to_orthogonal_rows_of_the_singular_values():
+    """R = ΣVᵀ up to the row order: mutually orthogonal rows (to eps) whose norms are the singular values."""
+    M = np.random.default_rng(28).standard_normal((6, 8))
+    R = M.copy()
+    assert nk._jacobi_rows(R)
+    _assert_orthogonal_rows_with_singular_values_of(R, M)
+
+
+def test_jacobi_rotates_every_non_orthogonal_pair_of_a_sweep():
+    """Rows e_1, e_2, e_1 + e_3: the pairs (1, 2) and (2, 3) are orthogonal, (1, 3) is not (⟨r_1, r_3⟩ = 1):
+    it is rotated too, after an orthogonal pair of the same row was skipped."""
+    M = np.array([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [1.0, 0.0, 1.0]])
+    R = M.copy()
+    assert nk._jacobi_rows(R)
+    _assert_orthogonal_rows_with_singular_values_of(R, M)
+
+
+def test_without_W_the_classifier_entries_stay_nan():
+    H, y, _ = _features(29, 3, 4)
+    out = _kernel(_moments(H, y, 3), None)[-1]
+    assert out.dtype == np.float64 and np.isnan(out[8:]).all() and np.isfinite(out[:8]).all()
+
+
 def test_jacobi_singular_values_of_graded_rows_have_full_relative_accuracy():
     """Rows scaled from 1 down to 1e-10: every singular value to 1e-13 relative of the 50-digit SVD (the
     property of one-sided Jacobi that a bidiagonalising SVD does not have)."""
@@ -452,6 +483,17 @@ def test_nc_summary_from_moments_runs_the_kernel_on_host_moments(monkeypatch):
     st_t, summ_t = metrics.nc_summary_from_moments(*as_t, torch.as_tensor(W))
     assert calls == [1]  # tensors: the reference path, on their device
     assert summ_t == pytest.approx(summ, rel=1e-12, abs=2e-14)
+
+
+def test_nc_summary_from_moments_reads_the_whole_scatter_by_default():
+    """upper defaults to False: a scatter whose lower triangle differs from the upper one (a rounded
+    accumulation may give one) is averaged over both, as class_statistics_from_moments does."""
+    H, y, W = _features(30, 3, 4)
+    counts, sums, scatter, sq, shift = _moments(H, y, 3)
+    scatter = scatter + np.tril(np.full((4, 4), 1e-3), -1)
+    st, _ = metrics.nc_summary_from_moments(counts, sums, scatter, sq, shift, W)
+    ref = metrics.class_statistics_from_moments(counts, sums, scatter, sq, shift)
+    np.testing.assert_allclose(st.sigma_W, ref.sigma_W, rtol=1e-13, atol=1e-15)
 
 
 def test_nc_summary_from_moments_refuses_what_the_reference_refuses():

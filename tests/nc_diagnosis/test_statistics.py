@@ -4,12 +4,14 @@ statistics against fctheory.metrics on the features themselves, and the package 
 import os
 import subprocess
 import sys
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
 
 from fctheory import FCTheoryError, metrics
 from fctheory.nc_diagnosis import feature_statistics, nc_metrics, statistics_from_moments, ufm_distances, ufm_optimum
+from fctheory.nc_diagnosis.statistics import _reference_norms
 
 K, D = 5, 7
 
@@ -82,3 +84,15 @@ def test_a_float32_layer_gives_the_metrics_and_distances_of_its_float64_copy():
     assert nc_metrics(st, W32) == nc_metrics(st, W64)
     opt = ufm_optimum(loss="ce", K=K, n_spl=30, lam_W=5e-3, lam_H=5e-3, bias=True)
     assert ufm_distances(st, W32, b32, opt, n_spl=30) == ufm_distances(st, W64, b64, opt, n_spl=30)
+
+
+def test_reference_norms_equal_numpy_with_a_non_zero_optimal_bias():
+    """The norms of the reference path (any scale) against plain NumPy, b* ≠ 0 so that b − b* ≠ b + b*."""
+    rng = np.random.default_rng(31)
+    M, W, GM, GW = (rng.standard_normal(s) for s in ((4, 6), (4, 6), (4, 4), (4, 4)))
+    b, bs = rng.standard_normal(4), rng.standard_normal(4)
+    opt = SimpleNamespace(means_gram=GM, W_gram=GW, bias=bs)
+    got = _reference_norms(M, W, b, opt)
+    n = np.linalg.norm
+    expected = [n(M @ M.T - GM), n(GM), n(W @ W.T - GW), n(GW), float(np.sum(W * W)), n(W), n(b - bs)]
+    np.testing.assert_allclose(got, expected, rtol=1e-14)
