@@ -1,6 +1,7 @@
 """fctheory.nc_diagnosis.statistics: moments → statistics against a two-pass oracle, the metrics from the
 statistics against fctheory.metrics on the features themselves, and the package needs no PyTorch."""
 
+import math
 import os
 import subprocess
 import sys
@@ -9,8 +10,9 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from fctheory import FCTheoryError, metrics
+from fctheory import FCTheoryError, metrics, ufm
 from fctheory.nc_diagnosis import feature_statistics, nc_metrics, statistics_from_moments, ufm_distances, ufm_optimum
+from fctheory.nc_diagnosis import statistics as nc_statistics
 from fctheory.nc_diagnosis.statistics import _reference_norms
 
 K, D = 5, 7
@@ -96,3 +98,21 @@ def test_reference_norms_equal_numpy_with_a_non_zero_optimal_bias():
     n = np.linalg.norm
     expected = [n(M @ M.T - GM), n(GM), n(W @ W.T - GW), n(GW), float(np.sum(W * W)), n(W), n(b - bs)]
     np.testing.assert_allclose(got, expected, rtol=1e-14)
+
+
+@pytest.mark.parametrize("opt_bias", [True, False])
+def test_ufm_distances_take_the_compiled_norms_in_their_range(opt_bias, monkeypatch):
+    """Unit-scale statistics, W and b (against an optimum with or without a bias): the compiled kernel's norms,
+    never the rescaled reference path (which is for scales outside the kernel's range)."""
+    rng = np.random.default_rng(32)
+    y = np.repeat(np.arange(4), 5)
+    st = feature_statistics(rng.standard_normal((4, 6))[y] + 0.1 * rng.standard_normal((20, 6)), y)
+    W, b = rng.standard_normal((4, 6)), rng.standard_normal(4)
+    opt = ufm.ce(K=4, n_spl=5, lam_W=1e-3, lam_H=1e-3, bias=opt_bias)
+
+    def refuse(*args):
+        raise AssertionError("the reference norms were computed")
+
+    monkeypatch.setattr(nc_statistics, "_reference_norms", refuse)
+    out = ufm_distances(st, W, b, opt, n_spl=5)
+    assert math.isfinite(out["dist_W_gram"]) and ("dist_bias" in out) == opt_bias
