@@ -116,3 +116,18 @@ def test_ufm_distances_take_the_compiled_norms_in_their_range(opt_bias, monkeypa
     monkeypatch.setattr(nc_statistics, "_reference_norms", refuse)
     out = ufm_distances(st, W, b, opt, n_spl=5)
     assert math.isfinite(out["dist_W_gram"]) and ("dist_bias" in out) == opt_bias
+
+
+def test_host64_keeps_a_float64_array_and_converts_anything_else():
+    a = np.arange(6.0).reshape(2, 3)
+    assert nc_statistics._host64(a) is a
+    for other in (a.astype(np.float32), a.astype(np.int64), a.tolist()):
+        got = nc_statistics._host64(other)
+        assert type(got) is np.ndarray and got.dtype == np.float64
+        np.testing.assert_array_equal(got, a)
+
+
+def test_is64_only_for_float64_numpy_arrays():
+    a = np.zeros(3)
+    assert nc_statistics._is64(a)
+    assert not any(nc_statistics._is64(x) for x in (a.astype(np.float32), a.astype(np.int64), a.tolist(), None))
