@@ -490,6 +490,15 @@ def test_nc_summary_from_moments_runs_the_kernel_on_host_moments(monkeypatch):
     assert summ_t == pytest.approx(summ, rel=1e-12, abs=2e-14)
 
 
+def test_nc_summary_from_moments_runs_the_kernel_without_a_classifier(monkeypatch):
+    calls = []
+    kernel = nk.statistics_and_summary
+    monkeypatch.setattr(nk, "statistics_and_summary", lambda *args: calls.append(1) or kernel(*args))
+    H, y, _ = _features(12, 4, 5)
+    _, summ = metrics.nc_summary_from_moments(*_moments(H, y, 4))
+    assert calls == [1] and set(summ) == set(nk.KEYS[:8])
+
+
 def test_nc_summary_from_moments_reads_the_whole_scatter_by_default():
     """upper defaults to False: a scatter whose lower triangle differs from the upper one (a rounded
     accumulation may give one) is averaged over both, as class_statistics_from_moments does."""

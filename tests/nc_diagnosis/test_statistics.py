@@ -1,6 +1,7 @@
 """fctheory.nc_diagnosis.statistics: moments → statistics against a two-pass oracle, the metrics from the
 statistics against fctheory.metrics on the features themselves, and the package needs no PyTorch."""
 
+import dataclasses
 import math
 import os
 import subprocess
@@ -131,3 +132,45 @@ def test_is64_only_for_float64_numpy_arrays():
     a = np.zeros(3)
     assert nc_statistics._is64(a)
     assert not any(nc_statistics._is64(x) for x in (a.astype(np.float32), a.astype(np.int64), a.tolist(), None))
+
+
+def _layer(seed, scale=1.0):
+    rng = np.random.default_rng(seed)
+    y = np.repeat(np.arange(4), 5)
+    st = feature_statistics(scale * (rng.standard_normal((4, 6))[y] + 0.1 * rng.standard_normal((20, 6))), y)
+    return st, scale * rng.standard_normal((4, 6)), scale * rng.standard_normal(4)
+
+
+@pytest.mark.parametrize("name", ["W", "b"])
+def test_ufm_distances_refuse_a_layer_of_the_wrong_shape_naming_it(name):
+    st, W, b = _layer(33)
+    opt = ufm.ce(K=4, n_spl=5, lam_W=1e-3, lam_H=1e-3, bias=True)
+    bad = dict(W=W, b=b)
+    bad[name] = np.ones((5, 6)) if name == "W" else np.ones(5)
+    with pytest.raises(FCTheoryError, match=f"^{name}="):
+        ufm_distances(st, bad["W"], bad["b"], opt, n_spl=5)
+
+
+def test_ufm_distances_refuse_an_overflowing_bias_the_optimum_does_not_have():
+    st, W, b = _layer(34)
+    opt = ufm.ce(K=4, n_spl=5, lam_W=1e-3, lam_H=1e-3, bias=False)
+    with pytest.raises(FCTheoryError, match="^b=.*overflows"):
+        ufm_distances(st, W, np.full(4, 1e300), opt, n_spl=5)
+
+
+def test_ufm_distances_at_an_extreme_scale_with_a_bias_the_optimum_does_not_have():
+    """The reference path (features at 2^300) with a bias against a bias-free optimum: no bias distance."""
+    st, W, b = _layer(35, scale=2.0**300)
+    opt = ufm.ce(K=4, n_spl=5, lam_W=1e-3, lam_H=1e-3, bias=False)
+    out = ufm_distances(st, W, b, opt, n_spl=5)
+    assert "dist_bias" not in out and math.isfinite(out["dist_means_gram"])
+
+
+def test_ufm_distances_against_an_optimum_made_by_hand_of_lists():
+    """An optimum whose Grams and bias are lists (not float64 arrays): the reference path, the same numbers."""
+    st, W, b = _layer(36)
+    opt = ufm.ce(K=4, n_spl=5, lam_W=1e-3, lam_H=1e-3, bias=True)
+    lists = dataclasses.replace(
+        opt, means_gram=opt.means_gram.tolist(), W_gram=opt.W_gram.tolist(), bias=opt.bias.tolist()
+    )
+    assert ufm_distances(st, W, b, lists, n_spl=5) == pytest.approx(ufm_distances(st, W, b, opt, n_spl=5), rel=1e-13)
