@@ -300,7 +300,7 @@ def _jacobi_rows(R):
     """Orthogonalise the rows of R in place by plane rotations (one-sided Jacobi, Hestenes): afterwards
     R = Σ Vᵀ up to the order of the rows, i.e. row i is σ_i v_iᵀ with v_i a right singular vector of the
     original R. Rotates a pair while |⟨r_p, r_q⟩| > eps·‖r_p‖‖r_q‖ (high relative accuracy of every σ_i).
-    False when the sweeps do not converge (never seen; the caller then takes LAPACK)."""
+    False when the sweeps do not converge (never seen; the caller then declines)."""
     K, d = R.shape
     # a row whose squared norm is below (eps·max(K, d))²·‖R‖_F² is rounding noise (the K − d rows beyond the rank
     # when d < K, the K-th row of centred means): its σ lies under NC1's cut-off, and rotating noise against

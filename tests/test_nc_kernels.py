@@ -4,6 +4,7 @@ ufm_distances, numpy's SVD and a 50-digit mpmath NC1 where the problem is ill-co
 the kernels must leave to the reference (extreme scales, non-finite values, empty classes)."""
 
 import math
+from fractions import Fraction
 
 import mpmath as mp
 import numpy as np
@@ -183,6 +184,37 @@ def test_jacobi_singular_values_and_subspaces_equal_numpys_svd():
         assert np.allclose(V[:, :r] @ V[:, :r].T, Vt[:r].T @ Vt[:r], atol=1e-12)
 
 
+def _assert_orthogonal_rows_with_singular_values_of(R, M):
+    G = R @ R.T
+    n = np.sqrt(np.diag(G))
+    off = np.abs(G - np.diag(np.diag(G)))
+    assert (off <= 4 * np.finfo(float).eps * np.outer(n, n)).all()
+    np.testing.assert_allclose(np.sort(n)[::-1], np.linalg.svd(M, compute_uv=False), rtol=1e-13)
+
+
+def test_jacobi_rows_converge_to_orthogonal_rows_of_the_singular_values():
+    """R = ΣVᵀ up to the row order: mutually orthogonal rows (to eps) whose norms are the singular values."""
+    M = np.random.default_rng(28).standard_normal((6, 8))
+    R = M.copy()
+    assert nk._jacobi_rows(R)
+    _assert_orthogonal_rows_with_singular_values_of(R, M)
+
+
+def test_jacobi_rotates_every_non_orthogonal_pair_of_a_sweep():
+    """Rows e_1, e_2, e_1 + e_3: the pairs (1, 2) and (2, 3) are orthogonal, (1, 3) is not (⟨r_1, r_3⟩ = 1):
+    it is rotated too, after an orthogonal pair of the same row was skipped."""
+    M = np.array([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [1.0, 0.0, 1.0]])
+    R = M.copy()
+    assert nk._jacobi_rows(R)
+    _assert_orthogonal_rows_with_singular_values_of(R, M)
+
+
+def test_without_W_the_classifier_entries_stay_nan():
+    H, y, _ = _features(29, 3, 4)
+    out = _kernel(_moments(H, y, 3), None)[-1]
+    assert out.dtype == np.float64 and np.isnan(out[8:]).all() and np.isfinite(out[:8]).all()
+
+
 def test_jacobi_singular_values_of_graded_rows_have_full_relative_accuracy():
     """Rows scaled from 1 down to 1e-10: every singular value to 1e-13 relative of the 50-digit SVD (the
     property of one-sided Jacobi that a bidiagonalising SVD does not have)."""
@@ -223,6 +255,114 @@ def test_scales_inside_the_range_are_computed_by_the_kernel(log2_scale):
     _assert_same(_kernel(moments, W), _reference(moments, W))
 
 
+def _with_exponent(A, e):
+    """A rescaled by a power of two so that its largest |entry| lies in [2^(e−1), 2^e)."""
+    return A * 2.0 ** (e - math.frexp(np.abs(A).max())[1])
+
+
+@pytest.mark.parametrize("which", ["sums", "shift", "scatter", "sq"])
+@pytest.mark.parametrize("inside", [True, False])
+def test_each_moment_alone_sets_the_rescaling_range(which, inside):
+    """The rescaling exponent is the largest of the first moments' exponents and half (rounded up) of the second
+    moments': one moment alone at exponent 200 (first) or 400 (second) is computed, at 201 or 401 declined."""
+    H, y, _ = _features(25, 3, 4)
+    moments = dict(zip(("counts", "sums", "scatter", "sq", "shift"), _moments(H, y, 3)))
+    e = (200 if which in ("sums", "shift") else 400) + (0 if inside else 1)
+    moments[which] = _with_exponent(moments[which], e)
+    m = moments
+    got = nk.statistics_and_summary(m["counts"], m["sums"], m["scatter"], m["sq"], m["shift"], False, np.empty((0, 4)))
+    assert got[0] == inside
+
+
+@pytest.mark.parametrize("which", ["scatter", "sq"])
+def test_statistics_are_the_references_bit_for_bit_at_an_odd_second_moment_exponent(which):
+    """A second moment setting the exponent with an odd exponent of its own (11: e = 6, not 5.5): the
+    statistics equal class_statistics_from_moments to the rounding of the summation order."""
+    H, y, _ = _features(26, 3, 4)
+    moments = dict(zip(("counts", "sums", "scatter", "sq", "shift"), _moments(H, y, 3)))
+    moments[which] = _with_exponent(moments[which], 11)
+    moments = tuple(moments[k] for k in ("counts", "sums", "scatter", "sq", "shift"))
+    ok, means, mu_G, sigma_W, _, class_var, _ = _kernel(moments, None)
+    st = metrics.class_statistics_from_moments(*moments)
+    assert ok
+    for a, b in ((means, st.means), (mu_G, st.global_mean), (sigma_W, st.sigma_W), (class_var, st.class_var)):
+        # the same exact rescalings; the kernel's own summation order leaves rounding differences only
+        np.testing.assert_allclose(a, b, rtol=2e-15, atol=2e-15 * np.abs(b).max())
+
+
+@pytest.mark.parametrize(("e1", "inside"), [(200, True), (201, False)])
+def test_summary_of_means_at_the_range_edge(e1, inside):
+    """summary alone (as statistics_and_summary never calls it on such means): class means with exponent 200
+    are computed, 201 declined, whatever the exponent of their centred rows."""
+    rng = np.random.default_rng(27)
+    means = _with_exponent(1.0 + 2.0**-20 * rng.standard_normal((3, 4)), e1)  # centred rows at 2^(e1−20)
+    out = np.full(len(nk.KEYS), np.nan)
+    A = rng.standard_normal((4, 4))
+    assert nk.summary(means, A @ A.T, np.ones(3), np.empty((0, 4)), out) == inside
+
+
+@pytest.mark.parametrize("e1", [200, 199])
+def test_summary_of_centred_means_at_the_range_edge(e1):
+    """Centred class means (their own centring exponent 0 or 1) with exponent 200 or 199: total exponent
+    e = 200 is computed (a bound, not excluded)."""
+    means = np.array([[0.75, -0.5], [-0.75, 0.5]]) * 2.0 ** (e1 - 0)
+    out = np.full(len(nk.KEYS), np.nan)
+    assert nk.summary(means, np.eye(2), np.ones(2), np.empty((0, 2)), out)
+    assert np.isfinite(out[:8]).all()
+
+
+@pytest.mark.parametrize(("exponent", "inside"), [(200, True), (201, False)])
+def test_a_classifier_alone_at_the_range_edge(exponent, inside):
+    """W (alone: the features at unit scale) with largest entry in [2^(e−1), 2^e): computed for e = 200, equal to
+    the reference; declined for e = 201."""
+    H, y, W = _features(9, 4, 5)
+    W = W * 2.0 ** (exponent - math.frexp(np.abs(W).max())[1])
+    moments = _moments(H, y, 4)
+    got = _kernel(moments, W)
+    if inside:
+        _assert_same(got, _reference(moments, W))
+    else:
+        assert not got[0]
+
+
+@pytest.mark.parametrize("unit", ["W", "means"])
+def test_nc3_where_a_unit_scaled_norm_is_exactly_one(unit):
+    """‖W·2^-e‖_F or ‖M̃·2^-e‖_F exactly 1 (entries ±0.5) is an ordinary value of NC3, not a zero norm."""
+    half = 0.5 * np.array([[1.0, 1.0], [-1.0, -1.0]])
+    other = np.array([[0.75, -0.25], [-0.5, 0.3125]])
+    means, W = (other, half) if unit == "W" else (half, other)
+    H, y = means, np.arange(2)
+    moments = _moments(H, y, 2)
+    got = _kernel(moments, W)
+    assert np.isfinite(got[-1][12])
+    _assert_same(got, _reference(moments, W))
+
+
+def test_centring_is_exact_for_rows_sharing_a_large_offset():
+    """Rows c + δ_i with δ ~ 2^-30·c: the first row subtracted first makes the differences exact, so the centred
+    rows equal the exact rational ones to a few ulps of δ (adding instead of subtracting loses 30 bits)."""
+    rng = np.random.default_rng(16)
+    M = 0.75 + 2.0**-30 * rng.standard_normal((5, 4))
+    out = np.empty_like(M)
+    e = nk._centred_unit(M, out)
+    F = [[Fraction(x) for x in row] for row in M.tolist()]
+    exact = [[F[i][j] - sum(F[k][j] for k in range(5)) / 5 for j in range(4)] for i in range(5)]
+    exact = np.array([[float(x) for x in row] for row in exact])
+    np.testing.assert_allclose(out * 2.0**e, exact, rtol=0, atol=1e-14 * np.abs(exact).max())
+
+
+def test_centring_takes_the_references_steps_bit_for_bit():
+    """As fctheory.metrics.nc._centred_unit: the first row subtracted, then the mean, then the rescaling."""
+    rng = np.random.default_rng(17)
+    for K, d in ((2, 3), (5, 7), (12, 4)):
+        M = 0.3 * rng.standard_normal((K, d)) + 0.6 * rng.standard_normal(d)
+        out = np.empty((K, d))
+        e = nk._centred_unit(M, out)
+        ref, e_ref = metrics.nc._centred_unit(np, M, True, with_exponent=True)
+        assert e == e_ref
+        np.testing.assert_array_equal(out, ref)
+
+
 @pytest.mark.parametrize("where", ["sums", "scatter", "sq", "shift", "W"])
 @pytest.mark.parametrize("bad", [math.nan, math.inf])
 def test_non_finite_inputs_are_declined(where, bad):
@@ -240,6 +380,78 @@ def test_an_empty_class_is_declined():
     counts, sums, scatter, sq, shift = _moments(H, y, 3)
     counts[1] = 0
     assert not nk.statistics_and_summary(counts, sums, scatter, sq, shift, False, np.empty((0, 4)))[0]
+
+
+def _direct_moments(means, seed, n=3):
+    """Moments whose class means are exactly ``means`` (each class shifted by its mean, zero sums) and whose
+    within-class scatter is a random positive definite matrix."""
+    rng = np.random.default_rng(seed)
+    K, d = means.shape
+    A = rng.standard_normal((d, d + 2))
+    counts = np.full(K, n)
+    return counts, np.zeros((K, d)), A @ A.T, rng.uniform(1.0, 2.0, K), means.copy()
+
+
+@pytest.mark.parametrize("ratio", [0.9, 1.05])  # 1.05: between the cut-off 10 and 11
+def test_nc1_keeps_a_singular_value_exactly_above_its_cut_off(ratio):
+    """Centred means with singular values s_1 and t = ratio·10·max(K, d)·eps·s_1: the direction of t is kept
+    (NC1 dominated by its 1/t² term) for ratio 1.05 and dropped for 0.9, as in the reference."""
+    K, d = 3, 64
+    rng = np.random.default_rng(19)
+    U = np.linalg.qr(np.column_stack([np.ones(K), rng.standard_normal((K, 2))]))[0][:, 1:]  # columns ⊥ 1
+    V = np.linalg.qr(rng.standard_normal((d, 2)))[0]
+    s1 = 0.9
+    t = ratio * 10.0 * max(K, d) * np.finfo(float).eps * s1
+    moments = _direct_moments(s1 * np.outer(U[:, 0], V[:, 0]) + t * np.outer(U[:, 1], V[:, 1]), 20)
+    got, ref = _kernel(moments, None), _reference(moments, None)
+    one_term = got[3][:, :] @ V[:, 0] @ V[:, 0] / s1**2  # v_1ᵀ Σ_W v_1 / s_1² (≥ NC1 when t is dropped)
+    assert (got[-1][0] > 1e20 * one_term) == (ratio > 1.0)
+    _assert_same(got, ref, kappa=s1 / t)  # the 1/t² term: t itself carries a relative error ~eps·s_1/t
+
+
+@pytest.mark.parametrize("unit", ["means", "W"])
+def test_rows_of_norm_exactly_one_are_ordinary(unit):
+    """Rows of (unit-scaled) norm exactly 1 (entries ±0.5 in four columns): every metric as in the reference,
+    none taken for a zero-norm row."""
+    # centred rows (they sum to 0) of rank K − 1 = 3, each of norm exactly 1: the same after centring
+    half = 0.5 * np.array(
+        [[1.0, 1.0, 1.0, 1.0], [1.0, -1.0, -1.0, 1.0], [-1.0, 1.0, -1.0, -1.0], [-1.0, -1.0, 1.0, -1.0]]
+    )
+    other = np.array(
+        [[0.75, -0.25, 0.5, 0.125], [-0.5, 0.3125, 0.25, -0.75], [0.1, 0.2, -0.6, 0.4], [0.3, -0.7, 0.2, 0.05]]
+    )
+    means, W = (half, other) if unit == "means" else (other, half)
+    moments = _direct_moments(means, 21)
+    got = _kernel(moments, W)
+    assert np.isfinite(got[-1]).all()
+    _assert_same(got, _reference(moments, W))
+
+
+def test_equinorm_of_nearly_equal_norms_matches_a_50_digit_oracle():
+    """Centred means whose norms differ by ~1e-7 (coefficient of variation ~1e-7): the kernel's equinorm to 1e-7
+    relative of the exact value (Σ‖μ‖² − K·mean² instead of Σ(‖μ‖ − mean)² would lose half the digits)."""
+    K, d = 7, 9
+    rng = np.random.default_rng(22)
+    E = np.eye(K, d) - np.eye(K, d).mean(axis=0)  # centred rows of equal norm
+    means = E * (1.0 + 1e-7 * rng.standard_normal(K))[:, None]
+    got = _kernel(_direct_moments(means, 23), None)
+    with mp.workdps(50):
+        M = [[mp.mpf(float(x)) for x in row] for row in means]
+        mu = [mp.fsum(M[k][j] for k in range(K)) / K for j in range(d)]
+        nr = [mp.sqrt(mp.fsum((M[k][j] - mu[j]) ** 2 for j in range(d))) for k in range(K)]
+        mean = mp.fsum(nr) / K
+        cv = mp.sqrt(mp.fsum((x - mean) ** 2 for x in nr) / K) / mean
+    assert abs(got[-1][4] - float(cv)) <= 1e-7 * float(cv)
+
+
+def test_the_full_scatter_is_read_in_both_triangles():
+    """upper=False with a scatter whose two triangles differ (as a sum of rounded products may): Σ_W averages
+    them, as the reference does."""
+    H, y, W = _features(24, 3, 4)
+    counts, sums, scatter, sq, shift = _moments(H, y, 3)
+    scatter = scatter + np.tril(np.full((4, 4), 1e-3), -1)
+    moments = (counts, sums, scatter, sq, shift)
+    _assert_same(_kernel(moments, W), _reference(moments, W))
 
 
 def test_undefined_metrics_are_nan_as_in_the_reference():
@@ -276,6 +488,26 @@ def test_nc_summary_from_moments_runs_the_kernel_on_host_moments(monkeypatch):
     st_t, summ_t = metrics.nc_summary_from_moments(*as_t, torch.as_tensor(W))
     assert calls == [1]  # tensors: the reference path, on their device
     assert summ_t == pytest.approx(summ, rel=1e-12, abs=2e-14)
+
+
+def test_nc_summary_from_moments_runs_the_kernel_without_a_classifier(monkeypatch):
+    calls = []
+    kernel = nk.statistics_and_summary
+    monkeypatch.setattr(nk, "statistics_and_summary", lambda *args: calls.append(1) or kernel(*args))
+    H, y, _ = _features(12, 4, 5)
+    _, summ = metrics.nc_summary_from_moments(*_moments(H, y, 4))
+    assert calls == [1] and set(summ) == set(nk.KEYS[:8])
+
+
+def test_nc_summary_from_moments_reads_the_whole_scatter_by_default():
+    """upper defaults to False: a scatter whose lower triangle differs from the upper one (a rounded
+    accumulation may give one) is averaged over both, as class_statistics_from_moments does."""
+    H, y, W = _features(30, 3, 4)
+    counts, sums, scatter, sq, shift = _moments(H, y, 3)
+    scatter = scatter + np.tril(np.full((4, 4), 1e-3), -1)
+    st, _ = metrics.nc_summary_from_moments(counts, sums, scatter, sq, shift, W)
+    ref = metrics.class_statistics_from_moments(counts, sums, scatter, sq, shift)
+    np.testing.assert_allclose(st.sigma_W, ref.sigma_W, rtol=1e-13, atol=1e-15)
 
 
 def test_nc_summary_from_moments_refuses_what_the_reference_refuses():
@@ -330,6 +562,15 @@ def test_ufm_norms_range(value, inside):
     assert (
         nk.ufm_norms(M, np.empty((0, 2)), np.empty(0), np.zeros((2, 2)), np.zeros((2, 2)), np.empty(0), out) == inside
     )
+
+
+@pytest.mark.parametrize("where", range(6))
+def test_ufm_norms_decline_when_any_one_input_is_outside_the_range(where):
+    """M, W, b, GM, GW, b*: one of them with an entry 2^201 (the others at unit scale) and the kernel declines."""
+    rng = np.random.default_rng(15)
+    args = [rng.standard_normal(s) for s in ((3, 4), (3, 4), (3,), (3, 3), (3, 3), (3,))]
+    args[where].flat[1] = 2.0**201
+    assert not nk.ufm_norms(*args, np.full(6, np.nan))
 
 
 @pytest.mark.parametrize("bias", [True, False])

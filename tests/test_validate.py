@@ -1,6 +1,7 @@
 """fctheory._validate: the boundary checks every public function uses: integers, word frequencies, latent-set
 sizes, broadcasting, and the @public decorator's declared kinds (each refusal names the parameter)."""
 
+import inspect
 from fractions import Fraction
 
 import numpy as np
@@ -10,6 +11,7 @@ import fctheory as fc
 from fctheory._validate import (
     Int,
     Real,
+    _Binder,
     broadcast_shape,
     check_int,
     check_latent_size,
@@ -134,6 +136,54 @@ def test_public_with_var_keyword_refuses_every_invalid_call_form_naming_the_func
         body(*args, **kwargs)
     with pytest.raises(fc.FCTheoryError, match=r"body\(\)"):
         wrapped(*args, **kwargs)
+
+
+def _bound_by_inspect(fn, args, kwargs):
+    """The oracle of _Binder.bind: inspect's binding, the ``**`` dict's entries flattened after the others."""
+    sig = inspect.signature(fn)
+    arguments = dict(sig.bind(*args, **kwargs).arguments)
+    var = [p.name for p in sig.parameters.values() if p.kind is p.VAR_KEYWORD]
+    extra = arguments.pop(var[0], {}) if var else {}
+    return tuple(list(sig.parameters)[: len(args)]), list({**arguments, **extra}.items())
+
+
+@pytest.mark.parametrize("var_keyword", [False, True])
+@pytest.mark.parametrize(
+    ("args", "kwargs"),
+    [
+        ((1,), {"c": 3}),
+        ((1, 5), {"c": 3}),
+        ((), {"a": 1, "c": 3}),
+        ((), {"c": 3, "b": 5, "a": 1}),
+        ((1,), {"c": 3, "z": 0}),
+    ],
+)
+def test_binder_binds_the_usual_call_forms_as_inspect_does(var_keyword, args, kwargs):
+    """The fast path (no inspect) takes every usual call form and binds it as ``sig.bind`` would."""
+    body = _recording_var_keyword()[1] if var_keyword else _recording()[1]
+    if "z" in kwargs and not var_keyword:
+        kwargs = {k: v for k, v in kwargs.items() if k != "z"}
+    got = _Binder(inspect.signature(body)).bind(args, kwargs)
+    assert got is not None
+    assert (got[0], list(got[1].items())) == _bound_by_inspect(body, args, kwargs)
+
+
+@pytest.mark.parametrize("var_keyword", [False, True])
+@pytest.mark.parametrize(("args", "kwargs"), [((1,), {}), ((1, 2, 3), {"c": 3}), ((1,), {"a": 1, "c": 3})])
+def test_binder_leaves_every_wrong_call_to_inspect(var_keyword, args, kwargs):
+    body = _recording_var_keyword()[1] if var_keyword else _recording()[1]
+    assert _Binder(inspect.signature(body)).bind(args, kwargs) is None
+
+
+def test_binder_leaves_positional_only_and_var_positional_signatures_to_inspect():
+    def f(a, /, b):
+        return a, b
+
+    def g(a, *rest):
+        return a, rest
+
+    assert _Binder(inspect.signature(f)).bind((1, 2), {}) is None
+    assert _Binder(inspect.signature(g)).bind((1,), {}) is None
 
 
 def test_public_with_var_keyword_checks_the_declared_keywords():

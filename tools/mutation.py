@@ -12,7 +12,8 @@ function body. This script therefore works on a scratch copy (``.mutation/``, gi
 — the same object, bound to the same name, by the definition that Python's decorator syntax abbreviates —
 then runs ``mutmut run`` there with the default test selection (``-m 'not slow'``, i.e. the README's test
 command) and writes per-module kill rates to ``.mutation/summary.json`` and a markdown table to stdout.
-Numba-compiled kernels (``@njit``) stay unmutated: their NumPy twins are mutated and tested against them.
+Numba-compiled kernels (``@njit``) stay unmutated unless ``--python-kernels`` is given: a sole ``@njit(...)``
+is then rewritten the same way and mutmut runs with ``NUMBA_DISABLE_JIT=1`` (each kernel runs as Python).
 """
 
 from __future__ import annotations
@@ -33,33 +34,50 @@ SCRATCH = ROOT / ".mutation"
 SOURCE = ROOT  # the tree to copy (--source: e.g. a git worktree of a commit, while the main tree is being edited)
 
 
-def undecorate(source: str) -> str:
-    """Rewrite ``@public(...)`` (sole or innermost decorator) into a trailing assignment."""
+def _is_njit(dec) -> bool:
+    """``njit``, ``njit(...)``, ``numba.njit`` or ``numba.njit(...)``."""
+    target = dec.func if isinstance(dec, ast.Call) else dec
+    if isinstance(target, ast.Name):
+        return target.id == "njit"
+    return isinstance(target, ast.Attribute) and target.attr == "njit" and getattr(target.value, "id", None) == "numba"
+
+
+def _is_public(dec) -> bool:
+    return isinstance(dec, ast.Call) and getattr(dec.func, "id", None) == "public"
+
+
+def undecorate(source: str, kernels: bool = False) -> str:
+    """Rewrite ``@public(...)`` (sole or innermost decorator) into a trailing assignment.
+
+    With ``kernels``, a sole ``@njit``/``@njit(...)``/``@numba.njit(...)`` decorator is rewritten the same way
+    (``f = njit(...)(f)``); under ``NUMBA_DISABLE_JIT=1`` numba's ``njit`` then returns ``f`` itself, so the
+    kernel runs, and is mutated, as plain Python. ``@njit`` under another decorator is left as is.
+    """
     tree = ast.parse(source)
     lines = source.splitlines(keepends=True)
-    edits = []  # (start, end, replacement lines), applied bottom-up
+    edits = []  # (start, stop, body end, replacement line), applied bottom-up
     for node in ast.walk(tree):
         if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) or not node.decorator_list:
             continue
         decs = node.decorator_list
         last = decs[-1]  # innermost: applied first
-        if not (isinstance(last, ast.Call) and getattr(last.func, "id", None) == "public"):
-            continue
         outer = decs[:-1]
-        if outer and not all(getattr(d, "id", None) in ("staticmethod", "classmethod") for d in outer):
+        if kernels and _is_njit(last):
+            if outer:
+                continue  # not a plain kernel (e.g. a staticmethod of one): left as is
+        elif not _is_public(last):
+            continue
+        elif outer and not all(getattr(d, "id", None) in ("staticmethod", "classmethod") for d in outer):
             continue  # left as is (mutmut skips it): rare, reported by the summary as unmutated
         indent = " " * node.col_offset
         dec_src = ast.get_source_segment(source, last)
-        # the decorator lines of @public(...): from its '@' line to the line before the next decorator/def
-        start = last.lineno - 1
-        stop = (node.lineno - 1) if True else None
-        # node.lineno is the 'def' line in 3.8+; remove @public lines only
-        body_end = node.end_lineno
+        # from the decorator's '@' line (its arguments may span lines) to the line before 'def'
+        start, stop = last.lineno - 1, node.lineno - 1
         wrap = f"{indent}{node.name} = {dec_src}({node.name})\n"
         if outer:  # staticmethod/classmethod stay on the def; the wrapper goes inside them
             kind = outer[-1].id
             wrap = f"{indent}{node.name} = {kind}({dec_src}({node.name}.__func__))\n"
-        edits.append((start, stop, body_end, wrap))
+        edits.append((start, stop, node.end_lineno, wrap))
     for start, stop, body_end, wrap in sorted(edits, key=lambda e: -e[0]):
         lines[body_end:body_end] = [wrap]
         del lines[start:stop]
@@ -76,7 +94,27 @@ DESELECT = [
 ]
 
 
-def build_scratch(modules, jobs_timeout_multiplier=15.0, pytest_args=(), tests=(), fresh=False, isolation="forkserver"):
+# The kernels rely on IEEE arithmetic without traps (numba's error_model="numpy": an overflow gives inf, a 0/0
+# NaN, silently; e.g. Jacobi's rotation at a huge cotangent, a 1e200 feature squared). Run as Python the same
+# float64 operations warn, and the test configuration turns warnings into errors: ignore those raised in the
+# kernels' own modules (anywhere else a RuntimeWarning still fails its test).
+KERNEL_WARNINGS = [
+    "-W",
+    "ignore::RuntimeWarning:fctheory._nc_kernels",
+    "-W",
+    "ignore::RuntimeWarning:fctheory.torch._kernels",
+]
+
+
+def build_scratch(
+    modules,
+    jobs_timeout_multiplier=15.0,
+    pytest_args=(),
+    tests=(),
+    fresh=False,
+    isolation="forkserver",
+    kernels=False,
+):
     if SCRATCH.exists():
         keep = None if fresh else SCRATCH / "mutants"  # fresh: no results carried over from an earlier run
         for p in SCRATCH.iterdir():
@@ -89,7 +127,7 @@ def build_scratch(modules, jobs_timeout_multiplier=15.0, pytest_args=(), tests=(
     n = 0
     for path in (SCRATCH / "fctheory").rglob("*.py"):
         text = path.read_text()
-        new = undecorate(text)
+        new = undecorate(text, kernels=kernels)
         if new != text:
             compile(new, str(path), "exec")
             path.write_text(new)
@@ -101,7 +139,18 @@ def build_scratch(modules, jobs_timeout_multiplier=15.0, pytest_args=(), tests=(
         'also_copy = ["benchmarks/", "docs/", "README.md", "proofs_check/"]',
         f"only_mutate = {json.dumps(list(modules))}" if modules else "",
         "pytest_add_cli_args = "
-        + json.dumps(["-q", "-p", "no:cacheprovider", "-p", "no:xdist", *DESELECT, *pytest_args]),
+        + json.dumps(
+            [
+                "-q",
+                "-p",
+                "no:cacheprovider",
+                "-p",
+                "no:xdist",
+                *DESELECT,
+                *(KERNEL_WARNINGS if kernels else ()),
+                *pytest_args,
+            ]
+        ),
         f"timeout_multiplier = {jobs_timeout_multiplier}",
         # forkserver: workers fork from a process that never ran the suite. Forked straight from mutmut's
         # main process (which ran the stats pass), many workers here died of SIGTERM as their first test
@@ -189,6 +238,11 @@ def main(argv=None):
         default=15.0,
         help="mutmut's CPU-time limit per mutant, in multiples of its tests' time in the stats pass",
     )
+    ap.add_argument(
+        "--python-kernels",
+        action="store_true",
+        help="also mutate the numba kernels: rewrite a sole @njit as an assignment and run with NUMBA_DISABLE_JIT=1",
+    )
     args = ap.parse_args(argv)
     SOURCE = Path(args.source).resolve()
     SCRATCH = Path(args.scratch).resolve()
@@ -200,9 +254,13 @@ def main(argv=None):
             tests=args.tests,
             fresh=args.fresh,
             isolation=args.isolation,
+            kernels=args.python_kernels,
         )
-        print(f"scratch copy in {SCRATCH} ({n} files with @public rewritten as assignments)", flush=True)
+        what = "@public and @njit" if args.python_kernels else "@public"
+        print(f"scratch copy in {SCRATCH} ({n} files with {what} rewritten as assignments)", flush=True)
         env = dict(os.environ, PYTHONPATH=str(SCRATCH))
+        if args.python_kernels:  # every kernel runs as plain Python: mutmut's trampolines work, nothing compiles
+            env["NUMBA_DISABLE_JIT"] = "1"
         subprocess.run(
             [sys.executable, "-m", "mutmut", "run", "--max-children", str(args.jobs), *args.mutants],
             cwd=SCRATCH,

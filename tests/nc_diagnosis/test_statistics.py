@@ -1,15 +1,20 @@
 """fctheory.nc_diagnosis.statistics: moments → statistics against a two-pass oracle, the metrics from the
 statistics against fctheory.metrics on the features themselves, and the package needs no PyTorch."""
 
+import dataclasses
+import math
 import os
 import subprocess
 import sys
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
 
-from fctheory import FCTheoryError, metrics
+from fctheory import FCTheoryError, metrics, ufm
 from fctheory.nc_diagnosis import feature_statistics, nc_metrics, statistics_from_moments, ufm_distances, ufm_optimum
+from fctheory.nc_diagnosis import statistics as nc_statistics
+from fctheory.nc_diagnosis.statistics import _reference_norms
 
 K, D = 5, 7
 
@@ -82,3 +87,90 @@ def test_a_float32_layer_gives_the_metrics_and_distances_of_its_float64_copy():
     assert nc_metrics(st, W32) == nc_metrics(st, W64)
     opt = ufm_optimum(loss="ce", K=K, n_spl=30, lam_W=5e-3, lam_H=5e-3, bias=True)
     assert ufm_distances(st, W32, b32, opt, n_spl=30) == ufm_distances(st, W64, b64, opt, n_spl=30)
+
+
+def test_reference_norms_equal_numpy_with_a_non_zero_optimal_bias():
+    """The norms of the reference path (any scale) against plain NumPy, b* ≠ 0 so that b − b* ≠ b + b*."""
+    rng = np.random.default_rng(31)
+    M, W, GM, GW = (rng.standard_normal(s) for s in ((4, 6), (4, 6), (4, 4), (4, 4)))
+    b, bs = rng.standard_normal(4), rng.standard_normal(4)
+    opt = SimpleNamespace(means_gram=GM, W_gram=GW, bias=bs)
+    got = _reference_norms(M, W, b, opt)
+    n = np.linalg.norm
+    expected = [n(M @ M.T - GM), n(GM), n(W @ W.T - GW), n(GW), float(np.sum(W * W)), n(W), n(b - bs)]
+    np.testing.assert_allclose(got, expected, rtol=1e-14)
+
+
+@pytest.mark.parametrize("opt_bias", [True, False])
+def test_ufm_distances_take_the_compiled_norms_in_their_range(opt_bias, monkeypatch):
+    """Unit-scale statistics, W and b (against an optimum with or without a bias): the compiled kernel's norms,
+    never the rescaled reference path (which is for scales outside the kernel's range)."""
+    rng = np.random.default_rng(32)
+    y = np.repeat(np.arange(4), 5)
+    st = feature_statistics(rng.standard_normal((4, 6))[y] + 0.1 * rng.standard_normal((20, 6)), y)
+    W, b = rng.standard_normal((4, 6)), rng.standard_normal(4)
+    opt = ufm.ce(K=4, n_spl=5, lam_W=1e-3, lam_H=1e-3, bias=opt_bias)
+
+    def refuse(*args):
+        raise AssertionError("the reference norms were computed")
+
+    monkeypatch.setattr(nc_statistics, "_reference_norms", refuse)
+    out = ufm_distances(st, W, b, opt, n_spl=5)
+    assert math.isfinite(out["dist_W_gram"]) and ("dist_bias" in out) == opt_bias
+
+
+def test_host64_keeps_a_float64_array_and_converts_anything_else():
+    a = np.arange(6.0).reshape(2, 3)
+    assert nc_statistics._host64(a) is a
+    for other in (a.astype(np.float32), a.astype(np.int64), a.tolist()):
+        got = nc_statistics._host64(other)
+        assert type(got) is np.ndarray and got.dtype == np.float64
+        np.testing.assert_array_equal(got, a)
+
+
+def test_is64_only_for_float64_numpy_arrays():
+    a = np.zeros(3)
+    assert nc_statistics._is64(a)
+    assert not any(nc_statistics._is64(x) for x in (a.astype(np.float32), a.astype(np.int64), a.tolist(), None))
+
+
+def _layer(seed, scale=1.0):
+    rng = np.random.default_rng(seed)
+    y = np.repeat(np.arange(4), 5)
+    st = feature_statistics(scale * (rng.standard_normal((4, 6))[y] + 0.1 * rng.standard_normal((20, 6))), y)
+    return st, scale * rng.standard_normal((4, 6)), scale * rng.standard_normal(4)
+
+
+@pytest.mark.parametrize("name", ["W", "b"])
+def test_ufm_distances_refuse_a_layer_of_the_wrong_shape_naming_it(name):
+    st, W, b = _layer(33)
+    opt = ufm.ce(K=4, n_spl=5, lam_W=1e-3, lam_H=1e-3, bias=True)
+    bad = dict(W=W, b=b)
+    bad[name] = np.ones((5, 6)) if name == "W" else np.ones(5)
+    with pytest.raises(FCTheoryError, match=f"^{name}="):
+        ufm_distances(st, bad["W"], bad["b"], opt, n_spl=5)
+
+
+def test_ufm_distances_refuse_an_overflowing_bias_the_optimum_does_not_have():
+    st, W, b = _layer(34)
+    opt = ufm.ce(K=4, n_spl=5, lam_W=1e-3, lam_H=1e-3, bias=False)
+    with pytest.raises(FCTheoryError, match="^b=.*overflows"):
+        ufm_distances(st, W, np.full(4, 1e300), opt, n_spl=5)
+
+
+def test_ufm_distances_at_an_extreme_scale_with_a_bias_the_optimum_does_not_have():
+    """The reference path (features at 2^300) with a bias against a bias-free optimum: no bias distance."""
+    st, W, b = _layer(35, scale=2.0**300)
+    opt = ufm.ce(K=4, n_spl=5, lam_W=1e-3, lam_H=1e-3, bias=False)
+    out = ufm_distances(st, W, b, opt, n_spl=5)
+    assert "dist_bias" not in out and math.isfinite(out["dist_means_gram"])
+
+
+def test_ufm_distances_against_an_optimum_made_by_hand_of_lists():
+    """An optimum whose Grams and bias are lists (not float64 arrays): the reference path, the same numbers."""
+    st, W, b = _layer(36)
+    opt = ufm.ce(K=4, n_spl=5, lam_W=1e-3, lam_H=1e-3, bias=True)
+    lists = dataclasses.replace(
+        opt, means_gram=opt.means_gram.tolist(), W_gram=opt.W_gram.tolist(), bias=opt.bias.tolist()
+    )
+    assert ufm_distances(st, W, b, lists, n_spl=5) == pytest.approx(ufm_distances(st, W, b, opt, n_spl=5), rel=1e-13)

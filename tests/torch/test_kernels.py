@@ -95,17 +95,26 @@ def test_without_the_scatter_the_shifted_rows_come_back_as_columns():
     assert not scatter.any()
 
 
+@pytest.mark.parametrize("with_scatter", [True, False])
+def test_without_a_classifier_no_disagreement_is_counted(with_scatter):
+    H, y = _batch(5, 30, 9)
+    state = _state(9, np.full((K, 9), 10.0))
+    _, n4 = tk.add_batch(H, y, *state, with_scatter, np.empty((0, 9)), NO_B, state[0], state[4])
+    assert n4 == 0
+
+
+@pytest.mark.parametrize("at", [0, 37])  # the first row too: its index 0 is the report
 @pytest.mark.parametrize("bad", [-1, K])
-def test_a_label_out_of_range_is_reported_and_nothing_is_added(bad):
+def test_a_label_out_of_range_is_reported_and_nothing_is_added(bad, at):
     H, y = _batch(4, 50, 4)
-    y[37] = bad
+    y[at] = bad
     state = _state(4, np.zeros((K, 4)))
     before = [a.copy() for a in state]
     _, n4 = tk.add_batch(H, y, *state, True, np.empty((0, 4)), NO_B, state[0], state[4])
     assert n4 == -1
     for a, b in zip(state, before):
         np.testing.assert_array_equal(a, b)
-    assert tk.first_bad_label(y, K) == 37
+    assert tk.first_bad_label(y, K) == at
 
 
 def _nc4_oracle(H, W, b, mu):
@@ -155,6 +164,19 @@ def test_add_batch_counts_nc4_like_the_separate_kernel():
     state = _state(8, mu)
     _, n4 = tk.add_batch(H, y, *state, True, W, b, 2.0 * mu, -(mu * mu).sum(1))
     assert n4 == _nc4_oracle(H, W, b, mu)
+
+
+def test_add_batch_counts_nc4_over_several_chunks_of_rows():
+    """B = 300 rows of width 40: five chunks of 64 rows, each chunk's rows kept in place for NC4's product."""
+    d = 40
+    H, y = _batch(7, 300, d)
+    rng = np.random.default_rng(7)
+    mu = np.full((K, d), 10.0) + rng.standard_normal((K, d))
+    W, b = rng.standard_normal((K, d)), rng.standard_normal(K)
+    state = _state(d, mu)
+    _, n4 = tk.add_batch(H, y, *state, True, W, b, 2.0 * mu, -(mu * mu).sum(1))
+    expected = _nc4_oracle(H, W, b, mu)
+    assert 5 < expected < 295 and n4 == expected
 
 
 @pytest.mark.parametrize("with_W", [True, False])
