@@ -124,9 +124,10 @@ class _Moments:
         self._set_ref(ref_means)
         return self
 
-    def add_host(self, H, y, W=None, b=None):
+    def add_host(self, H, y, W=None, b=None, empty=(_NO_ROWS, _NO_BIAS)):
         """Add a batch on the CPU: features ``H`` (detached), labels ``y`` (checked here), optionally the
-        classifier's current (W, b) for NC4. Labels outside [0, K−1] are refused before anything is added."""
+        classifier's current (W, b) for NC4 (``empty``: empty arrays of their NumPy type, for an epoch without
+        NC4). Labels outside [0, K−1] are refused before anything is added."""
         yn = y.numpy()
         if H.dtype not in _HOST_DTYPES:  # e.g. half precision: copied into a reused float64 buffer
             key = (H.shape, H.device)
@@ -134,11 +135,11 @@ class _Moments:
             if buf is None:
                 buf = self._scratch(key)
             H = buf[0].copy_(H)
-        # NC4 needs the classifier's weights and the previous epoch's means. The weights go in as float64 (a K×d
-        # copy): one type for the kernel, so that it is compiled once, whatever the classifier's dtype
-        Wn, bn = _NO_ROWS, _NO_BIAS
+        # NC4 needs the classifier's weights and the previous epoch's means. Its absence is an empty array of the
+        # weights' own type (``empty``): one compiled variant of the kernel serves the epochs with and without NC4
+        Wn, bn = empty
         if W is not None and self.ref is not None:
-            Wn, bn = _host_float64(W), (_NO_BIAS if b is None else _host_float64(b))
+            Wn, bn = _host_view(W), (bn if b is None else _host_view(b))
         counts, sums, scatter, sq, shift = self.arrays
         small = H.shape[1] <= _HOST_SCATTER_MAX_D
         Dt, disagree = _kernels.add_batch(
@@ -250,6 +251,14 @@ class _Moments:
         # the moments are the monitor's own well-formed arrays: the body of the public function, without
         # its argument checks (which copy every array; the body checks shapes, counts and finiteness itself)
         return nc_summary_from_moments.__wrapped__(counts, sums, scatter, sq, shift, W, upper=self.upper)
+
+
+def _host_view(t):
+    """A detached tensor as a NumPy array the kernels read: a view of a CPU float32/float64 tensor, else a float64
+    copy."""
+    if t.device.type == "cpu" and t.dtype in _HOST_DTYPES:
+        return t.numpy()
+    return t.to(device="cpu", dtype=torch.float64).numpy()
 
 
 def _host_float64(t):
@@ -432,6 +441,12 @@ class NCMonitor:
         self._app, self._app_key = None, None
         self._scratch: dict = {}  # the moments' per-batch buffers (see _Moments), kept from epoch to epoch
         self._spare = None  # the last ended epoch's CPU moments, zeroed and reused by the next epoch
+        # NC4 off (first epoch, no classifier) as the CPU kernel takes it: empty arrays of the classifier's own
+        # NumPy type (read as they are), so that the kernel's one compiled variant serves every epoch
+        w = None if classifier is None else classifier.weight
+        t = w.dtype if w is not None and w.dtype in _HOST_DTYPES else torch.float64
+        t = torch.empty(0, dtype=t).numpy().dtype
+        self._no_classifier = (np.empty((0, 0), dtype=t), np.empty(0, dtype=t))
         self.sync, self.process_group = sync, process_group
 
     # ----------------------------------------------------------------- feeding
@@ -490,7 +505,7 @@ class NCMonitor:
             W, b = clf.weight.detach(), clf.bias
             b = None if b is None else b.detach()
         if host:
-            m.add_host(H, y, W, b)
+            m.add_host(H, y, W, b, self._no_classifier)
         else:
             m.add(H, y, counts, W, b)
         self._seconds += time.perf_counter() - t0
