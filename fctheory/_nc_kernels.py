@@ -548,3 +548,43 @@ def ufm_norms(M, W, b, GM, GW, bstar, out):
             s += x * x
         out[5] = math.sqrt(s)
     return True
+
+
+# ----------------------------------------------------------------------------- the PyTorch monitor's epoch
+# in this file, with the kernels it calls: numba's on-disk cache is invalidated per source file, so a kernel
+# compiled into a caller of another file would outlive a change of its source there
+@njit(**_NB)
+def epoch_numbers(counts, sums, scatter, sq, shift, upper, W, b, GM, GW, bstar):
+    """Every number of an epoch's row on the CPU in one call: ``(ok, means, mu_G, sigma_W, sigma_B, class_var,
+    summary, norms, H_norm_sq)``.
+
+    The statistics and NC metrics of the moments (:func:`statistics_and_summary`, the kernel of
+    :func:`fctheory.metrics.nc_summary_from_moments`), the norms of the distances to the UFM optimum (GM, GW,
+    b*: :func:`ufm_norms`, the kernel of
+    :func:`fctheory.nc_diagnosis.ufm_distances`) and ‖H‖² = Σ_k n_k‖μ_k‖² + N·tr Σ_W
+    (:attr:`fctheory.metrics.ClassStatistics.H_norm_sq`). ``ok`` False: outside the kernels' range, where the
+    monitor takes the public functions. W, b empty: no classifier, no bias.
+    """
+    ok, means, mu_G, sigma_W, sigma_B, class_var, summary = statistics_and_summary(
+        counts, sums, scatter, sq, shift, upper, W
+    )
+    norms = np.full(6, np.nan)
+    ok = ok and ufm_norms(means, W, b, GM, GW, bstar, norms)
+    return ok, means, mu_G, sigma_W, sigma_B, class_var, summary, norms, _h_norm_sq(counts, means, sigma_W)
+
+
+@njit(**_NB)
+def _h_norm_sq(counts, means, sigma_W):
+    """Σ_k n_k‖μ_k‖² + N·tr Σ_W. A function of its own: written inline in epoch_numbers, these few loops made LLVM
+    compile the whole call 2.6× slower (K = 100, d = 512: 37 ms instead of 14)."""
+    K, d = means.shape
+    h = 0.0
+    for k in range(K):
+        s = 0.0
+        for j in range(d):
+            s += means[k, j] * means[k, j]
+        h += counts[k] * s
+    t = 0.0
+    for j in range(d):
+        t += sigma_W[j, j]
+    return h + counts.sum() * t

@@ -585,3 +585,43 @@ def test_ufm_distances_kernel_and_reference_norms_agree(bias, scale, monkeypatch
     ref = ufm_distances(st_, W, b, opt, n_spl=5)
     assert got.keys() == ref.keys()
     assert got == pytest.approx(ref, rel=1e-13)
+
+
+# ----------------------------------------------------------------------------- the monitor's epoch call
+@pytest.mark.parametrize("with_W", [True, False])
+@pytest.mark.parametrize("bias", [True, False])
+def test_epoch_numbers_equal_the_public_functions(with_W, bias):
+    """One call for the statistics, the metrics, the UFM norms and ‖H‖² (the scatter's upper triangle alone),
+    equal to nc_summary_from_moments, ufm_distances and ClassStatistics.H_norm_sq on the same moments."""
+    K, d = 5, 6
+    H, y, Wr = _features(17, K, d)
+    counts, sums, scatter, sq, shift = _moments(H, y, K)
+    W = Wr if with_W else None
+    b = np.linspace(-1.0, 1.0, K) if (with_W and bias) else None
+    n_spl = int(counts.min())
+    opt = ufm.ce(K=K, n_spl=n_spl, lam_W=1e-3, lam_H=1e-3, bias=bias)
+    none2, none1 = np.empty((0, d)), np.empty(0)
+    got = nk.epoch_numbers(
+        counts,
+        sums,
+        np.triu(scatter),
+        sq,
+        shift,
+        True,
+        none2 if W is None else W,
+        none1 if b is None else b,
+        opt.means_gram,
+        opt.W_gram,
+        none1 if b is None else opt.bias,
+    )
+    ok, means, _, sigma_W, _, _, summary, norms, h_norm_sq = got
+    assert ok
+    st_, summ = metrics.nc_summary_from_moments(counts, sums, scatter, sq, shift, W)
+    np.testing.assert_allclose(means, st_.means, rtol=1e-14)
+    np.testing.assert_allclose(sigma_W, st_.sigma_W, rtol=1e-13, atol=1e-15)
+    assert dict(zip(summ, summary)) == pytest.approx(summ, rel=1e-14, nan_ok=True)
+    assert h_norm_sq == pytest.approx(st_.H_norm_sq, rel=1e-14)
+    dist = nc_stats.distances_from_kernel_norms(
+        norms, h_norm_sq / st_.N, opt, K=K, n_spl=n_spl, W=with_W, b=b is not None
+    )
+    assert dist == pytest.approx(ufm_distances(st_, W, b, opt, n_spl=n_spl), rel=1e-13)

@@ -17,7 +17,6 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .._nc_kernels import statistics_and_summary, ufm_norms
 
 _NB = dict(cache=True, nogil=True, error_model="numpy")
 _SUMS = dict(_NB, fastmath={"reassoc", "contract"})  # reassociated sums only: no finite-math assumption
@@ -181,40 +180,3 @@ def _argmax(row, off, lo, hi):
         if s > best or (s != s and best == best):
             best, at = s, k - lo
     return at
-
-
-@njit(**_NB)
-def epoch_numbers(counts, sums, scatter, sq, shift, upper, W, b, GM, GW, bstar):
-    """Every number of an epoch's row on the CPU in one call: ``(ok, means, mu_G, sigma_W, sigma_B, class_var,
-    summary, norms, H_norm_sq)``.
-
-    The statistics and NC metrics of the moments (``fctheory._nc_kernels.statistics_and_summary``,
-    the kernel of :func:`fctheory.metrics.nc_summary_from_moments`), the norms of the distances to the UFM
-    optimum (GM, GW, b*: ``fctheory._nc_kernels.ufm_norms``, the kernel of
-    :func:`fctheory.nc_diagnosis.ufm_distances`) and ‖H‖² = Σ_k n_k‖μ_k‖² + N·tr Σ_W
-    (:attr:`fctheory.metrics.ClassStatistics.H_norm_sq`). ``ok`` False: outside the kernels' range, where the
-    monitor takes the public functions. W, b empty: no classifier, no bias.
-    """
-    ok, means, mu_G, sigma_W, sigma_B, class_var, summary = statistics_and_summary(
-        counts, sums, scatter, sq, shift, upper, W
-    )
-    norms = np.full(6, np.nan)
-    ok = ok and ufm_norms(means, W, b, GM, GW, bstar, norms)
-    return ok, means, mu_G, sigma_W, sigma_B, class_var, summary, norms, _h_norm_sq(counts, means, sigma_W)
-
-
-@njit(**_NB)
-def _h_norm_sq(counts, means, sigma_W):
-    """Σ_k n_k‖μ_k‖² + N·tr Σ_W. A function of its own: written inline in epoch_numbers, these few loops made LLVM
-    compile the whole call 2.6× slower (K = 100, d = 512: 37 ms instead of 14)."""
-    K, d = means.shape
-    h = 0.0
-    for k in range(K):
-        s = 0.0
-        for j in range(d):
-            s += means[k, j] * means[k, j]
-        h += counts[k] * s
-    t = 0.0
-    for j in range(d):
-        t += sigma_W[j, j]
-    return h + counts.sum() * t

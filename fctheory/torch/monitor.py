@@ -22,6 +22,7 @@ from .._files import atomic_path
 from .._threads import blas_threads
 from .._validate import Anything, Bool, Choice, Int, PathOut, Real, fail, public, public_class
 from .._nc_kernels import KEYS as SUMMARY_KEYS
+from .._nc_kernels import epoch_numbers
 from ..metrics import ClassStatistics, nc_summary_from_moments
 from ..nc_diagnosis import applicable_result, ufm_distances
 from ..nc_diagnosis.statistics import distances_from_kernel_norms
@@ -662,7 +663,7 @@ class NCMonitor:
         return row
 
     def _host_row(self, m, W, b):
-        """The row of CPU moments from one compiled call (fctheory.torch._kernels.epoch_numbers: the kernels of
+        """The row of CPU moments from one compiled call (fctheory._nc_kernels.epoch_numbers: the kernels of
         nc_summary_from_moments and ufm_distances), or None where those functions must decide (inputs outside
         the kernels' range, a classifier of the wrong width, a bias the optimum does not have)."""
         counts, sums, scatter, sq, shift = (t.numpy() for t in (m.counts, m.sums, m.scatter, m.sq, m.shift))
@@ -677,7 +678,7 @@ class NCMonitor:
             return None
         if not all(type(a) is np.ndarray and a.dtype == np.float64 for a in (GM, GW, bstar) if a is not None):
             return None
-        ok, means, mu_G, sigma_W, sigma_B, class_var, summary, norms, h_norm_sq = _kernels.epoch_numbers(
+        ok, means, mu_G, sigma_W, sigma_B, class_var, summary, norms, h_norm_sq = epoch_numbers(
             counts,
             sums,
             scatter,

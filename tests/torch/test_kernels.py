@@ -10,9 +10,6 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from fctheory import metrics, ufm  # noqa: E402
-from fctheory.nc_diagnosis import ufm_distances  # noqa: E402
-from fctheory.nc_diagnosis.statistics import distances_from_kernel_norms  # noqa: E402
 from fctheory.torch import _kernels as tk  # noqa: E402
 
 K = 5
@@ -177,41 +174,3 @@ def test_add_batch_counts_nc4_over_several_chunks_of_rows():
     _, n4 = tk.add_batch(H, y, *state, True, W, b, 2.0 * mu, -(mu * mu).sum(1))
     expected = _nc4_oracle(H, W, b, mu)
     assert 5 < expected < 295 and n4 == expected
-
-
-@pytest.mark.parametrize("with_W", [True, False])
-@pytest.mark.parametrize("bias", [True, False])
-def test_epoch_numbers_equal_the_public_functions(with_W, bias):
-    """One call for the statistics, the metrics, the UFM norms and ‖H‖², equal to nc_summary_from_moments,
-    ufm_distances and ClassStatistics.H_norm_sq on the same moments."""
-    H, y = _batch(7, 120, 6, np.float64)
-    ref = np.stack([H[y == k][0] for k in range(K)])
-    shift, have, counts, sums, sq, scatter = _state(6, ref)
-    tk.add_batch(H, y, shift, have, counts, sums, sq, scatter, True, np.empty((0, 6)), NO_B, shift, sq)
-    rng = np.random.default_rng(8)
-    W = rng.standard_normal((K, 6)) if with_W else None
-    b = rng.standard_normal(K) if (with_W and bias) else None
-    n = np.bincount(y, minlength=K)
-    opt = ufm.ce(K=K, n_spl=int(n.min()), lam_W=1e-3, lam_H=1e-3, bias=bias)
-    got = tk.epoch_numbers(
-        counts,
-        sums,
-        scatter,
-        sq,
-        shift,
-        True,
-        np.empty((0, 6)) if W is None else W,
-        NO_B if b is None else b,
-        opt.means_gram,
-        opt.W_gram,
-        NO_B if b is None else opt.bias,
-    )
-    ok, means, _, sigma_W, _, _, summary, norms, h_norm_sq = got
-    assert ok
-    st, summ = metrics.nc_summary_from_moments(counts, sums, scatter, sq, shift, W, upper=True)
-    np.testing.assert_allclose(means, st.means, rtol=1e-14)
-    np.testing.assert_allclose(sigma_W, st.sigma_W, rtol=1e-13, atol=1e-15)
-    assert dict(zip(summ, summary)) == pytest.approx(summ, rel=1e-14, nan_ok=True)
-    assert h_norm_sq == pytest.approx(st.H_norm_sq, rel=1e-14)
-    dist = distances_from_kernel_norms(norms, h_norm_sq / st.N, opt, K=K, n_spl=int(n.min()), W=with_W, b=b is not None)
-    assert dist == pytest.approx(ufm_distances(st, W, b, opt, n_spl=int(n.min())), rel=1e-13)
