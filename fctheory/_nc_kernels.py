@@ -489,7 +489,10 @@ def statistics_and_summary(counts, sums, scatter, sq, shift, upper, W):
     means, class_var = np.empty((K, d)), np.empty(K)
     mu_G, sigma_W, sigma_B = np.empty(d), np.empty((d, d)), np.empty((d, d))
     out = np.full(len(KEYS), np.nan)
-    ok = statistics(counts, sums, scatter, sq, shift, upper, means, mu_G, sigma_W, sigma_B, class_var)
+    # more classes than the kernel takes: declined before any work (the reference path computes everything)
+    ok = K <= JACOBI_MAX_K and statistics(
+        counts, sums, scatter, sq, shift, upper, means, mu_G, sigma_W, sigma_B, class_var
+    )
     ok = ok and summary(means, sigma_W, class_var, W, out)
     return ok, means, mu_G, sigma_W, sigma_B, class_var, out
 
