@@ -625,3 +625,25 @@ def test_epoch_numbers_equal_the_public_functions(with_W, bias):
         norms, h_norm_sq / st_.N, opt, K=K, n_spl=n_spl, W=with_W, b=b is not None
     )
     assert dist == pytest.approx(ufm_distances(st_, W, b, opt, n_spl=n_spl), rel=1e-13)
+
+
+def test_upper_moments_of_another_library_take_the_reference_path_on_their_device():
+    torch = pytest.importorskip("torch")
+    H, y, W = _features(18, 4, 5)
+    counts, sums, scatter, sq, shift = _moments(H, y, 4)
+    upper = [
+        torch.as_tensor(a) for a in (counts, sums, np.triu(scatter) + np.tril(np.full((5, 5), 9.0), -1), sq, shift)
+    ]
+    st_t, summ_t = metrics.nc_summary_from_moments(*upper, torch.as_tensor(W), upper=True)
+    _, summ = metrics.nc_summary_from_moments(counts, sums, scatter, sq, shift, W)
+    assert isinstance(st_t.means, torch.Tensor)
+    assert summ_t == pytest.approx(summ, rel=1e-12, abs=2e-14)
+
+
+def test_the_kernel_path_keeps_the_budget_of_nc_summary():
+    from fctheory import budget
+
+    H, y, _ = _features(19, 4, 5)
+    moments = _moments(H, y, 4)
+    with budget(max_bytes=100), pytest.raises(FCTheoryError, match=r"^st=.*nc_summary"):
+        metrics.nc_summary_from_moments(*moments)

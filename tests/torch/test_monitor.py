@@ -350,3 +350,42 @@ def test_cpu_kernels_and_tensor_ops_give_the_same_rows(kind, monkeypatch):
                 continue
             assert a[key] == pytest.approx(b[key], rel=1e-12, abs=1e-14, nan_ok=True), key
     assert math.isnan(rows[True][0]["nc4"]) and not math.isnan(rows[True][1]["nc4"])
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
+def test_a_half_precision_classifier_gives_the_rows_of_its_float32_copy(dtype):
+    """The classifier's weights are read in float64 whatever their dtype: a bfloat16/float16 layer (its values
+    exact in float32) gives every row of a float32 copy of it, NC4 counts included."""
+    H, y = _data(seed=7, N=120)
+    X, Y = torch.as_tensor(H, dtype=torch.float32), torch.as_tensor(y)
+    half = torch.nn.Linear(D, K).to(dtype)
+    full = torch.nn.Linear(D, K)
+    with torch.no_grad():
+        full.weight.copy_(half.weight.float())
+        full.bias.copy_(half.bias.float())
+    rows = []
+    for clf in (half, full):
+        mon = NCMonitor(K, lam_W=1e-3, lam_H=1e-3, classifier=clf, progress=False)
+        for _ in range(2):
+            with mon.epoch():
+                mon.update(X, Y)
+        rows.append(mon.rows[-1])
+    for key in rows[1]:
+        if key not in ("monitor_seconds", "epoch_seconds"):
+            assert rows[0][key] == pytest.approx(rows[1][key], rel=1e-12, abs=1e-15, nan_ok=True), key
+
+
+def test_features_of_another_width_in_the_next_epoch_start_afresh():
+    """Epoch 1 with d = 6, epoch 2 with d = 4: the second row is a fresh monitor's first (no moments or
+    reference means carried over from the wider epoch)."""
+    H, y = _data(seed=8, N=90)
+    X, Y = torch.as_tensor(H, dtype=torch.float32), torch.as_tensor(y)
+    mon = NCMonitor(K, lam_W=1e-3, lam_H=1e-3, progress=False)
+    for width in (6, 4):
+        with mon.epoch():
+            mon.update(X[:, :width], Y)
+    fresh = NCMonitor(K, lam_W=1e-3, lam_H=1e-3, progress=False)
+    with fresh.epoch():
+        fresh.update(X[:, :4], Y)
+    for key in ("nc1", "cdnv", "nc2", "H_norm_sq_per_sample", "dist_means_gram"):
+        assert mon.rows[1][key] == pytest.approx(fresh.rows[0][key], rel=1e-12), key
