@@ -389,3 +389,60 @@ def test_features_of_another_width_in_the_next_epoch_start_afresh():
         fresh.update(X[:, :4], Y)
     for key in ("nc1", "cdnv", "nc2", "H_norm_sq_per_sample", "dist_means_gram"):
         assert mon.rows[1][key] == pytest.approx(fresh.rows[0][key], rel=1e-12), key
+
+
+def test_the_epochs_statistics_are_the_two_pass_class_statistics():
+    """monitor.statistics after an epoch: every field of metrics.class_statistics of the same features
+    (means, global mean, int64 counts, Σ_W, Σ_B, class variances) to 1e-12."""
+    H, y = _data(seed=9, offset=2.0)
+    mon = NCMonitor(K, lam_W=1e-3, lam_H=1e-3, progress=False)
+    for _ in range(2):
+        with mon.epoch():
+            _feed(mon, H, y)
+    st, ref = mon.statistics, metrics.class_statistics(H, y)
+    assert st.counts.dtype == np.int64 and np.array_equal(st.counts, ref.counts)
+    for field in ("means", "global_mean", "sigma_W", "sigma_B", "class_var"):
+        assert _rel(np.asarray(getattr(st, field)), np.asarray(getattr(ref, field))) < 1e-12, field
+
+
+@pytest.mark.parametrize("bias", [True, False])
+def test_the_ufm_entries_of_a_row_are_ufm_distances_of_the_epoch(bias):
+    """The row's UFM columns are exactly ufm_distances' keys and values for the epoch's statistics, and
+    h_over_w is √(‖H‖²/N) / √(‖W‖²/K) of the features themselves."""
+    from fctheory.nc_diagnosis import applicable_result, ufm_distances
+
+    H, y = _data(seed=10)
+    fc = torch.nn.Linear(D, K, bias=bias).double()
+    mon = NCMonitor(K, lam_W=1e-3, lam_H=1e-3, classifier=fc, progress=False)
+    with mon.epoch():
+        _feed(mon, H, y)
+    row, st = mon.rows[-1], mon.statistics
+    W = fc.weight.detach().numpy()
+    b = fc.bias.detach().numpy() if bias else None
+    app = applicable_result(loss="ce", K=K, d=D, counts=st.counts, lam_W=1e-3, lam_H=1e-3, lam_b=0.0, bias=bias)
+    expected = ufm_distances(st, W, b, app.optimum, n_spl=app.n_spl)
+    for key, value in expected.items():
+        assert row[key] == pytest.approx(value, rel=1e-12, abs=1e-15), key
+    h_over_w = math.sqrt(np.sum(H * H) / len(y)) / math.sqrt(np.sum(W * W) / K)
+    assert row["h_over_w"] == pytest.approx(h_over_w, rel=1e-12)
+
+
+def test_rows_without_a_classifier_have_no_classifier_columns():
+    H, y = _data(seed=11)
+    mon = NCMonitor(K, lam_W=1e-3, lam_H=1e-3, progress=False)
+    with mon.epoch():
+        _feed(mon, H, y)
+    summary = metrics.nc_summary(mon.statistics)
+    row = mon.rows[-1]
+    assert not {"nc2_W", "equinorm_W", "mean_cos_W", "W_norm_sq", "nc3", "nc4", "dist_W_gram", "h_over_w"} & set(row)
+    for key, value in summary.items():
+        assert row[key] == pytest.approx(value, rel=1e-12, abs=2e-14, nan_ok=True), key
+
+
+def test_a_classifier_of_another_width_is_refused_naming_W():
+    H, y = _data(seed=12)
+    mon = NCMonitor(K, lam_W=1e-3, lam_H=1e-3, classifier=torch.nn.Linear(D + 1, K), progress=False)
+    mon.begin_epoch()
+    _feed(mon, H, y)
+    with pytest.raises(FCTheoryError, match=r"^W="):
+        mon.end_epoch()
