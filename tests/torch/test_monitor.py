@@ -446,3 +446,34 @@ def test_a_classifier_of_another_width_is_refused_naming_W():
     _feed(mon, H, y)
     with pytest.raises(FCTheoryError, match=r"^W="):
         mon.end_epoch()
+
+
+def test_labels_out_of_range_are_refused_with_their_range_and_the_constraint():
+    mon = NCMonitor(K, lam_W=1e-3, lam_H=1e-3, progress=False)
+    with pytest.raises(FCTheoryError) as err:
+        mon.update(torch.zeros(4, D), torch.as_tensor([0, -1, 2, 9]))
+    assert str(err.value) == f"labels='values -1..9' is invalid: must lie in [0, K-1] = [0, {K - 1}]"
+
+
+def test_non_finite_features_are_refused_with_the_whole_message():
+    H, y = _data()
+    H[57, 2] = math.inf
+    mon = NCMonitor(K, lam_W=1e-3, lam_H=1e-3, progress=False)
+    mon.begin_epoch()
+    _feed(mon, H, y)
+    with pytest.raises(FCTheoryError) as err:
+        mon.end_epoch()
+    assert str(err.value).startswith("features='a batch of this epoch with non-finite entries (or entries whose")
+    assert str(err.value).endswith(" is invalid: must be finite; the epoch's moments are dropped")
+
+
+def test_an_exception_inside_an_epoch_block_propagates_and_records_nothing():
+    H, y = _data()
+    mon = NCMonitor(K, lam_W=1e-3, lam_H=1e-3, progress=False)
+    with pytest.raises(KeyError, match="from the training loop"), mon.epoch():
+        _feed(mon, H, y)
+        raise KeyError("from the training loop")
+    assert mon.rows == []
+    with mon.epoch():  # the next epoch starts afresh
+        _feed(mon, H, y)
+    assert len(mon.rows) == 1 and mon.rows[0]["N"] == len(y)
