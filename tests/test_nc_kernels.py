@@ -645,5 +645,15 @@ def test_the_kernel_path_keeps_the_budget_of_nc_summary():
 
     H, y, _ = _features(19, 4, 5)
     moments = _moments(H, y, 4)
-    with budget(max_bytes=100), pytest.raises(FCTheoryError, match=r"^st=.*nc_summary"):
+    with budget(max_bytes=100), pytest.raises(FCTheoryError) as err:
         metrics.nc_summary_from_moments(*moments)
+    assert str(err.value).startswith(
+        "st='statistics of K = 4 classes' is invalid: nc_summary (K x K Gram and pair matrices) needs about "
+    )
+
+
+def test_a_classifier_of_another_width_is_refused_with_the_whole_message():
+    H, y, W = _features(20, 3, 4)
+    with pytest.raises(FCTheoryError) as err:
+        metrics.nc_summary_from_moments(*_moments(H, y, 3), W[:, :3])
+    assert str(err.value) == "W='array of shape (3, 3)' is invalid: must have shape (K, d) = (3, 4) like the statistics"

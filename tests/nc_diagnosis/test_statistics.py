@@ -174,3 +174,51 @@ def test_ufm_distances_against_an_optimum_made_by_hand_of_lists():
         opt, means_gram=opt.means_gram.tolist(), W_gram=opt.W_gram.tolist(), bias=opt.bias.tolist()
     )
     assert ufm_distances(st, W, b, lists, n_spl=5) == pytest.approx(ufm_distances(st, W, b, opt, n_spl=5), rel=1e-13)
+
+
+@pytest.mark.parametrize("bias", [True, False])
+def test_ufm_distances_against_numpy_with_its_documented_keys(bias):
+    """Every entry of ufm_distances from its definition in plain NumPy (Gram distances, norm ratios, h_over_w,
+    the bias distance), under exactly the documented keys."""
+    from fctheory import ufm
+    from fctheory.nc_diagnosis import feature_statistics, ufm_distances
+
+    rng = np.random.default_rng(21)
+    K, d, n = 4, 6, 5
+    y = np.repeat(np.arange(K), n)
+    H = 3.0 * rng.standard_normal((K, d))[y] + rng.standard_normal((K * n, d))
+    W = rng.standard_normal((K, d))
+    b = rng.standard_normal(K) if bias else None
+    st = feature_statistics(H, y)
+    opt = ufm.ce(K=K, n_spl=n, lam_W=1e-2, lam_H=1e-3, bias=bias)
+    got = ufm_distances(st, W, b, opt, n_spl=n)
+    keys = ["ufm_W_norm_sq", "ufm_H_norm_sq", "H_norm_sq_per_sample", "dist_means_gram", "H_norm_sq_ratio"]
+    keys += ["dist_W_gram", "W_norm_sq_ratio", "h_over_w"] + (["dist_bias"] if bias else [])
+    assert list(got) == keys
+    M = np.stack([H[y == k].mean(axis=0) for k in range(K)])
+    h_sq = np.sum(H * H) / len(y)
+    expected = {
+        "ufm_W_norm_sq": opt.W_norm_sq,
+        "ufm_H_norm_sq": opt.H_norm_sq,
+        "H_norm_sq_per_sample": h_sq,
+        "dist_means_gram": np.linalg.norm(M @ M.T - opt.means_gram) / np.linalg.norm(opt.means_gram),
+        "H_norm_sq_ratio": h_sq / (opt.H_norm_sq / (K * n)),
+        "dist_W_gram": np.linalg.norm(W @ W.T - opt.W_gram) / np.linalg.norm(opt.W_gram),
+        "W_norm_sq_ratio": np.sum(W * W) / opt.W_norm_sq,
+        "h_over_w": np.sqrt(h_sq) / np.sqrt(np.sum(W * W) / K),
+    }
+    if bias:
+        expected["dist_bias"] = np.linalg.norm(b - opt.bias)
+    for key, value in expected.items():
+        assert got[key] == pytest.approx(value, rel=1e-12), key
+
+
+def test_h_over_w_of_a_zero_classifier_is_nan():
+    from fctheory import ufm
+    from fctheory.nc_diagnosis import feature_statistics, ufm_distances
+
+    rng = np.random.default_rng(22)
+    y = np.repeat(np.arange(3), 4)
+    st = feature_statistics(rng.standard_normal((12, 5)), y)
+    opt = ufm.ce(K=3, n_spl=4, lam_W=1e-2, lam_H=1e-3, bias=False)
+    assert math.isnan(ufm_distances(st, np.zeros((3, 5)), None, opt, n_spl=4)["h_over_w"])
