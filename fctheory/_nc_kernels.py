@@ -504,13 +504,8 @@ _LO, _HI = 2.0**-200, 2.0**200
 @njit(**_NB)
 def _in_range(A):
     """Every entry finite with |a| ≤ 2^200, and the largest (when non-zero) ≥ 2^-200."""
-    m = 0.0
-    for x in A.ravel():
-        a = abs(x)
-        if not a <= _HI:  # also NaN
-            return False
-        m = max(m, a)
-    return m == 0.0 or m >= _LO
+    m = _maxabs(A)  # NaN or inf when an entry is not finite: then not ≤ 2^200
+    return m <= _HI and (m == 0.0 or m >= _LO)
 
 
 @njit(**_NB)

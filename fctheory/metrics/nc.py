@@ -1243,10 +1243,9 @@ def nc_summary_from_moments(counts, sums, scatter, sq, shift, W=None, *, upper: 
     (ClassStatistics, dict)
         The statistics and the dict of :func:`nc_summary`.
     """
-    if type(sums) is np.ndarray and (W is None or type(W) is np.ndarray):
-        got = _kernel_summary(counts, sums, scatter, sq, shift, W, upper)
-        if got is not None:
-            return got
+    got = _kernel_summary(counts, sums, scatter, sq, shift, W, upper)
+    if got is not None:
+        return got
     if upper:
         xp = array_namespace_of(scatter)
         scatter = xp.triu(scatter) + xp.triu(scatter, k=1).T
@@ -1259,19 +1258,9 @@ def nc_summary_from_moments(counts, sums, scatter, sq, shift, W=None, *, upper: 
 _F64 = np.dtype(np.float64)
 
 
-class _EmptyW(dict):
-    """No classifier, as the kernel takes it: a (0, d) array per width d (made once)."""
-
-    def __missing__(self, d):
-        self[d] = np.empty((0, d))
-        return self[d]
-
-
-_NO_W = _EmptyW()
-
-
 def _kernel_summary(counts, sums, scatter, sq, shift, W, upper):
-    """The kernel's (statistics, summary) of NumPy moments, or None where the reference path must decide."""
+    """The kernel's (statistics, summary) of NumPy float64 moments, or None where the reference path must decide
+    (other types and libraries included)."""
     for a in (sums, scatter, sq, shift, sums if W is None else W):
         if type(a) is not np.ndarray or a.dtype != _F64:
             return None
@@ -1287,7 +1276,7 @@ def _kernel_summary(counts, sums, scatter, sq, shift, W, upper):
 
     counts = counts.astype(np.int64)  # a copy: the statistics' own
     ok, means, mu_G, sigma_W, sigma_B, class_var, out = statistics_and_summary(
-        counts, sums, scatter, sq, shift, upper, _NO_W[d] if W is None else W
+        counts, sums, scatter, sq, shift, upper, np.empty((0, d)) if W is None else W
     )
     if not ok:
         return None

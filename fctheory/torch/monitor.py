@@ -42,7 +42,6 @@ _HOST_SCATTER_MAX_D = 256
 # the features' dtypes the CPU kernels read as they are (others are first copied into a float64 buffer)
 _HOST_DTYPES = (torch.float32, torch.float64)
 _NO_BIAS = np.empty(0)
-_NO_ROWS = np.empty((0, 0))  # no classifier rows (NC4 skipped)
 
 
 class _Moments:
@@ -91,23 +90,21 @@ class _Moments:
             offset = torch.cat([torch.zeros(K, **f64), -(ref_means * ref_means).sum(dim=1)])
             self.nc4 = (w[:K], offset[:K], offset, w.T, (-1, 2, K))
 
-    def _set_ref(self, ref_means):
-        """CPU: the shifts and NC4's reference from the previous epoch's means (NumPy float64, or a tensor) or
-        None."""
-        self.ref = ref_means
+    def _set_ref(self, mu):
+        """CPU: the shifts and NC4's reference from the previous epoch's means ``mu`` (NumPy float64) or None."""
+        self.ref = mu
         shift = self.arrays[4]
-        if ref_means is None:
+        if mu is None:
             shift.fill(0.0)
             self.have_view.fill(False)
         else:
-            mu = ref_means if isinstance(ref_means, np.ndarray) else ref_means.cpu().numpy()
             shift[...] = mu
             self.have_view.fill(True)
             np.multiply(mu, 2.0, out=self.mu2)
             np.einsum("kd,kd->k", mu, mu, out=self.mu_offset)
             np.negative(self.mu_offset, out=self.mu_offset)
 
-    def reusable(self, d, ref_means) -> bool:
+    def reusable(self, d) -> bool:
         """Whether this epoch's CPU moments can serve the next epoch (:meth:`reset`): same width, and its
         tensors still the ones the views see (a distributed reduction replaces them)."""
         return (
@@ -125,7 +122,7 @@ class _Moments:
         self._set_ref(ref_means)
         return self
 
-    def add_host(self, H, y, W=None, b=None, empty=(_NO_ROWS, _NO_BIAS)):
+    def add_host(self, H, y, W, b, empty):
         """Add a batch on the CPU: features ``H`` (detached), labels ``y`` (checked here), optionally the
         classifier's current (W, b) for NC4 (``empty``: empty arrays of their NumPy type, for an epoch without
         NC4). Labels outside [0, K−1] are refused before anything is added."""
@@ -233,14 +230,17 @@ class _Moments:
             "must be finite; the epoch's moments are dropped",
         )
 
+    def host_moments(self):
+        """CPU: NumPy views of the moments (counts, sums, scatter, sq, shift) as they stand now (a distributed
+        reduction replaces the tensors, so the views are taken afresh)."""
+        return tuple(t.numpy() for t in (self.counts, self.sums, self.scatter, self.sq, self.shift))
+
     def summary(self, W=None):
         """(statistics, NC metrics) of the epoch's moments; ``W`` the classifier (NumPy float64) or None."""
         # one transfer to the host (one synchronisation on a GPU) for the five moments: the counts ride along
         # as float64, exact below 2^53
         if self.host:  # already there: views, no copy
-            counts, sums, scatter, sq, shift = (
-                t.numpy() for t in (self.counts, self.sums, self.scatter, self.sq, self.shift)
-            )
+            counts, sums, scatter, sq, shift = self.host_moments()
         else:
             moments = (self.counts.to(torch.float64), self.sums, self.scatter, self.sq, self.shift)
             host = torch.cat([t.ravel() for t in moments]).cpu().numpy()
@@ -264,10 +264,7 @@ def _host_view(t):
 
 def _host_float64(t):
     """A parameter's values as a float64 NumPy array (a view of a CPU float64 one: read at once, never kept)."""
-    t = t.detach()
-    if t.device.type == "cpu" and t.dtype in _HOST_DTYPES:
-        return np.asarray(t.numpy(), dtype=np.float64)
-    return t.to(device="cpu", dtype=torch.float64).numpy()
+    return np.asarray(_host_view(t.detach()), dtype=np.float64)
 
 
 class _Epoch:
@@ -494,7 +491,7 @@ class NCMonitor:
             if ref is not None and not host:  # a tensor on the features' device
                 ref = torch.as_tensor(ref, device=H.device)
             spare, self._spare = self._spare, None
-            if spare is not None and host and spare.reusable(H.shape[1], ref):
+            if spare is not None and host and spare.reusable(H.shape[1]):
                 m = self._moments = spare.reset(ref)
             else:
                 m = self._moments = _Moments(
@@ -645,38 +642,37 @@ class NCMonitor:
             W = _host_float64(self.classifier.weight)
             if self.bias:
                 b = _host_float64(self.classifier.bias)
-        row = self._host_row(m, W, b) if m.host else None
-        if row is not None:
-            return row
-        st, summary = m.summary(W)
-        counts = st.counts.tolist()
-        N = sum(counts)
-        app = self._applicability(st.d, counts)
+        got = self._host_numbers(m, W, b) if m.host else None
+        if got is None:
+            st, summary = m.summary(W)
+            app = self._applicability(st.d, st.counts.tolist())
+            # the body without its argument checks (see summary()): st, W, b and the optimum are the monitor's
+            distances = ufm_distances.__wrapped__(st, W, b, app.optimum, n_spl=app.n_spl)
+        else:
+            st, summary, distances, app = got
+        N = st.N
         row = {"epoch": len(self.rows), "N": N}
         row.update(summary)
         if W is not None:
             row["nc4"] = int(m.disagree) / N if m.ref is not None else math.nan
-        # the body without its argument checks (see summary()): st, W, b and the optimum are the monitor's
-        row.update(ufm_distances.__wrapped__(st, W, b, app.optimum, n_spl=app.n_spl))
+        row.update(distances)
         row["ufm_applies"] = app.applies
         self.statistics, self.applicability = st, app
         return row
 
-    def _host_row(self, m, W, b):
-        """The row of CPU moments from one compiled call (fctheory._nc_kernels.epoch_numbers: the kernels of
-        nc_summary_from_moments and ufm_distances), or None where those functions must decide (inputs outside
-        the kernels' range, a classifier of the wrong width, a bias the optimum does not have)."""
-        counts, sums, scatter, sq, shift = (t.numpy() for t in (m.counts, m.sums, m.scatter, m.sq, m.shift))
+    def _host_numbers(self, m, W, b):
+        """(statistics, summary, UFM distances, applicability) of CPU moments from one compiled call
+        (fctheory._nc_kernels.epoch_numbers: the kernels of nc_summary_from_moments and ufm_distances), or None
+        where those functions must decide (inputs outside the kernels' range, an empty class, a classifier of
+        the wrong width, a bias the optimum does not have)."""
+        counts, sums, scatter, sq, shift = m.host_moments()
         K, d = sums.shape
         n = counts.tolist()
         if 0 in n:
             return None  # refused by the statistics, naming the empty class
         app = self._applicability(d, n)
-        opt = app.optimum
-        GM, GW, bstar = opt.means_gram, opt.W_gram, opt.bias
-        if W is not None and W.shape != (K, d) or (b is not None and bstar is None):
-            return None
-        if not all(type(a) is np.ndarray and a.dtype == np.float64 for a in (GM, GW, bstar) if a is not None):
+        opt = app.optimum  # the library's own optimum: its Grams and bias are float64 NumPy arrays
+        if W is not None and W.shape != (K, d) or (b is not None and opt.bias is None):
             return None
         ok, means, mu_G, sigma_W, sigma_B, class_var, summary, norms, h_norm_sq = epoch_numbers(
             counts,
@@ -687,23 +683,16 @@ class NCMonitor:
             m.upper,
             np.empty((0, d)) if W is None else W,
             _NO_BIAS if b is None else b,
-            GM,
-            GM if W is None else GW,
-            _NO_BIAS if b is None else bstar,
+            opt.means_gram,
+            opt.means_gram if W is None else opt.W_gram,
+            _NO_BIAS if b is None else opt.bias,
         )
         if not ok:
             return None
-        N = sum(n)
-        row = {"epoch": len(self.rows), "N": N}
-        row.update(zip(SUMMARY_KEYS if W is not None else SUMMARY_KEYS[:8], summary.tolist()))
-        if W is not None:
-            row["nc4"] = int(m.disagree) / N if m.ref is not None else math.nan
-        has_W, h_sq = W is not None, h_norm_sq / N
-        row.update(distances_from_kernel_norms(norms, h_sq, opt, K=K, n_spl=app.n_spl, W=has_W, b=b is not None))
-        row["ufm_applies"] = app.applies
         st = ClassStatistics(means, mu_G, counts.astype(np.int64), sigma_W, sigma_B, class_var)
-        self.statistics, self.applicability = st, app
-        return row
+        summary = dict(zip(SUMMARY_KEYS if W is not None else SUMMARY_KEYS[:8], summary.tolist()))
+        kw = dict(K=K, n_spl=app.n_spl, W=W is not None, b=b is not None)
+        return st, summary, distances_from_kernel_norms(norms, h_norm_sq / sum(n), opt, **kw), app
 
     def _applicability(self, d, counts):
         """The UFM result for width d and these class counts (a list): solved once per training."""
