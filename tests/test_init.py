@@ -1,9 +1,11 @@
-"""The top-level package: what ``import fctheory`` exports, and that it never imports PyTorch.
+"""The top-level package: what ``import fctheory`` exports, and what a bare import loads (almost nothing).
 
-``fctheory.torch`` (the PyTorch training monitor) is loaded on first attribute access (a module
-``__getattr__``); each check that depends on what a fresh interpreter has imported runs in a subprocess.
+Every public name is loaded on first attribute access (a module ``__getattr__`` reading the ``if _TYPE_CHECKING:``
+imports of fctheory/__init__.py); ``fctheory.torch`` (the PyTorch training monitor) likewise. Each check that
+depends on what a fresh interpreter has imported runs in a subprocess.
 """
 
+import importlib
 import json
 import os
 import subprocess
@@ -78,6 +80,77 @@ def test_fctheory_torch_without_pytorch_says_how_to_install_it():
     )
     assert got["error"] == "ImportError"
     assert "pip install 'fctheory[torch]'" in got["message"]
+
+
+#: what a bare ``import fctheory`` may not load: every dependency beyond NumPy and the standard library
+HEAVY = ("scipy", "mpmath", "numba", "llvmlite", "sympy", "cvxpy", "hypothesis", "tqdm", "threadpoolctl",
+         "array_api_compat", "pandas", "dask", "matplotlib", "torch", "flint")  # fmt: skip
+#: the fctheory modules a bare import loads: the error, the work budget (with the validation it uses), the version
+CORE = [
+    "fctheory",
+    "fctheory._budget",
+    "fctheory._compat",
+    "fctheory._errors",
+    "fctheory._validate",
+    "fctheory._version",
+]
+
+_LOADED = (
+    "import json, sys\n{before}\nimport fctheory as fc\n{code}\n"
+    "print(json.dumps({{'heavy': sorted({{m.split('.')[0] for m in sys.modules}} & set({heavy!r})),\n"
+    "                  'fctheory': sorted(m for m in sys.modules if m.startswith('fctheory')),\n"
+    "                  'scipy': sorted(m for m in sys.modules if m.startswith('scipy.') and m.count('.') == 1)}}))"
+)
+
+
+def _loaded(code="", before=""):
+    return _run(_LOADED.format(before=before, code=code, heavy=HEAVY))
+
+
+def test_a_bare_import_loads_no_dependency_beyond_numpy():
+    got = _loaded()
+    assert got["heavy"] == []
+    assert got["fctheory"] == CORE
+
+
+def test_tau_loads_its_own_module_and_not_the_rest_of_the_library():
+    got = _loaded("fc.tau(n_c=3, n_w=1200, L=15, K=1000, lam=1e-3)")
+    assert "fctheory.tau" in got["fctheory"]
+    for other in ("fctheory.risk", "fctheory.trainer", "fctheory.metrics", "fctheory.ufm", "fctheory.sweep",
+                  "fctheory.diagnosis", "fctheory.testing", "fctheory.predictions", "fctheory.task"):  # fmt: skip
+        assert other not in got["fctheory"], other
+    assert not {"sympy", "cvxpy", "hypothesis", "pandas", "dask", "matplotlib", "torch"} & set(got["heavy"])
+    assert "scipy.optimize" not in got["scipy"]
+
+
+def test_every_lazy_name_is_the_object_its_module_defines():
+    lazy = fctheory._lazy_names()
+    eager = {"FCTheoryError", "Budget", "budget", "get_budget", "set_budget"}  # the core, loaded by the bare import
+    assert set(fctheory.__all__) - eager <= set(lazy) and not eager & set(lazy)
+    for name, (module, attr) in lazy.items():
+        if name in fctheory._LAZY_SUBPACKAGES:
+            continue
+        mod = importlib.import_module(f"fctheory.{module}")
+        assert getattr(fctheory, name) is (mod if attr is None else getattr(mod, attr)), name
+
+
+def test_functions_that_share_their_module_name_stay_functions_whatever_imports_the_module():
+    # the import system binds fctheory.<child> to the child module when it first loads it; the package's
+    # tau, tau_star and sweep must stay the functions, whether the module is loaded directly or by another
+    got = _run(
+        "import json, types, fctheory\n"
+        "import fctheory.predictions\n"  # imports fctheory.tau and fctheory.tau_star itself
+        "import fctheory.sweep.core\n"
+        "print(json.dumps({n: isinstance(getattr(fctheory, n), types.FunctionType) for n in ('tau', 'tau_star', "
+        "'sweep')}))"
+    )
+    assert got == {"tau": True, "tau_star": True, "sweep": True}
+    assert fctheory.tau is importlib.import_module("fctheory.tau").tau
+
+
+def test_dir_lists_every_public_name_before_it_is_loaded():
+    got = _run("import json, fctheory\nprint(json.dumps(sorted(dir(fctheory))))")
+    assert set(fctheory.__all__) | {"torch"} <= set(got)
 
 
 def test_an_unknown_attribute_is_an_attribute_error():
