@@ -238,7 +238,7 @@ def train_lm(
     d: int = 32,
     n_layer: int = 2,
     n_head: int = 4,
-    batch: int = 64,
+    batch: int = 16,
     lr: float = 3e-3,
     lam_W: float = 5e-3,
     lam_H: float = 1e-5,
@@ -378,7 +378,7 @@ def main(argv=None) -> dict:
     p.add_argument("--d", type=int, default=32)
     p.add_argument("--layers", type=int, default=2)
     p.add_argument("--heads", type=int, default=4)
-    p.add_argument("--batch", type=int, default=64)
+    p.add_argument("--batch", type=int, default=16)
     p.add_argument("--lr", type=float, default=3e-3)
     p.add_argument("--lam-W", type=float, default=5e-3)
     p.add_argument("--lam-H", type=float, default=1e-5)
