@@ -35,7 +35,15 @@ from .._validate import Anything, Bool, Instance, Int, PathOut, Real, Seed, fail
 from ..task import Task, as_rng
 from .monitor import NCMonitor
 
-__all__ = ["CausalLM", "next_token_pairs", "plot_lm", "prefix_entropy", "task_sentences", "train_lm"]
+__all__ = [
+    "CausalLM",
+    "next_token_pairs",
+    "plot_lm",
+    "prefix_accuracy",
+    "prefix_entropy",
+    "task_sentences",
+    "train_lm",
+]
 
 
 @public_class
@@ -158,6 +166,19 @@ def task_sentences(task, n_spl: int, *, seed=None):
     return torch.from_numpy(X)
 
 
+def _prefix_counts(sentences):
+    """Per position ℓ = 1 … L−1, for each sentence: the id of its prefix x_0 … x_{ℓ−1}, how many sentences share
+    that prefix and how many share the prefix and the next word x_ℓ."""
+    X = np.asarray(sentences.numpy() if isinstance(sentences, torch.Tensor) else sentences)
+    if X.ndim != 2 or X.shape[1] < 2 or X.shape[0] < 1 or not np.issubdtype(X.dtype, np.integer):
+        fail("sentences", f"array of shape {X.shape} and dtype {X.dtype}", "must be (S, L) integers, L >= 2")
+    for ell in range(1, X.shape[1]):
+        _, prefix, n_prefix = np.unique(X[:, :ell], axis=0, return_inverse=True, return_counts=True)
+        _, pair, n_pair = np.unique(X[:, : ell + 1], axis=0, return_inverse=True, return_counts=True)
+        prefix = prefix.ravel()
+        yield prefix, n_prefix[prefix], n_pair[pair.ravel()]
+
+
 @public(sentences=Anything("a (S, L) integer tensor or array"))
 def prefix_entropy(sentences) -> float:
     """The empirical conditional entropy of the next word given its prefix, in nats per prediction.
@@ -167,15 +188,28 @@ def prefix_entropy(sentences) -> float:
     so the loss no causal model can go below on these sentences (equality needs the predicted distribution to
     be p̂ itself, at every prefix).
     """
-    X = np.asarray(sentences.numpy() if isinstance(sentences, torch.Tensor) else sentences)
-    if X.ndim != 2 or X.shape[1] < 2 or X.shape[0] < 1 or not np.issubdtype(X.dtype, np.integer):
-        fail("sentences", f"array of shape {X.shape} and dtype {X.dtype}", "must be (S, L) integers, L >= 2")
-    total = 0.0
-    for ell in range(1, X.shape[1]):
-        _, prefix, n_prefix = np.unique(X[:, :ell], axis=0, return_inverse=True, return_counts=True)
-        _, pair, n_pair = np.unique(X[:, : ell + 1], axis=0, return_inverse=True, return_counts=True)
-        total -= float(np.log(n_pair[pair.ravel()] / n_prefix[prefix.ravel()]).sum())
-    return total / (X.shape[0] * (X.shape[1] - 1))
+    total, n = 0.0, 0
+    for _, n_prefix, n_pair in _prefix_counts(sentences):
+        total -= float(np.log(n_pair / n_prefix).sum())
+        n += n_pair.size
+    return total / n
+
+
+@public(sentences=Anything("a (S, L) integer tensor or array"))
+def prefix_accuracy(sentences) -> float:
+    """The best next-word accuracy any function of the prefix reaches on ``sentences``.
+
+    At each prefix the most frequent next word (in ``sentences``) is the best single answer: the bound is the
+    sum over the distinct prefixes of that word's count, over the number of predictions (S·(L−1)). It is 1
+    exactly when every prefix determines its next word.
+    """
+    hits, n = 0, 0
+    for prefix, _, n_pair in _prefix_counts(sentences):
+        best = np.zeros(int(prefix.max()) + 1, dtype=np.int64)
+        np.maximum.at(best, prefix, n_pair)
+        hits += int(best.sum())
+        n += n_pair.size
+    return hits / n
 
 
 def _train_epoch(model, opt, X, batch, gen, lam_W, lam_H):
@@ -282,9 +316,9 @@ def train_lm(
     Returns
     -------
     dict
-        ``table`` (pandas, one row per epoch: the monitor's columns and ``train_loss`` (the mean minibatch
-        CE of the epoch), ``loss`` and ``accuracy`` (CE and next-word accuracy of the evaluation pass after
-        it), ``prefix_entropy``), ``monitor``, ``model``, ``sentences``, ``prefix_entropy``, ``seconds``.
+        ``table`` (pandas, one row per epoch: the monitor's columns, ``train_loss`` (mean minibatch CE), ``loss``
+        and ``accuracy`` (of the evaluation pass after the epoch), their bounds ``prefix_entropy`` and
+        ``prefix_accuracy``), ``monitor``, ``model``, ``sentences``, ``prefix_entropy``, ``seconds``.
     """
     previous = torch.get_num_threads()
     torch.set_num_threads(threads)
@@ -314,7 +348,7 @@ def train_lm(
 
 def _fit(model, X, monitor, epochs, batch, lr, weight_decay, lam_W, lam_H, seed):
     """The epochs of :func:`train_lm`: AdamW with a cosine schedule, then an evaluation pass feeding the monitor."""
-    floor = prefix_entropy(X)
+    floor, best = prefix_entropy(X), prefix_accuracy(X)
     groups = [
         {"params": [p for n, p in model.named_parameters() if not n.startswith("head.")]},
         {"params": model.head.parameters(), "weight_decay": 0.0},  # λ_W is in the objective
@@ -327,12 +361,13 @@ def _fit(model, X, monitor, epochs, batch, lr, weight_decay, lam_W, lam_H, seed)
         sched.step()
         with monitor.epoch() as extra:
             extra["loss"], extra["accuracy"] = _measure(model, X, monitor)
-            extra["train_loss"], extra["prefix_entropy"] = train_loss, floor
+            extra["train_loss"], extra["prefix_entropy"], extra["prefix_accuracy"] = train_loss, floor, best
 
 
 # (columns, title, log scale)
 _CURVES = (
     (("loss", "prefix_entropy"), "training cross-entropy (nats) and its floor", False),
+    (("accuracy", "prefix_accuracy"), "next-word accuracy and its ceiling", False),
     (("nc1", "nc1_trace_ratio", "cdnv"), "NC1 (Papyan; tr Σ_W/tr Σ_B), CDNV", True),
     (("nc2", "nc2_W", "nc3"), "NC2 (means, W), NC3", True),
     (("dist_W_gram", "dist_means_gram"), "relative distance of W Wᵀ, M Mᵀ to the UFM optimum", True),
@@ -341,15 +376,18 @@ _CURVES = (
 
 @public(table=Anything("the table of train_lm, a pandas DataFrame"), path=PathOut(), title=Instance(str))
 def plot_lm(table, path, *, title: str = ""):
-    """The language model's curves over the epochs: loss against its floor, NC1/CDNV, NC2/NC3, Gram distances."""
+    """The language model's curves over the epochs: loss and accuracy against their bounds, NC1/CDNV, NC2/NC3,
+    the Gram distances to the UFM optimum."""
     plt = pyplot("path", path)
-    fig, axes = plt.subplots(1, 4, figsize=(15, 3.4))
+    fig, axes = plt.subplots(1, len(_CURVES), figsize=(18, 3.4))
     x = table["epoch"].to_numpy()
     for ax, (cols, name, log) in zip(axes, _CURVES):
         for c in cols:
             if c in table:
                 v = table[c].to_numpy(dtype=float)
-                ax.plot(x, np.where(v > 0, v, np.nan) if log else v, label=c, ls="--" if c == "prefix_entropy" else "-")
+                ax.plot(
+                    x, np.where(v > 0, v, np.nan) if log else v, label=c, ls="--" if c.startswith("prefix_") else "-"
+                )
         if log:
             ax.set_yscale("log")
         ax.set_title(name, fontsize=8)
@@ -396,7 +434,11 @@ def main(argv=None) -> dict:
     cols = ["epoch", "train_loss", "loss", "accuracy", "nc1", "nc1_trace_ratio", "cdnv", "nc2", "nc2_W", "nc3"]
     cols += ["nc4", "dist_W_gram", "dist_means_gram", "W_norm_sq_ratio", "H_norm_sq_ratio"]
     rows = sorted({0, len(df) // 10, len(df) // 4, len(df) // 2, len(df) - 1})
-    print(task, f"N = {int(df['N'].iloc[0])} next-word predictions, floor {res['prefix_entropy']:.4f} nats")
+    best = float(df["prefix_accuracy"].iloc[0])
+    print(
+        task, f"N = {int(df['N'].iloc[0])} next-word predictions; least CE {res['prefix_entropy']:.4f} nats,", end=" "
+    )
+    print(f"best accuracy {best:.4f}")
     print(df[[c for c in cols if c in df]].iloc[rows].to_string(index=False, float_format=lambda v: f"{v:.4g}"))
     mon = float(df["monitor_seconds"].sum())
     print(f"{res['seconds']:.1f} s, of which monitor {mon:.2f} s; written to {a.out}")

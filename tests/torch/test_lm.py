@@ -19,6 +19,7 @@ from fctheory.torch.lm import (  # noqa: E402
     main,
     next_token_pairs,
     plot_lm,
+    prefix_accuracy,
     prefix_entropy,
     task_sentences,
     train_lm,
@@ -67,6 +68,8 @@ def test_loss_falls_towards_and_never_below_the_prefix_entropy(run):
     assert loss[-1] - floor < 0.5 * (loss[0] - floor), (loss, floor)
     assert (loss >= floor * (1 - 1e-6)).all(), (loss, floor)
     assert df["accuracy"].iloc[-1] > 2 * df["accuracy"].iloc[0]
+    # no function of the prefix answers more next words right than the most frequent one after each prefix
+    assert (df["accuracy"] <= df["prefix_accuracy"]).all() and df["prefix_accuracy"].iloc[0] < 1
 
 
 def test_nc1_falls_over_training(run):
@@ -118,16 +121,21 @@ def test_prefix_entropy_by_hand():
     assert prefix_entropy(X) == pytest.approx(want, rel=1e-14)
     assert prefix_entropy(torch.as_tensor(X)) == pytest.approx(want, rel=1e-14)
     assert prefix_entropy(np.array([[0, 1], [2, 1]])) == 0.0
-    with pytest.raises(FCTheoryError, match="sentences"):
-        prefix_entropy(np.zeros((3, 1), dtype=int))
+    # best answers: x_1 after (0): 2 (twice of 3), after (1): 1; x_2 after (0, 1): 3, (0, 2): 3 or 4, (1, 1): 0
+    assert prefix_accuracy(X) == (3 + 3) / 8
+    assert prefix_accuracy(np.array([[0, 1], [2, 1]])) == 1.0
+    for f in (prefix_entropy, prefix_accuracy):
+        with pytest.raises(FCTheoryError, match="sentences"):
+            f(np.zeros((3, 1), dtype=int))
 
 
-def test_prefix_entropy_is_the_least_cross_entropy():
-    """The empirical next-word frequencies per prefix reach the floor; any other prediction is above it."""
+def test_prefix_entropy_and_accuracy_are_the_bounds():
+    """The empirical next-word frequencies per prefix reach the least cross-entropy, any other prediction is above
+    it; the most frequent next word per prefix reaches the best accuracy (brute force over the sentences)."""
     X = task_sentences(Task.random(3, 2, 4, 9, seed=1), 3, seed=2).numpy()
     floor = prefix_entropy(X)
     rng = np.random.default_rng(0)
-    ce_emp, ce_noisy = 0.0, 0.0
+    ce_emp, ce_noisy, hits = 0.0, 0.0, 0
     for ell in range(1, X.shape[1]):
         keys = [tuple(r) for r in X[:, :ell]]
         for i, key in enumerate(keys):
@@ -136,9 +144,11 @@ def test_prefix_entropy_is_the_least_cross_entropy():
             q = 0.9 * p + 0.1 * rng.dirichlet(np.ones(6))
             ce_emp -= math.log(p[X[i, ell]])
             ce_noisy -= math.log(q[X[i, ell]])
+            hits += int(X[i, ell] == np.argmax(p))
     n = X.shape[0] * (X.shape[1] - 1)
     assert ce_emp / n == pytest.approx(floor, rel=1e-12)
     assert ce_noisy / n > floor
+    assert prefix_accuracy(X) == hits / n < 1
 
 
 def test_the_model_is_causal():
