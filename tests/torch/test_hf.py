@@ -84,7 +84,7 @@ def _train(tmp_path, callback, *, optimizer=None, epochs=EPOCHS, record=None, **
         model=model,
         args=args,
         train_dataset=Sentences(),
-        callbacks=[callback],
+        callbacks=callback if isinstance(callback, list) else [callback],
         optimizers=opt,
         eval_dataset=Sentences() if kw.get("eval_strategy") else None,
     )
@@ -97,8 +97,8 @@ def fitted(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("hf")
     record = []
     cb = NCMonitorCallback(lam_W=LAM_W, lam_H=LAM_H, out=str(tmp / "nc"), figure=False)
-    # evaluation every 2 steps (mid-epoch): its forward passes must not be counted
-    trainer, model = _train(tmp, cb, record=record, eval_strategy="steps", eval_steps=2)
+    # evaluation every 3 steps (mid-epoch, 4 steps an epoch): its forward passes must not be counted
+    trainer, model = _train(tmp, cb, record=record, eval_strategy="steps", eval_steps=3, per_device_eval_batch_size=64)
     return cb, trainer, record, tmp
 
 
@@ -146,11 +146,10 @@ def test_a_named_layer_and_a_weight_decay_read_from_sgd(tmp_path, fitted):
         return torch.optim.SGD([{"params": rest}, {"params": [head], "weight_decay": 2e-3}], lr=0.1)
 
     cb = NCMonitorCallback(layer="transformer.ln_f", classifier="lm_head", lam_H=LAM_H, every_n_epochs=2)
-    _train(tmp_path, cb, optimizer=sgd)
+    ref = NCMonitorCallback(lam_H=LAM_H, lam_W=2e-3, every_n_epochs=2)  # in the same training
+    _train(tmp_path, [cb, ref], optimizer=sgd)
     assert cb.monitor.lam_W == 2e-3
     assert cb.table()["trainer_epoch"].tolist() == [0, 2]
-    ref = NCMonitorCallback(lam_H=LAM_H, lam_W=2e-3, every_n_epochs=2)
-    _train(tmp_path, ref, optimizer=sgd)
     cols = ["N", "nc1", "cdnv", "nc2", "nc2_W", "nc3", "W_norm_sq", "dist_W_gram"]
     np.testing.assert_allclose(cb.table()[cols].to_numpy(float), ref.table()[cols].to_numpy(float), rtol=1e-12)
 
