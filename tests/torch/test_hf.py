@@ -138,7 +138,8 @@ def test_logged_into_the_state_and_written(fitted):
 
 def test_a_named_layer_and_a_weight_decay_read_from_sgd(tmp_path, fitted):
     """Hooking GPT-2's final LayerNorm by name gives the features of the default hook (the output layer's input);
-    λ_W is the weight decay of the SGD group holding lm_head's weight; every_n_epochs skips epochs."""
+    λ_W is the weight decay of the SGD group holding lm_head's weight; every_n_epochs skips epochs; with gradient
+    accumulation every micro-batch is fed."""
 
     def sgd(model):
         head = model.lm_head.weight
@@ -147,9 +148,10 @@ def test_a_named_layer_and_a_weight_decay_read_from_sgd(tmp_path, fitted):
 
     cb = NCMonitorCallback(layer="transformer.ln_f", classifier="lm_head", lam_H=LAM_H, every_n_epochs=2)
     ref = NCMonitorCallback(lam_H=LAM_H, lam_W=2e-3, every_n_epochs=2)  # in the same training
-    _train(tmp_path, [cb, ref], optimizer=sgd)
+    _train(tmp_path, [cb, ref], optimizer=sgd, gradient_accumulation_steps=2)
     assert cb.monitor.lam_W == 2e-3
     assert cb.table()["trainer_epoch"].tolist() == [0, 2]
+    assert (cb.table()["N"] == 64 * 4 - 16).all()  # every micro-batch of the accumulated steps
     cols = ["N", "nc1", "cdnv", "nc2", "nc2_W", "nc3", "W_norm_sq", "dist_W_gram"]
     np.testing.assert_allclose(cb.table()[cols].to_numpy(float), ref.table()[cols].to_numpy(float), rtol=1e-12)
 
