@@ -22,18 +22,28 @@ def submodule(model, name, what):
 
 
 def weight_decay(optimizers, weight) -> float:
-    """The weight decay the ``optimizers`` apply to ``weight`` (the UFM's λ_W for an L2-coupled decay)."""
+    """The weight decay the ``optimizers`` apply to ``weight`` (the UFM's λ_W for an L2-coupled decay).
+
+    A wrapped optimizer (``accelerate``'s, which holds the real one as ``.optimizer``) is judged by the one it
+    wraps; AdamW (a decoupled decay) and a zero decay are refused naming ``lam_W``.
+    """
     for opt in optimizers:
+        inner = opt
+        while isinstance(getattr(inner, "optimizer", None), torch.optim.Optimizer):
+            inner = inner.optimizer
         for group in opt.param_groups:
             if any(p is weight for p in group["params"]):
-                if isinstance(opt, torch.optim.AdamW):
+                if isinstance(inner, torch.optim.AdamW):
                     fail(
                         "lam_W",
                         None,
                         "cannot be read from AdamW, whose decoupled weight decay is no (λ_W/2)‖W‖² loss term: "
                         "pass lam_W",
                     )
-                return float(group.get("weight_decay", 0.0))
+                decay = float(group.get("weight_decay", 0.0))
+                if not decay > 0.0:
+                    fail("lam_W", None, f"cannot be read: the optimizer's weight decay of the classifier is {decay}")
+                return decay
     fail("lam_W", None, "cannot be read: no optimizer holds the classifier's weight (pass lam_W)")
 
 

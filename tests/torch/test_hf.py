@@ -157,8 +157,10 @@ def test_a_named_layer_and_a_weight_decay_read_from_sgd(tmp_path, fitted):
 
 
 def test_refusals(tmp_path):
-    with pytest.raises(FCTheoryError, match="lam_W"):  # the Trainer's default optimizer: AdamW
+    with pytest.raises(FCTheoryError, match="lam_W.*AdamW"):  # the Trainer's default optimizer (wrapped)
         _train(tmp_path, NCMonitorCallback(lam_H=LAM_H), epochs=1)
+    with pytest.raises(FCTheoryError, match="lam_W.*weight decay of the classifier is 0.0"):
+        _train(tmp_path, NCMonitorCallback(lam_H=LAM_H), optimizer=lambda m: torch.optim.SGD(m.parameters(), lr=0.1))
     with pytest.raises(FCTheoryError, match="layer"):
         _train(tmp_path, NCMonitorCallback(lam_H=LAM_H, lam_W=LAM_W, layer="transformer.nope"), epochs=1)
     with pytest.raises(FCTheoryError, match="lam_H"):
