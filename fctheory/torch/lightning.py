@@ -12,39 +12,15 @@ features of a fixed network run a separate pass with :class:`NCMonitor`, as the 
 from __future__ import annotations
 
 import contextlib
-import os
 
 import lightning.pytorch as pl
-import torch
 
 from .._validate import Anything, Bool, Choice, Int, Real, fail, public, public_class
+from ._callback import logged_numbers, submodule, weight_decay, write_outputs
 from .distributed import sync_active
 from .monitor import NCMonitor
 
 __all__ = ["NCMonitorCallback"]
-
-
-def _module(pl_module, name, what):
-    try:
-        return pl_module.get_submodule(name)
-    except AttributeError:
-        fail(what, name, f"must name a submodule of the {type(pl_module).__name__} (see named_modules())")
-
-
-def _weight_decay(trainer, weight):
-    """The weight decay the optimizers apply to ``weight`` (the UFM's λ_W for an L2-coupled decay)."""
-    for opt in trainer.optimizers:
-        for group in opt.param_groups:
-            if any(p is weight for p in group["params"]):
-                if isinstance(opt, torch.optim.AdamW):
-                    fail(
-                        "lam_W",
-                        None,
-                        "cannot be read from AdamW, whose decoupled weight decay is no (λ_W/2)‖W‖² loss term: "
-                        "pass lam_W",
-                    )
-                return float(group.get("weight_decay", 0.0))
-    fail("lam_W", None, "cannot be read: no optimizer holds the classifier's weight (pass lam_W)")
 
 
 @public_class
@@ -152,10 +128,10 @@ class NCMonitorCallback(pl.Callback):
 
     # ----------------------------------------------------------------- setup
     def on_train_start(self, trainer, pl_module):
-        fc = None if self.classifier is None else _module(pl_module, self.classifier, "classifier")
+        fc = None if self.classifier is None else submodule(pl_module, self.classifier, "classifier")
         lam_W = self.lam_W
         if lam_W is None:
-            lam_W = _weight_decay(trainer, getattr(fc, "weight", None))
+            lam_W = weight_decay(trainer.optimizers, getattr(fc, "weight", None))
         self.monitor = NCMonitor(
             self.num_classes,
             lam_W=lam_W,
@@ -168,7 +144,7 @@ class NCMonitorCallback(pl.Callback):
             sync=self.sync,
         )
         if self.layer is not None:
-            self.monitor.attach(_module(pl_module, self.layer, "layer"))
+            self.monitor.attach(submodule(pl_module, self.layer, "layer"))
 
     def _batch_labels(self, batch):
         if self.labels is not None:
@@ -204,11 +180,7 @@ class NCMonitorCallback(pl.Callback):
             return
         self._active = False
         row = self.monitor.end_epoch(trainer_epoch=trainer.current_epoch)
-        logged = {
-            self.prefix + k: float(v)
-            for k, v in row.items()
-            if k not in ("epoch", "trainer_epoch") and isinstance(v, (int, float)) and not isinstance(v, bool)
-        }
+        logged = logged_numbers(row, self.prefix)
         # combined moments give the same values on every process: Lightning's mean over them changes nothing
         # (and it warns about epoch-level values logged unsynchronised in a distributed run)
         synced = sync_active(self.sync)
@@ -217,12 +189,8 @@ class NCMonitorCallback(pl.Callback):
     # ----------------------------------------------------------------- outputs
     def on_fit_end(self, trainer, pl_module):
         self._finish()
-        if self.out is None or not self.monitor.rows or not trainer.is_global_zero:
-            return
-        os.makedirs(self.out, exist_ok=True)
-        self.monitor.save(os.path.join(self.out, "nc_history.parquet"))
-        if self.figure:
-            self.monitor.plot(os.path.join(self.out, "nc_history.png"))
+        if trainer.is_global_zero:
+            write_outputs(self.monitor, self.out, self.figure)
 
     def on_exception(self, trainer, pl_module, exception):
         self._finish()
