@@ -270,7 +270,7 @@ def _reference_risks(task, lam, layernorm, d, max_seconds, max_bytes):
 # ----------------------------------------------------------------------------------------- entry point
 @public(
     task=Instance(Task),
-    lam=Real(lo=0.0, lo_open=True),
+    lam=Real(lo=1e-12, hi=1e12),
     network=Choice("h", "h*"),
     d=Int(min=1, max=2**20).or_none(),
     precision=Choice("float", "interval"),
@@ -311,7 +311,7 @@ def optimum(
     task : Task
         Any latent set and word frequencies the exact engine can enumerate.
     lam : float
-        λ > 0 of (5)/(10).
+        λ of (5)/(10), 1e-12 ≤ λ ≤ 1e12 (below, the minimiser's scale log K/λ leaves what the solver resolves).
     network : {"h", "h*"}
     d : int, optional
         Width of the returned weights. h: default the rank of the optimum (the smallest width attaining
@@ -528,7 +528,7 @@ def certify_optimality(task: Task, W, U, lam, *, prec: int = 128, max_pairs: int
         pen = sum((flint.arb(float(v)) ** 2 for v in np.concatenate([W.ravel(), U.ravel()])), flint.arb(0))
         R = f + lam_b * pen / 2
         t = _certified_top_eig(flint, G)
-        s = flint.arb(1) if t <= float(lam) ** 2 else lam_b / flint.arb(t).sqrt()
+        s = flint.arb(1) if math.sqrt(t) <= float(lam) else lam_b / flint.arb(t).sqrt()
         E_lo = enclosure(E, prec).lo
         LB = s * flint.arb(max(E_lo, 0.0))
         eR, eL = enclosure(R, prec), enclosure(LB, prec)
