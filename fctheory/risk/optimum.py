@@ -54,8 +54,11 @@ __all__ = ["OptimumResult", "optimum", "certify_optimality"]
 
 #: relative size below which a singular value of X counts as zero when choosing the width
 RANK_RTOL = 1e-9
-#: the rank-revealing FISTA stage stops at this relative certified gap; the polish takes it further
-COARSE_GAP = 1e-6
+#: the rank-revealing FISTA stage stops at this relative certified gap (the rank is settled long before the
+#: value: measured on the type1-partial grid); the polish at that rank takes it further
+COARSE_GAP = 0.1
+#: gradient norm the L-BFGS polish at the fixed width aims at (the ray step then settles the scale)
+POLISH_GTOL = 1e-13
 
 
 @result_type
@@ -212,13 +215,17 @@ def balanced_factors(X, L: int, *, width: int | None = None):
 
 
 def _polish(task, lam, X, fx, deadline, workers):
-    """L-BFGS (:func:`minimize_true_risk`) on the balanced factors of X at width rank X; returns its X."""
+    """L-BFGS (:func:`minimize_true_risk`) on the balanced factors of X at width rank X, then the ray step
+    when the scale is left off; returns (X, f, ∇f, ‖X‖_*, evaluations) there."""
     W0, U0, r = balanced_factors(X, task.L)
-    if r == 0:
-        return X, 0
     left = max(deadline - time.perf_counter(), 1.0)
-    W, U, res = minimize_true_risk(task, d=r, lam=lam, W0=W0, U0=U0, gtol=1e-13, maxiter=2000, max_seconds=left)
-    return U_hat(U, L=task.L).T @ W, res.nfev
+    W, U, res = minimize_true_risk(task, d=r, lam=lam, W0=W0, U0=U0, gtol=POLISH_GTOL, maxiter=2000, max_seconds=left)
+    Xp = U_hat(U, L=task.L).T @ W
+    f, G = fx(Xp)
+    nuc = float(np.sum(np.linalg.svd(Xp, compute_uv=False)))
+    if abs(_bound(f, G, Xp, lam, nuc)[2]) > 1e-12:  # the polish left the scale off: settle it along the ray
+        Xp, f, G, nuc = _ray(fx, lam, Xp, f, G)
+    return Xp, f, G, nuc, res.nfev
 
 
 def _ray(fx, lam, X, f, G):
@@ -229,6 +236,8 @@ def _ray(fx, lam, X, f, G):
         return X, f, G, nuc
     best = (f + lam * nuc, X, f, G, nuc)
     t, slope = 1.0, float(np.sum(G * X)) + lam * nuc
+    if abs(slope) <= 1e-15 * max(abs(f), lam * nuc):  # already the best scale to rounding
+        return best[1:]
     h = 1e-6
     for _ in range(4):
         f2, G2 = fx((t + h) * X)
@@ -364,26 +373,27 @@ def optimum(
 
 
 def _solve_h(task, lam, fx, tol, maxiter, deadline, workers):
-    """FISTA to the coarse gap, polish at width rank X, ray step; back to FISTA while not certified."""
+    """FISTA to the coarse gap, polish at width rank X (and a ray step); back to FISTA with a 1000× smaller
+    target while not certified (the rank was not settled yet)."""
     X = np.zeros((task.K * task.L, task.n_w))
     nit = extra = 0
     rel = max(COARSE_GAP, tol)
-    for _ in range(4):
+    for _ in range(8):
         X, f, G, nuc, it = _fista(fx, lam, X, rel_tol=rel, maxiter=maxiter - nit, deadline=deadline)
         nit += it
         lb, _, _, g = _bound(f, G, X, lam, nuc)
-        if g - lb <= tol * abs(g) or nuc == 0 or nit >= maxiter or time.perf_counter() > deadline:
+        if g - lb <= tol * abs(g) or nit >= maxiter or time.perf_counter() > deadline:
             break
-        Xp, n = _polish(task, lam, X, fx, deadline, workers)
+        rel = max(rel * 1e-3, tol)
+        if nuc == 0:  # nothing to polish yet: the proximal iteration has not left the origin
+            continue
+        Xp, fp, Gp, nucp, n = _polish(task, lam, X, fx, deadline, workers)
         extra += n
-        fp, Gp = fx(Xp)
-        Xp, fp, Gp, nucp = _ray(fx, lam, Xp, fp, Gp)
         lbp, _, _, gp = _bound(fp, Gp, Xp, lam, nucp)
         if gp - lbp < g - lb:
             X, f, G, nuc = Xp, fp, Gp, nucp
             if gp - lbp <= tol * abs(gp):
                 break
-        rel = max(rel * 1e-3, tol)  # the rank was not settled: run the proximal iteration further
     return X, f, G, nuc, nit, extra
 
 
