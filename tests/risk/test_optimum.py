@@ -6,8 +6,10 @@ recomputed here sentence by sentence (the exact entropy form, not the solver's c
 duality: the lower bound at *any* X never exceeds the certified optimum.
 """
 
+import csv
 import importlib
 import itertools
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -194,3 +196,75 @@ def test_h_star_partial_task_bound_is_valid_and_says_local():
     others = [minimize_true_risk(task, d=d, lam=lam, layernorm=True, seed=s)[2].R for s in (5, 6, 7)]
     assert res.lower_bound <= min(others) and res.lower_bound <= res.R
     assert 0 < res.gap <= 1e-2 * res.R
+
+
+# ----------------------------------------------------------------------------------------- the type1-partial grid
+GRID_CSV = Path(__file__).resolve().parents[2] / "docs" / "type1-partial" / "rows.csv"
+
+
+def _grid_rows():
+    """(task, λ, label) of every row of the committed type1-partial grid (docs/type1-partial/rows.csv)."""
+    out = []
+    with open(GRID_CSV, newline="") as fh:
+        for row in csv.DictReader(fh):
+            Z = np.array([[int(ch) for ch in z] for z in row["z"].split("|")])
+            task = Task(int(row["n_c"]), int(row["s_c"]), int(row["L"]), Z, "uniform")
+            out.append(
+                (task, float(row["lam"]), f"{row['n_c']}{row['s_c']}{row['L']}-K{row['K']}-{row['kind']}-{row['frac']}")
+            )
+    return out
+
+
+GRID = _grid_rows()
+FAST_GRID = GRID[::97]
+
+
+def _check_grid_row(task, lam):
+    res = optimum(task, lam=lam)
+    assert res.certified and res.rel_gap <= REL, f"{res.message} on {task!r} Z={task.Z.tolist()} lam={lam}"
+    assert res.lower_bound <= res.R * (1 + 1e-14)
+    return res
+
+
+@pytest.mark.parametrize("task,lam,label", FAST_GRID, ids=[g[2] for g in FAST_GRID])
+def test_type1_partial_grid_subset_certified(task, lam, label):
+    _check_grid_row(task, lam)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("shape", sorted({g[2][:3] for g in GRID}))
+def test_type1_partial_grid_certified(shape):
+    """Every row of the committed grid (1,335 (latent set, λ) pairs), certified to 1e-10 relative; every
+    25th also against the best of 8 multi-start minimize_true_risk runs."""
+    rows = [g for g in GRID if g[2][:3] == shape]
+    for i, (task, lam, _) in enumerate(rows):
+        res = _check_grid_row(task, lam)
+        if i % 25 == 0:
+            assert res.R <= _multistart(task, lam) * (1 + 1e-12)
+
+
+def _random_mu_tasks(n):
+    rng = np.random.default_rng(2024)
+    shapes = [(2, 2, 3), (3, 2, 2), (3, 3, 2), (2, 3, 3), (3, 2, 3), (4, 2, 2)]
+    out = []
+    for i in range(n):
+        n_c, s_c, L = shapes[i % len(shapes)]
+        K = int(rng.integers(2, n_c**L))
+        mu = rng.dirichlet(np.ones(s_c))
+        task = Task.random(n_c, s_c, L, K, mu=mu, seed=int(rng.integers(1 << 30)))
+        out.append((task, float(rng.choice([0.1, 0.3, 0.6])) * fc.lambda_trivial(n_c=n_c, n_w=task.n_w, L=L, K=K)))
+    return out
+
+
+def test_random_partial_tasks_non_uniform_mu_subset():
+    for task, lam in _random_mu_tasks(3):
+        res = _check_grid_row(task, lam)
+        assert res.R <= res.R_type1
+
+
+@pytest.mark.slow
+def test_random_partial_tasks_non_uniform_mu():
+    for i, (task, lam) in enumerate(_random_mu_tasks(60)):
+        res = _check_grid_row(task, lam)
+        if i % 6 == 0:
+            assert res.R <= _multistart(task, lam) * (1 + 1e-12)
