@@ -47,8 +47,8 @@ from .._validate import Array, Choice, Instance, Int, Real, Seed, fail, public, 
 from ..configurations import type1_configuration, type2_configuration, type3_configuration
 from ..network import U_from_hat, U_hat, phi
 from ..task import Task, as_rng
-from ._engine import _LIMIT, _evaluate, resolve_budget
-from .minimize import minimize_true_risk
+from ._engine import _LIMIT, _SCORE_MAX, _check_budget, _enumerate, _estimate, _evaluate, resolve_budget
+from .minimize import lbfgs_iterate, minimize_true_risk
 
 __all__ = ["OptimumResult", "optimum", "certify_optimality"]
 
@@ -56,7 +56,7 @@ __all__ = ["OptimumResult", "optimum", "certify_optimality"]
 RANK_RTOL = 1e-9
 #: the rank-revealing FISTA stage stops at this relative certified gap (the rank is settled long before the
 #: value: measured on the type1-partial grid); the polish at that rank takes it further
-COARSE_GAP = 0.1
+COARSE_GAP = 0.3
 #: gradient norm the L-BFGS polish at the fixed width aims at (the ray step then settles the scale)
 POLISH_GTOL = 1e-13
 
@@ -131,23 +131,32 @@ class OptimumResult:
 
 # ----------------------------------------------------------------------------------------- f and ∇f in X
 class _FX:
-    """f(X) and ∇f(X) from the exact engine at the lifted point W = I_(n_w), Û = Xᵀ (d = n_w).
+    """f(X) and ∇f(X) ∈ R^(KL×n_w) from the exact engine's enumeration (:mod:`fctheory.risk._engine`).
 
-    The engine returns ∂R₀/∂Û = W·∇f(ÛᵀW)ᵀ; at W = I this is ∇f(X)ᵀ exactly (a product with the identity is
-    exact), and ÛᵀW = X exactly. ``nfev`` counts the evaluations.
+    The engine's scores are G3 = ÛᵀV reshaped to K×L×n_w, i.e. X itself, and its ∂R₀/∂G3 is K·∇f(X): the
+    same enumeration as :func:`~fctheory.risk.evaluate_risk` at the lifted point W = I, Û = Xᵀ, without the
+    per-call planning (the cost estimate and the budget check are done once, as
+    :mod:`fctheory.risk.distributed` does). ``nfev`` counts the evaluations.
     """
 
     def __init__(self, task, workers, max_seconds, max_bytes):
-        self.task, self.nfev = task, 0
-        self.kw = dict(grad=True, workers=workers, progress=False, max_seconds=max_seconds, max_bytes=max_bytes)
-        self.eye = np.eye(task.n_w)
+        sec, byt = resolve_budget(max_seconds, max_bytes)
+        self.est = _estimate(task, task.n_w, True, "numpy", byt, workers)
+        _check_budget(self.est, sec, byt, task)
+        self.task, self.workers, self.nfev = task, workers, 0
+        self.shape = (task.K, task.L, task.n_w)
 
     def __call__(self, X):
         self.nfev += 1
-        L = self.task.L
-        U = U_from_hat(np.ascontiguousarray(X.T), L=L)
-        r = _evaluate(self.task, self.eye, U, 0.0, False, **self.kw)
-        return r.R0, np.ascontiguousarray(U_hat(np.asarray(r.grad_U), L=L).T)
+        task = self.task
+        if task.K == 1:  # a single class: CE = 0
+            return 0.0, np.zeros_like(X)
+        if not float(np.max(np.abs(X))) * 2 * task.L <= _SCORE_MAX:
+            fail("lam", None, "the scores overflow float64 during the optimisation; the problem is badly scaled")
+        G3 = np.ascontiguousarray(X).reshape(self.shape)
+        with np.errstate(under="ignore", over="ignore", divide="ignore", invalid="ignore"):
+            R0, gG3, _ = _enumerate(np, True, task, G3, True, self.est, False, self.workers)
+        return R0, gG3.reshape(X.shape) / task.K
 
 
 def _svt(Y, tau):
@@ -215,17 +224,35 @@ def balanced_factors(X, L: int, *, width: int | None = None):
 
 
 def _polish(task, lam, X, fx, deadline, workers):
-    """L-BFGS (:func:`minimize_true_risk`) on the balanced factors of X at width rank X, then the ray step
-    when the scale is left off; returns (X, f, ∇f, ‖X‖_*, evaluations) there."""
+    """L-BFGS (the iteration of :func:`~fctheory.risk.minimize_true_risk`) on R(W, U) at width r = rank X
+    from the balanced factors of X, on the engine's f and ∇f in X (∂R/∂W = Û∇f + λW, ∂R/∂Û = W∇fᵀ + λÛ),
+    then the ray step when the scale is left off; returns (X, f, ∇f, ‖X‖_*, evaluations) there."""
     W0, U0, r = balanced_factors(X, task.L)
-    left = max(deadline - time.perf_counter(), 1.0)
-    W, U, res = minimize_true_risk(task, d=r, lam=lam, W0=W0, U0=U0, gtol=POLISH_GTOL, maxiter=2000, max_seconds=left)
-    Xp = U_hat(U, L=task.L).T @ W
-    f, G = fx(Xp)
+    n_w, KL = task.n_w, task.K * task.L
+    n0 = fx.nfev
+    last = {}
+
+    def fg(x):
+        W, Uh = x[: r * n_w].reshape(r, n_w), x[r * n_w :].reshape(r, KL)
+        Xc = Uh.T @ W
+        f, G = fx(Xc)
+        last["x"] = (x, Xc, f, G)
+        g = np.concatenate([(Uh @ G + lam * W).ravel(), (W @ G.T + lam * Uh).ravel()])
+        return f + 0.5 * lam * float(x @ x), g, f
+
+    x = np.concatenate([W0.ravel(), U_hat(U0, L=task.L).ravel()])
+    R, g, _ = fg(x)
+    left = max(deadline - time.perf_counter(), 1.0) if math.isfinite(deadline) else None
+    with np.errstate(over="ignore", invalid="ignore"):
+        _, x, R, g, _, _ = lbfgs_iterate(fg, x, R, g, [R], "", POLISH_GTOL, 2000, 20, left, time.perf_counter(), None)
+    xl, Xp, f, G = last["x"]
+    if xl is not x:
+        fg(x)
+        _, Xp, f, G = last["x"]
     nuc = float(np.sum(np.linalg.svd(Xp, compute_uv=False)))
     if abs(_bound(f, G, Xp, lam, nuc)[2]) > 1e-12:  # the polish left the scale off: settle it along the ray
         Xp, f, G, nuc = _ray(fx, lam, Xp, f, G)
-    return Xp, f, G, nuc, res.nfev
+    return Xp, f, G, nuc, fx.nfev - n0
 
 
 def _ray(fx, lam, X, f, G):
@@ -368,15 +395,15 @@ def optimum(
     sec, _ = resolve_budget(max_seconds, max_bytes)
     deadline = t0 + (sec if sec is not None else math.inf)
     fx = _FX(task, workers, max_seconds, max_bytes)
-    X, f, G, nuc, nit, extra = _solve_h(task, lam, fx, tol, maxiter, deadline, workers)
-    return _result_h(task, lam, d, X, (f, G, nuc), tol, precision, (nit, fx.nfev + extra, t0, max_seconds, max_bytes))
+    X, f, G, nuc, nit = _solve_h(task, lam, fx, tol, maxiter, deadline, workers)
+    return _result_h(task, lam, d, X, (f, G, nuc), tol, precision, (nit, fx.nfev, t0, max_seconds, max_bytes))
 
 
 def _solve_h(task, lam, fx, tol, maxiter, deadline, workers):
     """FISTA to the coarse gap, polish at width rank X (and a ray step); back to FISTA with a 1000× smaller
     target while not certified (the rank was not settled yet)."""
     X = np.zeros((task.K * task.L, task.n_w))
-    nit = extra = 0
+    nit = 0
     rel = max(COARSE_GAP, tol)
     for _ in range(8):
         X, f, G, nuc, it = _fista(fx, lam, X, rel_tol=rel, maxiter=maxiter - nit, deadline=deadline)
@@ -387,14 +414,13 @@ def _solve_h(task, lam, fx, tol, maxiter, deadline, workers):
         rel = max(rel * 1e-3, tol)
         if nuc == 0:  # nothing to polish yet: the proximal iteration has not left the origin
             continue
-        Xp, fp, Gp, nucp, n = _polish(task, lam, X, fx, deadline, workers)
-        extra += n
+        Xp, fp, Gp, nucp, _ = _polish(task, lam, X, fx, deadline, workers)
         lbp, _, _, gp = _bound(fp, Gp, Xp, lam, nucp)
         if gp - lbp < g - lb:
             X, f, G, nuc = Xp, fp, Gp, nucp
             if gp - lbp <= tol * abs(gp):
                 break
-    return X, f, G, nuc, nit, extra
+    return X, f, G, nuc, nit
 
 
 def _result_h(task, lam, d, X, fgn, tol, precision, run) -> OptimumResult:
@@ -472,8 +498,8 @@ def _star_lower_bound(task, lam, d, workers, budget):
 
     def value(lp):
         fx = _FX(task, workers, max_seconds, max_bytes)
-        X, f, G, nuc, _, extra = _solve_h(task, lp, fx, 1e-10, 20000, deadline, workers)
-        n[0] += fx.nfev + extra
+        X, f, G, nuc, _ = _solve_h(task, lp, fx, 1e-10, 20000, deadline, workers)
+        n[0] += fx.nfev
         lb, rho, _, _ = _bound(f, G, X, lp, nuc)
         memo[lp] = (lb - c * lp * lp, rho)
         return -(lb - c * lp * lp)

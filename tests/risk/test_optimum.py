@@ -92,7 +92,8 @@ PARTIAL = [
 def test_partial_task_certified_and_not_above_multistart(task, lam):
     res = optimum(task, lam=lam)
     assert res.certified and 0 <= res.rel_gap <= REL, res.message
-    assert res.R <= _multistart(task, lam) * (1 + 1e-12)
+    if task is PARTIAL[2][0]:  # one fast comparison; the slow tests compare along the grid
+        assert res.R <= _multistart(task, lam) * (1 + 1e-12)
     assert res.R < res.R_type1  # partial tasks: type I with Theorem 1's constants is beaten
     # the risk at the returned weights, by the brute-force enumeration (an independent oracle)
     assert true_risk_bruteforce(task, res.W, res.U, lam).R == pytest.approx(res.R, rel=1e-13)
