@@ -12,6 +12,8 @@ it; at perturbed weights its lower bound must stay below H(τ) (weak duality).
 
 from __future__ import annotations
 
+from math import comb
+
 import numpy as np
 
 import fctheory
@@ -21,7 +23,13 @@ from . import _oracle as orc
 from . import _risk
 from .registry import expect, register, tolerances
 
-__all__ = ["exact_dual", "check_optimum_certificate", "check_optimum_interval"]
+__all__ = [
+    "exact_dual",
+    "lemma_b_scale",
+    "check_optimum_certificate",
+    "check_optimum_interval",
+    "check_lemma_b_optimal_scale",
+]
 
 #: the self-test's perturbed optimum: W multiplied by this
 MUTANT_W_SCALE = 1.0001
@@ -133,3 +141,87 @@ def _mutant_bound(task, W, U, lam):
     X = _risk.X_of(W, U, task.L)
     f, G = _risk.f_grad(S, X)
     return f - float(np.sum(G * X))
+
+
+# ----------------------------------------------------------------------------------------- Lemma-B sets
+def lemma_b_scale(task, lam: float, *, K_only: bool = False):
+    """(t*, min_t H_Z(t), λ₀,Z) in closed form for a latent set satisfying Lemma B, uniform μ.
+
+    On a Lemma-B set θ_r = κr/L is forced (`lemmaB-iii-forced`), so the type-I risk along its ray is
+    H_Z(t) = log(1 + Σ_r |S_r| e^(−ηrt)) + λt, η = κ/√(n_w K L), with the set's sphere sizes |S_r|. H_Z is
+    convex; with q = e^(−ηt) its stationarity condition is the polynomial equation
+
+        Σ_(r=1..L) (ηr − λ) |S_r| q^r = λ,
+
+    whose left side minus λ is −λ at q = 0 and ηΣ_r r|S_r| − λK at q = 1: t* > 0 iff λ < λ₀,Z = ηΣ_r r|S_r|/K,
+    and then q* is its unique root in (0, 1) and t* = −log(q*)/η (else t* = 0, the origin). ``K_only`` uses
+    the sphere sizes of the full set with K classes (Theorem 1's τ, the self-test's wrong closed form).
+    """
+    n_c, L, K, n_w = task.n_c, task.L, task.K, task.n_w
+    if K_only:
+        p = K / n_c**L
+        S = np.array([p * comb(L, r) * (n_c - 1) ** r for r in range(1, L + 1)])
+    else:
+        D = task.hamming()
+        S = np.array([(D[0] == r).sum() for r in range(1, L + 1)], dtype=float)
+    r = np.arange(1, L + 1)
+    eta = n_c / (n_c - 1) / np.sqrt(n_w * K * L)
+    lam0 = eta * float(np.dot(r, S)) / (1.0 + S.sum())
+    if lam >= lam0:
+        return 0.0, float(np.log1p(S.sum())), lam0
+    coef = np.concatenate([((eta * r - lam) * S)[::-1], [-lam]])  # highest degree first, for np.roots
+    roots = np.roots(coef)
+    q = min(float(z.real) for z in roots if abs(z.imag) <= 1e-12 and 0 < z.real < 1)
+    q = _newton_poly(coef, q)
+    t = -np.log(q) / eta
+    return float(t), float(np.log1p(np.sum(S * q**r)) + lam * t), lam0
+
+
+def _newton_poly(coef, q):
+    """Two Newton steps on the polynomial (np.roots's companion-matrix root to full precision)."""
+    d = np.polyder(coef)
+    for _ in range(2):
+        q = q - np.polyval(coef, q) / np.polyval(d, q)
+    return q
+
+
+def _lemma_b_tasks(quick: bool):
+    sets = [(2, 3, [[0, 0, 0], [0, 1, 1], [1, 0, 1], [1, 1, 0]])]
+    if not quick:
+        sets += [(2, 2, [[0, 0], [1, 1]]), (2, 3, [[0, 0, 0], [1, 1, 1]]), (3, 2, [[0, 0], [1, 1], [2, 2]]),
+                 (4, 2, [[0, 0], [1, 1], [2, 2], [3, 3]]), (2, 2, [[0, 0], [0, 1], [1, 0], [1, 1]])]  # fmt: skip
+    s_cs = (2,) if quick else (1, 2, 3)
+    return [Task(n_c, s_c, L, np.array(Z), "uniform") for n_c, L, Z in sets for s_c in s_cs]
+
+
+@register(
+    "lemmaB-optimal-scale",
+    "Closed form of the optimum on Lemma-B latent sets (uniform mu, K < n_c^L allowed): min R = min_t H_Z(t), "
+    "H_Z(t) = log(1 + sum_r |S_r| e^(-eta r t)) + lambda t, attained at t* = -log(q*)/eta with q* the root in (0, 1) "
+    "of sum_r (eta r - lambda)|S_r| q^r = lambda (t* = 0 iff lambda >= lambda0_Z = eta sum_r r|S_r|/K), and the "
+    "certified optimum of fctheory.risk.optimum has R = H_Z(t*) (rel. 1e-12) and ||X||_* = ||W||^2 = t* (rel. 1e-8)",
+    "numeric enumeration",
+    "t* and H_Z from Theorem 1's K-only sphere sizes K/n_c^L C(L,r)(n_c-1)^r (its tau) instead of the set's own",
+    tol=dict(rel=1e-12, scale=1e-8),
+    library=("risk.optimum", "lemma_B_properties"),
+    oracle="the polynomial root (numpy.roots + Newton) of the stationarity condition of H_Z, from the set's sphere "
+    "sizes; the optimum's certificate (exact dual recomputed in optimum-certificate)",
+)
+def check_lemma_b_optimal_scale(mutant: bool = False, quick: bool = False) -> str:
+    T = tolerances("lemmaB-optimal-scale")
+    n = 0
+    worst = 0.0
+    for task in _lemma_b_tasks(quick):
+        expect(fctheory.lemma_B_properties(task).holds, f"{task.Z.tolist()} does not satisfy Lemma B")
+        lam0 = lemma_b_scale(task, 1.0)[2]
+        for frac in (0.3, 0.9) if quick else (0.1, 0.3, 0.6, 0.9, 1.2):
+            lam = frac * lam0
+            t, HZ, _ = lemma_b_scale(task, lam, K_only=mutant)
+            res = fctheory.risk.optimum(task, lam=lam)
+            nuc = float(np.linalg.svd(res.X, compute_uv=False).sum())
+            expect(res.certified, f"optimum not certified on {task.Z.tolist()} at lambda = {lam}: {res.message}")
+            expect(abs(res.R - HZ) <= T["rel"] * res.R, f"R = {res.R!r} != min H_Z = {HZ!r} on {task.Z.tolist()}")
+            expect(abs(nuc - t) <= T["scale"] * max(t, 1.0), f"||X||_* = {nuc!r} != t* = {t!r} on {task.Z.tolist()}")
+            worst = max(worst, abs(res.R - HZ) / res.R)
+            n += 1
+    return f"{n} (Lemma-B set, lambda) pairs: max |R - min H_Z|/R = {worst:.1e}"

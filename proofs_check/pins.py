@@ -58,6 +58,7 @@ ASSERTIONS = {
     "interval-enclosures": (38, 2),
     "optimum-certificate": (11, 6),
     "optimum-interval": (10, 4),
+    "lemmaB-optimal-scale": (7, 4),
 }
 
 

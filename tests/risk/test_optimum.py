@@ -7,6 +7,7 @@ duality: the lower bound at *any* X never exceeds the certified optimum.
 """
 
 import csv
+import doctest
 import importlib
 import itertools
 from pathlib import Path
@@ -269,3 +270,8 @@ def test_random_partial_tasks_non_uniform_mu():
         res = _check_grid_row(task, lam)
         if i % 6 == 0:
             assert res.R <= _multistart(task, lam) * (1 + 1e-12)
+
+
+def test_docstring_example_runs():
+    res = doctest.testmod(opt_mod, optionflags=doctest.ELLIPSIS)
+    assert res.attempted > 0 and res.failed == 0
