@@ -515,10 +515,10 @@ MUTANTS: list[LibraryMutant] = [
         "(44) with the off-diagonal entries of Gamma not symmetrised",
         ("assumptionB-lemmaC",),
     ),
-    # ---- the certified optimum: fctheory/risk/optimum.py
+    # ---- the certified optimum: fctheory/risk/convex.py
     M(
         "optimum-grad-scale",
-        "fctheory.risk.optimum",
+        "fctheory.risk.convex",
         "_FX.__call__",
         "gG3.reshape(X.shape) / task.K",
         "gG3.reshape(X.shape) / (task.K + 1)",
@@ -527,7 +527,7 @@ MUTANTS: list[LibraryMutant] = [
     ),
     M(
         "optimum-unbalanced-factors",
-        "fctheory.risk.optimum",
+        "fctheory.risk.convex",
         "balanced_factors",
         "W[:r] = root[:, None] * Bt[:r]",
         "W[:r] = root[:, None] ** 2 * Bt[:r]",
@@ -537,7 +537,7 @@ MUTANTS: list[LibraryMutant] = [
     ),
     M(
         "optimum-interval-no-dual-scaling",
-        "fctheory.risk.optimum",
+        "fctheory.risk.convex",
         "certify_optimality",
         "s = flint.arb(1) if math.sqrt(t) <= float(lam) else lam_b / flint.arb(t).sqrt()",
         "s = flint.arb(1)",

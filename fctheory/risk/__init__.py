@@ -26,7 +26,7 @@ from .api import true_risk, true_risk_grad, unregularized_risk
 from ..io.weights import load_weights
 from .margins import ExpectedMargins, expected_margins
 from .minimize import MinimizeResult, minimize_true_risk
-from .optimum import OptimumResult, certify_optimality, optimum
+from .convex import OptimumResult, certify_optimality, optimum
 
 __all__ = [
     "true_risk",

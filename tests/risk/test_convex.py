@@ -1,4 +1,4 @@
-"""fctheory.risk.optimum: the certified global minimiser of (5), and the bounded local one of (10).
+"""fctheory.risk.convex (optimum, certify_optimality): the certified global minimiser of (5), and the bounded local one of (10).
 
 Oracles independent of the solver: Theorem 1's H(τ) and Theorem 2's type-III risk on full tasks (proven
 optimal), the best of 8 multi-start ``minimize_true_risk`` runs, the brute-force risk, the Fenchel dual
@@ -22,7 +22,7 @@ from fctheory.network import U_hat
 from fctheory.risk import certify_optimality, minimize_true_risk, optimum, true_risk_bruteforce
 from fctheory.tau import H
 
-opt_mod = importlib.import_module("fctheory.risk.optimum")  # the function shadows its module
+opt_mod = importlib.import_module("fctheory.risk.convex")
 REL = 1e-10  # the issue's acceptance target for the relative certified gap
 
 

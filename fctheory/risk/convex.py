@@ -338,7 +338,7 @@ def optimum(
     Network h: solves the convex problem min_X f(X) + λ‖X‖_* (X = ÛᵀW, (159)–(167)) by accelerated
     proximal gradient with singular-value soft-thresholding on the exact engine's ∇f, factors the solution
     into balanced (W, U) of the smallest width (its rank), polishes them by L-BFGS and certifies them by
-    the duality gap of the module docstring (:mod:`fctheory.risk.optimum`). Network h*: the best of
+    the duality gap of the module docstring (:mod:`fctheory.risk.convex`). Network h*: the best of
     ``n_starts`` L-BFGS runs on (10) with a certified lower bound on min R* from a convex relaxation; see
     docs/optimum.md for what is and is not certified.
 
@@ -531,7 +531,7 @@ def certify_optimality(task: Task, W, U, lam, *, prec: int = 128, max_pairs: int
     exact float64 entries of W, U, λ and μ: f(X), ∇f(X) and E = f − ⟨∇f, X⟩ at X = ÛᵀW, and R(W, U). An
     upper bound t ≥ ‖∇f(X)‖₂² is certified by an LDLᵀ factorisation of t·I − ∇fᵀ∇f with positive pivots
     in ball arithmetic. Then min R ≥ s·E with s = min(1, λ/√t) (the Fenchel bound of
-    :mod:`fctheory.risk.optimum`), valid over every width.
+    :mod:`fctheory.risk.convex`), valid over every width.
 
     Parameters
     ----------
