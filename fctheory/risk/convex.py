@@ -73,7 +73,8 @@ class OptimumResult:
     W, U : ndarray
         Weights of width ``width`` (or the requested ``d``, padded with zero rows), balanced for h.
     width : int
-        The smallest width that attains the optimum: rank X for h (Claim G), the width used for h*.
+        The smallest width that attains the optimum: rank X for h (Claim G; 0 when the origin is optimal, W and
+        U then have one zero row), the width used for h*.
     R : float
         The true risk (5) (or (10)) at (W, U), by the exact engine.
     lower_bound : float
@@ -165,6 +166,11 @@ def _svt(Y, tau):
     s = np.maximum(s - tau, 0.0)
     k = int(np.count_nonzero(s))
     return (A[:, :k] * s[:k]) @ Bt[:k], s[:k]
+
+
+def _relative(gap, R):
+    """gap/|R|, and 0 for a zero gap at R = 0 (a single class: CE = 0 at the origin)."""
+    return gap / abs(R) if R != 0 else (0.0 if gap <= 0 else math.inf)
 
 
 def _bound(f, G, X, lam, nuc):
@@ -437,13 +443,13 @@ def _result_h(task, lam, d, X, fgn, tol, precision, run) -> OptimumResult:
     lb, rho, align, _ = _bound(f, G, X, lam, nuc)
     R = float(res.R)
     gap = R - lb
-    ok = gap <= tol * abs(R)
+    ok = gap <= tol * abs(R) or gap <= 0.0
     R1, R3 = _reference_risks(task, lam, False, None, max_seconds, max_bytes)
     out = OptimumResult(
-        X=X, W=W, U=U, width=r, R=R, lower_bound=lb, gap=gap, rel_gap=gap / abs(R), rho=rho, align=align,
+        X=X, W=W, U=U, width=r, R=R, lower_bound=lb, gap=gap, rel_gap=_relative(gap, R), rho=rho, align=align,
         grad_norm=res.grad_norm, R_type1=R1, R_type3=R3, network="h", certified=bool(ok),
         status="certified" if ok else "not certified",
-        message=(f"global minimiser of (5): certified gap {gap:.2e} (relative {gap / abs(R):.1e}) at width {r}"
+        message=(f"global minimiser of (5): certified gap {gap:.2e} (relative {_relative(gap, R):.1e}) at width {r}"
                  if ok else f"certified gap {gap:.2e} above tol·|R| (stopped early: raise maxiter or max_seconds)"),
         nit=nit, nfev=nfev + 1, seconds=0.0,
     )  # fmt: skip
@@ -476,11 +482,11 @@ def _optimum_star(task, lam, d, tol, n_starts, seed, workers, max_seconds, max_b
     lb, lam_p, rho, n_h = _star_lower_bound(task, lam, d, workers, (max_seconds, max_bytes, deadline))
     R = float(res.R)
     gap = R - lb
-    ok = gap <= tol * abs(R)
+    ok = gap <= tol * abs(R) or gap <= 0.0
     R2, _ = _reference_risks(task, lam, True, d, max_seconds, max_bytes)
     X = U_hat(U, L=task.L).T @ phi(W)
     return OptimumResult(
-        X=X, W=W, U=U, width=d, R=R, lower_bound=lb, gap=gap, rel_gap=gap / abs(R), rho=rho, align=float("nan"),
+        X=X, W=W, U=U, width=d, R=R, lower_bound=lb, gap=gap, rel_gap=_relative(gap, R), rho=rho, align=float("nan"),
         grad_norm=float(res.grad_norm), R_type1=R2, R_type3=float("nan"), network="h*", certified=bool(ok),
         status="certified" if ok else "local",
         message=(f"best local minimiser of (10) of {n_starts} starts (|grad| = {res.grad_norm:.1e}); "

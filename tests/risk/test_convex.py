@@ -275,3 +275,13 @@ def test_random_partial_tasks_non_uniform_mu():
 def test_docstring_example_runs():
     res = doctest.testmod(opt_mod, optionflags=doctest.ELLIPSIS)
     assert res.attempted > 0 and res.failed == 0
+
+
+def test_origin_optimal_above_the_threshold_and_single_class():
+    task = Task.random(2, 2, 2, 3, seed=0)
+    lam0 = fc.lambda_trivial(n_c=2, n_w=task.n_w, L=2, K=3)
+    res = optimum(task, lam=10 * lam0)
+    assert res.certified and res.width == 0 and not res.W.any() and not res.U.any()
+    assert res.R == pytest.approx(np.log(3), rel=1e-15) and res.rho <= 1
+    one = optimum(Task.random(2, 2, 2, 1, seed=0), lam=0.1)
+    assert one.certified and one.R == 0.0 and one.rel_gap == 0.0
