@@ -59,6 +59,9 @@ RANK_RTOL = 1e-9
 COARSE_GAP = 0.3
 #: gradient norm the L-BFGS polish at the fixed width aims at (the ray step then settles the scale)
 POLISH_GTOL = 1e-13
+#: the polish stops once an iterate's certified relative gap is below this fraction of ``tol`` (1e-12 for the default
+#: tol: the risk is then within 1e-12 of the minimum, e.g. of H(τ) on full tasks)
+STOP_FRACTION = 0.01
 
 
 @result_type
@@ -229,10 +232,15 @@ def balanced_factors(X, L: int, *, width: int | None = None):
     return W, U_from_hat(Uh, L=L), r
 
 
-def _polish(task, lam, X, fx, deadline, workers):
+class _Certified(Exception):
+    """Raised by the polish's callback once the iterate is certified (stops the L-BFGS iteration)."""
+
+
+def _polish(task, lam, X, fx, deadline, tol, maxiter):
     """L-BFGS (the iteration of :func:`~fctheory.risk.minimize_true_risk`) on R(W, U) at width r = rank X
     from the balanced factors of X, on the engine's f and ∇f in X (∂R/∂W = Û∇f + λW, ∂R/∂Û = W∇fᵀ + λÛ),
-    then the ray step when the scale is left off; returns (X, f, ∇f, ‖X‖_*, evaluations) there."""
+    stopped as soon as the certified gap of an iterate is below STOP_FRACTION·tol (or at ‖∇R‖ ≤ 1e-13), then the ray
+    step when the scale is left off; returns (X, f, ∇f, ‖X‖_*, evaluations) there."""
     W0, U0, r = balanced_factors(X, task.L)
     n_w, KL = task.n_w, task.K * task.L
     n0 = fx.nfev
@@ -246,17 +254,26 @@ def _polish(task, lam, X, fx, deadline, workers):
         g = np.concatenate([(Uh @ G + lam * W).ravel(), (W @ G.T + lam * Uh).ravel()])
         return f + 0.5 * lam * float(x @ x), g, f
 
+    def certified(it, R, gn):  # the last evaluation is the accepted point of the line search, or close to it
+        _, Xc, f, G = last["x"]
+        lb, _, _, g = _bound(f, G, Xc, lam, float(np.sum(np.linalg.svd(Xc, compute_uv=False))))
+        if g - lb <= STOP_FRACTION * tol * abs(g):
+            raise _Certified
+
     x = np.concatenate([W0.ravel(), U_hat(U0, L=task.L).ravel()])
     R, g, _ = fg(x)
     left = max(deadline - time.perf_counter(), 1.0) if math.isfinite(deadline) else None
-    with np.errstate(over="ignore", invalid="ignore"):
-        _, x, R, g, _, _ = lbfgs_iterate(fg, x, R, g, [R], "", POLISH_GTOL, 2000, 20, left, time.perf_counter(), None)
-    xl, Xp, f, G = last["x"]
-    if xl is not x:
-        fg(x)
-        _, Xp, f, G = last["x"]
+    done = False
+    try:
+        with np.errstate(over="ignore", invalid="ignore"):
+            out = lbfgs_iterate(fg, x, R, g, [R], "", POLISH_GTOL, maxiter, 20, left, time.perf_counter(), certified)
+        if not np.array_equal(last["x"][0], out[1]):
+            fg(out[1])
+    except _Certified:
+        done = True
+    _, Xp, f, G = last["x"]
     nuc = float(np.sum(np.linalg.svd(Xp, compute_uv=False)))
-    if abs(_bound(f, G, Xp, lam, nuc)[2]) > 1e-12:  # the polish left the scale off: settle it along the ray
+    if not done and abs(_bound(f, G, Xp, lam, nuc)[2]) > 1e-12:  # the scale left off: settle it along the ray
         Xp, f, G, nuc = _ray(fx, lam, Xp, f, G)
     return Xp, f, G, nuc, fx.nfev - n0
 
@@ -365,7 +382,7 @@ def optimum(
     tol : float
         Relative certified gap at which h's result counts as certified (default 1e-10).
     maxiter : int
-        Proximal-gradient iterations at most.
+        Proximal-gradient iterations at most, in all; also the L-BFGS iterations of each polish (at most 2000).
     n_starts : int
         h*: random starts of the local search.
     seed : int, Generator or None
@@ -420,7 +437,7 @@ def _solve_h(task, lam, fx, tol, maxiter, deadline, workers):
         rel = max(rel * 1e-3, tol)
         if nuc == 0:  # nothing to polish yet: the proximal iteration has not left the origin
             continue
-        Xp, fp, Gp, nucp, _ = _polish(task, lam, X, fx, deadline, workers)
+        Xp, fp, Gp, nucp, _ = _polish(task, lam, X, fx, deadline, tol, min(maxiter, 2000))
         lbp, _, _, gp = _bound(fp, Gp, Xp, lam, nucp)
         if gp - lbp < g - lb:
             X, f, G, nuc = Xp, fp, Gp, nucp
