@@ -55,7 +55,7 @@ __all__ = ["OptimumResult", "optimum", "certify_optimality"]
 #: relative size below which a singular value of X counts as zero when choosing the width
 RANK_RTOL = 1e-9
 #: the rank-revealing FISTA stage stops at this relative certified gap (the rank is settled long before the
-#: value: measured on the type1-partial grid); the polish at that rank takes it further
+#: value: measured on a sample of the type1-partial grid); the polish at that rank takes it further
 COARSE_GAP = 0.3
 #: gradient norm the L-BFGS polish at the fixed width aims at (the ray step then settles the scale)
 POLISH_GTOL = 1e-13
@@ -210,9 +210,10 @@ def _fista(fx, lam, X, *, rel_tol, maxiter, deadline):
         tn = 0.5 * (1.0 + math.sqrt(1.0 + 4.0 * t * t))
         if float(np.sum((Y - Xn) * (Xn - X))) > 0:  # the momentum points uphill: restart
             t, tn = 1.0, 1.0
-        Y = Xn + ((t - 1.0) / tn) * (Xn - X)
+        beta = (t - 1.0) / tn  # 0 right after a start or restart: then Y is the new iterate itself
+        Y = Xn + beta * (Xn - X) if beta > 0 else Xn
         X, f, G, nuc, t = Xn, fn, Gn, float(np.sum(sv)), tn
-        fY, GY = (f, G) if Y is Xn or t == 1.0 else fx(Y)
+        fY, GY = (f, G) if Y is Xn else fx(Y)
         Lk *= 0.9  # let the step grow again where the curvature is lower
     return X, f, G, nuc, it
 
