@@ -515,6 +515,35 @@ MUTANTS: list[LibraryMutant] = [
         "(44) with the off-diagonal entries of Gamma not symmetrised",
         ("assumptionB-lemmaC",),
     ),
+    # ---- the certified optimum: fctheory/risk/convex.py
+    M(
+        "optimum-grad-scale",
+        "fctheory.risk.convex",
+        "_FX.__call__",
+        "gG3.reshape(X.shape) / task.K",
+        "gG3.reshape(X.shape) / (task.K + 1)",
+        "optimum: the engine's gradient in X divided by K + 1 instead of K (the solver minimises the wrong problem)",
+        ("optimum-certificate",),
+    ),
+    M(
+        "optimum-unbalanced-factors",
+        "fctheory.risk.convex",
+        "balanced_factors",
+        "W[:r] = root[:, None] * Bt[:r]",
+        "W[:r] = root[:, None] ** 2 * Bt[:r]",
+        "optimum: X factored as W = Sigma B^T, U_hat = A^T (unbalanced: R > g(X) at the returned weights)",
+        ("optimum-certificate",),
+        more=(("Uh[:r] = root[:, None] * A[:, :r].T", "Uh[:r] = A[:, :r].T"),),
+    ),
+    M(
+        "optimum-interval-no-dual-scaling",
+        "fctheory.risk.convex",
+        "certify_optimality",
+        "s = flint.arb(1) if math.sqrt(t) <= float(lam) else lam_b / flint.arb(t).sqrt()",
+        "s = flint.arb(1)",
+        "certify_optimality: the dual point not scaled into the ball ||Y||_2 <= lambda (s = 1 always)",
+        ("optimum-interval",),
+    ),
 ]
 
 

@@ -56,6 +56,9 @@ ASSERTIONS = {
     "predictions-configurations": (57, 6),
     "convex-lower-bound": (20, 3),
     "interval-enclosures": (38, 2),
+    "optimum-certificate": (11, 6),
+    "optimum-interval": (10, 4),
+    "lemmaB-optimal-scale": (7, 4),
 }
 
 

@@ -165,6 +165,7 @@ MODULES = (
     "type3_proof",
     "library",
     "interval_checks",
+    "optimum_checks",
 )
 # callables importing the check modules, registered by the package on import (the registry must not import
 # the package that imports it); get_checks runs them first

@@ -56,6 +56,9 @@ TOLERANCES = {
     "predictions-configurations": {"rel": 1e-12, "abs": 1e-12, "grad": 1e-11},
     "convex-lower-bound": {"slack": 1e-12, "tight": 1e-10},
     "interval-enclosures": {"tight": 1e-15, "near": 1e-10, "shift": 1e-20},
+    "optimum-certificate": {"rel": 1e-12, "gap": 1e-10, "balance": 1e-10},
+    "optimum-interval": {"gap": 1e-10, "visible": 1e-6},
+    "lemmaB-optimal-scale": {"rel": 1e-12, "scale": 1e-8},
 }
 
 # checks of a statement that no fctheory function computes (the reason is the oracle's text)

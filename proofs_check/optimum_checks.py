@@ -1,0 +1,227 @@
+"""The certified optimum of ``fctheory.risk.optimum`` against oracles that share none of its code.
+
+For network h, ``optimum`` returns balanced (W, U) and a lower bound on min R from the Fenchel dual of
+min_X f(X) + λ‖X‖_* (docs/optimum.md). Here the certificate is recomputed from scratch with the independent
+enumeration of :mod:`proofs_check._risk`: R(W, U) of every sentence, ∇f(X) in X = ÛᵀW, and the *exact* dual
+value Σ_x c_x H(s p_x + (1 − s) e_k) at Y = s∇f(X), s = min(1, λ/‖∇f(X)‖₂) (the library uses the weaker
+concavity bound s·Σ_x c_x H(p_x)). Weak duality makes that dual value a lower bound on min R that owes nothing
+to the solver; the gap R − dual must be ≤ 1e-10·R. On full tasks with uniform μ min R is also known in closed
+form, H(τ) of Theorem 1 (50-digit mpmath), and ``certify_optimality``'s ball-arithmetic bounds must bracket
+it; at perturbed weights its lower bound must stay below H(τ) (weak duality).
+"""
+
+from __future__ import annotations
+
+from math import comb
+
+import numpy as np
+
+import fctheory
+from fctheory import Task
+
+from . import _oracle as orc
+from . import _risk
+from .registry import expect, register, tolerances
+
+__all__ = [
+    "exact_dual",
+    "lemma_b_scale",
+    "check_optimum_certificate",
+    "check_optimum_interval",
+    "check_lemma_b_optimal_scale",
+]
+
+#: the self-test's perturbed optimum: W multiplied by this
+MUTANT_W_SCALE = 1.0001
+
+
+def exact_dual(task, X, lam: float, S=None) -> float:
+    """Σ_x c_x H(s p_x + (1 − s)e_k), s = min(1, λ/‖∇f(X)‖₂): −f*(Y) at Y = s∇f(X) for the decomposition of Y
+    by sentences, a lower bound on min_X f + λ‖X‖_* by weak duality (every sentence enumerated here)."""
+    S = S or _risk.enumerate_sentences(task)
+    _, G = _risk.f_grad(S, X)
+    s = min(1.0, lam / float(np.linalg.norm(G, 2)))
+    Y = _risk._scores(S, X)
+    P = np.exp(Y - Y.max(axis=1, keepdims=True))
+    P /= P.sum(axis=1, keepdims=True)
+    Q = s * P
+    Q[np.arange(len(Q)), S.label] += 1.0 - s
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ent = -np.where(Q > 0, Q * np.log(Q), 0.0).sum(axis=1)
+    return float(np.dot(S.weight, ent) / S.K)
+
+
+def _cases(quick: bool):
+    cases = [("full (3,2,2)", Task.full(3, 2, 2), 0.01), ("partial (3,2,2) K=5 mu=(.7,.3)",
+             Task.random(3, 2, 2, 5, seed=0, mu=np.array([0.7, 0.3])), 0.02)]  # fmt: skip
+    if not quick:
+        cases += [
+            ("full (2,2,3)", Task.full(2, 2, 3), 0.02),
+            ("full zipf (3,3,2)", Task.full(3, 3, 2, mu="zipf"), 0.02),
+            ("partial (2,2,3) K=3", Task.random(2, 2, 3, 3, seed=0), 0.05),
+            ("partial (3,3,3) K=20", Task.random(3, 3, 3, 20, seed=0), 0.01),
+            ("Lemma-B (2,2,2) K=2", Task(2, 2, 2, np.array([[0, 0], [1, 1]]), "uniform"), 0.1),
+            ("partial (4,2,2) K=10 zipf", Task.random(4, 2, 2, 10, seed=2, mu="zipf"), 0.05),
+        ]
+    return cases
+
+
+@register(
+    "optimum-certificate",
+    "The certified optimum of (5) (fctheory.risk.optimum, convex in X = U_hat^T W, (159)-(167)): at the returned "
+    "balanced (W, U), R equals an independent enumeration (rel. 1e-12), W and U_hat are balanced (||W||^2 = "
+    "||U_hat||^2 = ||X||_*) and the exact Fenchel dual at Y = s grad f(X) is within 1e-10 R of R (so (W, U) is a "
+    "global minimiser to that gap); on full tasks with uniform mu R = H(tau) (50-digit mpmath, rel. 1e-12)",
+    "numeric enumeration",
+    "the optimum's W scaled by 1 + 1e-4 claimed certified (the gap must show it)",
+    tol=dict(rel=1e-12, gap=1e-10, balance=1e-10),
+    library=("risk.optimum",),
+    oracle="proofs_check._risk enumeration of R and grad f; the exact entropy form of the dual; 50-digit H(tau)",
+)
+def check_optimum_certificate(mutant: bool = False, quick: bool = False) -> str:
+    T = tolerances("optimum-certificate")
+    worst = 0.0
+    for name, task, lam in _cases(quick):
+        res = fctheory.risk.optimum(task, lam=lam)
+        W = res.W * MUTANT_W_SCALE if mutant else res.W
+        S = _risk.enumerate_sentences(task)
+        R = _risk.risk(task, W, res.U, lam, S=S)
+        X = _risk.X_of(W, res.U, task.L)
+        dual = exact_dual(task, X, lam, S)
+        expect(dual <= R + T["rel"] * R, f"{name}: dual {dual!r} above the primal {R!r} (weak duality broken)")
+        expect(R - dual <= T["gap"] * R, f"{name}: gap R - dual = {R - dual:.2e} > {T['gap']:.0e} R")
+        expect(res.lower_bound <= dual + T["rel"] * R, f"{name}: library bound {res.lower_bound!r} > dual {dual!r}")
+        expect(abs(R - res.R) <= T["rel"] * R, f"{name}: R = {res.R!r}, enumeration {R!r}")
+        nuc = float(np.linalg.svd(X, compute_uv=False).sum())
+        Uh = _risk.U_hat(res.U, task.L)
+        expect(
+            abs(np.sum(W * W) - nuc) <= T["balance"] * nuc and abs(np.sum(Uh * Uh) - nuc) <= T["balance"] * nuc,
+            f"{name}: not balanced (||W||^2 = {np.sum(W * W)}, ||U_hat||^2 = {np.sum(Uh * Uh)}, ||X||_* = {nuc})",
+        )
+        worst = max(worst, (R - dual) / R)
+        if task.is_full and np.ptp(task.mu) == 0:
+            Ht = float(orc.H(orc.tau(task.n_c, task.n_w, task.L, task.K, lam), task.n_c, task.n_w, task.L, task.K, lam))
+            expect(abs(res.R - Ht) <= T["rel"] * Ht, f"{name}: R = {res.R!r} != H(tau) = {Ht!r}")
+    return f"{len(_cases(quick))} tasks: max (R - exact dual)/R = {worst:.1e}"
+
+
+@register(
+    "optimum-interval",
+    "fctheory.risk.certify_optimality (ball arithmetic): at the certified optimum of a full task the rigorous "
+    "bounds bracket min R = H(tau) (50-digit mpmath) with a gap <= 1e-10 R, and at perturbed and random weights "
+    "the rigorous lower bound stays below H(tau) (weak duality) while the gap is visible (> 1e-6)",
+    "numeric (mpmath)",
+    "the dual scaling s = min(1, lambda/||grad f||_2) taken as 1 (the bound claimed above the minimum)",
+    tol=dict(gap=1e-10, visible=1e-6),
+    library=("risk.certify_optimality", "risk.optimum"),
+    oracle="min R = H(tau) from 50-digit mpmath (Theorem 1 + Theorem G)",
+)
+def check_optimum_interval(mutant: bool = False, quick: bool = False) -> str:
+    T = tolerances("optimum-interval")
+    task, lam = Task.full(3, 2, 2), 0.01
+    Ht = float(orc.H(orc.tau(task.n_c, task.n_w, task.L, task.K, lam), task.n_c, task.n_w, task.L, task.K, lam))
+    res = fctheory.risk.optimum(task, lam=lam)
+    iv = fctheory.risk.certify_optimality(task, res.W, res.U, lam)
+    expect(iv["lower_bound"] <= Ht <= iv["R"][1], f"bounds {iv} do not bracket H(tau) = {Ht!r}")
+    expect(iv["gap"] <= T["gap"] * Ht, f"rigorous gap {iv['gap']:.2e} at the optimum")
+    rng = np.random.default_rng(5)
+    points = [("W x 1.3", res.W * 1.3, res.U), ("U x 0.5", res.W, res.U * 0.5)]
+    points += [(f"random {s}", s * rng.normal(size=res.W.shape), s * rng.normal(size=res.U.shape)) for s in (0.5, 2.0)]
+    for name, W, U in points:
+        b = fctheory.risk.certify_optimality(task, W, U, lam)
+        lb = _mutant_bound(task, W, U, lam) if mutant else b["lower_bound"]
+        expect(lb <= Ht, f"{name}: lower bound {lb!r} above min R = H(tau) = {Ht!r}")
+        expect(b["gap"] > T["visible"], f"{name}: gap {b['gap']:.1e} does not show a non-optimal point")
+    return f"gap at the optimum {iv['gap']:.1e}; {len(points)} perturbed points below H(tau)"
+
+
+def _mutant_bound(task, W, U, lam):
+    """The wrong bound E = f − ⟨∇f, X⟩ without the dual scaling s (valid only when ‖∇f‖₂ ≤ λ)."""
+    S = _risk.enumerate_sentences(task)
+    X = _risk.X_of(W, U, task.L)
+    f, G = _risk.f_grad(S, X)
+    return f - float(np.sum(G * X))
+
+
+# ----------------------------------------------------------------------------------------- Lemma-B sets
+def lemma_b_scale(task, lam: float, *, K_only: bool = False):
+    """(t*, min_t H_Z(t), λ₀,Z) in closed form for a latent set satisfying Lemma B, uniform μ.
+
+    On a Lemma-B set θ_r = κr/L is forced (`lemmaB-iii-forced`), so the type-I risk along its ray is
+    H_Z(t) = log(1 + Σ_r |S_r| e^(−ηrt)) + λt, η = κ/√(n_w K L), with the set's sphere sizes |S_r|. H_Z is
+    convex; with q = e^(−ηt) its stationarity condition is the polynomial equation
+
+        Σ_(r=1..L) (ηr − λ) |S_r| q^r = λ,
+
+    whose left side minus λ is −λ at q = 0 and ηΣ_r r|S_r| − λK at q = 1: t* > 0 iff λ < λ₀,Z = ηΣ_r r|S_r|/K,
+    and then q* is its unique root in (0, 1) and t* = −log(q*)/η (else t* = 0, the origin). ``K_only`` uses
+    the sphere sizes of the full set with K classes (Theorem 1's τ, the self-test's wrong closed form).
+    """
+    n_c, L, K, n_w = task.n_c, task.L, task.K, task.n_w
+    if K_only:
+        p = K / n_c**L
+        S = np.array([p * comb(L, r) * (n_c - 1) ** r for r in range(1, L + 1)])
+    else:
+        D = task.hamming()
+        S = np.array([(D[0] == r).sum() for r in range(1, L + 1)], dtype=float)
+    r = np.arange(1, L + 1)
+    eta = n_c / (n_c - 1) / np.sqrt(n_w * K * L)
+    lam0 = eta * float(np.dot(r, S)) / (1.0 + S.sum())
+    if lam >= lam0:
+        return 0.0, float(np.log1p(S.sum())), lam0
+    coef = np.concatenate([((eta * r - lam) * S)[::-1], [-lam]])  # highest degree first, for np.roots
+    roots = np.roots(coef)
+    q = min(float(z.real) for z in roots if abs(z.imag) <= 1e-12 and 0 < z.real < 1)
+    q = _newton_poly(coef, q)
+    t = -np.log(q) / eta
+    return float(t), float(np.log1p(np.sum(S * q**r)) + lam * t), lam0
+
+
+def _newton_poly(coef, q):
+    """Two Newton steps on the polynomial (np.roots's companion-matrix root to full precision)."""
+    d = np.polyder(coef)
+    for _ in range(2):
+        q = q - np.polyval(coef, q) / np.polyval(d, q)
+    return q
+
+
+def _lemma_b_tasks(quick: bool):
+    sets = [(2, 3, [[0, 0, 0], [0, 1, 1], [1, 0, 1], [1, 1, 0]])]
+    if not quick:
+        sets += [(2, 2, [[0, 0], [1, 1]]), (2, 3, [[0, 0, 0], [1, 1, 1]]), (3, 2, [[0, 0], [1, 1], [2, 2]]),
+                 (4, 2, [[0, 0], [1, 1], [2, 2], [3, 3]]), (2, 2, [[0, 0], [0, 1], [1, 0], [1, 1]])]  # fmt: skip
+    s_cs = (2,) if quick else (1, 2, 3)
+    return [Task(n_c, s_c, L, np.array(Z), "uniform") for n_c, L, Z in sets for s_c in s_cs]
+
+
+@register(
+    "lemmaB-optimal-scale",
+    "Closed form of the optimum on Lemma-B latent sets (uniform mu, K < n_c^L allowed): min R = min_t H_Z(t), "
+    "H_Z(t) = log(1 + sum_r |S_r| e^(-eta r t)) + lambda t, attained at t* = -log(q*)/eta with q* the root in (0, 1) "
+    "of sum_r (eta r - lambda)|S_r| q^r = lambda (t* = 0 iff lambda >= lambda0_Z = eta sum_r r|S_r|/K), and the "
+    "certified optimum of fctheory.risk.optimum has R = H_Z(t*) (rel. 1e-12) and ||X||_* = ||W||^2 = t* (rel. 1e-8)",
+    "numeric enumeration",
+    "t* and H_Z from Theorem 1's K-only sphere sizes K/n_c^L C(L,r)(n_c-1)^r (its tau) instead of the set's own",
+    tol=dict(rel=1e-12, scale=1e-8),
+    library=("risk.optimum", "lemma_B_properties"),
+    oracle="the polynomial root (numpy.roots + Newton) of the stationarity condition of H_Z, from the set's sphere "
+    "sizes; the optimum's certificate (exact dual recomputed in optimum-certificate)",
+)
+def check_lemma_b_optimal_scale(mutant: bool = False, quick: bool = False) -> str:
+    T = tolerances("lemmaB-optimal-scale")
+    n = 0
+    worst = 0.0
+    for task in _lemma_b_tasks(quick):
+        expect(fctheory.lemma_B_properties(task).holds, f"{task.Z.tolist()} does not satisfy Lemma B")
+        lam0 = lemma_b_scale(task, 1.0)[2]
+        for frac in (0.3, 0.9) if quick else (0.1, 0.3, 0.6, 0.9, 1.2):
+            lam = frac * lam0
+            t, HZ, _ = lemma_b_scale(task, lam, K_only=mutant)
+            res = fctheory.risk.optimum(task, lam=lam)
+            nuc = float(np.linalg.svd(res.X, compute_uv=False).sum())
+            expect(res.certified, f"optimum not certified on {task.Z.tolist()} at lambda = {lam}: {res.message}")
+            expect(abs(res.R - HZ) <= T["rel"] * res.R, f"R = {res.R!r} != min H_Z = {HZ!r} on {task.Z.tolist()}")
+            expect(abs(nuc - t) <= T["scale"] * max(t, 1.0), f"||X||_* = {nuc!r} != t* = {t!r} on {task.Z.tolist()}")
+            worst = max(worst, abs(res.R - HZ) / res.R)
+            n += 1
+    return f"{n} (Lemma-B set, lambda) pairs: max |R - min H_Z|/R = {worst:.1e}"
