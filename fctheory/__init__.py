@@ -32,7 +32,9 @@ if _TYPE_CHECKING:
     from .tau import H, H_prime, lambda_trivial, tau
     from .tau_star import H_star, H_star_prime, tau_star
     from .type3 import Type3Solution, lambda_max_type3, solve_type3
+    from .partial import LemmaBScale, lemma_b_scale
     from .predictions import (
+        PartialPrediction,
         TypeIIIPrediction,
         TypeIIPrediction,
         TypeIPrediction,
@@ -191,6 +193,9 @@ __all__ = [
     "TypeIPrediction",
     "TypeIIPrediction",
     "TypeIIIPrediction",
+    "PartialPrediction",
+    "LemmaBScale",
+    "lemma_b_scale",
     "predict",
     "predict_type1",
     "predict_type2",

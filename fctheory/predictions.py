@@ -27,7 +27,9 @@ import numpy as np
 from ._budget import check_work
 from ._latent import LatentSum
 from ._validate import Bool, Choice, Instance, Int, Real, fail, float_array, public, result_type
-from .assumptions import check_assumption_A, check_assumption_B
+from ._errors import FCTheoryError
+from .assumptions import check_assumption_A, check_assumption_B, lemma_B_properties
+from .partial import lemma_b_scale
 from .task import Task
 from .tau import H as _H
 from .tau import KK, LAM, LEN, N_C, N_W
@@ -47,6 +49,10 @@ __all__ = [
     "predict",
     "applicable_theorem",
     "TheoryVerdict",
+    "PartialPrediction",
+    "EXACT",
+    "LEMMA_B",
+    "APPROXIMATION",
 ]
 
 
@@ -404,6 +410,95 @@ def predict_type3(*, mu, n_c, L, lam, s_c=None) -> TypeIIIPrediction:
     )
 
 
+# ============================================================================= partial tasks (K < n_c^L)
+#: provenance of a partial task's prediction: the certified optimum (fctheory.risk.predict_exact)
+EXACT = "exact (certified optimum)"
+#: provenance: t* of fctheory.lemma_b_scale (uniform μ, a latent set satisfying Lemma B)
+LEMMA_B = "closed form under Lemma B"
+#: provenance: Theorem 1's formulas at this K (its counts (39) assume Assumption A, which no partial set meets)
+APPROXIMATION = "approximation (Theorem 1's K-only tau), error unknown"
+
+
+@result_type
+@dataclass(frozen=True)
+class PartialPrediction(_Pred):
+    """What the library predicts for network h on a partial task (K < n_c^L), and where the numbers come from.
+
+    Attributes
+    ----------
+    provenance : str
+        :data:`EXACT` (the certified global minimiser of (5), :func:`fctheory.risk.optimum`, through
+        :func:`fctheory.risk.predict_exact`), :data:`LEMMA_B` (the closed form t* of
+        :func:`fctheory.lemma_b_scale`, uniform μ and a latent set satisfying Lemma B) or
+        :data:`APPROXIMATION` (Theorem 1's τ at this K, whose counts (39) need Assumption A: error unknown).
+    n_c, n_w, L, K, lam
+        The setting (λ of the reduced problem (5)).
+    tau
+        ‖W‖² = ‖X‖_* of the predicted point (t*, τ, or the optimum's nuclear norm).
+    w_norms : ndarray, shape (n_w,)
+        Predicted ‖w_(α,β)‖ per word, index α·s_c + β (equal for type I; the optimum's columns of W for EXACT).
+    c
+        Mean word norm.
+    norm_W, norm_U
+        ‖W‖_F and ‖U‖_F (equal: every minimiser of (5) is balanced).
+    risk, ce
+        R at the predicted point and its unregularised cross-entropy.
+    lambda_bound
+        λ above which the prediction is the origin: λ₀,Z (LEMMA_B), λ₀ of Theorem 1 (APPROXIMATION), None (EXACT).
+    trivial
+        The predicted point is (W, U) = (0, 0).
+    gap
+        The certified gap R − (lower bound on min R) for EXACT, else None.
+    theorem1_c
+        Theorem 1's word norm √(τ/n_w) at this K (the large-K idealisation), for comparison; None for
+        non-uniform μ.
+    """
+
+    provenance: str
+    n_c: int
+    n_w: int
+    L: int
+    K: int
+    lam: float
+    tau: float
+    w_norms: np.ndarray
+    c: float
+    norm_W: float
+    norm_U: float
+    risk: float
+    ce: float
+    lambda_bound: float | None
+    trivial: bool
+    gap: float | None
+    theorem1_c: float | None
+
+
+def _lemma_b_holds(task) -> bool:
+    """Lemma B's properties, checked exactly for uniform μ and K ≤ 400 (cost K²); (ii) needs n_c | K."""
+    if not task.is_uniform or task.K > _ASSUMPTION_K_MAX or task.K % task.n_c:
+        return False
+    try:
+        return bool(lemma_B_properties(task).holds)
+    except FCTheoryError:  # refused by the work budget: no closed form claimed
+        return False
+
+
+def partial_prediction(task, lam, p1, a=1.0) -> PartialPrediction:
+    """Network h on a partial task, uniform μ, from the theory layer: Lemma B's closed form when the latent set
+    satisfies it, else Theorem 1's numbers ``p1`` labelled as an approximation (W norms × a, U norms ÷ a)."""
+    base = dict(n_c=task.n_c, n_w=task.n_w, L=task.L, K=task.K, lam=float(lam), gap=None, theorem1_c=a * p1.c)
+    if _lemma_b_holds(task):
+        b = lemma_b_scale(task, lam=lam)
+        t, c, lam_b, R, ce, prov = b.t_star, b.word_norm, b.lambda0, b.risk, b.ce, LEMMA_B
+    else:
+        t, c, lam_b, R, ce, prov = p1.tau, p1.c, p1.lambda_trivial, p1.risk, p1.ce, APPROXIMATION
+    return PartialPrediction(
+        provenance=prov, tau=float(t), w_norms=np.full(task.n_w, a * c), c=float(a * c),
+        norm_W=float(a * np.sqrt(t)), norm_U=float(np.sqrt(t) / a), risk=float(R), ce=float(ce),
+        lambda_bound=float(lam_b), trivial=bool(t == 0), **base,
+    )  # fmt: skip
+
+
 # ============================================================================= the one dispatcher
 THEOREM_CONFIGURATION = {"Theorem 1": "I", "Theorem 2": "III", "Theorem 3": "II"}
 _STATEMENT = {
@@ -447,8 +542,13 @@ class TheoryVerdict:
         prediction exists (``{"lambda_bound": λ_max}`` alone when λ violates (9)).
     assumption_A, assumption_B : dict
         ``holds`` (bool or None when not computed), ``reason``, and ``n_violations`` / ``dim``.
-    prediction : TypeIPrediction, TypeIIPrediction, TypeIIIPrediction or None
-        The full prediction object of the (reduced) problem, as :func:`predict` returns it.
+    prediction : TypeIPrediction, TypeIIPrediction, TypeIIIPrediction, PartialPrediction or None
+        The full prediction object of the (reduced) problem, as :func:`predict` returns it
+        (:class:`PartialPrediction` for network h on a partial task with uniform μ).
+    provenance : str
+        For network h on a partial task (K < n_c^L): where ``predicted``'s numbers come from,
+        :data:`LEMMA_B` or :data:`APPROXIMATION` here (:data:`EXACT` from
+        :func:`fctheory.risk.predict_exact`); "" otherwise (the theorem's own statement).
     """
 
     theorem: str | None
@@ -463,6 +563,7 @@ class TheoryVerdict:
     assumption_A: dict
     assumption_B: dict
     prediction: object = field(default=None, repr=False)
+    provenance: str = ""
 
 
 def _none(reasons, notes, A, B, lam=None, a=1.0):
@@ -470,7 +571,7 @@ def _none(reasons, notes, A, B, lam=None, a=1.0):
     return TheoryVerdict(None, None, "", False, reasons, notes, lam, a, {}, A, B)
 
 
-def _theorem(name, reasons, notes, lam, a, predicted, A, B, prediction=None):
+def _theorem(name, reasons, notes, lam, a, predicted, A, B, prediction=None, provenance=""):
     return TheoryVerdict(
         name,
         THEOREM_CONFIGURATION[name],
@@ -484,6 +585,7 @@ def _theorem(name, reasons, notes, lam, a, predicted, A, B, prediction=None):
         A,
         B,
         prediction,
+        provenance,
     )
 
 
@@ -555,7 +657,23 @@ def _type1_verdict(task, lam, a, reasons, notes, A, B):
         "cos_across": None if p.trivial else -1.0 / (task.n_c - 1),
         "lambda_bound": p.lambda_trivial,
     }
-    return _theorem("Theorem 1", reasons, notes, lam, a, pred, A, B, p)
+    if task.is_full:
+        return _theorem("Theorem 1", reasons, notes, lam, a, pred, A, B, p)
+    pp = partial_prediction(task, lam, p, a)
+    if pp.provenance == LEMMA_B:
+        notes.append(
+            f"the latent set satisfies Lemma B: type I at the closed-form scale t* = {pp.tau:.6g} "
+            "(fctheory.lemma_b_scale) replaces Theorem 1's K-only τ"
+        )
+        t = pp.tau
+        pred.update(
+            R=pp.risk, R0=pp.ce, tau=t, w_norm=pp.c, w_norm_by_rank=[pp.c] * task.s_c,
+            u_norm=float(np.sqrt(t / (task.K * task.L))) / a, lambda_bound=pp.lambda_bound,
+            pca_W=_frame_sigmas(task, a * np.sqrt(t / (task.n_c - 1))),
+            pca_U=_frame_sigmas(task, np.sqrt(t / (task.n_c - 1)) / a),
+            cos_within=None if pp.trivial else 1.0, cos_across=None if pp.trivial else -1.0 / (task.n_c - 1),
+        )  # fmt: skip
+    return _theorem("Theorem 1", reasons, notes, lam, a, pred, A, B, pp, pp.provenance)
 
 
 def _type3_verdict(task, lam, a, reasons, notes, A, B):
@@ -734,7 +852,12 @@ def predict(task, *, lam, network: str = "h", d=None):
     """The applicable theorem's prediction for ``task`` (the prediction object of :func:`applicable_theorem`).
 
     * network "h*" (LayerNorm): Theorem 3 (needs ``d`` ≥ n_c);
-    * network "h", uniform μ: Theorem 1;
+    * network "h", uniform μ, K = n_c^L: Theorem 1;
+    * network "h", uniform μ, K < n_c^L: a :class:`PartialPrediction` labelled with its provenance:
+      :data:`LEMMA_B` (type I at t* of :func:`fctheory.lemma_b_scale`) when the latent set satisfies
+      Lemma B (checked exactly for K ≤ 400), else :data:`APPROXIMATION` (Theorem 1's numbers at this K);
+      :func:`fctheory.risk.predict_exact` gives the certified optimum's numbers (:data:`EXACT`) instead,
+      for any μ, wherever the exact engine can enumerate the task;
     * network "h", non-uniform μ, K = n_c^L: Theorem 2 (type III).
 
     With network "h", ``d`` is optional (the predictions do not depend on it); when given it must
@@ -761,5 +884,5 @@ def predict(task, *, lam, network: str = "h", d=None):
         "task",
         task,
         "no theorem covers network h with non-uniform word frequencies and K < n_c**L "
-        "(Theorem 2 needs the full latent set); use minimize_true_risk for an exact optimum",
+        "(Theorem 2 needs the full latent set); use fctheory.risk.predict_exact for the certified optimum",
     )

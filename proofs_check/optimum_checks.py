@@ -12,8 +12,6 @@ it; at perturbed weights its lower bound must stay below H(τ) (weak duality).
 
 from __future__ import annotations
 
-from math import comb
-
 import numpy as np
 
 import fctheory
@@ -145,44 +143,16 @@ def _mutant_bound(task, W, U, lam):
 
 # ----------------------------------------------------------------------------------------- Lemma-B sets
 def lemma_b_scale(task, lam: float, *, K_only: bool = False):
-    """(t*, min_t H_Z(t), λ₀,Z) in closed form for a latent set satisfying Lemma B, uniform μ.
+    """(t*, min_t H_Z(t), λ₀,Z) on a Lemma-B latent set, uniform μ: :func:`fctheory.lemma_b_scale`.
 
-    On a Lemma-B set θ_r = κr/L is forced (`lemmaB-iii-forced`), so the type-I risk along its ray is
-    H_Z(t) = log(1 + Σ_r |S_r| e^(−ηrt)) + λt, η = κ/√(n_w K L), with the set's sphere sizes |S_r|. H_Z is
-    convex; with q = e^(−ηt) its stationarity condition is the polynomial equation
-
-        Σ_(r=1..L) (ηr − λ) |S_r| q^r = λ,
-
-    whose left side minus λ is −λ at q = 0 and ηΣ_r r|S_r| − λK at q = 1: t* > 0 iff λ < λ₀,Z = ηΣ_r r|S_r|/K,
-    and then q* is its unique root in (0, 1) and t* = −log(q*)/η (else t* = 0, the origin). ``K_only`` uses
-    the sphere sizes of the full set with K classes (Theorem 1's τ, the self-test's wrong closed form).
+    ``K_only`` (the self-test's wrong closed form) uses instead Theorem 1's K-only sphere sizes
+    (K/n_c^L)C(L, r)(n_c − 1)^r, i.e. its τ and H(τ) at this K, which no partial set attains.
     """
-    n_c, L, K, n_w = task.n_c, task.L, task.K, task.n_w
     if K_only:
-        p = K / n_c**L
-        S = np.array([p * comb(L, r) * (n_c - 1) ** r for r in range(1, L + 1)])
-    else:
-        D = task.hamming()
-        S = np.array([(D[0] == r).sum() for r in range(1, L + 1)], dtype=float)
-    r = np.arange(1, L + 1)
-    eta = n_c / (n_c - 1) / np.sqrt(n_w * K * L)
-    lam0 = eta * float(np.dot(r, S)) / (1.0 + S.sum())
-    if lam >= lam0:
-        return 0.0, float(np.log1p(S.sum())), lam0
-    coef = np.concatenate([((eta * r - lam) * S)[::-1], [-lam]])  # highest degree first, for np.roots
-    roots = np.roots(coef)
-    q = min(float(z.real) for z in roots if abs(z.imag) <= 1e-12 and 0 < z.real < 1)
-    q = _newton_poly(coef, q)
-    t = -np.log(q) / eta
-    return float(t), float(np.log1p(np.sum(S * q**r)) + lam * t), lam0
-
-
-def _newton_poly(coef, q):
-    """Two Newton steps on the polynomial (np.roots's companion-matrix root to full precision)."""
-    d = np.polyder(coef)
-    for _ in range(2):
-        q = q - np.polyval(coef, q) / np.polyval(d, q)
-    return q
+        p = fctheory.predict_type1(n_c=task.n_c, n_w=task.n_w, L=task.L, K=task.K, lam=lam)
+        return float(p.tau), float(p.risk), float(p.lambda_trivial)
+    b = fctheory.lemma_b_scale(task, lam=lam)
+    return float(b.t_star), float(b.risk), b.lambda0
 
 
 def _lemma_b_tasks(quick: bool):
@@ -203,9 +173,9 @@ def _lemma_b_tasks(quick: bool):
     "numeric enumeration",
     "t* and H_Z from Theorem 1's K-only sphere sizes K/n_c^L C(L,r)(n_c-1)^r (its tau) instead of the set's own",
     tol=dict(rel=1e-12, scale=1e-8),
-    library=("risk.optimum", "lemma_B_properties"),
-    oracle="the polynomial root (numpy.roots + Newton) of the stationarity condition of H_Z, from the set's sphere "
-    "sizes; the optimum's certificate (exact dual recomputed in optimum-certificate)",
+    library=("lemma_b_scale", "risk.optimum", "lemma_B_properties"),
+    oracle="the certified optimum of fctheory.risk.optimum (its exact dual recomputed in optimum-certificate); "
+    "lemma_b_scale's own mpmath path (the polynomial in q as printed) is checked in tests/test_partial.py",
 )
 def check_lemma_b_optimal_scale(mutant: bool = False, quick: bool = False) -> str:
     T = tolerances("lemmaB-optimal-scale")

@@ -7,6 +7,7 @@ Public API (also exported from :mod:`fctheory`):
 * :func:`expected_margins` — Definition A averaged over D_{z_k}, in closed form;
 * :func:`minimize_true_risk` — L-BFGS on the exact risk down to ‖∇R‖ ≤ 1e-10;
 * :func:`optimum` — the certified global minimiser of (5) (convex in X = ÛᵀW), a bounded local one of (10);
+* :func:`predict_exact` — :func:`fctheory.predict` with the certified optimum on partial tasks (any μ);
 * :func:`certify_optimality` — rigorous ball-arithmetic bounds on R(W, U) and on min R at given weights;
 * :func:`estimate_cost` — time/memory estimate used to refuse runs over budget;
 * :func:`true_risk_bruteforce` — straightforward enumeration (reference and baseline);
@@ -26,7 +27,7 @@ from .api import true_risk, true_risk_grad, unregularized_risk
 from ..io.weights import load_weights
 from .margins import ExpectedMargins, expected_margins
 from .minimize import MinimizeResult, minimize_true_risk
-from .convex import OptimumResult, certify_optimality, optimum
+from .convex import OptimumResult, certify_optimality, optimum, predict_exact
 
 __all__ = [
     "true_risk",
@@ -41,6 +42,7 @@ __all__ = [
     "optimum",
     "OptimumResult",
     "certify_optimality",
+    "predict_exact",
     "estimate_cost",
     "CostEstimate",
     "true_risk_bruteforce",

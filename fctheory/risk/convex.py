@@ -46,6 +46,7 @@ from .._interval import enclosure, workprec
 from .._validate import Array, Choice, Instance, Int, Real, Seed, fail, public, result_type
 from ..configurations import type1_configuration, type2_configuration, type3_configuration
 from ..network import U_from_hat, U_hat, phi
+from ..predictions import EXACT, PartialPrediction, predict, predict_type1
 from ..task import Task, as_rng
 from ._engine import _LIMIT, _SCORE_MAX, _check_budget, _enumerate, _estimate, _evaluate, resolve_budget
 from .minimize import lbfgs_iterate, minimize_true_risk
@@ -475,6 +476,78 @@ def _result_h(task, lam, d, X, fgn, tol, precision, run) -> OptimumResult:
         out.interval = certify_optimality(task, W, U, lam, max_pairs=None)
     out.seconds = time.perf_counter() - t0
     return out
+
+
+# ----------------------------------------------------------------------------------------- the dispatcher, exact
+@public(
+    task=Instance(Task),
+    lam=Real(lo=1e-12, hi=1e12),
+    network=Choice("h", "h*"),
+    d=Int(min=1).or_none(),
+    max_seconds=_LIMIT,
+    max_bytes=_LIMIT,
+)
+def predict_exact(task: Task, *, lam, network: str = "h", d: int | None = None, max_seconds=None, max_bytes=None):
+    """:func:`fctheory.predict` with the certified optimum wherever the exact engine can enumerate the task.
+
+    Partial tasks (K < n_c^L) on network h, any word frequencies μ: the certified global minimiser of (5)
+    (:func:`optimum`) as a :class:`~fctheory.PartialPrediction` with provenance
+    ``"exact (certified optimum)"``: per-word norms ‖w_(α,β)‖ from the optimum's columns of W (they are the
+    same for every balanced minimiser: WᵀW = (XᵀX)^(1/2)), ‖W‖² = ‖X‖_*, R and its certified gap. Where the
+    engine refuses the task within the budget, or the gap is not certified in time, the answer is
+    :func:`fctheory.predict`'s: Lemma B's closed form (:func:`fctheory.lemma_b_scale`) or Theorem 1's
+    numbers labelled as an approximation (uniform μ), and the project error for non-uniform μ. Full tasks
+    and network h* are :func:`fctheory.predict`'s answer unchanged. (The dispatcher of
+    :mod:`fctheory.predictions` sits in the theory layer, below the exact engine; this is its exact face.)
+
+    Parameters
+    ----------
+    task : Task
+    lam : float
+        λ of (5) (both decays), or λ_U of (10) for h*; 1e-12 ≤ λ ≤ 1e12 (:func:`optimum`'s range).
+    network : {"h", "h*"}
+    d : int, optional
+        As :func:`fctheory.predict` (h: the predictions do not depend on it; d ≥ n_c − 1 when given).
+    max_seconds, max_bytes : float or None
+        Budget of each engine evaluation and, for max_seconds, of the whole solve (None: the budget in force).
+
+    Returns
+    -------
+    PartialPrediction, TypeIPrediction, TypeIIPrediction or TypeIIIPrediction
+
+    Raises
+    ------
+    FCTheoryError
+        Bad input, or (non-uniform μ, K < n_c^L) a task the engine cannot enumerate within the budget.
+
+    Examples
+    --------
+    >>> import fctheory as fc
+    >>> p = predict_exact(fc.Task.random(3, 2, 2, 4, seed=0, mu="zipf"), lam=0.02)
+    >>> p.provenance, p.w_norms.shape
+    ('exact (certified optimum)', (6,))
+    """
+    if network == "h*" or task.is_full:
+        return predict(task, lam=lam, network=network, d=d)
+    if d is not None and d < task.n_c - 1:
+        fail("d", d, f"type-I/III configurations need an equiangular frame, so d >= n_c - 1 = {task.n_c - 1}")
+    try:
+        res = optimum(task, lam=lam, max_seconds=max_seconds, max_bytes=max_bytes)
+    except FCTheoryError:  # over the budget: the theory layer's closed form or approximation
+        res = None
+    if res is None or not res.certified:
+        return predict(task, lam=lam, d=d)
+    w = np.linalg.norm(res.W, axis=0)
+    t = float(np.sum(w * w))
+    c1 = None
+    if task.is_uniform:
+        c1 = float(predict_type1(n_c=task.n_c, n_w=task.n_w, L=task.L, K=task.K, lam=lam).c)
+    return PartialPrediction(
+        provenance=EXACT, n_c=task.n_c, n_w=task.n_w, L=task.L, K=task.K, lam=float(lam), tau=t, w_norms=w,
+        c=float(w.mean()), norm_W=float(np.sqrt(t)), norm_U=float(np.linalg.norm(res.U)), risk=res.R,
+        ce=res.R - lam * 0.5 * (t + float(np.sum(res.U * res.U))), lambda_bound=None, trivial=bool(t == 0),
+        gap=float(res.gap), theorem1_c=c1,
+    )  # fmt: skip
 
 
 # ----------------------------------------------------------------------------------------- h*
