@@ -127,11 +127,10 @@ def _solve_s(S: np.ndarray, a: np.ndarray) -> np.ndarray:
 
 
 def _float(S, eta, lam, lam0):
-    a = lam / eta
     pos = lam < lam0
     s = np.zeros_like(lam)
     if pos.any():
-        s[pos] = _solve_s(S.astype(float), a[pos])
+        s[pos] = _solve_s(S.astype(float), lam[pos] / eta)  # λ/η only below λ₀,Z (no overflow at λ ~ 1e308)
     r = np.arange(1, len(S) + 1)
     t = s / eta
     ce = np.log1p((S * np.exp(-np.outer(s, r))).sum(1))

@@ -87,6 +87,9 @@ EXAMPLES = {
     ),
     "fctheory.search_assumption_A": lambda: dict(n_c=2, L=2, K=2, method="exhaustive"),
     "fctheory.search_lemma_B": lambda: dict(n_c=2, L=2, K=2, with_origin=True),
+    "fctheory.lemma_b_scale": lambda: dict(
+        task=fc.Task(2, 2, 2, np.array([[0, 0], [1, 1]]), "uniform"), lam=0.05, precision="float", dps=30
+    ),
     "fctheory.ExistenceResult.sizes": lambda: (fc.search_lemma_B(n_c=2, L=2), dict()),
     # ---- budget (fctheory._budget)
     "fctheory.get_budget": lambda: dict(),

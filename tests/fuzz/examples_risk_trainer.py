@@ -118,6 +118,9 @@ EXAMPLES = {
         max_seconds=None,
         max_bytes=None,
     ),
+    "fctheory.risk.predict_exact": lambda: dict(
+        task=fc.Task.random(2, 1, 2, 3, seed=0), lam=0.1, network="h", d=None, max_seconds=None, max_bytes=None
+    ),
     "fctheory.risk.certify_optimality": lambda: dict(
         task=fc.Task.random(2, 1, 2, 3, seed=0), W=np.ones((1, 2)), U=np.ones((3, 2)), lam=0.1, prec=64, max_pairs=None
     ),

@@ -1,0 +1,79 @@
+"""The dispatcher on partial tasks (K < n_c^L): every prediction says where its numbers come from."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+import fctheory as fc
+from fctheory.predictions import APPROXIMATION, EXACT, LEMMA_B, applicable_theorem
+from fctheory.risk import optimum, predict_exact
+
+LEMMA_B_TASK = fc.Task(2, 2, 3, np.array([[0, 0, 0], [0, 1, 1], [1, 0, 1], [1, 1, 0]]), "uniform")
+GENERIC = fc.Task.random(3, 2, 2, 5, seed=0)
+ZIPF = fc.Task.random(3, 2, 2, 5, mu="zipf", seed=0)
+LAM = 0.02
+
+
+def test_full_task_keeps_theorem_1():
+    task = fc.Task.full(3, 2, 2)
+    p = fc.predict(task, lam=LAM)
+    assert isinstance(p, fc.TypeIPrediction)
+    assert predict_exact(task, lam=LAM).to_dict() == p.to_dict()
+    assert applicable_theorem(task, d=4, lam_W=LAM, lam_U=LAM).provenance == ""
+
+
+def test_lemma_b_partial_task_gets_the_closed_form():
+    p = fc.predict(LEMMA_B_TASK, lam=LAM)
+    b = fc.lemma_b_scale(LEMMA_B_TASK, lam=LAM)
+    assert isinstance(p, fc.PartialPrediction) and p.provenance == LEMMA_B
+    assert p.tau == b.t_star and p.risk == b.risk and p.lambda_bound == b.lambda0
+    np.testing.assert_array_equal(p.w_norms, np.full(LEMMA_B_TASK.n_w, b.word_norm))
+    v = applicable_theorem(LEMMA_B_TASK, d=4, lam_W=LAM, lam_U=LAM)
+    assert v.provenance == LEMMA_B and v.predicted["w_norm"] == b.word_norm and v.predicted["R"] == b.risk
+    json.dumps(p.to_dict())
+
+
+def test_generic_partial_task_is_labelled_an_approximation():
+    p = fc.predict(GENERIC, lam=LAM)
+    p1 = fc.predict_type1(n_c=3, n_w=6, L=2, K=5, lam=LAM)
+    assert p.provenance == APPROXIMATION and p.c == p1.c == p.theorem1_c and p.risk == p1.risk
+    assert applicable_theorem(GENERIC, d=4, lam_W=LAM, lam_U=LAM).provenance == APPROXIMATION
+
+
+def test_unequal_decays_scale_the_partial_word_norms():
+    v1 = applicable_theorem(LEMMA_B_TASK, d=4, lam_W=LAM, lam_U=LAM)
+    v2 = applicable_theorem(LEMMA_B_TASK, d=4, lam_W=LAM / 4, lam_U=LAM * 4)
+    assert v2.scale == pytest.approx(
+        2.0, rel=1e-15
+    )  # a = (lam_U/lam_W)^(1/4) = 16^(1/4); lam = sqrt(lam_W lam_U) = LAM
+    assert v2.predicted["w_norm"] == pytest.approx(2 * v1.predicted["w_norm"], rel=1e-12)
+
+
+@pytest.mark.parametrize("task", [LEMMA_B_TASK, GENERIC, ZIPF], ids=["lemma-B", "generic", "zipf"])
+def test_exact_dispatch_gives_the_certified_optimums_word_norms(task):
+    p = predict_exact(task, lam=LAM)
+    res = optimum(task, lam=LAM)
+    assert p.provenance == EXACT and res.certified and p.gap <= 1e-10 * p.risk
+    np.testing.assert_allclose(p.w_norms, np.linalg.norm(res.W, axis=0), rtol=1e-6)
+    assert p.risk == pytest.approx(res.R, rel=1e-12)
+    assert p.norm_W == pytest.approx(p.norm_U, rel=1e-6)  # balanced
+    assert p.ce == pytest.approx(p.risk - LAM * p.tau, rel=1e-6)
+    json.dumps(p.to_dict())
+
+
+def test_exact_and_closed_form_agree_on_lemma_b_and_theorem_1_does_not():
+    """The closed form is the certified optimum on a Lemma-B partial set; Theorem 1's K-only word norm is not."""
+    e, c = predict_exact(LEMMA_B_TASK, lam=LAM), fc.predict(LEMMA_B_TASK, lam=LAM)
+    np.testing.assert_allclose(e.w_norms, c.w_norms, rtol=1e-6)
+    assert abs(e.theorem1_c - e.c) / e.c > 0.05
+
+
+def test_exact_dispatch_falls_back_when_the_engine_refuses():
+    assert predict_exact(GENERIC, lam=LAM, max_bytes=1).provenance == APPROXIMATION
+    with pytest.raises(fc.FCTheoryError, match="no theorem covers"):
+        predict_exact(ZIPF, lam=LAM, max_bytes=1)
+    with pytest.raises(fc.FCTheoryError, match="no theorem covers"):
+        fc.predict(ZIPF, lam=LAM)
