@@ -6,7 +6,14 @@ import importlib
 import pytest
 
 # (fctheory.tau the attribute is the function; the module lives in sys.modules)
-MODULES = ["fctheory.tau", "fctheory.tau_star", "fctheory.type3", "fctheory.partial", "fctheory.predictions", "fctheory.risk.convex"]
+MODULES = [
+    "fctheory.tau",
+    "fctheory.tau_star",
+    "fctheory.type3",
+    "fctheory.partial",
+    "fctheory.predictions",
+    "fctheory.risk.convex",
+]
 
 
 @pytest.mark.parametrize("name", MODULES)
