@@ -99,7 +99,7 @@ def _public(name):
     ``Class.method``), or None."""
     head, _, tail = name.rpartition(".")
     if not head:
-        return getattr(fctheory, name, None) if name in fctheory.__dict__ and not name.startswith("_") else None
+        return getattr(fctheory, name, None) if name in fctheory.__all__ else None
     if head[0].isupper():
         cls = getattr(fctheory, head, None)
         return getattr(cls, tail, None) if cls is not None and not tail.startswith("_") else None
