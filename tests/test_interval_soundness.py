@@ -34,8 +34,8 @@ def fr(x) -> Fraction:
         man, exp = x.mid().man_exp()
         return Fraction(int(man)) * Fraction(2) ** int(exp)
     if hasattr(x, "man_exp"):
-        man, exp = x.man_exp
-        return Fraction(int(man)) * Fraction(2) ** int(exp)
+        sign, man, exp, _ = x._mpf_  # (mpf.man_exp drops the sign)
+        return (-1) ** sign * Fraction(int(man)) * Fraction(2) ** int(exp)
     return Fraction(x)
 
 
@@ -279,6 +279,27 @@ def test_exact_one_minus_p_is_the_exact_rational_and_refuses_K_above_n_c_to_the_
     assert I.exact_one_minus_p(7, 1, 1) == flint.fmpq(6, 7)
     with pytest.raises(FCTheoryError, match=r"K.*must be <= n_c\*\*L = 3\*\*40 \(the number of latent variables\)"):
         I.exact_one_minus_p(3, 40, 3**40 + 1)
+
+
+@pytest.mark.parametrize("x", ["-0.5", "-0.1", "-1e-400", "-3e500"])
+def test_exact_fmpq_and_exact_arb_keep_the_sign_of_a_negative_mpf(x):
+    with mpmath.workprec(300):
+        m = mpmath.mpf(x)
+    q = I.exact_fmpq(m)
+    assert Fraction(int(q.p), int(q.q)) == fr(m) < 0
+    a = I.exact_arb(m)
+    assert a.is_exact() and fr(a) == fr(m) < 0
+
+
+def test_contains_refuses_the_negative_of_its_value_and_non_finite_mpf():
+    e = I.enclosure(flint.arb(0.5), 128)
+    assert e.contains(mpmath.mpf(0.5)) and not e.contains(mpmath.mpf(-0.5))
+    zero = I.enclosure(flint.arb(0), 0)
+    assert zero.contains(mpmath.mpf(0))
+    for bad in ("inf", "-inf", "nan"):
+        assert not zero.contains(mpmath.mpf(bad)) and not e.contains(mpmath.mpf(bad))
+    with pytest.raises((OverflowError, ValueError)):
+        I.exact_fmpq(mpmath.mpf("inf"))
 
 
 def test_workprec_sets_and_restores_the_precision_even_on_error():
