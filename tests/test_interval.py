@@ -401,6 +401,6 @@ def test_solve_type3_interval_refuses_lam_exactly_at_lambda_max_deciding_conditi
 
 @pytest.mark.parametrize(("mu", "L", "lmax"), [LAMBDA_MAX_DYADIC[0], LAMBDA_MAX_DYADIC[3]])
 def test_solve_type3_interval_certifies_c_positive_just_below_lambda_max(mu, L, lmax):
-    lam = lmax * (1 - 2.0**-50)  # a few ulps below (the float path's own check refuses the last ulps)
+    lam = lmax * (1 - 2.0**-50)  # a few ulps below (the float path's check refuses the last ulps)
     sol = fc.solve_type3(mu=np.array(mu), n_c=2, L=L, lam=lam, precision="interval")
     assert sol.c.lo > 0 and sol.c.rel_width <= WIDTH and sol.lam_max.contains(lmax)
