@@ -422,6 +422,23 @@ def test_bisect_to_newton_refuses_ends_of_the_same_sign_even_with_roots_between(
         assert I.bisect_to_newton(lambda s: s - 1, lambda s: flint.arb(1), 1.0, 3.0) is None  # f(lo) = 0
 
 
+@pytest.mark.parametrize(("lo", "hi"), [(1.0, 3.7), (1.9, 3.7), (0.5, 3.0)])
+def test_bisect_to_newton_refuses_a_bracket_not_certified_at_its_ends_although_a_root_lies_inside(lo, hi):
+    # (s − 1)(s − 2)(s − 3): f(1) = 0, f(1.9) = 0.099 > 0, f(3) = 0; bisection from such ends would still find
+    # the root 3 (or 1), but the bracket f(lo) < 0 < f(hi) is the documented precondition
+    f, fp = cubic(1.0, 2.0, 3.0)
+    with I.workprec(128):
+        assert I.bisect_to_newton(f, fp, lo, hi) is None
+
+
+def test_bisect_to_newton_accepts_an_upper_end_with_a_small_positive_value():
+    with I.workprec(128):
+        X = I.bisect_to_newton(lambda s: s - 1, lambda s: flint.arb(1), 0.0, 1.5)  # f(hi) = 0.5
+        assert X is not None and X.contains(flint.arb(1)) and float(X.rad()) < 1e-30
+        X = I.bisect_to_newton(lambda s: s - 1, lambda s: flint.arb(1), 0.5, 3.0)  # f(lo) = −0.5
+        assert X is not None and X.contains(flint.arb(1))
+
+
 def test_bisect_to_newton_gives_up_when_a_midpoint_hits_a_root_exactly():
     # roots 1, 2, 3 on [0.5, 3.5]: the first midpoint is the root 2, whose sign is 0 (neither side certified)
     f, fp = cubic(1.0, 2.0, 3.0)

@@ -232,3 +232,49 @@ def test_certify_encloses_rho_minus_one_and_bounds_the_gap_at_the_float_point(n_
     # ρ − 1 is formed in mpmath's interval arithmetic at its default 53 bits: a width of a few ulps of 1
     assert row.rho_hi - row.rho_lo <= 4 * 2.0**-53
     assert row.K == n_c**L and row.lam == frac * float(lambda_max_type3(mu=mu, n_c=n_c, L=L))
+
+
+def test_certify_with_the_engine_fills_every_field_consistently():
+    row = C.certify(3, 2, 2, 1.0, 0.5, engine=True)
+    assert row.engine and row.task == "(3,2,2,9)" and row.as_dict()["K"] == 9
+    assert 0 <= row.seconds < 600
+    assert abs(row.rho_engine) <= 1e-12 and row.f_err <= 1e-13  # the engine agrees with the closed form
+    assert 0 < row.weyl <= 1e-13 and row.spec_err <= row.weyl + C.svd_bound((row.K * row.L, 6), 1.0)
+    # the engine's gradient and the rounded closed form differ by no more than the Weyl bound claims
+    task = Task.full(3, 2, 2, mu=C.zipf_mu(2, 1.0))
+    _, _, a, b = C.type3_entries(task.mu, 3, 2, row.lam)
+    X = C.structured_X(task, a, b)
+    _, G = C.engine_grad_f(task, X)
+    Gcf, e_cf = C.closed_form_grad(task, C.closed_form(task.mu, 3, 2, a, b, row.lam))
+    assert np.linalg.norm(G - Gcf) / row.lam <= row.weyl
+    assert row.weyl == (C.frobenius_bound(G, Gcf) + e_cf) / row.lam
+
+
+def test_a_planted_spectrum_scale_moves_rho_and_the_engine_spectrum_error():
+    row = C.certify(3, 2, 2, 1.0, 0.5, engine=True, spectrum_scale=2 / 3)
+    assert row.rho_hi < -0.3 and row.rho_lo < row.rho_hi  # ρ − 1 = 2/3 − 1
+    assert row.spec_err > 0.3  # the engine's spectrum (λ) against the planted 2λ/3
+
+
+@pytest.mark.parametrize(("s_c", "a", "expected"), [(3, 1.0, [6 / 11, 3 / 11, 2 / 11]), (4, 0.0, [0.25] * 4)])
+def test_zipf_mu_is_proportional_to_beta_to_the_minus_a(s_c, a, expected):
+    np.testing.assert_allclose(C.zipf_mu(s_c, a), expected, rtol=1e-15)
+    np.testing.assert_allclose(C.zipf_mu(3, 2.0), np.array([1, 1 / 4, 1 / 9]) / (1 + 1 / 4 + 1 / 9), rtol=1e-15)
+
+
+def test_type3_entries_are_c_r_and_minus_c_r_over_n_c_minus_one():
+    mu = C.zipf_mu(3, 1.0)
+    from fctheory import solve_type3
+
+    c, r, a, b = C.type3_entries(mu, 4, 2, 0.01)
+    sol = solve_type3(mu=mu, n_c=4, L=2, lam=0.01)
+    assert c == sol.c and np.array_equal(r, sol.r)
+    np.testing.assert_array_equal(a, c * r)
+    np.testing.assert_array_equal(b, -(c * r) / 3)
+
+
+def test_ends_are_the_exact_interval_ends():
+    x = _iv_of(1, 3)
+    with mpmath.workprec(256):
+        lo, hi = C.ends(x)
+        assert lo < mpmath.mpf(1) / 3 < hi and hi - lo < mpmath.mpf(2) ** -190
