@@ -369,9 +369,24 @@ def test_newton_root_refuses_a_bracket_holding_more_than_one_root(roots, lo, hi)
 
 
 def test_newton_root_refuses_a_derivative_only_certified_nonnegative():
-    # f = s³ on [−1, 2]: f′ is given as [0, 4] on every box, so f′ > 0 is not certified (a flat f would pass ≥ 0)
+    # f = s³ on [−1, 2]: f′ is given as the ball [0, 4] (its lower end at or just below 0, arb rounds radii
+    # up) on every box, so f′ > 0 is not certified (a flat piece of f, an interval of zeros, would pass f′ ≥ 0)
     with I.workprec(128):
-        assert I.newton_root(lambda s: s**3, lambda s: flint.arb(2, 2), -1.0, 2.0) is None
+        d = flint.arb(0).union(flint.arb(4))
+        assert not d > 0
+        assert I.newton_root(lambda s: s**3, lambda s: d, -1.0, 2.0) is None
+
+
+def test_newton_root_returns_the_box_reached_when_a_narrower_box_loses_the_derivative_sign():
+    # f = s − 1/3 on [0, 1]; f′ is enclosed by [1, 1] on the bracket but by the (valid, loose) [−1, 1] on any
+    # narrower box: the first Newton step is proven, the loop stops there and returns its box
+    def fp(X):
+        return flint.arb(1) if X.rad() >= 0.5 else flint.arb(0, 1)
+
+    with I.workprec(128):
+        third = flint.arb(1) / 3
+        X = I.newton_root(lambda s: s - third, fp, 0.0, 1.0)
+        assert X is not None and X.contains(third) and float(X.rad()) < 1e-30
 
 
 @pytest.mark.parametrize(("lo", "hi"), [(1.0, 2.0), (0.0, 1.0), (2.0, 3.0), (-1.0, 0.5)])
@@ -514,6 +529,45 @@ def test_bracket_increasing_without_zero_negative_walks_down_to_a_positive_lower
     guess = 1e10
     lo, hi = _check_bracket(c, I.bracket_increasing(_linear(c), guess, zero_negative=False))
     assert hi == guess and 0 < lo and c / lo <= 2.0**16
+
+
+def _walk(c):
+    """The bracket of the upward walk 1e-300·2^(16k) for the root c > 1e-300: (last point below, first above)."""
+    lo, hi = 0.0, 1e-300
+    while hi <= c:
+        lo, hi = hi, min(hi * 2.0**16, 1e300)
+    return lo, hi
+
+
+@pytest.mark.parametrize("c", [1e-250, 1e-100, 0.3, 7.0, 1e250])
+def test_bracket_increasing_walks_up_exactly_through_1e_300_times_powers_of_2_to_the_16(c):
+    assert I.bracket_increasing(_linear(c), math.nan) == _walk(c)
+
+
+def test_bracket_increasing_walks_up_to_the_1e300_cap_keeping_the_last_point_below():
+    c = 5e299
+    lo, hi = I.bracket_increasing(_linear(c), math.nan)
+    assert hi == 1e300 and (lo, hi) == _walk(c) and 1e300 / 2.0**16 < lo < c  # the last point below, not 1e300/2^16
+
+
+def test_bracket_increasing_steps_over_a_walk_point_that_is_the_root_exactly():
+    c = 1e-300 * 2.0**32  # the walk's third point: f(c) = 0 is neither sign
+    lo, hi = _check_bracket(c, I.bracket_increasing(_linear(c), math.nan))
+    assert (lo, hi) == (1e-300 * 2.0**16, c * 2.0**16)
+
+
+def test_bracket_increasing_steps_over_a_neighbourhood_end_that_is_the_root_exactly():
+    g = 0.7
+    for c in (g * (1 - 1e-9), g * (1 + 1e-9)):  # the first neighbourhood's lower or upper end is the root
+        lo, hi = _check_bracket(c, I.bracket_increasing(_linear(c), g))
+        assert (lo, hi) == (g * (1 - 1e-6), g * (1 + 1e-6))
+
+
+def test_bracket_increasing_walking_down_steps_over_a_point_that_is_the_root_exactly():
+    guess = 1e10
+    c = guess / 2.0**32  # the walk down's second point
+    lo, hi = _check_bracket(c, I.bracket_increasing(_linear(c), guess, zero_negative=False))
+    assert (lo, hi) == (c / 2.0**16, guess)
 
 
 def test_bracket_increasing_gives_up_beyond_1e300_and_after_max_steps():
