@@ -518,6 +518,11 @@ def test_bracket_increasing_without_a_usable_guess_walks_out_by_factors_of_2_to_
     assert lo > 0 and hi / lo <= 2.0**16 * (1 + 1e-15)
 
 
+def test_bracket_increasing_walks_from_a_guess_below_one_when_its_neighbourhoods_miss():
+    # guess 0.5 far above the root 1e-5: f(0.5) > 0 at once, so the bracket is [0, 0.5] (zero_negative)
+    assert I.bracket_increasing(_linear(1e-5), 0.5) == (0.0, 0.5)
+
+
 def test_bracket_increasing_starts_from_zero_when_the_root_is_below_1e_300():
     assert I.bracket_increasing(_linear(1e-305), math.nan) == (0.0, 1e-300)
     assert I.bracket_increasing(_linear(1e-305), 0.0, zero_negative=False) is not None
@@ -742,3 +747,25 @@ def test_adaptive_accepts_a_relative_radius_equal_to_the_target():
 
 def test_flint_module_is_python_flint():
     assert I.flint_module() is flint
+
+
+def test_flint_module_without_python_flint_names_the_extra_to_install(monkeypatch):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "flint", None)  # makes `import flint` raise ImportError
+    with pytest.raises(FCTheoryError) as info:
+        I.flint_module()
+    assert str(info.value) == (
+        "precision='interval' needs python-flint (arb ball arithmetic), which is not installed: "
+        "pip install 'fctheory[certify]'"
+    )
+    assert isinstance(info.value.__cause__, ImportError)
+
+
+def test_contains_of_a_zero_dimensional_array_of_balls_is_elementwise():
+    ball = np.empty((), dtype=object)
+    ball[()] = flint.arb(1, 1e-3)
+    e = I.Enclosure(ball=ball, lo=0.999, hi=1.001, mid=1.0, rad=1e-3, rel_width=2e-3, prec=128)
+    got = e.contains(1.0005)
+    assert isinstance(got, np.ndarray) and got.shape == () and bool(got)
+    assert not bool(e.contains(1.1))
