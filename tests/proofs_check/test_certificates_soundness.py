@@ -278,3 +278,8 @@ def test_ends_are_the_exact_interval_ends():
     with mpmath.workprec(256):
         lo, hi = C.ends(x)
         assert lo < mpmath.mpf(1) / 3 < hi and hi - lo < mpmath.mpf(2) ** -190
+
+
+def test_svd_bound_is_max_dimension_times_unit_roundoff_times_the_largest_singular_value():
+    assert C.svd_bound((12, 7), 3.0) == 12 * 2.0**-53 * 3.0
+    assert C.svd_bound((5, 40), 0.5) == 40 * 2.0**-53 * 0.5

@@ -84,13 +84,6 @@ def test_verdict_balance_tolerance_is_inclusive_and_an_unbalanced_point_is_refut
     assert t1.verdict(1.0, 0.0, 1e-13, -_next(tol)) == "undecided"
 
 
-def test_svd_bound_is_max_dimension_times_unit_roundoff_times_the_largest_singular_value():
-    from proofs_check.certificates import svd_bound
-
-    assert svd_bound((12, 7), 3.0) == 12 * 2.0**-53 * 3.0
-    assert svd_bound((5, 40), 1.0) == 40 * 2.0**-53
-
-
 def test_certificate_bound_covers_the_engine_enumeration_distance_and_both_svd_bounds():
     from proofs_check.certificates import svd_bound
 
