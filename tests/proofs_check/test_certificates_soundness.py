@@ -283,3 +283,22 @@ def test_ends_are_the_exact_interval_ends():
 def test_svd_bound_is_max_dimension_times_unit_roundoff_times_the_largest_singular_value():
     assert C.svd_bound((12, 7), 3.0) == 12 * 2.0**-53 * 3.0
     assert C.svd_bound((5, 40), 0.5) == 40 * 2.0**-53 * 0.5
+
+
+def test_engine_grad_f_runs_quietly_and_forwards_its_time_limit():
+    import importlib
+
+    home = importlib.import_module("fctheory.risk")  # where proofs_check's lead("evaluate_risk") looks it up
+    task = Task.full(2, 2, 2)
+    X = np.zeros((task.K * task.L, task.n_w))
+    calls = []
+    real = home.evaluate_risk
+
+    def spy(*args, **kw):
+        calls.append(kw)
+        return real(*args, **kw)
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(home, "evaluate_risk", spy)
+        C.engine_grad_f(task, X, workers=1, max_seconds=123.0)
+    assert calls == [dict(grad=True, workers=1, max_seconds=123.0, progress=False)]
