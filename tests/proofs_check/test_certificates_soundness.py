@@ -17,7 +17,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 from hypothesis.extra import numpy as hnp
 
-from fctheory import Task, lambda_max_type3
+from fctheory import Task, lambda_max_type3, solve_type3
 from proofs_check import certificates as C
 
 iv = mpmath.iv
@@ -245,15 +245,21 @@ def test_certify_with_the_engine_fills_every_field_consistently():
     _, _, a, b = C.type3_entries(task.mu, 3, 2, row.lam)
     X = C.structured_X(task, a, b)
     _, G = C.engine_grad_f(task, X)
-    Gcf, e_cf = C.closed_form_grad(task, C.closed_form(task.mu, 3, 2, a, b, row.lam))
+    cf = C.closed_form(task.mu, 3, 2, a, b, row.lam)
+    Gcf, e_cf = C.closed_form_grad(task, cf)
     assert np.linalg.norm(G - Gcf) / row.lam <= row.weyl
     assert row.weyl == (C.frobenius_bound(G, Gcf) + e_cf) / row.lam
+    # the recorded inputs and the relative error of f (f is far from 1 here, so a product would differ)
+    f_eng, f_up = C.engine_grad_f(task, X)[0], C.float_up(cf.f)
+    assert abs(f_up - 1) > 0.1 and row.f_err == pytest.approx(abs(f_eng - f_up) / f_up, rel=1e-9)
+    assert (row.zipf, row.frac, row.s_c) == (1.0, 0.5, 2)
+    assert row.c == float(solve_type3(mu=task.mu, n_c=3, L=2, lam=row.lam).c)
 
 
 def test_a_planted_spectrum_scale_moves_rho_and_the_engine_spectrum_error():
     row = C.certify(3, 2, 2, 1.0, 0.5, engine=True, spectrum_scale=2 / 3)
     assert row.rho_hi < -0.3 and row.rho_lo < row.rho_hi  # ρ − 1 = 2/3 − 1
-    assert row.spec_err > 0.3  # the engine's spectrum (λ) against the planted 2λ/3
+    assert row.spec_err == pytest.approx(1 / 3, rel=1e-9)  # the engine's spectrum (λ) against the planted 2λ/3
 
 
 @pytest.mark.parametrize(("s_c", "a", "expected"), [(3, 1.0, [6 / 11, 3 / 11, 2 / 11]), (4, 0.0, [0.25] * 4)])
@@ -264,8 +270,6 @@ def test_zipf_mu_is_proportional_to_beta_to_the_minus_a(s_c, a, expected):
 
 def test_type3_entries_are_c_r_and_minus_c_r_over_n_c_minus_one():
     mu = C.zipf_mu(3, 1.0)
-    from fctheory import solve_type3
-
     c, r, a, b = C.type3_entries(mu, 4, 2, 0.01)
     sol = solve_type3(mu=mu, n_c=4, L=2, lam=0.01)
     assert c == sol.c and np.array_equal(r, sol.r)
