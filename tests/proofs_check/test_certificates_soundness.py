@@ -94,6 +94,10 @@ def test_frobenius_bound_of_differences_whose_squares_underflow_is_not_zero():
     assert C.frobenius_bound(D2, D2) >= 0
 
 
+def test_frobenius_bound_of_empty_arrays_is_the_tiny_positive_floor():
+    assert C.frobenius_bound(np.empty((0, 3)), np.empty((0, 3))) == 1e-300
+
+
 def test_frobenius_bound_is_infinite_when_a_difference_overflows():
     with np.errstate(over="ignore"):
         assert C.frobenius_bound(np.array([1e308, 0.0]), np.array([-1e308, 0.0])) == math.inf
