@@ -94,8 +94,9 @@ def test_frobenius_bound_of_differences_whose_squares_underflow_is_not_zero():
     assert C.frobenius_bound(D2, D2) >= 0
 
 
-def test_frobenius_bound_of_empty_arrays_is_the_tiny_positive_floor():
+def test_frobenius_bound_of_empty_or_equal_arrays_is_the_tiny_positive_floor():
     assert C.frobenius_bound(np.empty((0, 3)), np.empty((0, 3))) == 1e-300
+    assert C.frobenius_bound(np.full(4, 0.1), np.full(4, 0.1)) == 1e-300
 
 
 def test_frobenius_bound_is_infinite_when_a_difference_overflows():
@@ -303,10 +304,14 @@ def test_engine_grad_f_runs_quietly_and_forwards_its_time_limit():
     real = home.evaluate_risk
 
     def spy(*args, **kw):
-        calls.append(kw)
+        calls.append((args[3:], kw))
         return real(*args, **kw)
 
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(home, "evaluate_risk", spy)
-        C.engine_grad_f(task, X, workers=1, max_seconds=123.0)
-    assert calls == [dict(grad=True, workers=1, max_seconds=123.0, progress=False)]
+        C.engine_grad_f(task, X, workers=3, max_seconds=123.0)
+        C.engine_grad_f(task, X)
+    assert calls == [
+        ((0.0,), dict(grad=True, workers=3, max_seconds=123.0, progress=False)),
+        ((0.0,), dict(grad=True, workers=1, max_seconds=None, progress=False)),  # one worker by default
+    ]
