@@ -315,3 +315,17 @@ def test_engine_grad_f_runs_quietly_and_forwards_its_time_limit():
         ((0.0,), dict(grad=True, workers=3, max_seconds=123.0, progress=False)),
         ((0.0,), dict(grad=True, workers=1, max_seconds=None, progress=False)),  # one worker by default
     ]
+
+
+def test_certify_reports_the_relative_error_of_the_engines_f():
+    # an engine value of f planted 2^-20 (relative) off: f_err is |f_eng − f|/f, whatever f's size
+    real = C.engine_grad_f
+
+    def shifted(task, X, **kw):
+        f, G = real(task, X, **kw)
+        return f * (1 + 2.0**-20), G
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(C, "engine_grad_f", shifted)
+        row = C.certify(2, 3, 2, 1.0, 0.2, engine=True)
+    assert row.f_err == pytest.approx(2.0**-20, rel=1e-6)
