@@ -169,5 +169,9 @@ def test_the_interval_enclosure_decides_condition_9_exactly_on_its_own():
     from fctheory.type3 import _type3_enclosure
 
     pytest.importorskip("flint")
-    with pytest.raises(fc.FCTheoryError, match=r"condition \(9\) requires lam < lambda_max = 0\.5 \(decided exactly\)"):
+    with pytest.raises(fc.FCTheoryError) as info:
         _type3_enclosure(np.array([1.0]), 2, 2, 0.5, 1e-8, np.array([1e-8]))
+    assert str(info.value) == (
+        "lam=0.5 is invalid: condition (9) requires lam < lambda_max = 0.5 (decided exactly); "
+        "for larger lam the only type-III critical point is (W, U) = (0, 0)"
+    )
