@@ -175,3 +175,14 @@ def test_the_interval_enclosure_decides_condition_9_exactly_on_its_own():
         "lam=0.5 is invalid: condition (9) requires lam < lambda_max = 0.5 (decided exactly); "
         "for larger lam the only type-III critical point is (W, U) = (0, 0)"
     )
+
+
+def test_the_interval_enclosure_refuses_a_float_starting_point_that_overflowed():
+    from fctheory.type3 import _type3_enclosure
+
+    pytest.importorskip("flint")
+    with pytest.raises(fc.FCTheoryError) as info:
+        _type3_enclosure(np.array([1.0]), 2, 2, 0.25, math.inf, np.array([math.inf]))
+    assert str(info.value) == (
+        "lam=0.25 is invalid: precision='interval' starts from the float64 solution, which under/overflows here"
+    )
