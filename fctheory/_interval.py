@@ -81,12 +81,26 @@ def workprec(prec: int):
         flint.ctx.prec = old
 
 
+def _mpf_man_exp(x):
+    """(man, exp) with x = man·2^exp exactly, the sign included, for a finite mpmath mpf; None if not finite.
+
+    (``mpf.man_exp`` is the pair of the *absolute* value: −0.5 gives (1, −1).)
+    """
+    sign, man, exp, _ = x._mpf_
+    if not man and exp:  # ±inf, nan (zero is (0, 0, 0, 0))
+        return None
+    return (-int(man) if sign else int(man)), int(exp)
+
+
 def exact_fmpq(x):
     """An int, a float64 or an mpmath mpf as the exact rational ``flint.fmpq`` it represents."""
     flint = flint_module()
-    if hasattr(x, "man_exp"):  # mpmath.mpf: man·2^exp
-        man, exp = x.man_exp
-        return flint.fmpq(int(man)) * flint.fmpq(2) ** int(exp)
+    if hasattr(x, "_mpf_"):  # mpmath.mpf: man·2^exp
+        parts = _mpf_man_exp(x)
+        if parts is None:
+            x = float(x)  # ±inf, nan: refused below like the float
+        else:
+            return flint.fmpq(parts[0]) * flint.fmpq(2) ** parts[1]
     q = Fraction(float(x)) if isinstance(x, (float, np.floating)) else Fraction(int(x))
     return flint.fmpq(q.numerator, q.denominator)
 
@@ -96,9 +110,11 @@ def exact_arb(x):
     flint = flint_module()
     if isinstance(x, flint.arb):
         return x
-    if hasattr(x, "man_exp"):  # mpmath.mpf: man·2^exp, exact at any working precision
-        man, exp = x.man_exp
-        return flint.arb((flint.fmpz(int(man)), int(exp)))
+    if hasattr(x, "_mpf_"):  # mpmath.mpf: man·2^exp, exact at any working precision
+        parts = _mpf_man_exp(x)
+        if parts is None:
+            return flint.arb(float(x))  # ±inf, nan: as the float (a ball that contains nothing finite)
+        return flint.arb((flint.fmpz(parts[0]), parts[1]))
     if isinstance(x, (float, np.floating)):
         return flint.arb(float(x))  # a double is exact in arb
     return flint.arb(flint.fmpz(int(x)))

@@ -22,6 +22,7 @@ Newton polish follows.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from fractions import Fraction
 
 import mpmath
 import numpy as np
@@ -151,6 +152,11 @@ class _System:
         self.log_w = log_mu2 - (m + np.log(np.sum(np.exp(log_mu2 - m), axis=1, keepdims=True)))
         self.w = np.exp(self.log_w)
         self.delta = 2 * (_log_lambda_max(self.mu, self.n_c[:, 0], self.L[:, 0]) - np.log(self.lam[:, 0]))
+        # δ = log(λ_max²/λ²): within a few ulps of λ_max the difference of logs is all rounding error (it can even
+        # have the wrong sign); there δ = log1p(λ_max²/λ² − 1) from the exact rational ratio
+        for i in np.nonzero(np.abs(self.delta) <= 2 * _LOG_MARGIN)[0]:
+            ratio = _lambda_max_sq_over_lam_sq(self.mu[i], int(self.n_c[i, 0]), int(self.L[i, 0]), self.lam[i, 0])
+            self.delta[i] = np.log1p(dt(float(ratio - 1)))
 
     def take(self, idx):
         out = object.__new__(_System)
@@ -332,8 +338,13 @@ def _type3_batch(mu, n_c, L, lam, s_c, precision, dps):
     mu_b = np.broadcast_to(mu, batch + (s_c,)).reshape(-1, s_c)
     n_c_b, L_b, lam_b = (np.broadcast_to(a, batch).ravel() for a in (n_c, L, lam))
     log_lmax = _log_lambda_max(mu_b, n_c_b, L_b)
-    _check_below_lambda_max(lam_b, log_lmax, n_c_b, L_b)
+    _check_below_lambda_max(lam_b, log_lmax, n_c_b, L_b, mu_b)
     return batch, mu_b, n_c_b, L_b, lam_b, log_lmax
+
+
+# |log λ − log λ_max| below which condition (9) is decided exactly: the float logs err by ~1e-15 (relative 1e-16
+# of terms up to ~|L log n_c| ≲ 1e4 would be 1e-12: the margin covers that too)
+_LOG_MARGIN = 1e-9
 
 
 def _lambda_max_sq(mu, n_c: int, L: int):
@@ -442,9 +453,29 @@ def _type3_system(mu, n_c: int, L: int, lam: float):
     return F, J
 
 
-def _check_below_lambda_max(lam_b, log_lmax, n_c_b, L_b) -> None:
-    """Condition (9): refuse the first λ ≥ λ_max of the batch, naming λ_max."""
-    bad = np.log(lam_b) >= log_lmax
+def _lambda_max_sq_over_lam_sq(mu, n_c: int, L: int, lam) -> Fraction:
+    """λ_max²/λ² = L Σμ_β²/(n_c^{L+1} λ²) as an exact rational (λ and μ_β as the doubles they store)."""
+    total = sum(Fraction(float(m)) ** 2 for m in mu)
+    return L * total / (Fraction(float(lam)) ** 2 * n_c ** (L + 1))
+
+
+def _below_lambda_max_exactly(mu, n_c: int, L: int, lam: float) -> bool:
+    """Condition (9) decided in exact rationals: λ² < (L/n_c^{L+1}) Σμ_β²."""
+    return _lambda_max_sq_over_lam_sq(mu, n_c, L, lam) > 1
+
+
+def _check_below_lambda_max(lam_b, log_lmax, n_c_b, L_b, mu_b) -> None:
+    """Condition (9): refuse the first λ ≥ λ_max of the batch, naming λ_max.
+
+    Refused: every λ whose float log is not below the float log λ_max (as before: this also refuses the last
+    ulps below λ_max, where log λ_max rounded down), and every λ ≥ λ_max decided in exact rationals where the
+    logs differ by less than :data:`_LOG_MARGIN` (where log λ_max rounded up, the comparison of logs alone
+    accepted λ = λ_max itself, e.g. the dyadic λ_max = 1/2 of μ = (1), n_c = 2, L = 2).
+    """
+    gap = np.log(lam_b) - log_lmax
+    bad = gap >= 0
+    for i in np.nonzero(np.abs(gap) <= _LOG_MARGIN)[0]:
+        bad[i] |= not _below_lambda_max_exactly(mu_b[i], int(n_c_b[i]), int(L_b[i]), float(lam_b[i]))
     if bad.any():
         i = int(np.argmax(bad))
         fail(

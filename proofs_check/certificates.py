@@ -200,13 +200,21 @@ def closed_form_grad(task, cf: ClosedForm) -> tuple[np.ndarray, float]:
 def frobenius_bound(D1: np.ndarray, D2: np.ndarray) -> float:
     """A rigorous upper bound on ‖D1 − D2‖_F from float64 arithmetic.
 
-    Each difference is rounded with relative error ≤ u, each square likewise, the sum of N non-negative
-    terms (numpy's pairwise summation, bounded here by the recursive-summation bound γ_(N−1)) and the square
-    root once more: the computed value is within a factor (1 + (N + 3)u)/(1 − (N + 3)u) of the exact one.
+    The differences are scaled by their largest magnitude m (so that no square underflows: unscaled, a
+    difference below ~1e-154 has a square with few or no significant bits, and ‖D‖_F would be underestimated)
+    and the norm is m·‖D/m‖_F. Each difference is rounded with relative error ≤ u, each quotient by m, each
+    square likewise, the sum of N non-negative terms (numpy's pairwise summation, bounded here by the
+    recursive-summation bound γ_(N−1)), the square root and the product by m once more: the computed value is
+    within a factor (1 + (N + 5)u)/(1 − (N + 5)u) of the exact one. A scaled square that underflows is below
+    2^-1022 (its term's share of the sum at most 2^-1022·N), covered by the same factor.
     """
     N = D1.size
-    x = float(np.sqrt(np.sum(np.square(D1 - D2))))
-    gam = (N + 3) * _U
+    D = np.abs(np.asarray(D1, dtype=np.float64) - np.asarray(D2, dtype=np.float64))
+    m = float(np.max(D, initial=0.0))
+    if not np.isfinite(m):
+        return float("inf")
+    x = m * float(np.sqrt(np.sum(np.square(D / m)))) if m > 0 else 0.0
+    gam = (N + 5) * _U
     return x * (1 + gam) / (1 - gam) + 1e-300  # the tiny term keeps the bound positive when x underflows
 
 

@@ -354,3 +354,53 @@ def test_missing_python_flint_gives_an_install_hint(monkeypatch):
         fc.tau(n_c=3, n_w=12, L=2, K=4, lam=0.01, precision="interval")
     with pytest.raises(fc.FCTheoryError, match=r"fctheory\[certify\]"):
         fc.lambda_max_type3(mu="uniform", s_c=3, n_c=3, L=2, precision="interval")
+
+
+# ----------------------------------------------------------------------------------------- exact thresholds
+# Thresholds that are exact dyadic rationals, so that λ can sit exactly on them and one ulp either side:
+# λ₀ = √(LK/n_w)/(K + 1 − p) = 1/2, 1/4, 1/8 for n_c = 2, L = 1, K = 2 (p = 1), n_w = 2, 8, 32;
+# λ_max = √((L/n_c^{L+1}) Σμ²) = 1/2, 1/2, 1/8, 1/4 for n_c = 2 and (μ, L) = ([1], 1), ([1], 2), ([1], 8), ([½, ½], 4).
+LAMBDA0_DYADIC = [(2, 0.5), (8, 0.25), (32, 0.125)]
+LAMBDA_MAX_DYADIC = [((1.0,), 1, 0.5), ((1.0,), 2, 0.5), ((1.0,), 8, 0.125), ((0.5, 0.5), 4, 0.25)]
+
+
+@pytest.mark.parametrize(("n_w", "lam0"), LAMBDA0_DYADIC)
+def test_lambda_trivial_enclosure_of_a_dyadic_lambda0_holds_it_exactly_and_tightly(n_w, lam0):
+    enc = fc.lambda_trivial(n_c=2, n_w=n_w, L=1, K=2, precision="interval")
+    assert enc.contains(lam0) and enc.lo <= lam0 <= enc.hi
+    assert enc.hi - enc.lo <= 2 * math.ulp(lam0)
+
+
+@pytest.mark.parametrize(("n_w", "lam0"), LAMBDA0_DYADIC)
+def test_tau_interval_is_exactly_zero_at_lambda0_and_one_ulp_above(n_w, lam0):
+    for lam in (lam0, float(np.nextafter(lam0, np.inf)), 2 * lam0):
+        enc = fc.tau(n_c=2, n_w=n_w, L=1, K=2, lam=lam, precision="interval")
+        assert enc.ball.is_exact() and enc.mid == enc.lo == enc.hi == 0 and enc.prec == 0, lam
+
+
+@pytest.mark.parametrize(("n_w", "lam0"), LAMBDA0_DYADIC)
+def test_tau_interval_is_certified_positive_one_ulp_below_lambda0(n_w, lam0):
+    lam = float(np.nextafter(lam0, 0))
+    enc = fc.tau(n_c=2, n_w=n_w, L=1, K=2, lam=lam, precision="interval")
+    assert enc.lo > 0 and enc.prec > 0 and enc.rel_width <= WIDTH
+
+
+@pytest.mark.parametrize(("mu", "L", "lmax"), LAMBDA_MAX_DYADIC)
+def test_lambda_max_type3_enclosure_of_a_dyadic_lambda_max_holds_it_exactly_and_tightly(mu, L, lmax):
+    enc = fc.lambda_max_type3(mu=np.array(mu), n_c=2, L=L, precision="interval")
+    assert enc.contains(lmax) and enc.lo <= lmax <= enc.hi
+    assert enc.hi - enc.lo <= 2 * math.ulp(lmax)
+
+
+@pytest.mark.parametrize(("mu", "L", "lmax"), LAMBDA_MAX_DYADIC)
+def test_solve_type3_interval_refuses_lam_exactly_at_lambda_max_deciding_condition_9_exactly(mu, L, lmax):
+    for lam in (lmax, float(np.nextafter(lmax, np.inf))):
+        with pytest.raises(fc.FCTheoryError, match=r"condition \(9\) requires lam < lambda_max = 0\.\d+ \("):
+            fc.solve_type3(mu=np.array(mu), n_c=2, L=L, lam=lam, precision="interval")
+
+
+@pytest.mark.parametrize(("mu", "L", "lmax"), [LAMBDA_MAX_DYADIC[0], LAMBDA_MAX_DYADIC[3]])
+def test_solve_type3_interval_certifies_c_positive_just_below_lambda_max(mu, L, lmax):
+    lam = lmax * (1 - 2.0**-50)  # a few ulps below (the float path's check refuses the last ulps)
+    sol = fc.solve_type3(mu=np.array(mu), n_c=2, L=L, lam=lam, precision="interval")
+    assert sol.c.lo > 0 and sol.c.rel_width <= WIDTH and sol.lam_max.contains(lmax)

@@ -130,3 +130,59 @@ def test_solve_type3_broadcasts_over_lambda():
     sol = fc.solve_type3(mu=mu, n_c=3, L=2, lam=lam)
     assert sol.c.shape == (3,) and sol.r.shape == (3, 3)
     assert sol.c[1] == pytest.approx(1.1870394734, abs=2e-10)
+
+
+# ------------------------------------------------------------------------------------- condition (9) at its boundary
+# λ_max = √((L/n_c^{L+1}) Σμ²) is an exact dyadic rational for n_c = 2 and (μ, L) = ([1], 1), ([1], 2), ([1], 8),
+# ([½, ½], 4): λ can sit exactly on it. The float logs of λ and λ_max differ there by rounding only (for ([1], 2)
+# log λ_max rounds up, so a comparison of logs alone accepted λ = λ_max and returned a c > 0 that does not exist).
+DYADIC_LAMBDA_MAX = [((1.0,), 1, 0.5), ((1.0,), 2, 0.5), ((1.0,), 8, 0.125), ((0.5, 0.5), 4, 0.25)]
+
+
+@pytest.mark.parametrize("precision", ["float", "mp"])
+@pytest.mark.parametrize(("mu", "L", "lmax"), DYADIC_LAMBDA_MAX)
+def test_solve_type3_refuses_lam_exactly_at_a_dyadic_lambda_max(mu, L, lmax, precision):
+    for lam in (lmax, float(np.nextafter(lmax, np.inf))):
+        with pytest.raises(fc.FCTheoryError, match=r"condition \(9\) requires lam < lambda_max"):
+            fc.solve_type3(mu=np.array(mu), n_c=2, L=L, lam=lam, precision=precision)
+
+
+@pytest.mark.parametrize(("mu", "L", "lmax"), DYADIC_LAMBDA_MAX)
+def test_solve_type3_solves_just_below_a_dyadic_lambda_max_and_agrees_with_the_mp_reference(mu, L, lmax):
+    lam = lmax * (1 - 2.0**-50)  # a few ulps below: δ = log(λ_max²/λ²) ≈ 2^-49 from the exact ratio
+    sol = fc.solve_type3(mu=np.array(mu), n_c=2, L=L, lam=lam)
+    ref = fc.solve_type3(mu=np.array(mu), n_c=2, L=L, lam=lam, precision="mp")
+    assert 0 < sol.c == pytest.approx(float(ref.c), rel=1e-10)
+    np.testing.assert_allclose(sol.r, np.array(ref.r, dtype=float), rtol=1e-10)
+
+
+def test_condition_9_is_decided_per_entry_of_a_batch_at_the_boundary():
+    lam = np.array([0.5 * (1 - 2.0**-50), 0.5])
+    with pytest.raises(fc.FCTheoryError, match=r"lam=0\.5 is invalid"):
+        fc.solve_type3(mu=np.array([1.0]), n_c=2, L=2, lam=lam)
+    sol = fc.solve_type3(mu=np.array([1.0]), n_c=2, L=np.array([1, 2]), lam=lam[0])
+    assert np.all(sol.c > 0)
+
+
+def test_the_interval_enclosure_decides_condition_9_exactly_on_its_own():
+    # the certified solver refuses λ = λ_max itself, whatever its caller checked before
+    from fctheory.type3 import _type3_enclosure
+
+    pytest.importorskip("flint")
+    with pytest.raises(fc.FCTheoryError) as info:
+        _type3_enclosure(np.array([1.0]), 2, 2, 0.5, 1e-8, np.array([1e-8]))
+    assert str(info.value) == (
+        "lam=0.5 is invalid: condition (9) requires lam < lambda_max = 0.5 (decided exactly); "
+        "for larger lam the only type-III critical point is (W, U) = (0, 0)"
+    )
+
+
+def test_the_interval_enclosure_refuses_a_float_starting_point_that_overflowed():
+    from fctheory.type3 import _type3_enclosure
+
+    pytest.importorskip("flint")
+    with pytest.raises(fc.FCTheoryError) as info:
+        _type3_enclosure(np.array([1.0]), 2, 2, 0.25, math.inf, np.array([math.inf]))
+    assert str(info.value) == (
+        "lam=0.25 is invalid: precision='interval' starts from the float64 solution, which under/overflows here"
+    )

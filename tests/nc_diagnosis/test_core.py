@@ -117,3 +117,24 @@ def test_bad_input_names_the_parameter(kw, name):
     args.update(kw)
     with pytest.raises(FCTheoryError, match=name):
         diagnose_features(args.pop("H"), args.pop("y"), args.pop("W"), args.pop("b"), **args)
+
+
+@pytest.mark.parametrize("scale", [0.5, 2.0])
+def test_verdict_refuses_features_whose_norm_is_off_by_a_factor_in_either_direction(scale):
+    """The norm check is a deviation |‖H‖² ratio − 1|: features too small (ratio 1/4) fail as surely as
+    features too large (ratio 4): the deviation recorded is |ratio − 1| (0.75 and 3), never a negative number
+    that would pass any rtol."""
+    H, y, W = _trained_ufm(5e-3, 1e-2)
+    D = diagnose_features(scale * H, y, W, lam_W=5e-3, lam_H=1e-2, rtol=1e-3)
+    assert D.applicability.applies and D.matches is False
+    assert D.checks["‖H‖² ratio − 1"] == pytest.approx(abs(scale**2 - 1), rel=1e-2)
+    assert D.verdict.startswith("does NOT match")
+
+
+@pytest.mark.parametrize("scale", [0.5, 2.0])
+def test_verdict_refuses_a_classifier_whose_norm_is_off_by_a_factor_in_either_direction(scale):
+    H, y, W = _trained_ufm(5e-3, 1e-2)
+    D = diagnose_features(H, y, scale * W, lam_W=5e-3, lam_H=1e-2, rtol=1e-3)
+    assert D.applicability.applies and D.matches is False
+    assert D.checks["‖W‖² ratio − 1"] == pytest.approx(abs(scale**2 - 1), rel=1e-2)
+    assert D.verdict.startswith("does NOT match")

@@ -1,6 +1,7 @@
 """proofs_check.type1_partial: the Claim-H certificate of Theorem 1's type-I point on partial tasks."""
 
 import numpy as np
+import pytest
 
 from fctheory import Task
 from proofs_check import _risk
@@ -54,3 +55,48 @@ def test_rows_are_deterministic_by_seed():
 def test_an_unbalanced_point_is_refuted():
     assert t1.verdict(1.0, 0.0, 1e-14, balance=1e-6) == "refuted"
     assert t1.verdict(1.0, 0.0, 1e-14, balance=0.0) == "certified"
+
+
+def _next(x, direction=np.inf):
+    return float(np.nextafter(x, direction))
+
+
+def test_verdict_certifies_exactly_at_rho_one_plus_bound_and_refutes_one_ulp_beyond():
+    b = 1e-13
+    assert t1.verdict(1 + b, 0.0, b) == "certified"
+    assert t1.verdict(_next(1 + b), 0.0, b) == "refuted"
+    assert t1.verdict(0.5, 0.0, b) == "certified"  # ‖∇f‖₂ < λ: inside the subdifferential
+
+
+@pytest.mark.parametrize("sign", [1.0, -1.0])
+def test_verdict_certifies_exactly_at_an_alignment_of_plus_or_minus_bound_and_refutes_one_ulp_beyond(sign):
+    b = 3e-14
+    assert t1.verdict(1.0, sign * b, b) == "certified"
+    assert t1.verdict(1.0, sign * _next(b), b) == "refuted"
+
+
+def test_verdict_balance_tolerance_is_inclusive_and_an_unbalanced_point_is_refuted():
+    tol = t1.BALANCE_TOL
+    assert t1.verdict(1.0, 0.0, 1e-13, tol) == "certified"
+    assert t1.verdict(1.0, 0.0, 1e-13, -tol) == "certified"
+    assert t1.verdict(1.0, 0.0, 1e-13, _next(tol)) == "refuted"  # R > g(X): a balanced factorisation is lower
+    # R < g(X) beyond the tolerance contradicts Claim G (R ≥ g): neither certified nor refuted
+    assert t1.verdict(1.0, 0.0, 1e-13, -_next(tol)) == "undecided"
+
+
+def test_certificate_bound_covers_the_engine_enumeration_distance_and_both_svd_bounds():
+    from proofs_check.certificates import svd_bound
+
+    task = Task.random(2, 2, 2, 3, seed=4)
+    lam = 0.3 * t1.lambda0(task)
+    _, _, X = t1.type1_X(task, lam)
+    rho, align, bound, f, nuc = t1.certificate(task, X, lam)
+    _, G = engine_grad_f(task, X)
+    _, G_enum = _risk.f_grad(_risk.enumerate_sentences(task), X)
+    sg, sx = np.linalg.svd(G, compute_uv=False), np.linalg.svd(X, compute_uv=False)
+    assert rho == sg[0] / lam and nuc == pytest.approx(np.sum(sx), rel=1e-15)
+    assert align == pytest.approx((np.sum(G * X) + lam * nuc) / (lam * nuc), rel=1e-12, abs=1e-15)
+    cross = np.linalg.norm(G - G_enum) / lam
+    expected = cross + svd_bound(G.shape, sg[0]) / lam + len(sx) * svd_bound(X.shape, sx[0]) / nuc
+    assert bound == pytest.approx(expected, rel=1e-12) and bound > cross
+    assert f == pytest.approx(_risk.f_value(_risk.enumerate_sentences(task), X), rel=1e-12)
