@@ -586,3 +586,76 @@ def _h_norm_sq(counts, means, sigma_W):
     for j in range(d):
         t += sigma_W[j, j]
     return h + counts.sum() * t
+
+
+# ----------------------------------------------------------------------------- tiles of class pairs (large K)
+#: the slots of :func:`pair_tile`'s accumulator ``acc``
+PAIR_SLOTS = (
+    "cdnv_sum",  # Σ_{i<j} V_ij
+    "cdnv_dev",  # Σ_{i<j} (V_ij − v_shift)²
+    "coincide",  # pairs at distance 0
+    "recomputed",  # pairs whose distance was recomputed from the exact differences
+    "cos_abs",  # Σ_{i<j} |c_ij + 1/(K−1)|
+    "cos_sum",  # Σ_{i<j} c_ij
+    "cos_dev",  # Σ_{i<j} (c_ij − c_shift)²
+    "frame",  # Σ_{i,j} (α·G_ij − β·E_ij)² over the ordered pairs, diagonal included
+    "gram_sq",  # Σ_{i,j} G_ij²
+)
+
+
+@njit(**_NB)
+def pair_tile(G, i0, j0, symmetric, A, B, sqA, sqB, var, want, par, acc):
+    """Add one tile G = A[i0:i0+ti]·B[j0:j0+tj]ᵀ (from a BLAS product) of class pairs to ``acc`` (PAIR_SLOTS).
+
+    ``symmetric`` (A is B): only the pairs j ≥ i of the tile are read, an off-diagonal one counting twice in
+    the ordered sums; else (a cross product such as W·M̃ᵀ) every pair, once. ``want`` is a bit set: 1 the
+    CDNV terms V_ij = (Var_i + Var_j)/(2‖a_i − a_j‖^(2p)), 2 the cosines c_ij = G_ij/(‖a_i‖‖a_j‖), 4 the frame
+    residual (α·G − β·E)² with E = I − 11ᵀ/K (``par[2]`` = 1: E = I). ``par`` = (α, β, identity, c_shift,
+    v_shift, p, close, K): ``close`` is the ratio (‖a_i‖² + ‖a_j‖²)/d² beyond which the squared distance
+    d² = ‖a_i‖² + ‖a_j‖² − 2G_ij, whose rounding is at most (m + 3)·eps·(‖a_i‖² + ‖a_j‖²) for m columns, is
+    recomputed from the exact differences (so every d² used has a relative error below (m + 3)·eps·close).
+    Sums are formed per row, then per tile, then added to ``acc`` (rounding O((t + K/t)·eps), not O(K²·eps)).
+    """
+    ti, tj = G.shape
+    alpha, beta, ident, cshift, vshift, p, close, K = par[0], par[1], par[2], par[3], par[4], par[5], par[6], par[7]
+    invK = 0.0 if ident != 0.0 else 1.0 / K
+    shiftK = 1.0 / (K - 1.0)
+    do_cdnv, do_cos, do_frame = (want & 1) != 0, (want & 2) != 0, (want & 4) != 0
+    t = np.zeros(9)
+    for a in range(ti):
+        i = i0 + a
+        r = np.zeros(9)
+        lo = i - j0 if symmetric and i > j0 else 0
+        for b in range(lo, tj):
+            j = j0 + b
+            g = G[a, b]
+            off = i != j
+            w = 2.0 if (symmetric and off) else 1.0
+            if do_frame:
+                x = alpha * g - beta * ((0.0 if off else 1.0) - invK)
+                r[7] += w * x * x
+                r[8] += w * g * g
+            if not off or not symmetric:
+                continue
+            s2 = sqA[i] + sqB[j]
+            if do_cdnv:
+                d2 = s2 - 2.0 * g
+                if d2 * close <= s2:
+                    d2 = _sqdist(A[i], B[j])
+                    r[3] += 1.0
+                if d2 == 0.0:
+                    r[2] += 1.0
+                else:
+                    den = 2.0 * d2 if p == 1.0 else 2.0 * d2**p
+                    v = (var[i] + var[j]) / den
+                    r[0] += v
+                    r[1] += (v - vshift) * (v - vshift)
+            if do_cos:
+                c = g / (math.sqrt(sqA[i]) * math.sqrt(sqB[j]))
+                r[4] += abs(c + shiftK)
+                r[5] += c
+                r[6] += (c - cshift) * (c - cshift)
+        for k in range(9):
+            t[k] += r[k]
+    for k in range(9):
+        acc[k] += t[k]

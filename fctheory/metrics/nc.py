@@ -35,6 +35,7 @@ from .._backend import array_namespace_of, as_native, asarray_like, copy_of, dty
 from .._budget import check_work
 from .._numerics import ldexp, pow2_exponent, pow2_scale, pow2_unscale
 from .._validate import Array, Bool, Choice, Instance, Int, Real, fail, public, public_class, result_type
+from . import pairs as _tiles
 
 __all__ = [
     "ClassStatistics",
@@ -45,6 +46,7 @@ __all__ = [
     "nc3_from_statistics",
     "nc_summary",
     "nc_summary_from_moments",
+    "nc_summary_and_frames",
     "nc1",
     "nc2",
     "nc3",
@@ -487,7 +489,12 @@ def _between_directions(xp, Mc, K, pinv_rtol=None, rank="auto", name="H"):
     every direction with λ_i > r·λ_max (numpy/scipy/torch ``pinv`` on Σ_B); ``rank="K-1"``: exactly
     the top K−1 directions (scipy ``svds(Σ_B, k=K−1)``), refused when one of them is (numerically) 0.
     """
-    _, s, Vt = _svd(xp, Mc, name)
+    if xp is np and Mc.shape[0] >= max(_tiles.LARGE_K, 2 * Mc.shape[1]):
+        # many more classes than dimensions: the SVD of R (d × d) of Mc = QR has the singular values and right
+        # vectors of Mc (Householder QR is backward stable), without the K × d left factor (2Kd² flops, not 4Kd²+)
+        _, s, Vt = _svd(xp, np.linalg.qr(Mc, mode="r"), name)
+    else:
+        _, s, Vt = _svd(xp, Mc, name)
     s_h = to_numpy(s)
     smax = float(s_h.max()) if s_h.size else 0.0
     if pinv_rtol is None:
@@ -708,8 +715,12 @@ def _nearest_scaled(G, T):
     return float((R * R).sum()) ** 0.5 / nG
 
 
-def _check_gram_size(name, value, K, what):
-    check_work(name, value, bytes=4 * 8 * int(K) ** 2, what=what)
+def _check_gram_size(name, value, K, what, m=1, passes=1):
+    """Size a pair computation: its K×K matrices below :data:`_tiles.LARGE_K` classes, its tiles from there on."""
+    if int(K) < _tiles.LARGE_K:
+        check_work(name, value, bytes=4 * 8 * int(K) ** 2, what=what)
+    else:
+        _tiles.tiled_budget(name, value, K, m, what=what.split(" (")[0] + " (tiles of class pairs)", passes=passes)
 
 
 def _centred_unit(xp, M, center, counts=None, with_exponent=False):
@@ -774,7 +785,7 @@ def nc2(M, *, variant: str = "etf", center: bool = True, counts=None) -> float:
     """
     xp, M = _as_K_by_m("M", M)
     K = M.shape[0]
-    _check_gram_size("M", f"array of shape {tuple(M.shape)}", K, "nc2 (K x K Gram matrices)")
+    _check_gram_size("M", f"array of shape {tuple(M.shape)}", K, "nc2 (K x K Gram matrices)", M.shape[1])
     return _nc2_from(xp, _centred_unit(xp, M, center, counts), variant)
 
 
@@ -783,6 +794,8 @@ def _nc2_from(xp, Mc, variant):
     K = Mc.shape[0]
     if variant == "cosine":
         Mc = _row_normalised(xp, Mc, "M")
+    if K >= _tiles.LARGE_K:  # in tiles of class pairs: no K×K matrix
+        return _tiles.frame_distance_tiled(Mc, "zhu" if variant == "cosine" else variant)
     G = to_numpy(Mc @ Mc.T)
     E = _etf_gram(K)
     if variant == "etf":
@@ -922,8 +935,11 @@ def equiangularity(M, *, variant: str = "max_angle", center: bool = True, counts
     """
     xp, M = _as_K_by_m("M", M)
     K = M.shape[0]
-    _check_gram_size("M", f"array of shape {tuple(M.shape)}", K, "equiangularity (a K x K cosine matrix)")
-    U = _row_normalised(xp, _centred_unit(xp, M, center, counts), "M")
+    _check_gram_size("M", f"array of shape {tuple(M.shape)}", K, "equiangularity (a K x K cosine matrix)", M.shape[1])
+    Mc = _centred_unit(xp, M, center, counts)
+    if K >= _tiles.LARGE_K:  # in tiles of class pairs: no K×K matrix
+        return _tiles.equiangularity_tiled(Mc, variant)
+    U = _row_normalised(xp, Mc, "M")
     return _equiangularity_of_cosines(to_numpy(U @ U.T), variant)
 
 
@@ -975,7 +991,7 @@ def uniformity(M, *, kernel: str = "log", reduction: str = "var", center: bool =
     """
     xp, M = _as_K_by_m("M", M)
     K, d = M.shape
-    _check_gram_size("M", f"array of shape {tuple(M.shape)}", K, "uniformity (K x K pair distances)")
+    check_work("M", f"array of shape {tuple(M.shape)}", bytes=4 * 8 * K * K, what="uniformity (K x K pair distances)")
     U = to_numpy(_row_normalised(xp, _centred_unit(xp, M, center, counts), "M"))
     i, j = np.triu_indices(K, 1)
     dist = np.sqrt(np.sum((U[i] - U[j]) ** 2, axis=1))
@@ -1031,6 +1047,8 @@ def _nc3_from(xp, W, means, mu_G, H, y, variant):
         D = W / nW - Mc / nM
         val = float((D * D).sum())
         return val if variant == "duality_squared" else val**0.5
+    if variant == "etf" and K >= _tiles.LARGE_K:  # in tiles of class pairs: no K×K matrix
+        return _tiles.frame_distance_tiled(W, "zhu", B=Mc, name="W")
     if variant == "etf":
         G = to_numpy(W @ Mc.T)
         nG = np.linalg.norm(G)
@@ -1139,18 +1157,25 @@ def _mean_cosine(C):
     return float(off.sum()) / off.shape[0]
 
 
-def _classifier_entries(xp, W, Mc):
-    """The classifier's entries of :func:`nc_summary` (W checked, in the namespace of the unit means Mc)."""
+def _classifier_entries(xp, W, Mc, frames=False):
+    """The classifier's entries of :func:`nc_summary` (W checked, in the namespace of the unit means Mc); with
+    ``frames`` (K ≥ pairs.LARGE_K) also the FrameFit of W's Gram, from the one tiled pass that gives nc2_W."""
     show = f"array of shape {tuple(W.shape)}"
     Wu, eu = _unit(xp, W)
-    Wc = _centred_unit(xp, Wu, True)  # W·2^-eu is exact: centring it gives the centred rows of W, rescaled
-    return {
-        "nc2_W": _or_nan(_nc2_from, xp, Wc, "etf"),
+    Wc, ec = _centred_unit(xp, Wu, True, with_exponent=True)  # W·2^-eu is exact: its centred rows, rescaled
+    fit = None
+    if frames:
+        fit = _tiles.frame_fit(Wc, eu + ec, _global_mean(xp, to_numpy(W), None, "class_means"))[0]
+    out = {
+        "nc2_W": _or_nan(_nc2_from, xp, Wc, "etf") if fit is None else fit.nc2,
         "equinorm_W": _or_nan(_equinorm_of_norms, to_numpy(_row_norms(xp, Wu)), eu, False, False, "cv", show),
-        "mean_cos_W": _mean_cosine(_cosines(xp, Wc, _row_norms(xp, Wc))),
+        "mean_cos_W": _tiles.mean_cosine(to_numpy(Wc))
+        if Wc.shape[0] >= _tiles.LARGE_K
+        else _mean_cosine(_cosines(xp, Wc, _row_norms(xp, Wc))),
         "W_norm_sq": _scale_back("W", show, float((Wu * Wu).sum()), 2 * eu, "‖W‖²"),  # at unit scale: no overflow
         "nc3": _or_nan(_nc3_from, xp, Wu, Mc, 0.0, None, None, "duality"),
     }
+    return (out, fit) if frames else out
 
 
 @public(st=_ST, W=_M.or_none())
@@ -1193,10 +1218,12 @@ def nc_summary(st: ClassStatistics, W=None) -> dict:
     """
     xp, means = _statistics_means(st)
     K = st.K
-    _check_gram_size("st", f"statistics of K = {K} classes", K, "nc_summary (K x K Gram and pair matrices)")
+    _summary_budget(K, st.d, W is not None)
     Mc, e = _centred_means(xp, means, st.counts, "class_means")
     sigma_W = pow2_scale(asarray_like(st.sigma_W, means, dtype=xp.float64), 2 * e, xp)
     class_var = pow2_scale(asarray_like(st.class_var, means, dtype=xp.float64), 2 * e, xp)
+    if K >= _tiles.LARGE_K:
+        return _summary_tiled(xp, Mc, e, sigma_W, class_var, W, st.d, means)[0]
     nr = _row_norms(xp, Mc)
     nr_h, C = to_numpy(nr), _cosines(xp, Mc, nr)
     show = f"array of shape {tuple(means.shape)}"
@@ -1213,6 +1240,63 @@ def nc_summary(st: ClassStatistics, W=None) -> dict:
     if W is not None:
         out.update(_classifier_entries(xp, _check_W(W, K, st.d, means), Mc))
     return out
+
+
+def _summary_budget(K, d, with_W):
+    """Size :func:`nc_summary`: K×K matrices below _tiles.LARGE_K classes, else one tiled pass (two with W)."""
+    _check_gram_size(
+        "st", f"statistics of K = {K} classes", K, "nc_summary (K x K Gram and pair matrices)", d, 2 if with_W else 1
+    )
+
+
+def _summary_tiled(xp, Mc, e, sigma_W, class_var, W, d, means):
+    """(nc_summary, {"means": FrameFit, "W": FrameFit or None}) from the centred unit means Mc (K ≥
+    pairs.LARGE_K): one tiled pass over the class pairs gives the CDNV, NC2 and the cosines' sums (and the
+    means' Gram against any scaled frame); NC1 and the norms are O(K·d + d²) as below pairs.LARGE_K."""
+    K = Mc.shape[0]
+    show = f"array of shape {tuple(means.shape)}"
+    nr = _row_norms(xp, Mc)
+    nr_h = to_numpy(nr)
+    cos_ok = bool(np.all(nr_h > 0))
+    mu = _global_mean(xp, to_numpy(means), None, "class_means")
+    want = ("cdnv",) + (("cos",) if cos_ok else ())
+    fit, s = _tiles.frame_fit(Mc, e, mu, var=to_numpy(class_var), want=want)
+    P = K * (K - 1) / 2
+    out = {
+        "nc1": _or_nan(_nc1_from_stats, xp, Mc, 0.0, sigma_W, K, "papyan", None, "auto", "st"),
+        "nc1_trace_ratio": _or_nan(_nc1_from_stats, xp, Mc, 0.0, sigma_W, K, "trace_ratio", None, "auto", "st"),
+        "cdnv": math.nan if s["coincide"] else s["cdnv_sum"] / P,
+        "nc2": fit.nc2,
+        "equinorm_means": _or_nan(_equinorm_of_norms, nr_h, e, False, False, "cv", show),
+        "equiangularity_means": s["cos_abs"] / P if cos_ok else math.nan,
+        "mean_cos_means": s["cos_sum"] / P if cos_ok else math.nan,
+        "mean_norm_means": _or_nan(_equinorm_of_norms, nr_h, e, False, False, "mean", show),
+    }
+    fits = {"means": fit, "W": None}
+    if W is not None:
+        entries, fits["W"] = _classifier_entries(xp, _check_W(W, K, d, means), Mc, frames=True)
+        out.update(entries)
+    return out, fits
+
+
+@public(st=_ST, W=_M.or_none())
+def nc_summary_and_frames(st: ClassStatistics, W=None) -> tuple:
+    """:func:`nc_summary` and the Grams of the class means and of W against scaled frames.
+
+    Returns ``(summary, frames)``: the dict of :func:`nc_summary` and, from ``pairs.LARGE_K`` classes on,
+    ``{"means": FrameFit, "W": FrameFit or None}`` (:class:`fctheory.metrics.pairs.FrameFit`: ‖MMᵀ − aE‖ and
+    ‖MMᵀ − aI‖ for any a, e.g. the UFM optimum's Grams, without a K×K matrix and without another pass over the
+    class pairs); below it ``frames`` is None (the K×K Grams are small).
+    """
+    xp, means = _statistics_means(st)
+    K = st.K
+    if K < _tiles.LARGE_K:
+        return nc_summary.__wrapped__(st, W), None
+    _summary_budget(K, st.d, W is not None)
+    Mc, e = _centred_means(xp, means, st.counts, "class_means")
+    sigma_W = pow2_scale(asarray_like(st.sigma_W, means, dtype=xp.float64), 2 * e, xp)
+    class_var = pow2_scale(asarray_like(st.class_var, means, dtype=xp.float64), 2 * e, xp)
+    return _summary_tiled(xp, Mc, e, sigma_W, class_var, W, st.d, means)
 
 
 @public(**_MOMENTS, W=_M.or_none(), upper=Bool())
@@ -1271,9 +1355,11 @@ def _kernel_summary(counts, sums, scatter, sq, shift, W, upper):
     shapes = (counts.shape, sq.shape, shift.shape, scatter.shape, (K, d) if W is None else W.shape)
     if shapes != ((K,), (K,), (K, d), (d, d), (K, d)):
         return None  # refused by the reference path, naming the shapes
-    _check_gram_size("st", f"statistics of K = {K} classes", K, "nc_summary (K x K Gram and pair matrices)")
-    from .._nc_kernels import KEYS, statistics_and_summary  # noqa: PLC0415 - numba: about a second, on first use
+    _summary_budget(K, d, W is not None)
+    from .._nc_kernels import JACOBI_MAX_K, KEYS, statistics_and_summary  # noqa: PLC0415 - numba: on first use
 
+    if K > JACOBI_MAX_K:
+        return None  # the kernel's Jacobi SVD takes at most JACOBI_MAX_K classes: the reference path decides
     counts = counts.astype(np.int64)  # a copy: the statistics' own
     ok, means, mu_G, sigma_W, sigma_B, class_var, out = statistics_and_summary(
         counts, sums, scatter, sq, shift, upper, np.empty((0, d)) if W is None else W
@@ -1468,6 +1554,14 @@ def nc4(W, H, y, *, b=None, means=None, K: int | None = None, average: str = "sa
     return float(np.mean(per[present] / cnt[present]))
 
 
+def _cdnv_budget(name, value, K, m, matrix, reduction):
+    """Size the CDNV: its K×K matrices (asked for, or below _tiles.LARGE_K classes), else its tiles."""
+    if matrix:
+        check_work(name, value, bytes=4 * 8 * K * K, what="cdnv (K x K pair matrices)")
+    else:
+        _check_gram_size(name, value, K, "cdnv (K x K pair matrices)", m, 2 if reduction == "cv" else 1)
+
+
 def _times_pow2(name, value, v, x):
     """v·2^x for a real exponent x (exact power-of-two part via ldexp); refuse an overflow."""
     n = int(np.floor(x))
@@ -1487,6 +1581,10 @@ def _cdnv_from(means, class_var, matrix, dist_exp=1.0, reduction="mean", e=0, na
     mu = to_numpy(means)
     v = to_numpy(class_var)
     K, m = mu.shape
+    if not matrix and K >= _tiles.LARGE_K:  # in tiles of class pairs: no K×K matrix
+        val, x = _tiles.cdnv_tiled(mu, v, dist_exp=dist_exp, reduction=reduction, name=name)
+        x += 2.0 * e * (1.0 - dist_exp)
+        return val if x == 0 else float(_times_pow2(name, "features of this magnitude", val, x))
     # exact differences (no ‖a‖² + ‖b‖² − 2⟨a, b⟩ cancellation for close means), in row chunks so
     # the K×K×m temporary never exceeds ~2 MB whatever K is (cache-sized blocks: 3× faster than 32 MB ones)
     step = max(1, 2**18 // max(1, K * m))
@@ -1570,7 +1668,7 @@ def cdnv(
     when two class means coincide.
     """
     xp, H, y, K, counts, Y, means, D, e = _first_pass(H, y, K, shift=True)
-    check_work("K", K, bytes=4 * 8 * K * K, what="cdnv (K x K pair matrices)")
+    _cdnv_budget("K", K, K, means.shape[1], matrix, reduction)
     class_var = _class_var(xp, Y, D, counts, ddof)
     return _cdnv_from(means, class_var, matrix, dist_exp, reduction, e)
 
@@ -1590,7 +1688,7 @@ def cdnv_from_statistics(st: ClassStatistics, *, matrix: bool = False, dist_exp:
     matrix, dist_exp, reduction :
         As in :func:`cdnv`.
     """
-    check_work("st", f"statistics of K = {st.K} classes", bytes=4 * 8 * st.K**2, what="cdnv (K x K pair matrices)")
+    _cdnv_budget("st", f"statistics of K = {st.K} classes", st.K, st.d, matrix, reduction)
     _, Mc, _, class_var, e = _unit_statistics(st, "class_means")
     return _cdnv_from(Mc, class_var, matrix, dist_exp, reduction, e, name="st")
 
