@@ -1465,6 +1465,16 @@ def _ncc_disagreements(xp, W, b, H, means):
     else:
         Ws, ew = _unit(xp, W)
         bs = None
+    with np.errstate(over="ignore"):
+        msq = xp.sum(Ms * Ms, axis=1)[None, :]
+    # in blocks of samples: at most 2^22 scores (32 MB) at a time, whatever N·K (no N × K matrix)
+    step = max(1, 2**22 // max(1, Ws.shape[0]))
+    parts = [_ncc_block(xp, Hs[i : i + step], Ws, bs, Ms, msq, eh) for i in range(0, Hs.shape[0], step)]
+    return parts[0] if len(parts) == 1 else np.concatenate(parts)
+
+
+def _ncc_block(xp, Hs, Ws, bs, Ms, msq, eh):
+    """The disagreements of one block of unit-scaled rows (see :func:`_ncc_disagreements`)."""
     logits = Hs @ Ws.T  # true logits·2^-(eh+ew), minus the bias term
     if bs is not None and bool(xp.any(bs != 0)):
         # compare in the bias's scale when H is small, in the features' scale when H is large
@@ -1477,7 +1487,7 @@ def _ncc_disagreements(xp, W, b, H, means):
     pred = xp.argmax(logits, axis=1)
     # ‖h − μ_c‖² = ‖h‖² − 2⟨h, μ_c⟩ + ‖μ_c‖²; the ‖h‖² term does not change the argmin
     with np.errstate(over="ignore"):
-        dist = -2.0 * (Hs @ Ms.T) + xp.sum(Ms * Ms, axis=1)[None, :]
+        dist = -2.0 * (Hs @ Ms.T) + msq
     ncc = xp.argmin(dist, axis=1)
     return to_numpy(pred != ncc)
 
@@ -1583,6 +1593,8 @@ def _cdnv_from(means, class_var, matrix, dist_exp=1.0, reduction="mean", e=0, na
     K, m = mu.shape
     if not matrix and K >= _tiles.LARGE_K:  # in tiles of class pairs: no K×K matrix
         val, x = _tiles.cdnv_tiled(mu, v, dist_exp=dist_exp, reduction=reduction, name=name)
+        if reduction == "cv":  # scale free
+            return val
         x += 2.0 * e * (1.0 - dist_exp)
         return val if x == 0 else float(_times_pow2(name, "features of this magnitude", val, x))
     # exact differences (no ‖a‖² + ‖b‖² − 2⟨a, b⟩ cancellation for close means), in row chunks so

@@ -25,7 +25,7 @@ from .._nc_kernels import KEYS as SUMMARY_KEYS
 from .._nc_kernels import JACOBI_MAX_K, epoch_numbers
 from ..metrics import ClassStatistics, class_statistics_from_moments, nc_summary_from_moments
 from ..metrics.nc import nc_summary_and_frames
-from ..metrics.pairs import LARGE_K
+from ..metrics import pairs as _pairs
 from ..ufm.gram import gram_distance_from_fit
 from ..nc_diagnosis import applicable_result, ufm_distances
 from ..nc_diagnosis.statistics import distances_from_kernel_norms
@@ -651,7 +651,7 @@ class NCMonitor:
             if self.bias:
                 b = _host_float64(self.classifier.bias)
         got = self._host_numbers(m, W, b) if m.host else None
-        if got is None and self.K >= LARGE_K:
+        if got is None and self.K >= _pairs.LARGE_K:
             got = self._large_numbers(m, W, b)
         if got is None:
             st, summary = m.summary(W)

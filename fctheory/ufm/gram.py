@@ -17,7 +17,8 @@ import numpy as np
 
 from .._budget import check_work
 from .._validate import fail
-from ..metrics.pairs import LARGE_K, FrameFit, frame_fit, pair_sums
+from ..metrics import pairs as _pairs
+from ..metrics.pairs import FrameFit, frame_fit, pair_sums
 
 __all__ = ["FrameGram", "frame_gram", "gram_distance", "gram_distance_from_fit"]
 
@@ -89,7 +90,7 @@ def frame_gram(K: int, scale: float, kind: str):
     if kind not in ("etf", "identity"):
         fail("kind", kind, "must be 'etf' or 'identity'")
     G = FrameGram(int(K), float(scale), kind)
-    return np.asarray(G) if K < LARGE_K else G
+    return np.asarray(G) if K < _pairs.LARGE_K else G
 
 
 def gram_distance_from_fit(fit: FrameFit, G: FrameGram, A=None) -> float:

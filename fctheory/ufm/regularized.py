@@ -23,7 +23,7 @@ import numpy as np
 
 from .._budget import check_work
 from .._validate import Array, Bool, Choice, Int, Seed, fail, public
-from ..metrics.pairs import LARGE_K
+from ..metrics import pairs as _pairs
 from .gram import frame_gram
 from ._common import (
     KIND_K,
@@ -125,7 +125,7 @@ def ce(*, K: int, n_spl: int, lam_W: float, lam_H: float, bias: bool = False) ->
     given); a ρ* or ‖H*‖² beyond the float64 range (λ_H/λ_W > ~1e600) is refused.
     """
     n = n_spl  # the papers' n (samples per class)
-    if K < LARGE_K:  # dense K×K Grams; from LARGE_K on the three numbers of a FrameGram
+    if K < _pairs.LARGE_K:  # dense K×K Grams; from LARGE_K on the three numbers of a FrameGram
         gram_budget("K", K, K, 3, "ufm.ce")
     lq, lKq = _logs(K, n, lam_W, lam_H)
     t = _gap_to_threshold(K, n, lam_W, lam_H, lKq)  # 1 − Kq, no cancellation near the threshold
@@ -181,7 +181,7 @@ def mse(*, K: int, n_spl: int, lam_W: float, lam_H: float, bias: bool = False) -
     Evaluated through log q (any λ > 0, any n); norms beyond the float64 range are refused.
     """
     n = n_spl  # the papers' n (samples per class)
-    if K < LARGE_K:  # dense K×K Grams; from LARGE_K on the three numbers of a FrameGram
+    if K < _pairs.LARGE_K:  # dense K×K Grams; from LARGE_K on the three numbers of a FrameGram
         gram_budget("K", K, K, 3, "ufm.mse")
     lq, lKq = _logs(K, n, lam_W, lam_H)
     s = _gap_to_threshold(K, n, lam_W, lam_H, lKq)  # 1 − Kq without cancellation
