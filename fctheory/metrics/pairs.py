@@ -111,6 +111,8 @@ def pair_sums(
     sqA = np.einsum("ij,ij->i", A, A)
     sqB = sqA if symmetric else np.einsum("ij,ij->i", B, B)
     var = np.zeros(0) if var is None else _host(var).reshape(-1)
+    with np.errstate(divide="ignore"):
+        inv = 1.0 / np.sqrt(sqA)  # the cosines' factors (a zero row's cosines are not asked for)
     flags = sum(_WANT[w] for w in want)
     close = PAIR_RTOL / ((m + 3) * _EPS)
     par = np.array([alpha, beta, 1.0 if identity else 0.0, cos_shift, var_shift, dist_exp, close, float(K)])
@@ -126,7 +128,7 @@ def pair_sums(
             np.dot(a, b.T, out=G)
         else:  # an edge tile: its own array
             G = a @ b.T
-        pair_tile(G, i0, j0, symmetric, A, B, sqA, sqB, var, flags, par, acc)
+        pair_tile(G, i0, j0, symmetric, A, B, sqA, sqB, inv, var, flags, par, acc)
     return dict(zip(PAIR_SLOTS, acc.tolist()))
 
 

@@ -51,7 +51,9 @@ def test_every_tiled_metric_equals_the_K_by_K_path(tiled):
     W = np.random.default_rng(1).normal(size=M.shape)
     cases = [(metrics.nc2, (M,), dict(variant=v)) for v in ("etf", "identity", "zhu", "cosine")]
     cases += [(metrics.nc2, (M,), dict(center=False))]
-    cases += [(metrics.equiangularity, (M,), dict(variant=v)) for v in ("max_angle", "std", "shifted_mean", "shifted_cv")]
+    cases += [
+        (metrics.equiangularity, (M,), dict(variant=v)) for v in ("max_angle", "std", "shifted_mean", "shifted_cv")
+    ]
     cases += [(metrics.cdnv, (H, y), dict(reduction=r, dist_exp=p)) for r in ("mean", "cv") for p in (1.0, 1.7)]
     cases += [(metrics.cdnv, (H, y), dict(ddof=1))]
     cases += [(metrics.nc3, (W, H, y), dict(variant="etf"))]
