@@ -618,7 +618,9 @@ class NCMonitor:
         # here have at most K·d·max(K, d) multiply-adds; up to 2^16 (OpenBLAS runs GEMMs of up to 2^18 on
         # one thread) small layers skip the limit, whose setting and restoring cost more than their metrics
         d = m.sums.shape[1]
-        with blas_threads(1) if self.K * d * max(self.K, d) > 2**16 else contextlib.nullcontext():
+        # From pairs.LARGE_K classes on, the tiles' products are large GEMMs: BLAS keeps its threads there
+        single = self.K * d * max(self.K, d) > 2**16 and self.K < _pairs.LARGE_K
+        with blas_threads(1) if single else contextlib.nullcontext():
             row = self._row(m)
         self._ref, self._ref_device = self.statistics.means, m.sums.device  # NumPy float64 (host statistics)
         self._moments, self._open = None, False
