@@ -32,7 +32,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._backend import to_numpy
-from .._budget import check_work
+from .._budget import COST, check_work
 from .._numerics import pow2_exponent, pow2_scale
 from .._validate import fail
 
@@ -59,8 +59,6 @@ TILE = 2048
 PAIR_RTOL = 1e-11
 _EPS = float(np.finfo(np.float64).eps)
 _WANT = {"cdnv": 1, "cos": 2, "frame": 4}
-#: seconds per multiply-add of the tiles' products, a lower bound (2 cores: ~20 GFLOP/s float64)
-_SECONDS_PER_MADD = 2.5e-11
 
 
 def tiled_budget(name, value, K: int, m: int, *, what: str, passes: int = 1, symmetric: bool = True) -> None:
@@ -71,7 +69,7 @@ def tiled_budget(name, value, K: int, m: int, *, what: str, passes: int = 1, sym
         name,
         value,
         bytes=8 * (4 * int(K) * int(m) + int(m) ** 2 + 2 * t * t),
-        seconds=madds * _SECONDS_PER_MADD,
+        seconds=madds * COST["pair_madd"],
         what=what,
     )
 

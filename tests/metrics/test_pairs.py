@@ -193,3 +193,18 @@ def test_sampled_estimates_are_within_their_stated_errors():
     est, half = pairs.cos_abs_sample(M, pairs=20000, seed=1, delta=1e-6)
     assert abs(est - exact) <= half
     assert half == pytest.approx((1 + 1 / 299) * math.sqrt(math.log(2e6) / 40000))
+
+
+def test_tensors_take_the_same_tiled_path(tiled):
+    torch = pytest.importorskip("torch")
+    H, y = _features(K=120, d=6)
+    st = metrics.class_statistics(H, y)
+    W = np.random.default_rng(8).normal(size=(st.K, st.d))
+    Ht, yt, Mt, Wt = torch.tensor(H), torch.tensor(y), torch.tensor(st.means), torch.tensor(W)
+    assert metrics.nc2(Mt) == pytest.approx(metrics.nc2(st.means), rel=1e-12)
+    assert metrics.equiangularity(Mt) == pytest.approx(metrics.equiangularity(st.means), rel=1e-12)
+    assert metrics.cdnv(Ht, yt) == pytest.approx(metrics.cdnv(H, y), rel=1e-12)
+    assert metrics.nc3(Wt, Ht, yt, variant="etf") == pytest.approx(metrics.nc3(W, H, y, variant="etf"), rel=1e-12)
+    got, ref = metrics.nc_summary(metrics.class_statistics(Ht, yt), Wt), metrics.nc_summary(st, W)
+    for key in ref:
+        assert got[key] == pytest.approx(ref[key], rel=1e-10), key
