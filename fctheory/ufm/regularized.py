@@ -127,6 +127,8 @@ def ce(*, K: int, n_spl: int, lam_W: float, lam_H: float, bias: bool = False) ->
     n = n_spl  # the papers' n (samples per class)
     if K < _pairs.LARGE_K:  # dense K×K Grams; from LARGE_K on the three numbers of a FrameGram
         gram_budget("K", K, K, 3, "ufm.ce")
+    else:  # the classes are counted as items (and the bias is a K-vector)
+        check_work("K", K, items=K, bytes=8 * K if bias else 0, what="ufm.ce (K classes)")
     lq, lKq = _logs(K, n, lam_W, lam_H)
     t = _gap_to_threshold(K, n, lam_W, lam_H, lKq)  # 1 − Kq, no cancellation near the threshold
     trivial = t <= 0.0
@@ -183,6 +185,8 @@ def mse(*, K: int, n_spl: int, lam_W: float, lam_H: float, bias: bool = False) -
     n = n_spl  # the papers' n (samples per class)
     if K < _pairs.LARGE_K:  # dense K×K Grams; from LARGE_K on the three numbers of a FrameGram
         gram_budget("K", K, K, 3, "ufm.mse")
+    else:  # the classes are counted as items (and the bias is a K-vector)
+        check_work("K", K, items=K, bytes=8 * K if bias else 0, what="ufm.mse (K classes)")
     lq, lKq = _logs(K, n, lam_W, lam_H)
     s = _gap_to_threshold(K, n, lam_W, lam_H, lKq)  # 1 − Kq without cancellation
     trivial = s <= 0.0
