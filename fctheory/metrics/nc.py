@@ -432,7 +432,8 @@ def nc2(M, *, variant: str = "etf", center: bool = True, counts=None) -> float:
     -----
     All variants are invariant under M → sMQ (s ≠ 0, Q orthogonal); M̃ is rescaled exactly by a
     power of two first, so M·1e300 and M·1e-300 give the value of M. Undefined (FCTheoryError) for
-    M̃ = 0, and for ``"cosine"`` when a row of M̃ is zero.
+    M̃ = 0, and for ``"cosine"`` when a row of M̃ is zero. From ``fctheory.metrics.pairs.LARGE_K`` classes on
+    the Gram is never formed: its sums come from tiles of class pairs (:mod:`fctheory.metrics.pairs`).
     """
     xp, M = _as_K_by_m("M", M)
     K = M.shape[0]
@@ -582,7 +583,8 @@ def equiangularity(M, *, variant: str = "max_angle", center: bool = True, counts
     count-weighted mean (see :func:`nc2`).
 
     Scale invariant (M̃ is rescaled exactly first); undefined (FCTheoryError) when a row of M̃ is zero
-    (and for ``"shifted_cv"`` when the shifted mean is 0).
+    (and for ``"shifted_cv"`` when the shifted mean is 0). From ``fctheory.metrics.pairs.LARGE_K`` classes on
+    the cosines are summed in tiles of class pairs, never as a K×K matrix (:mod:`fctheory.metrics.pairs`).
     """
     xp, M = _as_K_by_m("M", M)
     K = M.shape[0]
@@ -1328,7 +1330,10 @@ def cdnv(
     For p = 1, and for ``"cv"`` at any p, invariant under H → sQH + t (H is rescaled exactly first,
     so any magnitude gives the same value); for p ≠ 1 V scales as s^(2−2p), applied exactly after
     a unit-scale computation. 0 when every feature equals its class mean; undefined (FCTheoryError)
-    when two class means coincide.
+    when two class means coincide. From ``fctheory.metrics.pairs.LARGE_K`` classes on (unless ``matrix``) the
+    pairs are summed in tiles (:mod:`fctheory.metrics.pairs`: every squared distance within 1e-11 relative,
+    close pairs recomputed from their exact differences); ``pairs.cdnv_sample`` estimates the mean from
+    sampled pairs with a stated error.
     """
     xp, H, y, K, counts, Y, means, D, e = _first_pass(H, y, K, shift=True)
     _cdnv_budget("K", K, K, means.shape[1], matrix, reduction)
