@@ -164,13 +164,18 @@ def check_work(name: str, value, *, items=None, bytes=None, seconds=None, what: 
 #:   in the same ~25 kernel launches), elsewhere per run and step;
 #: * ``epoch`` — the loop's bookkeeping per epoch;
 #: * ``measure_sentence`` (the final measurements, per sentence) and ``sample_word`` (drawing the sentences, per
-#:   word) — ``benchmarks/sweep.py --shape small`` on the 2-core reference machine.
+#:   word) — ``benchmarks/sweep.py --shape small`` on the 2-core reference machine;
+#: * ``pair_madd`` — one multiply-add of the NC metrics' tiles of class pairs (``fctheory.metrics.pairs``: the
+#:   tiles' float64 GEMMs and their compiled pass): K = 32,768, d = 768 took 41 s of CPU for 4.1e11 multiply-adds
+#:   (1e-10 s each, the pass included) on the 2-core machine (``benchmarks/torch_monitor_peers.py``); the bound
+#:   below is 4× lower.
 COST = {
     "flop": {"numba": 1e-11, "numpy": 1e-11, "cupy": 1e-13},
     "sgd_step": {"numba": 3e-7, "numpy": 1e-5, "cupy": 2e-5},
     "epoch": 1e-6,
     "measure_sentence": 6e-6,
     "sample_word": 5e-8,
+    "pair_madd": 2.5e-11,
 }
 
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit
+from numba import njit, prange
 
 _NB = dict(cache=True, nogil=True, fastmath=False, error_model="numpy")
 _SUMS = dict(_NB, fastmath={"reassoc", "contract"})  # dot products summed in any order (vectorised)
@@ -586,3 +586,150 @@ def _h_norm_sq(counts, means, sigma_W):
     for j in range(d):
         t += sigma_W[j, j]
     return h + counts.sum() * t
+
+
+# ----------------------------------------------------------------------------- tiles of class pairs (large K)
+#: the slots of :func:`pair_tile`'s accumulator ``acc``
+PAIR_SLOTS = (
+    "cdnv_sum",  # Σ_{i<j} V_ij
+    "cdnv_dev",  # Σ_{i<j} (V_ij − v_shift)²
+    "coincide",  # pairs at distance 0
+    "recomputed",  # pairs whose distance was recomputed from the exact differences
+    "cos_abs",  # Σ_{i<j} |c_ij + 1/(K−1)|
+    "cos_sum",  # Σ_{i<j} c_ij
+    "cos_dev",  # Σ_{i<j} (c_ij − c_shift)²
+    "frame",  # Σ_{i,j} (α·G_ij − β·E_ij)² over the ordered pairs, diagonal included
+    "gram_sq",  # Σ_{i,j} G_ij²
+)
+
+
+@njit(parallel=True, **_NB)
+def pair_tile(G, i0, j0, symmetric, A, B, sqA, sqB, inv, var, want, par, acc):
+    """Add one tile G = A[i0:i0+ti]·B[j0:j0+tj]ᵀ (from a BLAS product) of class pairs to ``acc`` (PAIR_SLOTS).
+
+    ``symmetric`` (A is B): only the pairs j ≥ i of the tile are read, an off-diagonal one counting twice in
+    the ordered sums; else (a cross product such as W·M̃ᵀ) every pair, once. ``want`` is a bit set: 1 the
+    CDNV terms V_ij = (Var_i + Var_j)/(2‖a_i − a_j‖^(2p)), 2 the cosines c_ij = G_ij/(‖a_i‖‖a_j‖), 4 the frame
+    residual (α·G − β·E)² with E = I − 11ᵀ/K (``par[2]`` = 1: E = I). ``par`` = (α, β, identity, c_shift,
+    v_shift, p, close, K): ``close`` is the ratio (‖a_i‖² + ‖a_j‖²)/d² beyond which the squared distance
+    d² = ‖a_i‖² + ‖a_j‖² − 2G_ij, whose rounding is at most (m + 3)·eps·(‖a_i‖² + ‖a_j‖²) for m columns, is
+    recomputed from the exact differences (so every d² used has a relative error below (m + 3)·eps·close).
+    Sums are formed per row, then per tile, then added to ``acc`` (rounding O((t + K/t)·eps), not O(K²·eps)).
+    The rows of the tile are shared among numba's threads (each row's sums are its own; the tile's sum of them
+    is sequential, so the result does not depend on the number of threads). ``inv`` (K,): 1/‖a_k‖ of the rows
+    (symmetric sums only; read by the cosines).
+    """
+    ti = G.shape[0]
+    rows = np.zeros((ti, 9))
+    for a in prange(ti):
+        _pair_row(G, a, i0, j0, symmetric, A, B, sqA, sqB, inv, var, want, par, rows[a])
+    for k in range(9):
+        t = 0.0
+        for a in range(ti):
+            t += rows[a, k]
+        acc[k] += t
+
+
+@njit(**_NB)
+def _pair_row(G, a, i0, j0, symmetric, A, B, sqA, sqB, inv, var, want, par, r):
+    """The terms of row a of a tile (see :func:`pair_tile`) into r."""
+    tj = G.shape[1]
+    alpha, beta, ident, cshift, vshift, p, close, K = par[0], par[1], par[2], par[3], par[4], par[5], par[6], par[7]
+    invK = 0.0 if ident != 0.0 else 1.0 / K
+    do_cdnv, do_cos, do_frame = (want & 1) != 0, (want & 2) != 0, (want & 4) != 0
+    i = i0 + a
+    lo = i - j0 if symmetric and i > j0 else 0
+    if do_frame:
+        f, g2 = _frame_row(G, a, lo, i - j0, 2.0 if symmetric else 1.0, alpha, beta * invK, beta)
+        r[7] += f
+        r[8] += g2
+    if not symmetric:
+        return
+    if lo <= i - j0:  # the diagonal pair (i, i) is in this tile: skip it
+        lo = i - j0 + 1
+    si = sqA[i]
+    inv_i = inv[i]
+    if do_cdnv:
+        vi = var[i]
+        if p == 1.0 and _far_row(G, a, lo, j0, si, sqB, close):  # the common case: a vectorised loop
+            s0, s1 = _cdnv_row(G, a, lo, j0, si, sqB, var, vi, vshift)
+            s2 = s3 = 0.0
+        else:
+            s0 = s1 = s2 = s3 = 0.0
+            for b in range(lo, tj):
+                j = j0 + b
+                ss = si + sqB[j]
+                d2 = ss - 2.0 * G[a, b]
+                if d2 * close <= ss:
+                    d2 = _sqdist(A[i], B[j])
+                    s3 += 1.0
+                if d2 == 0.0:
+                    s2 += 1.0
+                else:
+                    den = 2.0 * d2 if p == 1.0 else 2.0 * d2**p
+                    v = (vi + var[j]) / den
+                    s0 += v
+                    s1 += (v - vshift) * (v - vshift)
+        r[0] += s0
+        r[1] += s1
+        r[2] += s2
+        r[3] += s3
+    if do_cos:
+        c0, c1, c2 = _cos_row(G, a, lo, j0, inv_i, inv, 1.0 / (K - 1.0), cshift)
+        r[4] += c0
+        r[5] += c1
+        r[6] += c2
+
+
+@njit(**_SUMS)
+def _frame_row(G, a, lo, diag, w, alpha, off_shift, beta):
+    """(Σ w·(αG_ab + β/K)² over the off-diagonal pairs + (αG − β(1 − 1/K))² on the diagonal b = ``diag``, Σ w·G²)
+    of a row (``off_shift`` = β/K, or 0 for E = I); w = 2 for the symmetric sums (each pair twice), else 1."""
+    f = g2 = 0.0
+    for b in range(lo, G.shape[1]):
+        g = G[a, b]
+        x = alpha * g + off_shift
+        f += x * x
+        g2 += g * g
+    f *= w
+    g2 *= w
+    if 0 <= diag < G.shape[1] and diag >= lo:  # the diagonal pair: counted once, with E's diagonal
+        g = G[a, diag]
+        x = alpha * g + off_shift
+        f += (alpha * g - beta + off_shift) ** 2 - w * x * x
+        g2 += g * g - w * g * g
+    return f, g2
+
+
+@njit(**_SUMS)
+def _far_row(G, a, lo, j0, si, sqB, close):
+    """Whether no pair (i, j0 + b), b ≥ lo, of the row needs its distance recomputed (or is at distance 0)."""
+    bad = 0
+    for b in range(lo, G.shape[1]):
+        ss = si + sqB[j0 + b]
+        bad += (ss - 2.0 * G[a, b]) * close <= ss
+    return bad == 0
+
+
+@njit(**_SUMS)
+def _cdnv_row(G, a, lo, j0, si, sqB, var, vi, vshift):
+    """(Σ V, Σ (V − v_shift)²) of a row whose pairs are all far (p = 1), summed in any order."""
+    s0 = s1 = 0.0
+    for b in range(lo, G.shape[1]):
+        j = j0 + b
+        v = (vi + var[j]) / (2.0 * (si + sqB[j] - 2.0 * G[a, b]))
+        s0 += v
+        s1 += (v - vshift) * (v - vshift)
+    return s0, s1
+
+
+@njit(**_SUMS)
+def _cos_row(G, a, lo, j0, inv_i, inv, shiftK, cshift):
+    """(Σ |c + 1/(K−1)|, Σ c, Σ (c − c_shift)²) of the cosines of a row, summed in any order."""
+    c0 = c1 = c2 = 0.0
+    for b in range(lo, G.shape[1]):
+        c = G[a, b] * inv_i * inv[j0 + b]
+        c0 += abs(c + shiftK)
+        c1 += c
+        c2 += (c - cshift) * (c - cshift)
+    return c0, c1, c2

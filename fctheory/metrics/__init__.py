@@ -1,5 +1,6 @@
 """Collapse metrics: neural-collapse NC1–NC4 and CDNV, and the feature-collapse metrics of (W, U)."""
 
+from .accumulator import NCAccumulator
 from .collapse import (
     CollapseDistance,
     FrameAlignment,
@@ -12,7 +13,6 @@ from .collapse import (
 )
 from .nc import (
     ClassStatistics,
-    NCAccumulator,
     cdnv,
     cdnv_from_statistics,
     class_statistics,

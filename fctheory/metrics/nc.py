@@ -27,14 +27,35 @@ from __future__ import annotations
 
 import functools
 import math
-from dataclasses import dataclass
 
 import numpy as np
 
-from .._backend import array_namespace_of, as_native, asarray_like, copy_of, dtype_kind, get_namespace, to_numpy
+from .._backend import array_namespace_of, asarray_like, to_numpy
 from .._budget import check_work
-from .._numerics import ldexp, pow2_exponent, pow2_scale, pow2_unscale
-from .._validate import Array, Bool, Choice, Instance, Int, Real, fail, public, public_class, result_type
+from .._numerics import ldexp, pow2_scale
+from .._validate import Array, Bool, Choice, Instance, Int, Real, fail, public
+from . import pairs as _tiles
+from ._input import (
+    _COUNTS,
+    _DDOF,
+    _GMEAN,
+    _H,
+    _KOPT,
+    _M,
+    _MOMENTS,
+    _Y,
+    _features,
+    _scale_back,
+    _unit,
+)
+from .moments import (
+    ClassStatistics,
+    _class_var,
+    _first_pass,
+    _global_mean,
+    class_statistics,
+    class_statistics_from_moments,
+)
 
 __all__ = [
     "ClassStatistics",
@@ -45,6 +66,7 @@ __all__ = [
     "nc3_from_statistics",
     "nc_summary",
     "nc_summary_from_moments",
+    "nc_summary_and_frames",
     "nc1",
     "nc2",
     "nc3",
@@ -56,379 +78,7 @@ __all__ = [
     "uniformity",
     "uniform_duality",
     "nc5",
-    "NCAccumulator",
 ]
-
-
-# ----------------------------------------------------------------------------- input checks
-# parameter kinds shared by the public functions (checked by @public before any work)
-# (native: PyTorch tensors reach the function unchanged, which checks them on their device)
-_H = Array(ndim=2, native=True)
-_M = Array(ndim=2, native=True)
-_Y = Array(ndim=1, integer=True, min=0, native=True)
-_KOPT = Int(min=2).or_none()
-_GMEAN = Choice("class_means", "samples")
-_COUNTS = Array(ndim=1, min=0, native=True).or_none()
-_DDOF = Int(min=0, max=1)
-# the one-pass moments (class_statistics_from_moments, nc_summary_from_moments)
-_MOMENTS = dict(
-    counts=Array(ndim=1, integer=True, min=0, native=True),
-    sums=_M,
-    scatter=_M,
-    sq=Array(ndim=1, native=True),
-    shift=_M,
-)
-
-
-def _features(H, name="H", like=None):
-    """(xp, H as float64 in its namespace); with ``like``, H is first brought to like's namespace and device."""
-    if type(H) is np.ndarray and H.dtype == np.float64 and H.ndim == 2 and H.size and type(like) in _HOST:
-        # the common case (host float64 data, e.g. statistics): only the finiteness check is left to do
-        if not np.isfinite(H).all():
-            fail(name, "array with non-finite entries", "must be finite")
-        return np, H
-    if like is not None:
-        H = asarray_like(H, like)
-    xp, H = as_native(H)
-    if H.ndim != 2:
-        fail(name, to_numpy(H), "must be a 2-D array (samples x features)")
-    if dtype_kind(H) not in "iuf":
-        fail(name, to_numpy(H), f"must be real numbers, got dtype {H.dtype}")
-    if math.prod(H.shape) == 0:
-        fail(name, to_numpy(H), f"must not be empty, got shape {tuple(H.shape)}")
-    H = xp.asarray(H, dtype=xp.float64)  # float32 inputs accumulate in float64
-    if not bool(xp.all(xp.isfinite(H))):
-        fail(name, "array with non-finite entries", "must be finite")
-    return xp, H
-
-
-_HOST = (type(None), np.ndarray)
-
-
-def _labels(y, N, K=None, like=None):
-    """(labels as int64 on like's device, K, host counts); the checks run on a host copy of y."""
-    yh = np.asarray(to_numpy(y))
-    if yh.ndim != 1 or yh.shape[0] != N:
-        fail("y", yh, f"must be a 1-D label array of length N = {N} (one label per row of H), got shape {yh.shape}")
-    if yh.dtype.kind not in "iu":
-        if yh.dtype.kind == "f" and np.all(np.isfinite(yh)) and np.all(yh == np.round(yh)):
-            yh = yh.astype(np.int64)
-        else:
-            fail("y", yh, "must be integer class labels")
-    if yh.size and yh.min() < 0:
-        fail("y", yh, "labels must be >= 0 (negative labels are refused, never wrapped)")
-    Kd = int(yh.max()) + 1 if yh.size else 0
-    if K is None:
-        if Kd > N:
-            # labels up to Kd-1 with only N samples: some class is empty; refuse before counting
-            # (np.bincount would allocate Kd counters, possibly billions)
-            fail("y", yh, f"every class 0..K-1 must occur, impossible with N = {N} samples and labels up to {Kd - 1}")
-        K = Kd
-        if K < 2:
-            fail("y", yh, "needs at least 2 classes")
-    else:
-        if Kd > K:
-            fail("K", K, f"is smaller than the number of classes in y (labels up to {Kd - 1})")
-        if K > N:
-            fail("K", K, f"every class 0..K-1 must occur in y, impossible with N = {N} samples")
-    counts = np.bincount(yh, minlength=K)
-    if np.any(counts == 0):
-        fail("y", yh, f"every class 0..K-1 must occur (class {int(np.argmin(counts))} is empty)")
-    return asarray_like(yh.astype(np.int64), like), K, counts
-
-
-def _onehot(xp, y, K):
-    # built on y's device from a comparison (no scatter into a host-created array)
-    classes = asarray_like(np.arange(K, dtype=np.int64), y)
-    return xp.asarray(y[:, None] == classes[None, :], dtype=xp.float64)
-
-
-def _exponent(xp, A) -> int:
-    """e with max|A|·2^-e in [0.5, 1) (0 for A = 0): scaling by 2^-e is exact and cannot overflow.
-
-    Scale-invariant metrics work on A·2^-e, so A·1e300 (whose squares overflow) and A·1e-300 (whose
-    squares underflow) give the same answer as A.
-    """
-    return pow2_exponent(A, xp)
-
-
-def _unit(xp, A):
-    """(A·2^-e, e) with max|A·2^-e| < 1 (exact rescaling)."""
-    e = _exponent(xp, A)
-    return pow2_scale(A, e, xp), e
-
-
-def _scale_back(name, value, A, e, what):
-    """A·2^e (second moments: the caller passes 2e); refuse if the result overflows float64."""
-    if e == 0:
-        return A
-    if isinstance(A, float):  # a scalar metric: math.ldexp rounds as np.ldexp does and raises on overflow
-        try:
-            return math.ldexp(A, e)
-        except OverflowError:
-            fail(name, value, f"{what} overflows float64 at this scale (entries up to 2^{e}); rescale the features")
-    xp = array_namespace_of(A)
-    with np.errstate(over="ignore", under="ignore"):
-        out = ldexp(xp.asarray(A, dtype=xp.float64), e, xp)
-    if not bool(xp.all(xp.isfinite(out))):
-        fail(name, value, f"{what} overflows float64 at this scale (entries up to 2^{e}); rescale the features")
-    return float(out) if out.ndim == 0 else out
-
-
-# ----------------------------------------------------------------------------- statistics
-@result_type
-@dataclass(frozen=True)
-class ClassStatistics:
-    """Class statistics of features H (N × d) with labels y: O(K·d + d²) numbers from which NC1, CDNV,
-    NC2 and NC3 follow without the features (:func:`nc1_from_statistics`, :func:`cdnv_from_statistics`,
-    :func:`nc3_from_statistics`).
-
-    Built by :func:`class_statistics` (two passes over in-memory features),
-    :meth:`NCAccumulator.statistics` (streaming) or :func:`class_statistics_from_moments` (one-pass
-    moments, e.g. of a training monitor). The arrays are of the features' library, on their device.
-
-    Attributes
-    ----------
-    means : (K, d) class means μ_k.
-    global_mean : (d,) μ_G = (1/K)Σ_k μ_k (or the sample mean, ``global_mean="samples"``).
-    counts : (K,) samples per class (NumPy int64).
-    sigma_W : (d, d) within-class covariance (1/N)Σ (h − μ_{y})(h − μ_{y})ᵀ.
-    sigma_B : (d, d) between-class covariance (1/K)Σ_k (μ_k − μ_G)(μ_k − μ_G)ᵀ.
-    class_var : (K,) Var_k = Σ_{h in class k} ‖h − μ_k‖² / (n_k − ddof) (CDNV's numerator terms).
-    """
-
-    means: object
-    global_mean: object
-    counts: np.ndarray
-    sigma_W: object
-    sigma_B: object
-    class_var: object
-
-    @property
-    def K(self) -> int:
-        return int(self.means.shape[0])
-
-    @property
-    def N(self) -> int:
-        return int(self.counts.sum())
-
-    @property
-    def d(self) -> int:
-        return int(self.means.shape[1])
-
-    @property
-    def balanced(self) -> bool:
-        """Whether every class has the same number of samples."""
-        return bool(np.all(self.counts == self.counts[0]))
-
-    @property
-    def H_norm_sq(self) -> float:
-        """‖H‖_F² = Σ_k n_k‖μ_k‖² + N·tr Σ_W (the UFM's feature penalty term, over all N samples)."""
-        n = np.asarray(self.counts, dtype=np.float64)
-        if type(self.means) is not np.ndarray:
-            n = asarray_like(n, self.means)
-        return float(n @ (self.means * self.means).sum(axis=1)) + self.N * float(self.sigma_W.trace())
-
-
-def _first_pass(H, y, K, shift=False):
-    """(xp, H, y, K, counts, Y one-hot, class means, deviations D = H − μ_y, e) without any d×d matrix.
-
-    H is rescaled exactly by 2^-e first (every quantity below is then of H·2^-e). With ``shift`` the
-    returned H and class means are those of H − h_0 (h_0 the first row; exact when the rows share a
-    large offset, Sterbenz's lemma): only for translation-invariant callers.
-    """
-    xp, H = _features(H)
-    y, K, counts = _labels(y, H.shape[0], K, H)
-    H, e = _unit(xp, H)
-    Y = _onehot(xp, y, K)
-    cnt = asarray_like(counts.astype(np.float64), H)[:, None]
-    # subtract each class's first sample before averaging: for nearly collapsed classes, and for
-    # features sharing a large offset, h − rep is exact (Sterbenz) and the small remainders keep
-    # full relative accuracy; a class whose samples all coincide gets that sample as exact mean
-    yh = to_numpy(y)
-    first = np.full(K, -1, dtype=np.int64)
-    first[yh[::-1]] = np.arange(yh.size - 1, -1, -1)
-    rep = H[asarray_like(first, H)]
-    Hr = H - rep[y]
-    mr = (Y.T @ Hr) / cnt
-    D = Hr - mr[y]
-    D = D - ((Y.T @ D) / cnt)[y]  # corrected two-pass: the rounding of mr, once more
-    if shift:
-        # means of H − h_0 (h_0 the first row): rep − h_0 is exact for a shared offset
-        h0 = H[:1]
-        means = (rep - h0) + mr
-        H = H - h0
-    else:
-        means = rep + mr
-    return xp, H, y, K, counts, Y, means, D, e
-
-
-def _global_mean(xp, means, counts, how):
-    """μ_G: the mean of the class means (``"class_means"``) or the sample mean Σ_k n_k μ_k / N."""
-    if how == "class_means" or counts is None:
-        # the sum's method over K: NumPy's mean is this sum and division, without its Python wrapper
-        return means.sum(axis=0) / means.shape[0]
-    c = np.asarray(to_numpy(counts), dtype=np.float64)
-    c = c / c.max()  # weights are scale free: huge counts (1e308) must not overflow the sum
-    return (asarray_like(c, means) @ means) / float(c.sum())
-
-
-def _class_var(xp, Y, D, counts, ddof):
-    """Var_k = Σ_{i in k} ‖h_i − μ_k‖² / (n_k − ddof); ddof = 1 needs two samples in every class."""
-    n = np.asarray(counts, dtype=np.int64)
-    if ddof and np.any(n <= ddof):
-        fail(
-            "ddof",
-            ddof,
-            f"the unbiased class variance needs >= 2 samples per class (class {int(np.argmin(n))} has {int(n.min())})",
-        )
-    return (Y.T @ xp.sum(D * D, axis=1)) / asarray_like((n - ddof).astype(np.float64), D)
-
-
-def _check_scatter_size(name, value, m, what):
-    # Σ_W and Σ_B are d×d: size them before they are formed
-    check_work(name, value, bytes=3 * 8 * int(m) ** 2, what=what)
-
-
-@public(H=_H, y=_Y, K=_KOPT, global_mean=_GMEAN, ddof=_DDOF, legacy_positional=("K",))
-def class_statistics(H, y, *, K: int | None = None, global_mean: str = "class_means", ddof: int = 0) -> ClassStatistics:
-    """Class means, global mean, Σ_W and Σ_B of the review's §2.3 (two-pass, float64).
-
-    Parameters
-    ----------
-    H : array_like, (N, d)
-        Features, one sample per row (NumPy or CuPy).
-    y : array_like of int, (N,)
-        Labels in {0, …, K−1}; every class must occur.
-    K : int, optional
-        Number of classes (default: max(y) + 1).
-    global_mean : {"class_means", "samples"}
-        μ_G used in Σ_B = (1/K)Σ_k (μ_k − μ_G)(μ_k − μ_G)ᵀ: the mean of the class means (default;
-        the review's §2.3, rhubarbwu's ``MeanAccumulator.compute()``) or the sample mean
-        (nc-toolbox's ``global_embedding_mean``; rhubarbwu's ``compute(weighted=True)``).
-    ddof : {0, 1}
-        ``class_var`` divides by n_k − ddof: 0 (default; Galanti et al., rhubarbwu's
-        ``VarNormAccumulator``) or 1 (nc-toolbox's ``class_embedding_variances``).
-
-    Notes
-    -----
-    The statistics are computed on H·2^-e (an exact rescaling) and scaled back, so features of any
-    magnitude give finite statistics whenever these are representable in float64. Σ_W divides by N.
-    """
-    xp, Hf = _features(H)
-    _check_scatter_size(
-        "H",
-        to_numpy(Hf) if math.prod(Hf.shape) <= 6 else f"array of shape {tuple(Hf.shape)}",
-        Hf.shape[1],
-        "class_statistics (d x d covariances)",
-    )
-    xp, Hs, y, K, counts, Y, means, D, e = _first_pass(Hf, y, K, shift=True)
-    h0 = _unit(xp, Hf)[0][0]  # the row _first_pass subtracted (of the unit-scaled features)
-    N = Hs.shape[0]
-    sigma_W = (D.T @ D) / N
-    class_var = _class_var(xp, Y, D, counts, ddof)
-    mu_G = _global_mean(xp, means, counts, global_mean)
-    Mc = means - mu_G
-    sigma_B = (Mc.T @ Mc) / K
-    show = f"array of shape {tuple(Hf.shape)}"
-    return ClassStatistics(
-        _scale_back("H", show, means + h0, e, "the class means"),
-        _scale_back("H", show, mu_G + h0, e, "the global mean"),
-        counts,
-        _scale_back("H", show, sigma_W, 2 * e, "Σ_W"),
-        _scale_back("H", show, sigma_B, 2 * e, "Σ_B"),
-        _scale_back("H", show, class_var, 2 * e, "the class variances"),
-    )
-
-
-@public(**_MOMENTS, global_mean=_GMEAN)
-def class_statistics_from_moments(counts, sums, scatter, sq, shift, *, global_mean: str = "class_means"):
-    """:class:`ClassStatistics` from one-pass moments of the shifted features h − c_{y} (ddof 0).
-
-    With a per-class shift c_k (any vector; the first sample of the class keeps the cancellation small)
-    the moments are s_k = Σ_{i∈k}(h_i − c_k), S = Σ_i (h_i − c_{y_i})(h_i − c_{y_i})ᵀ and
-    q_k = Σ_{i∈k}‖h_i − c_k‖². Then μ_k = c_k + s_k/n_k, N·Σ_W = S − Σ_k s_k s_kᵀ/n_k and
-    n_k·Var_k = q_k − ‖s_k‖²/n_k (the within-class scatter is invariant under a per-class shift).
-
-    Parameters
-    ----------
-    counts : array_like of int, (K,)
-        Samples per class n_k; every class must have been seen.
-    sums : array_like, (K, d)
-        s_k.
-    scatter : array_like, (d, d)
-        S.
-    sq : array_like, (K,)
-        q_k.
-    shift : array_like, (K, d)
-        c_k.
-    global_mean : {"class_means", "samples"}
-        μ_G of Σ_B (see :func:`class_statistics`).
-
-    Notes
-    -----
-    The arrays may be of any supported library (NumPy, CuPy, PyTorch): the statistics are computed in
-    float64 in the namespace and on the device of ``sums``.
-    """
-    xp, sums, scatter, sq, shift, n_h = _moments(counts, sums, scatter, sq, shift)
-    K = sums.shape[0]
-    # the moments of the features h·2^-e (exact): sums and shifts scale with 2^-e, the second moments with
-    # 2^-2e, so no product below can overflow; the statistics are scaled back (and refused if they overflow)
-    e = max(_exponent(xp, sums), _exponent(xp, shift), -(-_exponent(xp, scatter) // 2), -(-_exponent(xp, sq) // 2))
-    sums, shift = pow2_scale(sums, e, xp), pow2_scale(shift, e, xp)
-    scatter, sq = pow2_scale(scatter, 2 * e, xp), pow2_scale(sq, 2 * e, xp)
-    n = asarray_like(n_h.astype(np.float64), sums)
-    m = sums / n[:, None]
-    W = scatter - m.T @ sums
-    W = 0.5 * (W + W.T) / float(n_h.sum())
-    var = sq - (sums * m).sum(axis=1)
-    var = xp.maximum(var, xp.zeros_like(var)) / n
-    means = shift + m
-    mu_G = _global_mean(xp, means, n_h, global_mean)
-    Mc = means - mu_G
-    show = f"array of shape {tuple(sums.shape)}"
-    # at unit scale |μ_k|, |μ_G| < 2, |Σ_B| < 16, |Σ_W| < K + 1 and Var_k < d + 1 (every moment is < 1): scaled
-    # back by 2^e and 2^2e they overflow only for e near 2^9, so the (per-array) overflow checks run only then
-    bound = max(16, K + 1, sums.shape[1] + 1).bit_length()
-    back = _scale_back if 2 * e + bound >= 1023 else _scale_back_unchecked
-    return ClassStatistics(
-        back("sums", show, means, e, "the class means"),
-        back("sums", show, mu_G, e, "the global mean"),
-        n_h.astype(np.int64),
-        back("sums", show, W, 2 * e, "Σ_W"),
-        back("sums", show, (Mc.T @ Mc) / K, 2 * e, "Σ_B"),
-        back("sums", show, var, 2 * e, "the class variances"),
-    )
-
-
-def _scale_back_unchecked(name, value, A, e, what):
-    """A·2^e, as :func:`_scale_back`, where the caller has shown that the result cannot overflow."""
-    if e > 0:  # scaling up cannot underflow either: no floating-point state to guard
-        return ldexp(A, e, array_namespace_of(A))
-    return pow2_unscale(A, e, array_namespace_of(A))
-
-
-def _moments(counts, sums, scatter, sq, shift):
-    """The moments as float64 arrays of the namespace and device of ``sums`` (host counts), checked."""
-    xp, sums = _features(sums, "sums")
-    K, d = sums.shape
-    _, scatter = _features(scatter, "scatter", sums)
-    _, shift = _features(shift, "shift", sums)
-    _, sq = _features(asarray_like(sq, sums).reshape(1, -1), "sq")
-    n_h = np.asarray(to_numpy(counts))
-    sq = sq[0]
-    if n_h.shape != (K,) or sq.shape[0] != K or tuple(shift.shape) != (K, d) or tuple(scatter.shape) != (d, d):
-        fail(
-            "sums",
-            f"array of shape {tuple(sums.shape)}",
-            f"needs counts, sq of shape ({K},), shift of shape ({K}, {d}) and scatter of shape ({d}, {d}); "
-            f"got {n_h.shape}, {tuple(sq.shape)}, {tuple(shift.shape)}, {tuple(scatter.shape)}",
-        )
-    if n_h.dtype.kind not in "iu" or np.any(n_h < 0):
-        fail("counts", n_h, "must be non-negative integer class counts")
-    if np.any(n_h == 0):
-        fail("counts", n_h, f"every class must have been seen (class {int(np.argmin(n_h))} is empty)")
-    return xp, sums, scatter, sq, shift, n_h
 
 
 _EPS = float(np.finfo(np.float64).eps)
@@ -439,7 +89,11 @@ def _pinv_rank_tol(s, shape):
 
 
 _NC1_VARIANTS = Choice("papyan", "trace_ratio", "within_fraction", "between_fraction")
+
+
 _RANK = Choice("auto", "K-1")
+
+
 _RTOL = Real(lo=0.0, lo_open=True, hi=1.0, hi_open=True).or_none()
 
 
@@ -487,7 +141,12 @@ def _between_directions(xp, Mc, K, pinv_rtol=None, rank="auto", name="H"):
     every direction with λ_i > r·λ_max (numpy/scipy/torch ``pinv`` on Σ_B); ``rank="K-1"``: exactly
     the top K−1 directions (scipy ``svds(Σ_B, k=K−1)``), refused when one of them is (numerically) 0.
     """
-    _, s, Vt = _svd(xp, Mc, name)
+    if xp is np and Mc.shape[0] >= max(_tiles.LARGE_K, 2 * Mc.shape[1]):
+        # many more classes than dimensions: the SVD of R (d × d) of Mc = QR has the singular values and right
+        # vectors of Mc (Householder QR is backward stable), without the K × d left factor (2Kd² flops, not 4Kd²+)
+        _, s, Vt = _svd(xp, np.linalg.qr(Mc, mode="r"), name)
+    else:
+        _, s, Vt = _svd(xp, Mc, name)
     s_h = to_numpy(s)
     smax = float(s_h.max()) if s_h.size else 0.0
     if pinv_rtol is None:
@@ -660,7 +319,6 @@ def etf_gram(K: int) -> np.ndarray:
     return _etf_gram(K).copy()
 
 
-# K×K constants up to this K are cached (at most 16 · 8 · 256² bytes = 8 MB per kind)
 _CACHED_K = 256
 
 
@@ -708,8 +366,12 @@ def _nearest_scaled(G, T):
     return float((R * R).sum()) ** 0.5 / nG
 
 
-def _check_gram_size(name, value, K, what):
-    check_work(name, value, bytes=4 * 8 * int(K) ** 2, what=what)
+def _check_gram_size(name, value, K, what, m=1, passes=1):
+    """Size a pair computation: its K×K matrices below :data:`_tiles.LARGE_K` classes, its tiles from there on."""
+    if int(K) < _tiles.LARGE_K:
+        check_work(name, value, bytes=4 * 8 * int(K) ** 2, what=what)
+    else:
+        _tiles.tiled_budget(name, value, K, m, what=what.split(" (")[0] + " (tiles of class pairs)", passes=passes)
 
 
 def _centred_unit(xp, M, center, counts=None, with_exponent=False):
@@ -770,11 +432,12 @@ def nc2(M, *, variant: str = "etf", center: bool = True, counts=None) -> float:
     -----
     All variants are invariant under M → sMQ (s ≠ 0, Q orthogonal); M̃ is rescaled exactly by a
     power of two first, so M·1e300 and M·1e-300 give the value of M. Undefined (FCTheoryError) for
-    M̃ = 0, and for ``"cosine"`` when a row of M̃ is zero.
+    M̃ = 0, and for ``"cosine"`` when a row of M̃ is zero. From ``fctheory.metrics.pairs.LARGE_K`` classes on
+    the Gram is never formed: its sums come from tiles of class pairs (:mod:`fctheory.metrics.pairs`).
     """
     xp, M = _as_K_by_m("M", M)
     K = M.shape[0]
-    _check_gram_size("M", f"array of shape {tuple(M.shape)}", K, "nc2 (K x K Gram matrices)")
+    _check_gram_size("M", f"array of shape {tuple(M.shape)}", K, "nc2 (K x K Gram matrices)", M.shape[1])
     return _nc2_from(xp, _centred_unit(xp, M, center, counts), variant)
 
 
@@ -783,6 +446,8 @@ def _nc2_from(xp, Mc, variant):
     K = Mc.shape[0]
     if variant == "cosine":
         Mc = _row_normalised(xp, Mc, "M")
+    if K >= _tiles.LARGE_K:  # in tiles of class pairs: no K×K matrix
+        return _tiles.frame_distance_tiled(Mc, "zhu" if variant == "cosine" else variant)
     G = to_numpy(Mc @ Mc.T)
     E = _etf_gram(K)
     if variant == "etf":
@@ -918,12 +583,16 @@ def equiangularity(M, *, variant: str = "max_angle", center: bool = True, counts
     count-weighted mean (see :func:`nc2`).
 
     Scale invariant (M̃ is rescaled exactly first); undefined (FCTheoryError) when a row of M̃ is zero
-    (and for ``"shifted_cv"`` when the shifted mean is 0).
+    (and for ``"shifted_cv"`` when the shifted mean is 0). From ``fctheory.metrics.pairs.LARGE_K`` classes on
+    the cosines are summed in tiles of class pairs, never as a K×K matrix (:mod:`fctheory.metrics.pairs`).
     """
     xp, M = _as_K_by_m("M", M)
     K = M.shape[0]
-    _check_gram_size("M", f"array of shape {tuple(M.shape)}", K, "equiangularity (a K x K cosine matrix)")
-    U = _row_normalised(xp, _centred_unit(xp, M, center, counts), "M")
+    _check_gram_size("M", f"array of shape {tuple(M.shape)}", K, "equiangularity (a K x K cosine matrix)", M.shape[1])
+    Mc = _centred_unit(xp, M, center, counts)
+    if K >= _tiles.LARGE_K:  # in tiles of class pairs: no K×K matrix
+        return _tiles.equiangularity_tiled(Mc, variant)
+    U = _row_normalised(xp, Mc, "M")
     return _equiangularity_of_cosines(to_numpy(U @ U.T), variant)
 
 
@@ -975,7 +644,7 @@ def uniformity(M, *, kernel: str = "log", reduction: str = "var", center: bool =
     """
     xp, M = _as_K_by_m("M", M)
     K, d = M.shape
-    _check_gram_size("M", f"array of shape {tuple(M.shape)}", K, "uniformity (K x K pair distances)")
+    check_work("M", f"array of shape {tuple(M.shape)}", bytes=4 * 8 * K * K, what="uniformity (K x K pair distances)")
     U = to_numpy(_row_normalised(xp, _centred_unit(xp, M, center, counts), "M"))
     i, j = np.triu_indices(K, 1)
     dist = np.sqrt(np.sum((U[i] - U[j]) ** 2, axis=1))
@@ -1031,6 +700,8 @@ def _nc3_from(xp, W, means, mu_G, H, y, variant):
         D = W / nW - Mc / nM
         val = float((D * D).sum())
         return val if variant == "duality_squared" else val**0.5
+    if variant == "etf" and K >= _tiles.LARGE_K:  # in tiles of class pairs: no K×K matrix
+        return _tiles.frame_distance_tiled(W, "zhu", B=Mc, name="W")
     if variant == "etf":
         G = to_numpy(W @ Mc.T)
         nG = np.linalg.norm(G)
@@ -1139,18 +810,25 @@ def _mean_cosine(C):
     return float(off.sum()) / off.shape[0]
 
 
-def _classifier_entries(xp, W, Mc):
-    """The classifier's entries of :func:`nc_summary` (W checked, in the namespace of the unit means Mc)."""
+def _classifier_entries(xp, W, Mc, frames=False):
+    """The classifier's entries of :func:`nc_summary` (W checked, in the namespace of the unit means Mc); with
+    ``frames`` (K ≥ pairs.LARGE_K) also the FrameFit of W's Gram, from the one tiled pass that gives nc2_W."""
     show = f"array of shape {tuple(W.shape)}"
     Wu, eu = _unit(xp, W)
-    Wc = _centred_unit(xp, Wu, True)  # W·2^-eu is exact: centring it gives the centred rows of W, rescaled
-    return {
-        "nc2_W": _or_nan(_nc2_from, xp, Wc, "etf"),
+    Wc, ec = _centred_unit(xp, Wu, True, with_exponent=True)  # W·2^-eu is exact: its centred rows, rescaled
+    fit = None
+    if frames:
+        fit = _tiles.frame_fit(Wc, eu + ec, _global_mean(xp, to_numpy(W), None, "class_means"))[0]
+    out = {
+        "nc2_W": _or_nan(_nc2_from, xp, Wc, "etf") if fit is None else fit.nc2,
         "equinorm_W": _or_nan(_equinorm_of_norms, to_numpy(_row_norms(xp, Wu)), eu, False, False, "cv", show),
-        "mean_cos_W": _mean_cosine(_cosines(xp, Wc, _row_norms(xp, Wc))),
+        "mean_cos_W": _tiles.mean_cosine(to_numpy(Wc))
+        if Wc.shape[0] >= _tiles.LARGE_K
+        else _mean_cosine(_cosines(xp, Wc, _row_norms(xp, Wc))),
         "W_norm_sq": _scale_back("W", show, float((Wu * Wu).sum()), 2 * eu, "‖W‖²"),  # at unit scale: no overflow
         "nc3": _or_nan(_nc3_from, xp, Wu, Mc, 0.0, None, None, "duality"),
     }
+    return (out, fit) if frames else out
 
 
 @public(st=_ST, W=_M.or_none())
@@ -1193,10 +871,12 @@ def nc_summary(st: ClassStatistics, W=None) -> dict:
     """
     xp, means = _statistics_means(st)
     K = st.K
-    _check_gram_size("st", f"statistics of K = {K} classes", K, "nc_summary (K x K Gram and pair matrices)")
+    _summary_budget(K, st.d, W is not None)
     Mc, e = _centred_means(xp, means, st.counts, "class_means")
     sigma_W = pow2_scale(asarray_like(st.sigma_W, means, dtype=xp.float64), 2 * e, xp)
     class_var = pow2_scale(asarray_like(st.class_var, means, dtype=xp.float64), 2 * e, xp)
+    if K >= _tiles.LARGE_K:
+        return _summary_tiled(xp, Mc, e, sigma_W, class_var, W, st.d, means)[0]
     nr = _row_norms(xp, Mc)
     nr_h, C = to_numpy(nr), _cosines(xp, Mc, nr)
     show = f"array of shape {tuple(means.shape)}"
@@ -1213,6 +893,63 @@ def nc_summary(st: ClassStatistics, W=None) -> dict:
     if W is not None:
         out.update(_classifier_entries(xp, _check_W(W, K, st.d, means), Mc))
     return out
+
+
+def _summary_budget(K, d, with_W):
+    """Size :func:`nc_summary`: K×K matrices below _tiles.LARGE_K classes, else one tiled pass (two with W)."""
+    _check_gram_size(
+        "st", f"statistics of K = {K} classes", K, "nc_summary (K x K Gram and pair matrices)", d, 2 if with_W else 1
+    )
+
+
+def _summary_tiled(xp, Mc, e, sigma_W, class_var, W, d, means):
+    """(nc_summary, {"means": FrameFit, "W": FrameFit or None}) from the centred unit means Mc (K ≥
+    pairs.LARGE_K): one tiled pass over the class pairs gives the CDNV, NC2 and the cosines' sums (and the
+    means' Gram against any scaled frame); NC1 and the norms are O(K·d + d²) as below pairs.LARGE_K."""
+    K = Mc.shape[0]
+    show = f"array of shape {tuple(means.shape)}"
+    nr = _row_norms(xp, Mc)
+    nr_h = to_numpy(nr)
+    cos_ok = bool(np.all(nr_h > 0))
+    mu = _global_mean(xp, to_numpy(means), None, "class_means")
+    want = ("cdnv",) + (("cos",) if cos_ok else ())
+    fit, s = _tiles.frame_fit(Mc, e, mu, var=to_numpy(class_var), want=want)
+    P = K * (K - 1) / 2
+    out = {
+        "nc1": _or_nan(_nc1_from_stats, xp, Mc, 0.0, sigma_W, K, "papyan", None, "auto", "st"),
+        "nc1_trace_ratio": _or_nan(_nc1_from_stats, xp, Mc, 0.0, sigma_W, K, "trace_ratio", None, "auto", "st"),
+        "cdnv": math.nan if s["coincide"] else s["cdnv_sum"] / P,
+        "nc2": fit.nc2,
+        "equinorm_means": _or_nan(_equinorm_of_norms, nr_h, e, False, False, "cv", show),
+        "equiangularity_means": s["cos_abs"] / P if cos_ok else math.nan,
+        "mean_cos_means": s["cos_sum"] / P if cos_ok else math.nan,
+        "mean_norm_means": _or_nan(_equinorm_of_norms, nr_h, e, False, False, "mean", show),
+    }
+    fits = {"means": fit, "W": None}
+    if W is not None:
+        entries, fits["W"] = _classifier_entries(xp, _check_W(W, K, d, means), Mc, frames=True)
+        out.update(entries)
+    return out, fits
+
+
+@public(st=_ST, W=_M.or_none())
+def nc_summary_and_frames(st: ClassStatistics, W=None) -> tuple:
+    """:func:`nc_summary` and the Grams of the class means and of W against scaled frames.
+
+    Returns ``(summary, frames)``: the dict of :func:`nc_summary` and, from ``pairs.LARGE_K`` classes on,
+    ``{"means": FrameFit, "W": FrameFit or None}`` (:class:`fctheory.metrics.pairs.FrameFit`: ‖MMᵀ − aE‖ and
+    ‖MMᵀ − aI‖ for any a, e.g. the UFM optimum's Grams, without a K×K matrix and without another pass over the
+    class pairs); below it ``frames`` is None (the K×K Grams are small).
+    """
+    xp, means = _statistics_means(st)
+    K = st.K
+    if K < _tiles.LARGE_K:
+        return nc_summary.__wrapped__(st, W), None
+    _summary_budget(K, st.d, W is not None)
+    Mc, e = _centred_means(xp, means, st.counts, "class_means")
+    sigma_W = pow2_scale(asarray_like(st.sigma_W, means, dtype=xp.float64), 2 * e, xp)
+    class_var = pow2_scale(asarray_like(st.class_var, means, dtype=xp.float64), 2 * e, xp)
+    return _summary_tiled(xp, Mc, e, sigma_W, class_var, W, st.d, means)
 
 
 @public(**_MOMENTS, W=_M.or_none(), upper=Bool())
@@ -1271,9 +1008,11 @@ def _kernel_summary(counts, sums, scatter, sq, shift, W, upper):
     shapes = (counts.shape, sq.shape, shift.shape, scatter.shape, (K, d) if W is None else W.shape)
     if shapes != ((K,), (K,), (K, d), (d, d), (K, d)):
         return None  # refused by the reference path, naming the shapes
-    _check_gram_size("st", f"statistics of K = {K} classes", K, "nc_summary (K x K Gram and pair matrices)")
-    from .._nc_kernels import KEYS, statistics_and_summary  # noqa: PLC0415 - numba: about a second, on first use
+    _summary_budget(K, d, W is not None)
+    from .._nc_kernels import JACOBI_MAX_K, KEYS, statistics_and_summary  # noqa: PLC0415 - numba: on first use
 
+    if K > JACOBI_MAX_K:
+        return None  # the kernel's Jacobi SVD takes at most JACOBI_MAX_K classes: the reference path decides
     counts = counts.astype(np.int64)  # a copy: the statistics' own
     ok, means, mu_G, sigma_W, sigma_B, class_var, out = statistics_and_summary(
         counts, sums, scatter, sq, shift, upper, np.empty((0, d)) if W is None else W
@@ -1379,6 +1118,16 @@ def _ncc_disagreements(xp, W, b, H, means):
     else:
         Ws, ew = _unit(xp, W)
         bs = None
+    with np.errstate(over="ignore"):
+        msq = xp.sum(Ms * Ms, axis=1)[None, :]
+    # in blocks of samples: at most 2^22 scores (32 MB) at a time, whatever N·K (no N × K matrix)
+    step = max(1, 2**22 // max(1, Ws.shape[0]))
+    parts = [_ncc_block(xp, Hs[i : i + step], Ws, bs, Ms, msq, eh) for i in range(0, Hs.shape[0], step)]
+    return parts[0] if len(parts) == 1 else np.concatenate(parts)
+
+
+def _ncc_block(xp, Hs, Ws, bs, Ms, msq, eh):
+    """The disagreements of one block of unit-scaled rows (see :func:`_ncc_disagreements`)."""
     logits = Hs @ Ws.T  # true logits·2^-(eh+ew), minus the bias term
     if bs is not None and bool(xp.any(bs != 0)):
         # compare in the bias's scale when H is small, in the features' scale when H is large
@@ -1391,7 +1140,7 @@ def _ncc_disagreements(xp, W, b, H, means):
     pred = xp.argmax(logits, axis=1)
     # ‖h − μ_c‖² = ‖h‖² − 2⟨h, μ_c⟩ + ‖μ_c‖²; the ‖h‖² term does not change the argmin
     with np.errstate(over="ignore"):
-        dist = -2.0 * (Hs @ Ms.T) + xp.sum(Ms * Ms, axis=1)[None, :]
+        dist = -2.0 * (Hs @ Ms.T) + msq
     ncc = xp.argmin(dist, axis=1)
     return to_numpy(pred != ncc)
 
@@ -1468,6 +1217,14 @@ def nc4(W, H, y, *, b=None, means=None, K: int | None = None, average: str = "sa
     return float(np.mean(per[present] / cnt[present]))
 
 
+def _cdnv_budget(name, value, K, m, matrix, reduction):
+    """Size the CDNV: its K×K matrices (asked for, or below _tiles.LARGE_K classes), else its tiles."""
+    if matrix:
+        check_work(name, value, bytes=4 * 8 * K * K, what="cdnv (K x K pair matrices)")
+    else:
+        _check_gram_size(name, value, K, "cdnv (K x K pair matrices)", m, 2 if reduction == "cv" else 1)
+
+
 def _times_pow2(name, value, v, x):
     """v·2^x for a real exponent x (exact power-of-two part via ldexp); refuse an overflow."""
     n = int(np.floor(x))
@@ -1487,6 +1244,12 @@ def _cdnv_from(means, class_var, matrix, dist_exp=1.0, reduction="mean", e=0, na
     mu = to_numpy(means)
     v = to_numpy(class_var)
     K, m = mu.shape
+    if not matrix and K >= _tiles.LARGE_K:  # in tiles of class pairs: no K×K matrix
+        val, x = _tiles.cdnv_tiled(mu, v, dist_exp=dist_exp, reduction=reduction, name=name)
+        if reduction == "cv":  # scale free
+            return val
+        x += 2.0 * e * (1.0 - dist_exp)
+        return val if x == 0 else float(_times_pow2(name, "features of this magnitude", val, x))
     # exact differences (no ‖a‖² + ‖b‖² − 2⟨a, b⟩ cancellation for close means), in row chunks so
     # the K×K×m temporary never exceeds ~2 MB whatever K is (cache-sized blocks: 3× faster than 32 MB ones)
     step = max(1, 2**18 // max(1, K * m))
@@ -1567,10 +1330,13 @@ def cdnv(
     For p = 1, and for ``"cv"`` at any p, invariant under H → sQH + t (H is rescaled exactly first,
     so any magnitude gives the same value); for p ≠ 1 V scales as s^(2−2p), applied exactly after
     a unit-scale computation. 0 when every feature equals its class mean; undefined (FCTheoryError)
-    when two class means coincide.
+    when two class means coincide. From ``fctheory.metrics.pairs.LARGE_K`` classes on (unless ``matrix``) the
+    pairs are summed in tiles (:mod:`fctheory.metrics.pairs`: every squared distance within 1e-11 relative,
+    close pairs recomputed from their exact differences); ``pairs.cdnv_sample`` estimates the mean from
+    sampled pairs with a stated error.
     """
     xp, H, y, K, counts, Y, means, D, e = _first_pass(H, y, K, shift=True)
-    check_work("K", K, bytes=4 * 8 * K * K, what="cdnv (K x K pair matrices)")
+    _cdnv_budget("K", K, K, means.shape[1], matrix, reduction)
     class_var = _class_var(xp, Y, D, counts, ddof)
     return _cdnv_from(means, class_var, matrix, dist_exp, reduction, e)
 
@@ -1590,237 +1356,6 @@ def cdnv_from_statistics(st: ClassStatistics, *, matrix: bool = False, dist_exp:
     matrix, dist_exp, reduction :
         As in :func:`cdnv`.
     """
-    check_work("st", f"statistics of K = {st.K} classes", bytes=4 * 8 * st.K**2, what="cdnv (K x K pair matrices)")
+    _cdnv_budget("st", f"statistics of K = {st.K} classes", st.K, st.d, matrix, reduction)
     _, Mc, _, class_var, e = _unit_statistics(st, "class_means")
     return _cdnv_from(Mc, class_var, matrix, dist_exp, reduction, e, name="st")
-
-
-# ----------------------------------------------------------------------------- streaming
-@public_class
-class NCAccumulator:
-    """Streaming class statistics for feature sets that do not fit in memory.
-
-    Feed batches with :meth:`update`; per class it keeps the count, the mean and the scatter
-    Σ (h − μ_k)(h − μ_k)ᵀ, merged with Chan et al.'s pairwise update (each batch's own statistics
-    are two-pass), so the result equals :func:`class_statistics` on the concatenated data up to
-    rounding. Each class is accumulated relative to its first sample (the mean is kept as the offset
-    from it), so classes far narrower than their distance from the origin keep the scatter's relative
-    accuracy whatever the batching. Memory: 2·K·d + K·d² floats (use ``full_scatter=False`` to keep only the per-class
-    traces, enough for :meth:`cdnv` and ``nc1(variant="trace_ratio")``), sized against the budget
-    when the accumulator is built.
-
-    The statistics are stored for the features rescaled exactly by a power of two 2^-e (e the
-    largest exponent seen so far, earlier statistics rescaled when a larger batch arrives), so
-    features of any magnitude never overflow; the scale-invariant metrics are computed in that scale
-    and :meth:`statistics` scales back.
-
-    Batches may be PyTorch tensors (CPU or CUDA) or CuPy arrays: the statistics then live in that
-    library on the first batch's device (the first batch fixes them; later batches are brought there),
-    accumulated in float64 whatever the batches' dtype.
-
-    Parameters
-    ----------
-    K : int
-        Number of classes (≥ 2).
-    d : int
-        Feature dimension (≥ 1); ``m`` is its deprecated 1.0 name.
-    full_scatter : bool
-        Keep the d×d scatter of every class (needed by :meth:`statistics`, :meth:`nc1` "papyan").
-    backend : {"numpy", "numba", "cupy"}
-        Where the statistics live until the first batch; a PyTorch or CuPy first batch moves them to
-        its own library and device.
-
-    Example
-    -------
-    >>> acc = NCAccumulator(K=10, d=512)
-    >>> for Hb, yb in batches: acc.update(Hb, yb)          # doctest: +SKIP
-    >>> acc.nc1(), acc.cdnv(), acc.nc2(), acc.nc3(W)        # doctest: +SKIP
-    """
-
-    @public(
-        K=Int(min=2), d=Int(min=1), full_scatter=Bool(), backend=Choice("numpy", "numba", "cupy"), renamed={"m": "d"}
-    )
-    def __init__(self, K: int, d: int, *, full_scatter: bool = True, backend: str = "numpy"):
-
-        floats = 2 * K * d + 2 * K + (K * d * d if full_scatter else 0)  # means, their references, counts, traces
-        check_work(
-            "d" if full_scatter else "K",
-            d if full_scatter else K,
-            bytes=8 * floats,
-            what="NCAccumulator (2*K*d means and references" + (" and K*d*d scatters)" if full_scatter else ")"),
-        )
-        self.K = K
-        self.d = d
-        self.xp = get_namespace(backend)
-        xp = self.xp
-        self.full = bool(full_scatter)
-        self.n = np.zeros(self.K, dtype=np.int64)
-        # each class is accumulated relative to its first sample c_k (translation invariance, as the two-pass
-        # statistics subtract a sample first): the stored mean is μ_k − c_k, whose rows stay as small as the
-        # class's spread, so nearly collapsed classes keep the relative accuracy of their scatter
-        self._ref = xp.zeros((self.K, self.d))
-        self._smean = xp.zeros((self.K, self.d))
-        self.scatter = xp.zeros((self.K, self.d, self.d)) if self.full else None
-        self.sq = xp.zeros(self.K)  # trace of the scatter per class
-        self._e = None  # the stored statistics are those of H·2^-e
-
-    @property
-    def mean(self):
-        """The class means μ_k seen so far (K × d, at the stored scale 2^-e; zero rows for unseen classes)."""
-        return self._ref + self._smean
-
-    def _rescale(self, k):
-        # the stored statistics were of H·2^-e_old; make them of H·2^-(e_old + k)
-        xp = self.xp
-        with np.errstate(under="ignore"):
-            self._ref = ldexp(self._ref, -k, xp)
-            self._smean = ldexp(self._smean, -k, xp)
-            self.sq = ldexp(self.sq, -2 * k, xp)
-            if self.full:
-                self.scatter = ldexp(self.scatter, -2 * k, xp)
-
-    def _adopt(self, Hb):
-        """Before any batch: keep the statistics in the namespace and on the device of a tensor/CuPy batch."""
-        if self._e is None and array_namespace_of(Hb) is not np and array_namespace_of(self._smean) is np:
-            self.xp = array_namespace_of(Hb)
-            self._ref = asarray_like(self._ref, Hb)
-            self._smean = asarray_like(self._smean, Hb)
-            self.sq = asarray_like(self.sq, Hb)
-            if self.full:
-                self.scatter = asarray_like(self.scatter, Hb)
-        return asarray_like(Hb, self._smean)
-
-    def _merge(self, k, Xk):
-        """Chan et al.'s pairwise update of class k with the batch rows Xk (at the stored scale)."""
-        xp = self.xp
-        nb = Xk.shape[0]
-        na = int(self.n[k])
-        if na == 0:
-            self._ref[k] = Xk[0]
-        Xk = Xk - self._ref[k]  # exact for rows within a factor 2 of the reference (Sterbenz)
-        mb = xp.mean(Xk, axis=0)
-        Dk = Xk - mb
-        tot = na + nb
-        delta = mb - self._smean[k]
-        self._smean[k] = self._smean[k] + delta * (nb / tot)
-        w = na * nb / tot
-        self.sq[k] = self.sq[k] + xp.sum(Dk * Dk) + w * xp.sum(delta * delta)
-        if self.full:
-            self.scatter[k] = self.scatter[k] + Dk.T @ Dk + w * (delta[:, None] * delta[None, :])
-        self.n[k] = tot
-
-    @public(H=_H, y=_Y)
-    def update(self, H, y) -> "NCAccumulator":
-        """Add a batch: features H (N × d) with labels y (N,) in [0, K−1]; returns the accumulator.
-
-        Everything is checked before anything is changed, so a refused batch leaves the
-        accumulator as it was. Negative labels are refused (never wrapped).
-        """
-        _, Hb = _features(H)
-        if Hb.shape[1] != self.d:
-            fail("H", to_numpy(Hb), f"must have d = {self.d} columns, got shape {tuple(Hb.shape)}")
-        yh = np.asarray(to_numpy(y))
-        if yh.ndim != 1 or yh.shape[0] != Hb.shape[0] or yh.dtype.kind not in "iu":
-            fail("y", yh, f"must be a 1-D integer label array of length N = {Hb.shape[0]} (one label per row of H)")
-        if yh.size and (yh.min() < 0 or yh.max() >= self.K):
-            fail("y", yh, f"labels must lie in [0, K-1] = [0, {self.K - 1}]")
-        Hb = self._adopt(Hb)
-        xp = self.xp
-        e = _exponent(xp, Hb)
-        if self._e is None:
-            self._e = e
-        elif e > self._e:
-            self._rescale(e - self._e)
-            self._e = e
-        with np.errstate(under="ignore"):
-            Hb = ldexp(Hb, -self._e, xp) if self._e else Hb
-        for k in np.unique(yh):
-            self._merge(int(k), Hb[asarray_like(np.nonzero(yh == k)[0], Hb)])
-        return self
-
-    def _check_all(self):
-        if np.any(self.n == 0):
-            fail(
-                "y",
-                f"counts {self.n.tolist()}",
-                f"every class must have been seen (class {int(np.argmin(self.n))} is empty)",
-            )
-
-    def _mu_G(self, global_mean):
-        return _global_mean(self.xp, self.mean, self.n, global_mean)
-
-    def _scaled_statistics(self, global_mean="class_means", ddof=0) -> ClassStatistics:
-        self._check_all()
-        if not self.full:
-            fail("full_scatter", False, "Σ_W needs full_scatter=True")
-        N = int(self.n.sum())
-        sigma_W = self.xp.sum(self.scatter, axis=0) / N
-        mu_G = self._mu_G(global_mean)
-        Mc = self.mean - mu_G
-        sigma_B = (Mc.T @ Mc) / self.K
-        return ClassStatistics(copy_of(self.mean), mu_G, self.n.copy(), sigma_W, sigma_B, self._class_var(ddof))
-
-    def _class_var(self, ddof):
-        if ddof and np.any(self.n <= ddof):
-            fail("ddof", ddof, "the unbiased class variance needs >= 2 samples per class")
-        return self.sq / asarray_like((self.n - ddof).astype(np.float64), self.sq)
-
-    @public(global_mean=_GMEAN, ddof=_DDOF)
-    def statistics(self, *, global_mean: str = "class_means", ddof: int = 0) -> ClassStatistics:
-        """The :class:`ClassStatistics` of everything seen so far (needs ``full_scatter``); the options
-        are those of :func:`class_statistics`."""
-        st = self._scaled_statistics(global_mean, ddof)
-        e, show = self._e, "the accumulated features"
-        return ClassStatistics(
-            _scale_back("H", show, st.means, e, "the class means"),
-            _scale_back("H", show, st.global_mean, e, "the global mean"),
-            st.counts,
-            _scale_back("H", show, st.sigma_W, 2 * e, "Σ_W"),
-            _scale_back("H", show, st.sigma_B, 2 * e, "Σ_B"),
-            _scale_back("H", show, st.class_var, 2 * e, "the class variances"),
-        )
-
-    @public(variant=_NC1_VARIANTS, global_mean=_GMEAN, pinv_rtol=_RTOL, rank=_RANK, legacy_positional=("variant",))
-    def nc1(
-        self,
-        *,
-        variant: str = "papyan",
-        global_mean: str = "class_means",
-        pinv_rtol: float | None = None,
-        rank: str = "auto",
-    ) -> float:
-        """NC1 of everything seen so far (see :func:`nc1` for the options)."""
-        self._check_all()
-        xp = self.xp
-        if variant != "papyan" and not self.full:
-            Mc = self.mean - self._mu_G(global_mean)
-            return _trace_variant(float(xp.sum(self.sq)) / int(self.n.sum()), float(xp.sum(Mc * Mc)) / self.K, variant)
-        st = self._scaled_statistics(global_mean)
-        return _nc1_from_stats(xp, st.means, st.global_mean, st.sigma_W, self.K, variant, pinv_rtol, rank)
-
-    @public(matrix=Bool(), ddof=_DDOF, dist_exp=Real(lo=0.0, lo_open=True, hi=64.0), reduction=Choice("mean", "cv"))
-    def cdnv(self, *, matrix: bool = False, ddof: int = 0, dist_exp: float = 1.0, reduction: str = "mean"):
-        """CDNV of everything seen so far (see :func:`cdnv` for the options)."""
-        self._check_all()
-        return _cdnv_from(self.mean, self._class_var(ddof), matrix, dist_exp, reduction, self._e)
-
-    @public(variant=Choice("etf", "identity", "zhu", "cosine"), global_mean=_GMEAN, legacy_positional=("variant",))
-    def nc2(self, *, variant: str = "etf", global_mean: str = "class_means") -> float:
-        """NC2 of the class means seen so far (see :func:`nc2`); ``global_mean="samples"`` centres
-        at the sample mean (``nc2(means, counts=n)``)."""
-        self._check_all()
-        return nc2(self.mean, variant=variant, counts=self.n if global_mean == "samples" else None)
-
-    @public(
-        W=_M,
-        variant=Choice("duality", "duality_squared", "etf", "cosine"),
-        global_mean=_GMEAN,
-        legacy_positional=("variant",),
-    )
-    def nc3(self, W, *, variant: str = "duality", global_mean: str = "class_means") -> float:
-        """NC3 of the classifier W (K × d) against the class means seen so far (see :func:`nc3`)."""
-        if variant == "cosine":
-            fail("variant", variant, "the per-sample cosine NC3 needs the samples; use nc3(W, H, y)")
-        self._check_all()
-        W = _check_W(W, self.K, self.d, self.mean)
-        return _nc3_from(self.xp, W, self.mean, self._mu_G(global_mean), None, None, variant)

@@ -26,6 +26,7 @@ from .. import ufm as _ufm
 from .._backend import as_native, dtype_kind, to_numpy
 from .._numerics import safe_norm
 from .._validate import Array, Bool, Choice, Instance, Int, Real, fail, public
+from ..ufm.gram import FrameGram, gram_distance
 
 __all__ = [
     "FeatureStatistics",
@@ -212,12 +213,23 @@ def _distances_from_norms(norms, h_sq, opt, *, K, n_spl, W, b) -> dict:
 def _reference_norms(M, W, b, opt):
     """The norms of :func:`_kernel_norms` at any scale (rescaled: ‖W‖² of a tiny W underflows, ‖W‖ does not)."""
     nan = math.nan
-    norms = [safe_norm(M @ M.T - opt.means_gram), safe_norm(opt.means_gram), nan, nan, nan, nan, nan]
+    norms = [_gram_dist(M, opt.means_gram), _gram_norm(opt.means_gram), nan, nan, nan, nan, nan]
     if W is not None:
-        norms[2:6] = safe_norm(W @ W.T - opt.W_gram), safe_norm(opt.W_gram), float(np.sum(W * W)), safe_norm(W)
+        norms[2:6] = _gram_dist(W, opt.W_gram), _gram_norm(opt.W_gram), float(np.sum(W * W)), safe_norm(W)
     if b is not None:
         norms[6] = safe_norm(b - opt.bias)
     return norms
+
+
+def _gram_dist(A, G):
+    """‖AAᵀ − G‖_F: a FrameGram (the optimum's Gram from pairs.LARGE_K classes on) in O(K·d) memory."""
+    if isinstance(G, FrameGram):
+        return gram_distance(A, G)
+    return safe_norm(A @ A.T - G)
+
+
+def _gram_norm(G):
+    return G.norm() if isinstance(G, FrameGram) else safe_norm(G)
 
 
 def _is64(a) -> bool:

@@ -164,11 +164,13 @@ def nc4_disagreements(Hf, W, b, mu2, offset):
         if b.shape[0]:
             off[k] = b[k]
         off[K + k] = offset[k]
-    scores = np.dot(Hf, R)
     out = 0
-    for i in range(B):
-        if _argmax(scores[i], off, 0, K) != _argmax(scores[i], off, K, 2 * K):
-            out += 1
+    step = max(1, 2**21 // (2 * K))  # rows per product: at most 2^21 scores (16 MB) at a time, whatever K
+    for lo in range(0, B, step):
+        scores = np.dot(Hf[lo : lo + step], R)
+        for i in range(scores.shape[0]):
+            if _argmax(scores[i], off, 0, K) != _argmax(scores[i], off, K, 2 * K):
+                out += 1
     return out
 
 

@@ -22,8 +22,11 @@ from .._files import atomic_path
 from .._threads import blas_threads
 from .._validate import Anything, Bool, Choice, Int, PathOut, Real, fail, public, public_class
 from .._nc_kernels import KEYS as SUMMARY_KEYS
-from .._nc_kernels import epoch_numbers
-from ..metrics import ClassStatistics, nc_summary_from_moments
+from .._nc_kernels import JACOBI_MAX_K, epoch_numbers
+from ..metrics import ClassStatistics, class_statistics_from_moments, nc_summary_from_moments
+from ..metrics.nc import nc_summary_and_frames
+from ..metrics import pairs as _pairs
+from ..ufm.gram import gram_distance_from_fit
 from ..nc_diagnosis import applicable_result, ufm_distances
 from ..nc_diagnosis.statistics import distances_from_kernel_norms
 from . import _kernels
@@ -237,6 +240,13 @@ class _Moments:
 
     def summary(self, W=None):
         """(statistics, NC metrics) of the epoch's moments; ``W`` the classifier (NumPy float64) or None."""
+        counts, sums, scatter, sq, shift = self.on_host()
+        # the moments are the monitor's own well-formed arrays: the body of the public function, without
+        # its argument checks (which copy every array; the body checks shapes, counts and finiteness itself)
+        return nc_summary_from_moments.__wrapped__(counts, sums, scatter, sq, shift, W, upper=self.upper)
+
+    def on_host(self):
+        """The five moments as NumPy arrays (views on the CPU; one transfer from another device)."""
         # one transfer to the host (one synchronisation on a GPU) for the five moments: the counts ride along
         # as float64, exact below 2^53
         if self.host:  # already there: views, no copy
@@ -249,9 +259,7 @@ class _Moments:
                 for part, t in zip(np.split(host, np.cumsum([t.numel() for t in moments])[:-1]), moments)
             )
             counts = counts.astype(np.int64)
-        # the moments are the monitor's own well-formed arrays: the body of the public function, without
-        # its argument checks (which copy every array; the body checks shapes, counts and finiteness itself)
-        return nc_summary_from_moments.__wrapped__(counts, sums, scatter, sq, shift, W, upper=self.upper)
+        return counts, sums, scatter, sq, shift
 
 
 def _host_view(t):
@@ -610,7 +618,9 @@ class NCMonitor:
         # here have at most K·d·max(K, d) multiply-adds; up to 2^16 (OpenBLAS runs GEMMs of up to 2^18 on
         # one thread) small layers skip the limit, whose setting and restoring cost more than their metrics
         d = m.sums.shape[1]
-        with blas_threads(1) if self.K * d * max(self.K, d) > 2**16 else contextlib.nullcontext():
+        # From pairs.LARGE_K classes on, the tiles' products are large GEMMs: BLAS keeps its threads there
+        single = self.K * d * max(self.K, d) > 2**16 and self.K < _pairs.LARGE_K
+        with blas_threads(1) if single else contextlib.nullcontext():
             row = self._row(m)
         self._ref, self._ref_device = self.statistics.means, m.sums.device  # NumPy float64 (host statistics)
         self._moments, self._open = None, False
@@ -643,6 +653,8 @@ class NCMonitor:
             if self.bias:
                 b = _host_float64(self.classifier.bias)
         got = self._host_numbers(m, W, b) if m.host else None
+        if got is None and self.K >= _pairs.LARGE_K:
+            got = self._large_numbers(m, W, b)
         if got is None:
             st, summary = m.summary(W)
             app = self._applicability(st.d, st.counts.tolist())
@@ -667,6 +679,8 @@ class NCMonitor:
         the wrong width, a bias the optimum does not have)."""
         counts, sums, scatter, sq, shift = m.host_moments()
         K, d = sums.shape
+        if K > JACOBI_MAX_K:
+            return None  # beyond the compiled kernel's classes: _large_numbers or the public functions
         n = counts.tolist()
         if 0 in n:
             return None  # refused by the statistics, naming the empty class
@@ -693,6 +707,32 @@ class NCMonitor:
         summary = dict(zip(SUMMARY_KEYS if W is not None else SUMMARY_KEYS[:8], summary.tolist()))
         kw = dict(K=K, n_spl=app.n_spl, W=W is not None, b=b is not None)
         return st, summary, distances_from_kernel_norms(norms, h_norm_sq / sum(n), opt, **kw), app
+
+    def _large_numbers(self, m, W, b):
+        """(statistics, summary, UFM distances, applicability) from pairs.LARGE_K classes on: the statistics of the
+        moments, nc_summary's one tiled pass over the class pairs (two with a classifier), and the distances to
+        the optimum's Grams from that pass's frame fits (no K×K matrix, no further pass); None where the public
+        functions must decide (an empty class, a classifier of another width: they refuse it)."""
+        counts, sums, scatter, sq, shift = m.on_host()
+        K, d = sums.shape
+        if 0 in counts.tolist() or (W is not None and W.shape != (K, d)):
+            return None
+        if m.upper:
+            scatter = np.triu(scatter) + np.triu(scatter, 1).T
+        st = class_statistics_from_moments.__wrapped__(counts, sums, scatter, sq, shift)
+        summary, frames = nc_summary_and_frames.__wrapped__(st, W)
+        app = self._applicability(d, st.counts.tolist())
+        opt = app.optimum
+        use_b = b is not None and opt.bias is not None
+        norms = np.full(6, math.nan)  # the layout of fctheory._nc_kernels.ufm_norms
+        norms[0], norms[1] = gram_distance_from_fit(frames["means"], opt.means_gram, st.means), opt.means_gram.norm()
+        if W is not None:
+            norms[2], norms[3] = gram_distance_from_fit(frames["W"], opt.W_gram, W), opt.W_gram.norm()
+            norms[4] = float(np.einsum("ij,ij->", W, W))
+        if use_b:
+            norms[5] = float(np.linalg.norm(b - opt.bias))
+        kw = dict(K=K, n_spl=app.n_spl, W=W is not None, b=use_b)
+        return st, summary, distances_from_kernel_norms(norms, st.H_norm_sq / st.N, opt, **kw), app
 
     def _applicability(self, d, counts):
         """The UFM result for width d and these class counts (a list): solved once per training."""

@@ -23,6 +23,8 @@ import numpy as np
 
 from .._budget import check_work
 from .._validate import Array, Bool, Choice, Int, Seed, fail, public
+from ..metrics import pairs as _pairs
+from .gram import frame_gram
 from ._common import (
     KIND_K,
     KIND_LAM,
@@ -123,11 +125,13 @@ def ce(*, K: int, n_spl: int, lam_W: float, lam_H: float, bias: bool = False) ->
     given); a ρ* or ‖H*‖² beyond the float64 range (λ_H/λ_W > ~1e600) is refused.
     """
     n = n_spl  # the papers' n (samples per class)
-    gram_budget("K", K, K, 3, "ufm.ce")
+    if K < _pairs.LARGE_K:  # dense K×K Grams; from LARGE_K on the three numbers of a FrameGram
+        gram_budget("K", K, K, 3, "ufm.ce")
+    else:  # the classes are counted as items (and the bias is a K-vector)
+        check_work("K", K, items=K, bytes=8 * K if bias else 0, what="ufm.ce (K classes)")
     lq, lKq = _logs(K, n, lam_W, lam_H)
     t = _gap_to_threshold(K, n, lam_W, lam_H, lKq)  # 1 − Kq, no cancellation near the threshold
     trivial = t <= 0.0
-    P = _etf(K)
     l_hw = 0.5 * (math.log(lam_W) - math.log(n) - math.log(lam_H))  # log of h/w = √(λ_W/(nλ_H))
     if trivial:
         value, rho, gap, Hn2, mg = math.log(K), 0.0, 0.0, 0.0, 0.0
@@ -146,8 +150,8 @@ def ce(*, K: int, n_spl: int, lam_W: float, lam_H: float, bias: bool = False) ->
         value=float(value),
         W_norm_sq=float(rho),
         H_norm_sq=float(Hn2),
-        W_gram=rho / (K - 1) * P,
-        means_gram=mg * P,
+        W_gram=frame_gram(K, rho / (K - 1), "etf"),
+        means_gram=frame_gram(K, mg, "etf"),
         bias=np.zeros(K) if bias else None,
         threshold=1.0,
         trivial=bool(trivial),
@@ -179,11 +183,14 @@ def mse(*, K: int, n_spl: int, lam_W: float, lam_H: float, bias: bool = False) -
     Evaluated through log q (any λ > 0, any n); norms beyond the float64 range are refused.
     """
     n = n_spl  # the papers' n (samples per class)
-    gram_budget("K", K, K, 3, "ufm.mse")
+    if K < _pairs.LARGE_K:  # dense K×K Grams; from LARGE_K on the three numbers of a FrameGram
+        gram_budget("K", K, K, 3, "ufm.mse")
+    else:  # the classes are counted as items (and the bias is a K-vector)
+        check_work("K", K, items=K, bytes=8 * K if bias else 0, what="ufm.mse (K classes)")
     lq, lKq = _logs(K, n, lam_W, lam_H)
     s = _gap_to_threshold(K, n, lam_W, lam_H, lKq)  # 1 − Kq without cancellation
     trivial = s <= 0.0
-    T = _etf(K) if bias else np.eye(K)
+    kind = "etf" if bias else "identity"
     r = K - 1 if bias else K  # rank of the target
     l_hw = 0.5 * (math.log(lam_W) - math.log(n) - math.log(lam_H))
     if trivial:
@@ -203,8 +210,8 @@ def mse(*, K: int, n_spl: int, lam_W: float, lam_H: float, bias: bool = False) -
         value=float(value),
         W_norm_sq=float(Wn2),
         H_norm_sq=float(Hn2),
-        W_gram=a2 * T,
-        means_gram=mg * T,
+        W_gram=frame_gram(K, a2, kind),
+        means_gram=frame_gram(K, mg, kind),
         bias=np.full(K, 1.0 / K) if bias else None,
         threshold=1.0,
         trivial=bool(trivial),

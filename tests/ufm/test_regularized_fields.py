@@ -8,6 +8,8 @@ import mpmath
 import numpy as np
 import pytest
 
+from fctheory.ufm.gram import FrameGram
+
 from fctheory import FCTheoryError
 from fctheory.ufm import regularized
 
@@ -95,9 +97,14 @@ def test_overflowing_norms_are_refused_naming_the_small_lambda(solve, what_W, wh
 
 
 @pytest.mark.parametrize("solve,name", [(regularized.ce, "ufm.ce"), (regularized.mse, "ufm.mse")])
-def test_a_huge_K_is_refused_by_the_memory_budget(solve, name):
-    with pytest.raises(FCTheoryError, match=f"^K=10000000 is invalid: {name} \\(3 K x K matrices\\)"):
-        solve(K=10**7, n_spl=1, lam_W=0.1, lam_H=0.1)
+def test_a_huge_K_keeps_its_grams_as_frames_and_refuses_their_arrays(solve, name):
+    # from metrics.pairs.LARGE_K classes on the Grams are FrameGrams (three numbers); the K x K array of one
+    # is sized against the memory budget when it is asked for
+    opt = solve(K=10**7, n_spl=1, lam_W=1e-9, lam_H=1e-9)
+    assert isinstance(opt.W_gram, FrameGram) and opt.W_gram.shape == (10**7, 10**7)
+    assert opt.W_gram.trace() == pytest.approx(opt.W_norm_sq, rel=1e-12)
+    with pytest.raises(FCTheoryError, match="^K=10000000 is invalid: the K x K Gram matrix of the UFM optimum"):
+        np.asarray(opt.means_gram)
 
 
 def test_mse_norm_overflowing_only_after_the_rank_factor_is_refused():
