@@ -216,8 +216,9 @@ def test_layernorm_features_refuse_constant_columns():
     [
         (lambda: metrics.etf_gram(10**9), "K"),
         (lambda: NCAccumulator(10, 10**6), "d"),
-        (lambda: ufm.ce(K=10**8, n_spl=5, lam_W=0.1, lam_H=0.1), "K"),
-        (lambda: ufm.mse(K=10**8, n_spl=5, lam_W=0.1, lam_H=0.1), "K"),
+        # the closed-form optima hold their K×K Grams as three numbers (FrameGram): K is bounded by the items budget
+        (lambda: ufm.ce(K=10**9, n_spl=5, lam_W=0.1, lam_H=0.1), "K"),
+        (lambda: ufm.mse(K=10**9, n_spl=5, lam_W=0.1, lam_H=0.1), "K"),
         (lambda: ufm.max_margin(K=10**6, n_spl=5), "K"),
         (lambda: ufm.solve_ce(K=2, n_spl=10**8, d=2, lam_W=0.1, lam_H=0.1), "n_spl"),
         (lambda: ufm.solve_max_margin(K=3, n_spl=10**9, d=2), "n_spl"),
