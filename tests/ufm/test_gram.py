@@ -10,7 +10,6 @@ from fctheory.metrics import pairs
 from fctheory.ufm.gram import FrameGram, frame_gram, gram_distance
 
 
-
 @pytest.mark.parametrize("kind", ["etf", "identity"])
 @pytest.mark.parametrize("offset", [0.0, 30.0])
 def test_frame_gram_distances_against_long_double(kind, offset):
