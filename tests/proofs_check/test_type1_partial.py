@@ -100,3 +100,133 @@ def test_certificate_bound_covers_the_engine_enumeration_distance_and_both_svd_b
     expected = cross + svd_bound(G.shape, sg[0]) / lam + len(sx) * svd_bound(X.shape, sx[0]) / nuc
     assert bound == pytest.approx(expected, rel=1e-12) and bound > cross
     assert f == pytest.approx(_risk.f_value(_risk.enumerate_sentences(task), X), rel=1e-12)
+
+
+def _g(task, X, lam):
+    """g(X) = f(X) + λ‖X‖_* from the independent enumeration."""
+    S = _risk.enumerate_sentences(task)
+    return _risk.f_value(S, X) + lam * float(np.sum(np.linalg.svd(X, compute_uv=False)))
+
+
+def test_partial_tasks_yields_the_full_task_then_random_and_lemma_b_sets_per_size_in_order():
+    from fctheory import search_lemma_B
+
+    got = list(t1.partial_tasks(shapes=((2, 2), (3, 2)), s_cs=(1, 2), seeds=(0, 3)))
+    want = []
+    for n_c, L in ((2, 2), (3, 2)):
+        lb = {2: [[0, 0], [1, 1]]} if n_c == 2 else {3: [[0, 0], [1, 1], [2, 2]]}
+        for s_c in (1, 2):
+            want.append(("full", -1, n_c, s_c, L, n_c**L))
+            for K in range(2, n_c**L):
+                want += [("random", seed, n_c, s_c, L, K) for seed in (0, 3)]
+                if K in lb:
+                    want.append(("lemmaB", -1, n_c, s_c, L, K))
+    assert [(k, s, t.n_c, t.s_c, t.L, t.K) for k, s, t in got] == want
+    for kind, seed, task in got:
+        if kind == "random":
+            assert np.array_equal(task.Z, Task.random(task.n_c, task.s_c, task.L, task.K, seed=seed).Z)
+        elif kind == "lemmaB":
+            ex = search_lemma_B(n_c=task.n_c, L=task.L, with_origin=True).examples[task.K]
+            assert np.array_equal(task.Z, ex) and np.array_equal(
+                task.Z, np.diag(range(task.n_c)) @ np.ones((task.n_c, 2))
+            )
+        else:
+            assert np.array_equal(task.Z, Task.full(task.n_c, task.s_c, task.L).Z)
+
+
+def test_partial_tasks_without_lemma_b_yields_no_lemma_b_set():
+    got = list(t1.partial_tasks(shapes=((2, 2),), s_cs=(1,), seeds=(1,), lemma_b=False))
+    assert [(k, s, t.K) for k, s, t in got] == [("full", -1, 4), ("random", 1, 2), ("random", 1, 3)]
+
+
+def test_partial_tasks_beyond_nine_searches_lemma_b_sets_only_for_the_listed_sizes(monkeypatch):
+    calls = []
+    Z5 = np.array([[0, 0, 0, 0], [1, 1, 1, 1], [0, 1, 0, 1], [1, 0, 1, 0], [0, 0, 1, 1]])
+
+    class Found:
+        examples = {5: Z5}
+
+    def fake(**kw):
+        calls.append(kw)
+        return Found()
+
+    monkeypatch.setattr(t1, "search_lemma_B", fake)
+    monkeypatch.setattr(t1, "LEMMA_B_SIZES", {(2, 4): (5,)})
+    got = list(t1.partial_tasks(shapes=((2, 4),), s_cs=(1,), seeds=()))
+    assert calls == [dict(n_c=2, L=4, K=5, with_origin=True)]
+    assert [(k, t.K) for k, _, t in got] == [("full", 16), ("lemmaB", 5)]
+    assert np.array_equal(got[1][2].Z, Z5)
+    calls.clear()
+    assert [k for k, _, _ in t1.partial_tasks(shapes=((2, 4),), s_cs=(1,), seeds=(), lemma_b=False)] == ["full"]
+    assert calls == []
+
+
+def test_best_scale_beyond_one_is_the_root_of_the_slope_to_full_precision():
+    task = Task.random(3, 2, 2, 5, seed=0)
+    lam = 0.9 * t1.lambda0(task)
+    S = _risk.enumerate_sentences(task)
+    _, _, X = t1.type1_X(task, lam)
+    nuc = float(np.sum(np.linalg.svd(X, compute_uv=False)))
+    t = t1._best_scale(S, X, lam, nuc)
+
+    def slope(s):
+        return float(np.sum(_risk.f_grad(S, s * X)[1] * X)) + lam * nuc
+
+    assert t > 1  # the bracket [0, 1] had to be doubled
+    assert slope(t * (1 - 1e-12)) < 0 < slope(t * (1 + 1e-12))
+    assert _g(task, t * X, lam) < min(_g(task, t * (1 - 1e-3) * X, lam), _g(task, t * (1 + 1e-3) * X, lam))
+
+
+def test_best_scale_is_zero_where_g_increases_from_the_origin_along_the_ray():
+    task = Task.random(2, 1, 3, 2, seed=0)
+    lam = 0.9 * t1.lambda0(task)
+    S = _risk.enumerate_sentences(task)
+    _, _, X = t1.type1_X(task, lam)
+    nuc = float(np.sum(np.linalg.svd(X, compute_uv=False)))
+    assert float(np.sum(_risk.f_grad(S, 0 * X)[1] * X)) + lam * nuc > 0
+    assert t1._best_scale(S, X, lam, nuc) == 0.0
+
+
+def test_type1_row_records_its_task_lambda_and_the_rescaled_point_certificate():
+    task = Task.random(3, 2, 2, 5, seed=0)
+    row = t1.type1_row(task, 0.9, kind="random", seed=7)
+    lam = 0.9 * t1.lambda0(task)
+    assert (row.n_c, row.s_c, row.L, row.K, row.kind, row.seed, row.frac) == (3, 2, 2, 5, "random", 7, 0.9)
+    assert row.lam == lam and row.ratio == 5 / 9
+    assert row.z == "|".join("".join(str(v) for v in r) for r in task.Z.tolist()) and row.lemma_b is False
+    _, _, X = t1.type1_X(task, lam)
+    assert row.t_star > 1
+    rho_t, align_t, bound_t, _, _ = t1.certificate(task, row.t_star * X, lam)
+    assert row.rho_star == rho_t and row.verdict_star == t1.verdict(rho_t, align_t, bound_t, row.balance)
+    assert row.verdict_star == "refuted" and row.verdict == "refuted"
+    assert row.gain_star == pytest.approx(_g(task, X, lam) - _g(task, row.t_star * X, lam), rel=1e-9)
+    assert row.gain_star > 0
+
+
+@pytest.mark.parametrize(("frac", "star"), [(0.9, "origin"), (0.79, "refuted")])
+def test_type1_row_at_a_zero_best_scale_certifies_the_origin_iff_the_gradient_there_is_within_lambda(frac, star):
+    task = Task.random(2, 1, 3, 2, seed=0)
+    row = t1.type1_row(task, frac)
+    lam = frac * t1.lambda0(task)
+    _, _, X = t1.type1_X(task, lam)
+    _, G0 = _risk.f_grad(_risk.enumerate_sentences(task), np.zeros_like(X))
+    assert row.t_star == 0.0
+    assert row.rho_star == pytest.approx(np.linalg.svd(G0, compute_uv=False)[0] / lam, rel=1e-14)
+    assert row.verdict_star == star and (row.rho_star <= 1) == (star == "origin")
+    f0 = _risk.f_value(_risk.enumerate_sentences(task), np.zeros_like(X))
+    assert row.gain_star == pytest.approx(_g(task, X, lam) - f0, rel=1e-9)
+
+
+def test_type1_row_flags_a_lemma_b_set():
+    row = t1.type1_row(Task(2, 1, 2, np.array([[0, 0], [1, 1]])), 0.5, kind="lemmaB")
+    assert row.lemma_b is True and row.kind == "lemmaB" and row.seed == -1 and row.z == "00|11"
+
+
+def test_type1_row_balance_is_the_relative_excess_of_the_risk_over_g_and_refutes_a_rescaled_point():
+    task = Task.full(2, 2, 2)
+    lam = 0.4 * t1.lambda0(task)
+    row = t1.type1_row(task, 0.4, kind="full", c_scale=1.5)
+    W, U, X = t1.type1_X(task, lam, c_scale=1.5)
+    R = _risk.risk(task, W, U, lam)
+    assert row.balance == pytest.approx((R - _g(task, X, lam)) / R, rel=1e-9)
+    assert row.balance > 1e-3 and row.verdict == "refuted"
