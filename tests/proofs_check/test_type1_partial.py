@@ -230,3 +230,36 @@ def test_type1_row_balance_is_the_relative_excess_of_the_risk_over_g_and_refutes
     R = _risk.risk(task, W, U, lam)
     assert row.balance == pytest.approx((R - _g(task, X, lam)) / R, rel=1e-9)
     assert row.balance > 1e-3 and row.verdict == "refuted"
+
+
+def test_minimiser_summary_describes_the_lowest_of_the_seeds_minimisers():
+    from fctheory import minimize_true_risk
+    from fctheory.metrics import within_concept_spread
+
+    task = Task.random(2, 2, 2, 3, seed=4)
+    m = t1.minimiser_summary(task, 0.5, seeds=(0, 1))
+    lam = 0.5 * t1.lambda0(task)
+    d = min(task.n_w, task.K * task.L)
+    assert m.d == d == 4
+    runs = [minimize_true_risk(task, d=d, lam=lam, seed=s, gtol=1e-11) for s in (0, 1)]
+    Rs = [float(r[2].R) for r in runs]
+    W, U, res = runs[int(np.argmin(Rs))]
+    assert (m.R_min, m.R_spread, m.success) == (min(Rs), max(Rs) - min(Rs), bool(res.success))
+    assert m.gap == m.R_type1 - min(Rs)
+    norms = np.linalg.norm(W, axis=0)
+    assert m.word_norm_spread == pytest.approx((norms.max() - norms.min()) / norms.mean(), rel=1e-12)
+    Wn = W / norms
+    C = Wn.T @ Wn
+    same = task.word_concept[:, None] == task.word_concept[None, :]
+    off = ~np.eye(task.n_w, dtype=bool)
+    assert m.cos_within == pytest.approx(C[same & off].mean(), rel=1e-9, abs=1e-12)
+    assert m.cos_across == pytest.approx(C[~same].mean(), rel=1e-9, abs=1e-12)
+    assert m.within_spread == within_concept_spread(task, W).spread
+    sx = np.linalg.svd(_risk.X_of(W, U, task.L), compute_uv=False)
+    assert m.rank_X == int(np.sum(sx > 1e-8 * sx[0]))
+    assert len(m.pca_W) == 4
+
+
+def test_minimiser_summary_uses_a_given_width():
+    task = Task.random(2, 2, 2, 3, seed=4)
+    assert t1.minimiser_summary(task, 0.5, seeds=(0,), d=3).d == 3
