@@ -263,3 +263,25 @@ def test_minimiser_summary_describes_the_lowest_of_the_seeds_minimisers():
 def test_minimiser_summary_uses_a_given_width():
     task = Task.random(2, 2, 2, 3, seed=4)
     assert t1.minimiser_summary(task, 0.5, seeds=(0,), d=3).d == 3
+
+
+def test_partial_tasks_searches_every_size_with_the_origin_up_to_nine_and_only_listed_sizes_beyond(monkeypatch):
+    calls = []
+
+    class Found:
+        examples = {}
+
+    def fake(**kw):
+        calls.append(kw)
+        return Found()
+
+    monkeypatch.setattr(t1, "search_lemma_B", fake)
+    monkeypatch.setattr(t1, "LEMMA_B_SIZES", {(10, 1): (4,)})
+    shapes = ((2, 2), (3, 2), (10, 1), (2, 4))  # n_c^L = 4, 9 (exhaustive), 10, 16 (listed sizes, none for (2, 4))
+    got = list(t1.partial_tasks(shapes=shapes, s_cs=(1,), seeds=()))
+    assert calls == [
+        dict(n_c=2, L=2, with_origin=True),
+        dict(n_c=3, L=2, with_origin=True),
+        dict(n_c=10, L=1, K=4, with_origin=True),
+    ]
+    assert [(k, t.K) for k, _, t in got] == [("full", 4), ("full", 9), ("full", 10), ("full", 16)]
