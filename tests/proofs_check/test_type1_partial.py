@@ -207,6 +207,7 @@ def test_type1_row_records_its_task_lambda_and_the_rescaled_point_certificate():
 def test_type1_row_at_a_zero_best_scale_certifies_the_origin_iff_the_gradient_there_is_within_lambda(frac, star):
     task = Task.random(2, 1, 3, 2, seed=0)
     row = t1.type1_row(task, frac)
+    assert (row.kind, row.seed) == ("random", -1)  # the defaults
     lam = frac * t1.lambda0(task)
     _, _, X = t1.type1_X(task, lam)
     _, G0 = _risk.f_grad(_risk.enumerate_sentences(task), np.zeros_like(X))
