@@ -227,7 +227,12 @@ def test_type1_row_balance_is_the_relative_excess_of_the_risk_over_g_and_refutes
     task = Task.full(2, 2, 2)
     lam = 0.4 * t1.lambda0(task)
     row = t1.type1_row(task, 0.4, kind="full", c_scale=1.5)
-    W, U, X = t1.type1_X(task, lam, c_scale=1.5)
+    from fctheory import type1_configuration
+
+    W, U = type1_configuration(task, d=task.n_c, lam=lam)
+    W = 1.5 * W  # c·1.5: ‖W‖² > ‖Û‖², so R > g(ÛᵀW)
+    X = _risk.X_of(W, U, task.L)
+    assert np.array_equal(X, t1.type1_X(task, lam, c_scale=1.5)[2])
     R = _risk.risk(task, W, U, lam)
     assert row.balance == pytest.approx((R - _g(task, X, lam)) / R, rel=1e-9)
     assert row.balance > 1e-3 and row.verdict == "refuted"
