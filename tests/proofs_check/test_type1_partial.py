@@ -291,3 +291,21 @@ def test_partial_tasks_searches_every_size_with_the_origin_up_to_nine_and_only_l
         dict(n_c=10, L=1, K=4, with_origin=True),
     ]
     assert [(k, t.K) for k, _, t in got] == [("full", 4), ("full", 9), ("full", 10), ("full", 16)]
+
+
+def test_certificate_bound_carries_a_planted_engine_enumeration_distance_divided_by_lambda(monkeypatch):
+    from proofs_check.certificates import svd_bound
+
+    task = Task.random(2, 2, 2, 3, seed=4)
+    lam = 0.3 * t1.lambda0(task)
+    _, _, X = t1.type1_X(task, lam)
+    f_grad = _risk.f_grad
+    delta = np.full(X.shape, 1e-9)
+    monkeypatch.setattr(_risk, "f_grad", lambda S, Y: (f_grad(S, Y)[0], f_grad(S, Y)[1] + delta))
+    _, _, bound, _, nuc = t1.certificate(task, X, lam)
+    _, G = engine_grad_f(task, X)
+    sg, sx = np.linalg.svd(G, compute_uv=False), np.linalg.svd(X, compute_uv=False)
+    svd_part = svd_bound(G.shape, sg[0]) / lam + len(sx) * svd_bound(X.shape, sx[0]) / nuc
+    cross = np.linalg.norm(f_grad(_risk.enumerate_sentences(task), X)[1] + delta - G) / lam
+    assert cross > 1e-9 / lam  # the planted distance dominates the two runs' own difference
+    assert bound == pytest.approx(cross + svd_part, rel=1e-9)
