@@ -309,3 +309,23 @@ def test_certificate_bound_carries_a_planted_engine_enumeration_distance_divided
     cross = np.linalg.norm(f_grad(_risk.enumerate_sentences(task), X)[1] + delta - G) / lam
     assert cross > 1e-9 / lam  # the planted distance dominates the two runs' own difference
     assert bound == pytest.approx(cross + svd_part, rel=1e-12, abs=0)
+
+
+@pytest.mark.parametrize(
+    ("args", "frac", "lo", "hi"),
+    [((2, 2, 2, 3, 4), 0.3, 0.0, 1.0), ((3, 2, 2, 5, 0), 0.99, 4.0, 8.0)],
+    ids=["root-below-one", "root-after-two-doublings"],
+)
+def test_best_scale_finds_the_slope_root_below_one_and_after_several_doublings(args, frac, lo, hi):
+    task = Task.random(*args[:4], seed=args[4])
+    lam = frac * t1.lambda0(task)
+    S = _risk.enumerate_sentences(task)
+    _, _, X = t1.type1_X(task, lam)
+    nuc = float(np.sum(np.linalg.svd(X, compute_uv=False)))
+    t = t1._best_scale(S, X, lam, nuc)
+
+    def slope(s):
+        return float(np.sum(_risk.f_grad(S, s * X)[1] * X)) + lam * nuc
+
+    assert lo < t < hi
+    assert slope(t * (1 - 1e-13)) < 0 < slope(t * (1 + 1e-13))
