@@ -98,5 +98,234 @@ def test_certificate_bound_covers_the_engine_enumeration_distance_and_both_svd_b
     assert align == pytest.approx((np.sum(G * X) + lam * nuc) / (lam * nuc), rel=1e-12, abs=1e-15)
     cross = np.linalg.norm(G - G_enum) / lam
     expected = cross + svd_bound(G.shape, sg[0]) / lam + len(sx) * svd_bound(X.shape, sx[0]) / nuc
-    assert bound == pytest.approx(expected, rel=1e-12) and bound > cross
+    assert bound == pytest.approx(expected, rel=1e-12, abs=0) and bound > cross  # abs=0: the bound is ~1e-15
     assert f == pytest.approx(_risk.f_value(_risk.enumerate_sentences(task), X), rel=1e-12)
+
+
+def _g(task, X, lam):
+    """g(X) = f(X) + λ‖X‖_* from the independent enumeration."""
+    S = _risk.enumerate_sentences(task)
+    return _risk.f_value(S, X) + lam * float(np.sum(np.linalg.svd(X, compute_uv=False)))
+
+
+def test_partial_tasks_yields_the_full_task_then_random_and_lemma_b_sets_per_size_in_order():
+    from fctheory import search_lemma_B
+
+    got = list(t1.partial_tasks(shapes=((2, 2), (3, 2)), s_cs=(1, 2), seeds=(0, 3)))
+    want = []
+    for n_c, L in ((2, 2), (3, 2)):
+        lb = {2: [[0, 0], [1, 1]]} if n_c == 2 else {3: [[0, 0], [1, 1], [2, 2]]}
+        for s_c in (1, 2):
+            want.append(("full", -1, n_c, s_c, L, n_c**L))
+            for K in range(2, n_c**L):
+                want += [("random", seed, n_c, s_c, L, K) for seed in (0, 3)]
+                if K in lb:
+                    want.append(("lemmaB", -1, n_c, s_c, L, K))
+    assert [(k, s, t.n_c, t.s_c, t.L, t.K) for k, s, t in got] == want
+    for kind, seed, task in got:
+        if kind == "random":
+            assert np.array_equal(task.Z, Task.random(task.n_c, task.s_c, task.L, task.K, seed=seed).Z)
+        elif kind == "lemmaB":
+            ex = search_lemma_B(n_c=task.n_c, L=task.L, with_origin=True).examples[task.K]
+            assert np.array_equal(task.Z, ex) and np.array_equal(
+                task.Z, np.diag(range(task.n_c)) @ np.ones((task.n_c, 2))
+            )
+        else:
+            assert np.array_equal(task.Z, Task.full(task.n_c, task.s_c, task.L).Z)
+
+
+def test_partial_tasks_without_lemma_b_yields_no_lemma_b_set():
+    got = list(t1.partial_tasks(shapes=((2, 2),), s_cs=(1,), seeds=(1,), lemma_b=False))
+    assert [(k, s, t.K) for k, s, t in got] == [("full", -1, 4), ("random", 1, 2), ("random", 1, 3)]
+
+
+def test_partial_tasks_beyond_nine_searches_lemma_b_sets_only_for_the_listed_sizes(monkeypatch):
+    calls = []
+    Z5 = np.array([[0, 0, 0, 0], [1, 1, 1, 1], [0, 1, 0, 1], [1, 0, 1, 0], [0, 0, 1, 1]])
+
+    class Found:
+        examples = {5: Z5}
+
+    def fake(**kw):
+        calls.append(kw)
+        return Found()
+
+    monkeypatch.setattr(t1, "search_lemma_B", fake)
+    monkeypatch.setattr(t1, "LEMMA_B_SIZES", {(2, 4): (5,)})
+    got = list(t1.partial_tasks(shapes=((2, 4),), s_cs=(1,), seeds=()))
+    assert calls == [dict(n_c=2, L=4, K=5, with_origin=True)]
+    assert [(k, t.K) for k, _, t in got] == [("full", 16), ("lemmaB", 5)]
+    assert np.array_equal(got[1][2].Z, Z5)
+    calls.clear()
+    assert [k for k, _, _ in t1.partial_tasks(shapes=((2, 4),), s_cs=(1,), seeds=(), lemma_b=False)] == ["full"]
+    assert calls == []
+
+
+def test_best_scale_beyond_one_is_the_root_of_the_slope_to_full_precision():
+    task = Task.random(3, 2, 2, 5, seed=0)
+    lam = 0.9 * t1.lambda0(task)
+    S = _risk.enumerate_sentences(task)
+    _, _, X = t1.type1_X(task, lam)
+    nuc = float(np.sum(np.linalg.svd(X, compute_uv=False)))
+    t = t1._best_scale(S, X, lam, nuc)
+
+    def slope(s):
+        return float(np.sum(_risk.f_grad(S, s * X)[1] * X)) + lam * nuc
+
+    assert t > 1  # the bracket [0, 1] had to be doubled
+    assert slope(t * (1 - 1e-12)) < 0 < slope(t * (1 + 1e-12))
+    assert _g(task, t * X, lam) < min(_g(task, t * (1 - 1e-3) * X, lam), _g(task, t * (1 + 1e-3) * X, lam))
+
+
+def test_best_scale_is_zero_where_g_increases_from_the_origin_along_the_ray():
+    task = Task.random(2, 1, 3, 2, seed=0)
+    lam = 0.9 * t1.lambda0(task)
+    S = _risk.enumerate_sentences(task)
+    _, _, X = t1.type1_X(task, lam)
+    nuc = float(np.sum(np.linalg.svd(X, compute_uv=False)))
+    assert float(np.sum(_risk.f_grad(S, 0 * X)[1] * X)) + lam * nuc > 0
+    assert t1._best_scale(S, X, lam, nuc) == 0.0
+
+
+def test_type1_row_records_its_task_lambda_and_the_rescaled_point_certificate():
+    task = Task.random(3, 2, 2, 5, seed=0)
+    row = t1.type1_row(task, 0.9, kind="random", seed=7)
+    lam = 0.9 * t1.lambda0(task)
+    assert (row.n_c, row.s_c, row.L, row.K, row.kind, row.seed, row.frac) == (3, 2, 2, 5, "random", 7, 0.9)
+    assert row.lam == lam and row.ratio == 5 / 9
+    assert row.z == "|".join("".join(str(v) for v in r) for r in task.Z.tolist()) and row.lemma_b is False
+    _, _, X = t1.type1_X(task, lam)
+    assert row.t_star > 1
+    rho_t, align_t, bound_t, _, _ = t1.certificate(task, row.t_star * X, lam)
+    assert row.rho_star == rho_t and row.verdict_star == t1.verdict(rho_t, align_t, bound_t, row.balance)
+    assert row.verdict_star == "refuted" and row.verdict == "refuted"
+    assert row.gain_star == pytest.approx(_g(task, X, lam) - _g(task, row.t_star * X, lam), rel=1e-9, abs=0)
+    assert row.gain_star > 0
+
+
+@pytest.mark.parametrize(("frac", "star"), [(0.9, "origin"), (0.79, "refuted")])
+def test_type1_row_at_a_zero_best_scale_certifies_the_origin_iff_the_gradient_there_is_within_lambda(frac, star):
+    task = Task.random(2, 1, 3, 2, seed=0)
+    row = t1.type1_row(task, frac)
+    assert (row.kind, row.seed) == ("random", -1)  # the defaults
+    lam = frac * t1.lambda0(task)
+    _, _, X = t1.type1_X(task, lam)
+    _, G0 = _risk.f_grad(_risk.enumerate_sentences(task), np.zeros_like(X))
+    assert row.t_star == 0.0
+    assert row.rho_star == pytest.approx(np.linalg.svd(G0, compute_uv=False)[0] / lam, rel=1e-14)
+    assert row.verdict_star == star and (row.rho_star <= 1) == (star == "origin")
+    f0 = _risk.f_value(_risk.enumerate_sentences(task), np.zeros_like(X))
+    assert row.gain_star == pytest.approx(_g(task, X, lam) - f0, rel=1e-9, abs=0)
+
+
+def test_type1_row_flags_a_lemma_b_set():
+    row = t1.type1_row(Task(2, 1, 2, np.array([[0, 0], [1, 1]])), 0.5, kind="lemmaB")
+    assert row.lemma_b is True and row.kind == "lemmaB" and row.seed == -1 and row.z == "00|11"
+
+
+def test_type1_row_balance_is_the_relative_excess_of_the_risk_over_g_and_refutes_a_rescaled_point():
+    task = Task.full(2, 2, 2)
+    lam = 0.4 * t1.lambda0(task)
+    row = t1.type1_row(task, 0.4, kind="full", c_scale=1.5)
+    from fctheory import type1_configuration
+
+    W, U = type1_configuration(task, d=task.n_c, lam=lam)
+    W = 1.5 * W  # c·1.5: ‖W‖² > ‖Û‖², so R > g(ÛᵀW)
+    X = _risk.X_of(W, U, task.L)
+    assert np.array_equal(X, t1.type1_X(task, lam, c_scale=1.5)[2])
+    R = _risk.risk(task, W, U, lam)
+    assert row.balance == pytest.approx((R - _g(task, X, lam)) / R, rel=1e-9, abs=0)
+    assert row.balance > 1e-3 and row.verdict == "refuted"
+
+
+def test_minimiser_summary_describes_the_lowest_of_the_seeds_minimisers():
+    from fctheory import minimize_true_risk
+    from fctheory.metrics import within_concept_spread
+
+    task = Task.random(2, 2, 2, 3, seed=4)
+    m = t1.minimiser_summary(task, 0.5, seeds=(0, 1))
+    lam = 0.5 * t1.lambda0(task)
+    d = min(task.n_w, task.K * task.L)
+    assert m.d == d == 4
+    runs = [minimize_true_risk(task, d=d, lam=lam, seed=s, gtol=1e-11) for s in (0, 1)]
+    Rs = [float(r[2].R) for r in runs]
+    W, U, res = runs[int(np.argmin(Rs))]
+    assert (m.R_min, m.R_spread, m.success) == (min(Rs), max(Rs) - min(Rs), bool(res.success))
+    assert m.gap == m.R_type1 - min(Rs)
+    norms = np.linalg.norm(W, axis=0)
+    assert m.word_norm_spread == pytest.approx((norms.max() - norms.min()) / norms.mean(), rel=1e-12, abs=0)
+    Wn = W / norms
+    C = Wn.T @ Wn
+    same = task.word_concept[:, None] == task.word_concept[None, :]
+    off = ~np.eye(task.n_w, dtype=bool)
+    assert m.cos_within == pytest.approx(C[same & off].mean(), rel=1e-9, abs=1e-12)
+    assert m.cos_across == pytest.approx(C[~same].mean(), rel=1e-9, abs=1e-12)
+    assert m.within_spread == within_concept_spread(task, W).spread
+    sx = np.linalg.svd(_risk.X_of(W, U, task.L), compute_uv=False)
+    assert m.rank_X == int(np.sum(sx > 1e-8 * sx[0]))
+    assert len(m.pca_W) == 4
+
+
+def test_minimiser_summary_uses_a_given_width():
+    task = Task.random(2, 2, 2, 3, seed=4)
+    assert t1.minimiser_summary(task, 0.5, seeds=(0,), d=3).d == 3
+
+
+def test_partial_tasks_searches_every_size_with_the_origin_up_to_nine_and_only_listed_sizes_beyond(monkeypatch):
+    calls = []
+
+    class Found:
+        examples = {}
+
+    def fake(**kw):
+        calls.append(kw)
+        return Found()
+
+    monkeypatch.setattr(t1, "search_lemma_B", fake)
+    monkeypatch.setattr(t1, "LEMMA_B_SIZES", {(10, 1): (4,)})
+    shapes = ((2, 2), (3, 2), (10, 1), (2, 4))  # n_c^L = 4, 9 (exhaustive), 10, 16 (listed sizes, none for (2, 4))
+    got = list(t1.partial_tasks(shapes=shapes, s_cs=(1,), seeds=()))
+    assert calls == [
+        dict(n_c=2, L=2, with_origin=True),
+        dict(n_c=3, L=2, with_origin=True),
+        dict(n_c=10, L=1, K=4, with_origin=True),
+    ]
+    assert [(k, t.K) for k, _, t in got] == [("full", 4), ("full", 9), ("full", 10), ("full", 16)]
+
+
+def test_certificate_bound_carries_a_planted_engine_enumeration_distance_divided_by_lambda(monkeypatch):
+    from proofs_check.certificates import svd_bound
+
+    task = Task.random(2, 2, 2, 3, seed=4)
+    lam = 0.3 * t1.lambda0(task)
+    _, _, X = t1.type1_X(task, lam)
+    f_grad = _risk.f_grad
+    delta = np.full(X.shape, 1e-9)
+    monkeypatch.setattr(_risk, "f_grad", lambda S, Y: (f_grad(S, Y)[0], f_grad(S, Y)[1] + delta))
+    _, _, bound, _, nuc = t1.certificate(task, X, lam)
+    _, G = engine_grad_f(task, X)
+    sg, sx = np.linalg.svd(G, compute_uv=False), np.linalg.svd(X, compute_uv=False)
+    svd_part = svd_bound(G.shape, sg[0]) / lam + len(sx) * svd_bound(X.shape, sx[0]) / nuc
+    cross = np.linalg.norm(f_grad(_risk.enumerate_sentences(task), X)[1] + delta - G) / lam
+    assert cross > 1e-9 / lam  # the planted distance dominates the two runs' own difference
+    assert bound == pytest.approx(cross + svd_part, rel=1e-12, abs=0)
+
+
+@pytest.mark.parametrize(
+    ("args", "frac", "lo", "hi"),
+    [((2, 2, 2, 3, 4), 0.3, 0.0, 1.0), ((3, 2, 2, 5, 0), 0.99, 4.0, 8.0)],
+    ids=["root-below-one", "root-after-two-doublings"],
+)
+def test_best_scale_finds_the_slope_root_below_one_and_after_several_doublings(args, frac, lo, hi):
+    task = Task.random(*args[:4], seed=args[4])
+    lam = frac * t1.lambda0(task)
+    S = _risk.enumerate_sentences(task)
+    _, _, X = t1.type1_X(task, lam)
+    nuc = float(np.sum(np.linalg.svd(X, compute_uv=False)))
+    t = t1._best_scale(S, X, lam, nuc)
+
+    def slope(s):
+        return float(np.sum(_risk.f_grad(S, s * X)[1] * X)) + lam * nuc
+
+    assert lo < t < hi
+    assert slope(t * (1 - 1e-13)) < 0 < slope(t * (1 + 1e-13))

@@ -95,3 +95,10 @@ def test_machine_checked_section_of_the_report_matches_its_template_and_the_regi
     assert section in md
     named = set(re.findall(r"`(type3-proof-[a-z]+)`", section))
     assert named == {c.id for c in PROOF_CHECKS}
+
+
+def test_IJ_is_zero_only_when_both_coefficients_simplify_to_zero():
+    assert tp.IJ(tp.n - tp.n, (tp.n + 1) ** 2 - tp.n**2 - 2 * tp.n - 1).is_zero()
+    assert not tp.IJ(1, 0).is_zero()
+    assert not tp.IJ(0, tp.n).is_zero()
+    assert not (tp.IJ(0, 1) * tp.IJ(0, 1)).is_zero()  # J² = n_c J ≠ 0
