@@ -475,15 +475,26 @@ def test_tau_star_interval_starts_its_bracket_from_the_float_root_in_s(monkeypat
 
 
 @pytest.mark.parametrize(
-    ("module_name", "call", "what"),
+    ("module_name", "attr", "call", "what"),
     [
-        ("fctheory.tau", lambda: fc.tau(**TAU_P, lam=1e-3, precision="interval"), "tau"),
-        ("fctheory.tau_star", lambda: fc.tau_star(**TAU_STAR_P, lam=1e-2, precision="interval"), "tau_star"),
+        ("fctheory.tau", "bracket_increasing", lambda: fc.tau(**TAU_P, lam=1e-3, precision="interval"), "tau"),
+        (
+            "fctheory.tau_star",
+            "bracket_increasing",
+            lambda: fc.tau_star(**TAU_STAR_P, lam=1e-2, precision="interval"),
+            "tau_star",
+        ),
+        (
+            "fctheory.tau",
+            "_lambda0_ball",
+            lambda: fc.lambda_trivial(n_c=3, n_w=600, L=5, K=100, precision="interval"),
+            "lambda_trivial",
+        ),
     ],
 )
-def test_an_uncertifiable_root_is_refused_naming_the_quantity(monkeypatch, module_name, call, what):
+def test_an_uncertifiable_enclosure_is_refused_naming_the_quantity(monkeypatch, module_name, attr, call, what):
     import importlib
 
-    monkeypatch.setattr(importlib.import_module(module_name), "bracket_increasing", lambda *a, **k: None)
+    monkeypatch.setattr(importlib.import_module(module_name), attr, lambda *a, **k: None)
     with pytest.raises(fc.FCTheoryError, match=rf"could not certify {what} up to \d+ bits"):
         call()
