@@ -404,3 +404,97 @@ def test_solve_type3_interval_certifies_c_positive_just_below_lambda_max(mu, L, 
     lam = lmax * (1 - 2.0**-50)  # a few ulps below (the float path's check refuses the last ulps)
     sol = fc.solve_type3(mu=np.array(mu), n_c=2, L=L, lam=lam, precision="interval")
     assert sol.c.lo > 0 and sol.c.rel_width <= WIDTH and sol.lam_max.contains(lmax)
+
+
+# ------------------------------------------------------------------- what the certified root finders are given
+# Interval Newton is sound only if the derivative it is handed encloses f′: a wrong derivative formula can
+# still contract onto the root (the result then contains the reference and looks certified). The derivative
+# closures of τ and τ* are therefore checked against a high-precision central difference of the f they come
+# with, and the float starting guess against the root (in the solver's variable s = ηt).
+TAU_P = dict(n_c=3, n_w=600, L=5, K=100)  # p = 100/243: both E1 and E2 terms of G″ matter
+TAU_STAR_P = dict(n_c=3, L=5, K=100, d=40)
+
+
+def _spy(monkeypatch, module_name, attr):
+    import importlib
+
+    module = importlib.import_module(module_name)
+    real, calls = getattr(module, attr), []
+
+    def spy(*args, **kwargs):
+        calls.append(args)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(module, attr, spy)
+    return calls
+
+
+def _assert_derivative_of(f, fprime, s):
+    old = flint.ctx.prec
+    flint.ctx.prec = 320
+    try:
+        x = exact_arb(s)
+        h = x * flint.arb(2) ** -80
+        fd = (f(x + h) - f(x - h)) / (2 * h)  # truncation error ~ h² (relative 1e-48)
+        d = fprime(x)
+    finally:
+        flint.ctx.prec = old
+    assert abs(float((d - fd).mid())) <= 1e-12 * abs(float(d.mid())), (s, d, fd)
+
+
+def test_tau_interval_newton_is_given_the_derivative_of_its_function(monkeypatch):
+    calls = _spy(monkeypatch, "fctheory.tau", "bisect_to_newton")
+    fc.tau(**TAU_P, lam=1e-3, precision="interval")
+    f, fprime, lo, hi = calls[-1]
+    for s in (lo, 0.5 * (lo + hi), hi, 0.1 * lo, 10.0 * hi):
+        _assert_derivative_of(f, fprime, s)
+
+
+def test_tau_star_interval_newton_is_given_the_derivative_of_its_function(monkeypatch):
+    calls = _spy(monkeypatch, "fctheory.tau_star", "bisect_to_newton")
+    fc.tau_star(**TAU_STAR_P, lam=1e-2, precision="interval")
+    f, fprime, lo, hi = calls[-1]
+    for s in (lo, 0.5 * (lo + hi), hi, 0.1 * lo, 10.0 * hi):
+        _assert_derivative_of(f, fprime, s)
+
+
+def test_tau_interval_starts_its_bracket_from_the_float_root_in_s(monkeypatch):
+    calls = _spy(monkeypatch, "fctheory.tau", "bracket_increasing")
+    enc = fc.tau(**TAU_P, lam=1e-3, precision="interval")
+    n_c, n_w, L, K = (TAU_P[k] for k in ("n_c", "n_w", "L", "K"))
+    eta = n_c / (n_c - 1) / math.sqrt(n_w * K * L)
+    assert calls[-1][1] == pytest.approx(enc.mid * eta, rel=1e-12)
+
+
+def test_tau_star_interval_starts_its_bracket_from_the_float_root_in_s(monkeypatch):
+    calls = _spy(monkeypatch, "fctheory.tau_star", "bracket_increasing")
+    enc = fc.tau_star(**TAU_STAR_P, lam=1e-2, precision="interval")
+    n_c, L, K, d = (TAU_STAR_P[k] for k in ("n_c", "L", "K", "d"))
+    eta = n_c / (n_c - 1) * math.sqrt(d / (K * L))
+    assert calls[-1][1] == pytest.approx(enc.mid * eta, rel=1e-12)
+
+
+@pytest.mark.parametrize(
+    ("module_name", "attr", "call", "what"),
+    [
+        ("fctheory.tau", "bracket_increasing", lambda: fc.tau(**TAU_P, lam=1e-3, precision="interval"), "tau"),
+        (
+            "fctheory.tau_star",
+            "bracket_increasing",
+            lambda: fc.tau_star(**TAU_STAR_P, lam=1e-2, precision="interval"),
+            "tau_star",
+        ),
+        (
+            "fctheory.tau",
+            "_lambda0_ball",
+            lambda: fc.lambda_trivial(n_c=3, n_w=600, L=5, K=100, precision="interval"),
+            "lambda_trivial",
+        ),
+    ],
+)
+def test_an_uncertifiable_enclosure_is_refused_naming_the_quantity(monkeypatch, module_name, attr, call, what):
+    import importlib
+
+    monkeypatch.setattr(importlib.import_module(module_name), attr, lambda *a, **k: None)
+    with pytest.raises(fc.FCTheoryError, match=rf"could not certify {what} up to \d+ bits"):
+        call()

@@ -186,3 +186,13 @@ def test_the_interval_enclosure_refuses_a_float_starting_point_that_overflowed()
     assert str(info.value) == (
         "lam=0.25 is invalid: precision='interval' starts from the float64 solution, which under/overflows here"
     )
+
+
+def test_the_interval_enclosure_refuses_a_system_it_cannot_certify_naming_the_solver(monkeypatch):
+    import fctheory.type3  # noqa: F401
+    import sys
+
+    pytest.importorskip("flint")
+    monkeypatch.setattr(sys.modules["fctheory.type3"], "krawczyk", lambda *a, **k: None)
+    with pytest.raises(fc.FCTheoryError, match=r"could not certify solve_type3 up to \d+ bits"):
+        fc.solve_type3(mu=ZIPF(3), n_c=3, L=2, lam=0.02, precision="interval")
