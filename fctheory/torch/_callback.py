@@ -10,7 +10,14 @@ import torch
 
 from .._validate import fail
 
-__all__ = ["logged_numbers", "submodule", "weight_decay", "write_outputs"]
+__all__ = ["check_names", "logged_numbers", "submodule", "weight_decay", "write_outputs"]
+
+
+def check_names(**names) -> None:
+    """Each given name (a submodule's dotted name, a metric prefix) is None or a str; refused naming it."""
+    for name, value in names.items():
+        if value is not None and not isinstance(value, str):
+            fail(name, value, "must be a str")
 
 
 def submodule(model, name, what):

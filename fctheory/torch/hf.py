@@ -19,7 +19,7 @@ import math
 import transformers
 
 from .._validate import Anything, Bool, Choice, Int, Real, fail, public, public_class
-from ._callback import logged_numbers, submodule, weight_decay, write_outputs
+from ._callback import check_names, logged_numbers, submodule, weight_decay, write_outputs
 from .lm import next_token_pairs
 from .monitor import NCMonitor
 
@@ -124,9 +124,7 @@ class NCMonitorCallback(transformers.TrainerCallback):
         every_n_epochs: int = 1,
         sync: bool | None = None,
     ):
-        for name, value in (("layer", layer), ("classifier", classifier), ("prefix", prefix)):
-            if value is not None and not isinstance(value, str):
-                fail(name, value, "must be a str")
+        check_names(layer=layer, classifier=classifier, prefix=prefix)
         if labels is not None and not callable(labels):
             fail("labels", labels, "must be a callable inputs -> label tensor")
         super().__init__()

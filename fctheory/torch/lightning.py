@@ -16,7 +16,7 @@ import contextlib
 import lightning.pytorch as pl
 
 from .._validate import Anything, Bool, Choice, Int, Real, fail, public, public_class
-from ._callback import logged_numbers, submodule, weight_decay, write_outputs
+from ._callback import check_names, logged_numbers, submodule, weight_decay, write_outputs
 from .distributed import sync_active
 from .monitor import NCMonitor
 
@@ -110,9 +110,7 @@ class NCMonitorCallback(pl.Callback):
         every_n_epochs: int = 1,
         sync: bool | None = None,
     ):
-        for name, value in (("layer", layer), ("classifier", classifier), ("prefix", prefix)):
-            if value is not None and not isinstance(value, str):
-                fail(name, value, "must be a str")
+        check_names(layer=layer, classifier=classifier, prefix=prefix)
         if lam_W is None and classifier is None:
             fail("lam_W", None, "must be given when there is no classifier to read it from the optimizer")
         if labels is not None and not callable(labels):

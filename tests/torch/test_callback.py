@@ -8,7 +8,7 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from fctheory import FCTheoryError  # noqa: E402
-from fctheory.torch._callback import logged_numbers, submodule, weight_decay, write_outputs  # noqa: E402
+from fctheory.torch._callback import check_names, logged_numbers, submodule, weight_decay, write_outputs  # noqa: E402
 
 
 def _model():
@@ -97,3 +97,9 @@ def test_write_outputs_writes_the_table_and_the_figure_only_when_there_is_someth
     write_outputs(mon, str(out), True)
     assert [c for c, _ in mon.calls] == ["save", "plot"]
     assert mon.calls[1][1] == os.path.join(str(out), "nc_history.png")
+
+
+def test_check_names_accepts_str_and_none_and_refuses_the_rest_naming_it():
+    check_names(layer="a.b", classifier=None, prefix="nc/")
+    with pytest.raises(FCTheoryError, match=r"^prefix=3 .*must be a str"):
+        check_names(layer="a", prefix=3)
