@@ -1257,6 +1257,7 @@ def check_valid_example(entry: Entry, ex: Examples) -> list:
     factory = ex.example(entry)
     if factory is None:
         return []
+    warm_up(entry, ex)
     allow = ex.allowed(entry)
     value = Value("valid example", lambda: None, "valid")
     try:
@@ -1356,7 +1357,31 @@ def run_case(entry: Entry, ex: Examples, param: str, value: Value) -> list:
     return judge(entry, "" if param == "*" else param, value, out, ex.allowed(entry), entry.params or {})
 
 
+_WARMED = set()  # keys of the callables whose valid example already ran in this process
+
+
+def warm_up(entry: Entry, ex: Examples) -> None:
+    """Run the valid example once per process without a time limit (its outcome is judged elsewhere).
+
+    A callable's first call compiles its numba kernels: tens of seconds on a cold cache (a fresh clone, CI), which
+    must not count against a case's time limit; and an alarm raised inside numba's compiler leaves that kernel
+    unusable for the rest of the process ("no compiled object yet"), failing every later call of it.
+    """
+    if entry.key in _WARMED:
+        return
+    _WARMED.add(entry.key)
+    factory = ex.example(entry)
+    if factory is None:
+        return
+    try:
+        fn, kwargs = bind(entry, factory)
+    except Exception:  # noqa: BLE001 - a broken example is reported by test_valid_example
+        return
+    call(fn, kwargs, timeout=None)
+
+
 def run_cases(entry: Entry, ex: Examples, cases) -> list:
+    warm_up(entry, ex)
     fails = []
     for p, v in cases:
         fails += run_case(entry, ex, p, v)
