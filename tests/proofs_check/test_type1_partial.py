@@ -161,16 +161,22 @@ def test_partial_tasks_beyond_nine_searches_lemma_b_sets_only_for_the_listed_siz
     assert calls == []
 
 
-def test_best_scale_beyond_one_is_the_root_of_the_slope_to_full_precision():
-    task = Task.random(3, 2, 2, 5, seed=0)
-    lam = 0.9 * t1.lambda0(task)
+def _best_scale_and_slope(task, lam):
+    """_best_scale's t along the type-I ray X of (task, λ), the slope d/ds g(s·X) it must be a root of, and X."""
     S = _risk.enumerate_sentences(task)
     _, _, X = t1.type1_X(task, lam)
     nuc = float(np.sum(np.linalg.svd(X, compute_uv=False)))
-    t = t1._best_scale(S, X, lam, nuc)
 
     def slope(s):
         return float(np.sum(_risk.f_grad(S, s * X)[1] * X)) + lam * nuc
+
+    return t1._best_scale(S, X, lam, nuc), slope, X
+
+
+def test_best_scale_beyond_one_is_the_root_of_the_slope_to_full_precision():
+    task = Task.random(3, 2, 2, 5, seed=0)
+    lam = 0.9 * t1.lambda0(task)
+    t, slope, X = _best_scale_and_slope(task, lam)
 
     assert t > 1  # the bracket [0, 1] had to be doubled
     assert slope(t * (1 - 1e-12)) < 0 < slope(t * (1 + 1e-12))
@@ -319,13 +325,7 @@ def test_certificate_bound_carries_a_planted_engine_enumeration_distance_divided
 def test_best_scale_finds_the_slope_root_below_one_and_after_several_doublings(args, frac, lo, hi):
     task = Task.random(*args[:4], seed=args[4])
     lam = frac * t1.lambda0(task)
-    S = _risk.enumerate_sentences(task)
-    _, _, X = t1.type1_X(task, lam)
-    nuc = float(np.sum(np.linalg.svd(X, compute_uv=False)))
-    t = t1._best_scale(S, X, lam, nuc)
-
-    def slope(s):
-        return float(np.sum(_risk.f_grad(S, s * X)[1] * X)) + lam * nuc
+    t, slope, X = _best_scale_and_slope(task, lam)
 
     assert lo < t < hi
     assert slope(t * (1 - 1e-13)) < 0 < slope(t * (1 + 1e-13))
