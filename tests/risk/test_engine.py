@@ -155,11 +155,13 @@ def test_tiling_over_both_halves_equals_bruteforce():
     rng = np.random.default_rng(1)
     W = rng.standard_normal((5, task.n_w))
     U = rng.standard_normal((task.K, 4 * 5))
-    budget = estimate_cost(task, d=5, grad=True).bytes // 4
-    est = estimate_cost(task, d=5, grad=True, max_bytes=budget)
+    # the plan's per-worker share depends on the worker count, which defaults to the CPU count: fixed here
+    budget = estimate_cost(task, d=5, grad=True, workers=2).bytes // 4
+    est = estimate_cost(task, d=5, grad=True, max_bytes=budget, workers=2)
     assert est.tiles[0] < 9 and est.tiles[1] < 9  # 9 distinct prefixes and suffixes: really tiled
     _assert_matches(
-        evaluate_risk(task, W, U, 0.02, grad=True, max_bytes=budget), true_risk_bruteforce(task, W, U, 0.02, grad=True)
+        evaluate_risk(task, W, U, 0.02, grad=True, max_bytes=budget, workers=2),
+        true_risk_bruteforce(task, W, U, 0.02, grad=True),
     )
 
 
