@@ -32,6 +32,7 @@ if _TYPE_CHECKING:
     from .tau import H, H_prime, lambda_trivial, tau
     from .tau_star import H_star, H_star_prime, tau_star
     from .type3 import Type3Solution, lambda_max_type3, solve_type3
+    from .collapsed import CollapsedOptimum, collapsed_optimum, collapsed_risk
     from .partial import LemmaBScale, lemma_b_scale
     from .predictions import (
         PartialPrediction,
@@ -196,6 +197,9 @@ __all__ = [
     "PartialPrediction",
     "LemmaBScale",
     "lemma_b_scale",
+    "CollapsedOptimum",
+    "collapsed_optimum",
+    "collapsed_risk",
     "predict",
     "predict_type1",
     "predict_type2",

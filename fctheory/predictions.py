@@ -29,7 +29,9 @@ from ._latent import LatentSum
 from ._validate import Bool, Choice, Instance, Int, Real, fail, float_array, public, result_type
 from ._errors import FCTheoryError
 from .assumptions import check_assumption_A, check_assumption_B, lemma_B_properties
+from .collapsed import collapsed_optimum
 from .partial import lemma_b_scale
+from .network import U_hat
 from .task import Task
 from .tau import H as _H
 from .tau import KK, LAM, LEN, N_C, N_W
@@ -427,10 +429,12 @@ class PartialPrediction(_Pred):
     Attributes
     ----------
     provenance : str
-        :data:`EXACT` (the certified global minimiser of (5), :func:`fctheory.risk.optimum`, through
+        :data:`EXACT` (the certified global minimiser of (5): for uniform μ
+        :func:`fctheory.collapsed_optimum`, any K; for any μ :func:`fctheory.risk.optimum` through
         :func:`fctheory.risk.predict_exact`), :data:`LEMMA_B` (the closed form t* of
         :func:`fctheory.lemma_b_scale`, uniform μ and a latent set satisfying Lemma B) or
-        :data:`APPROXIMATION` (Theorem 1's τ at this K, whose counts (39) need Assumption A: error unknown).
+        :data:`APPROXIMATION` (Theorem 1's τ at this K, whose counts (39) need Assumption A; only where the
+        budget refuses the collapsed problem's K × K work).
     n_c, n_w, L, K, lam
         The setting (λ of the reduced problem (5)).
     tau
@@ -444,7 +448,8 @@ class PartialPrediction(_Pred):
     risk, ce
         R at the predicted point and its unregularised cross-entropy.
     lambda_bound
-        λ above which the prediction is the origin: λ₀,Z (LEMMA_B), λ₀ of Theorem 1 (APPROXIMATION), None (EXACT).
+        λ above which the prediction is the origin: λ₀,Z (LEMMA_B), λ₀ of Theorem 1 (APPROXIMATION), ‖∇f_c(0)‖₂
+        (EXACT, uniform μ), None (EXACT, non-uniform μ).
     trivial
         The predicted point is (W, U) = (0, 0).
     gap
@@ -484,19 +489,44 @@ def _lemma_b_holds(task) -> bool:
 
 
 def partial_prediction(task, lam, p1, a=1.0) -> PartialPrediction:
-    """Network h on a partial task, uniform μ, from the theory layer: Lemma B's closed form when the latent set
-    satisfies it, else Theorem 1's numbers ``p1`` labelled as an approximation (W norms × a, U norms ÷ a)."""
-    base = dict(n_c=task.n_c, n_w=task.n_w, L=task.L, K=task.K, lam=float(lam), gap=None, theorem1_c=a * p1.c)
+    """:func:`_partial_parts`' prediction."""
+    return _partial_parts(task, lam, p1, a)[1]
+
+
+def _partial_parts(task, lam, p1, a=1.0):
+    """(the collapsed optimum or None, prediction). Network h on a partial task, uniform μ, from the theory
+    layer: Lemma B's closed form when the latent set satisfies it, else the certified optimum in the collapsed
+    coordinates (:func:`fctheory.collapsed_optimum`, exact for uniform μ), else (over the budget, or not
+    certified in time) Theorem 1's numbers ``p1`` labelled as an approximation. W norms × a, U norms ÷ a."""
+    base = dict(n_c=task.n_c, n_w=task.n_w, L=task.L, K=task.K, lam=float(lam), theorem1_c=a * p1.c)
     if _lemma_b_holds(task):
         b = lemma_b_scale(task, lam=lam)
         t, c, lam_b, R, ce, prov = b.t_star, b.word_norm, b.lambda0, b.risk, b.ce, LEMMA_B
     else:
+        opt = _collapsed_or_none(task, lam)
+        if opt is not None:
+            return opt, PartialPrediction(
+                provenance=EXACT, tau=opt.tau, w_norms=a * opt.w_norms, c=float(a * np.mean(opt.w_norms)),
+                norm_W=float(a * np.sqrt(opt.tau)), norm_U=float(np.sqrt(opt.tau) / a), risk=opt.R, ce=opt.ce,
+                lambda_bound=opt.lambda0, trivial=opt.width == 0, gap=opt.gap, **base,
+            )  # fmt: skip
         t, c, lam_b, R, ce, prov = p1.tau, p1.c, p1.lambda_trivial, p1.risk, p1.ce, APPROXIMATION
-    return PartialPrediction(
+    return None, PartialPrediction(
         provenance=prov, tau=float(t), w_norms=np.full(task.n_w, a * c), c=float(a * c),
         norm_W=float(a * np.sqrt(t)), norm_U=float(np.sqrt(t) / a), risk=float(R), ce=float(ce),
-        lambda_bound=float(lam_b), trivial=bool(t == 0), **base,
+        lambda_bound=float(lam_b), trivial=bool(t == 0), gap=None, **base,
     )  # fmt: skip
+
+
+def _collapsed_or_none(task, lam):
+    """The certified collapsed optimum (uniform μ), or None when the budget refuses it or it is not certified."""
+    if not task.is_uniform or not 1e-12 <= lam <= 1e12:
+        return None
+    try:
+        opt = collapsed_optimum(task, lam=lam)
+    except FCTheoryError:  # over the memory or time budget: the approximation, labelled as such
+        return None
+    return opt if opt.certified else None
 
 
 # ============================================================================= the one dispatcher
@@ -547,8 +577,8 @@ class TheoryVerdict:
         (:class:`PartialPrediction` for network h on a partial task with uniform μ).
     provenance : str
         For network h on a partial task (K < n_c^L): where ``predicted``'s numbers come from,
-        :data:`LEMMA_B` or :data:`APPROXIMATION` here (:data:`EXACT` from
-        :func:`fctheory.risk.predict_exact`); "" otherwise (the theorem's own statement).
+        :data:`LEMMA_B`, :data:`EXACT` (the collapsed optimum, uniform μ) or :data:`APPROXIMATION` (over the
+        budget); "" otherwise (the theorem's own statement).
     """
 
     theorem: str | None
@@ -636,6 +666,13 @@ def equal_decay_reduction(lam_W: float, lam_U: float) -> tuple[float, float]:
     return (math.exp((math.log(lam_W) + math.log(lam_U)) / 2), math.exp((math.log(lam_U) - math.log(lam_W)) / 4))
 
 
+def _pca_sigmas(A, n, a):
+    """The n largest singular values of A's columns centred on their mean, × a (the PCA σ of docs/reproduction.md)."""
+    C = A - A.mean(axis=1, keepdims=True)
+    s = np.linalg.svd(C, compute_uv=False)
+    return [float(a * v) for v in np.concatenate([s, np.zeros(n)])[:n]]
+
+
 def _frame_sigmas(task, v):
     return [float(v)] * (task.n_c - 1)
 
@@ -659,8 +696,21 @@ def _type1_verdict(task, lam, a, reasons, notes, A, B):
     }
     if task.is_full:
         return _theorem("Theorem 1", reasons, notes, lam, a, pred, A, B, p)
-    pp = partial_prediction(task, lam, p, a)
-    if pp.provenance == LEMMA_B:
+    opt, pp = _partial_parts(task, lam, p, a)
+    if opt is not None:
+        notes.append(
+            "uniform word frequencies: the certified global minimiser of (5) in the collapsed coordinates "
+            f"(fctheory.collapsed_optimum, gap {opt.gap:.1e}) replaces Theorem 1's K-only τ"
+        )
+        off = ~np.eye(task.n_c, dtype=bool)
+        pred.update(
+            R=opt.R, R0=opt.ce, tau=opt.tau, w_norm=pp.c, w_norm_by_rank=[pp.c] * task.s_c,
+            u_norm=float(np.mean(opt.u_norms)) / a, lambda_bound=opt.lambda0,
+            pca_W=_pca_sigmas(opt.W, task.n_c - 1, a), pca_U=_pca_sigmas(U_hat(opt.U, L=task.L), task.n_c - 1, 1 / a),
+            cos_within=None if pp.trivial else 1.0,
+            cos_across=None if pp.trivial else float(np.mean(opt.cosines[off])),
+        )  # fmt: skip
+    elif pp.provenance == LEMMA_B:
         notes.append(
             f"the latent set satisfies Lemma B: type I at the closed-form scale t* = {pp.tau:.6g} "
             "(fctheory.lemma_b_scale) replaces Theorem 1's K-only τ"
@@ -855,9 +905,12 @@ def predict(task, *, lam, network: str = "h", d=None):
     * network "h", uniform μ, K = n_c^L: Theorem 1;
     * network "h", uniform μ, K < n_c^L: a :class:`PartialPrediction` labelled with its provenance:
       :data:`LEMMA_B` (type I at t* of :func:`fctheory.lemma_b_scale`) when the latent set satisfies
-      Lemma B (checked exactly for K ≤ 400), else :data:`APPROXIMATION` (Theorem 1's numbers at this K);
-      :func:`fctheory.risk.predict_exact` gives the certified optimum's numbers (:data:`EXACT`) instead,
-      for any μ, wherever the exact engine can enumerate the task;
+      Lemma B (checked exactly for K ≤ 400), else :data:`EXACT`: the certified global minimiser of (5) in the
+      collapsed coordinates (:func:`fctheory.collapsed_optimum`; K²L work, exact by the within-concept
+      symmetry of uniform μ); :data:`APPROXIMATION` (Theorem 1's numbers at this K) only where the budget
+      refuses that work or the solve is not certified in time;
+    * network "h", non-uniform μ, K < n_c^L: no theorem; :func:`fctheory.risk.predict_exact` gives the
+      certified optimum (:data:`EXACT`) wherever the exact engine can enumerate the task;
     * network "h", non-uniform μ, K = n_c^L: Theorem 2 (type III).
 
     With network "h", ``d`` is optional (the predictions do not depend on it); when given it must

@@ -36,11 +36,25 @@ def test_lemma_b_partial_task_gets_the_closed_form():
     json.dumps(p.to_dict())
 
 
-def test_generic_partial_task_is_labelled_an_approximation():
+def test_generic_partial_task_gets_the_certified_collapsed_optimum():
+    """Uniform μ off Lemma B: the dispatcher's numbers are the certified optimum's (the engine's enumeration
+    agrees), with Theorem 1's K-only word norm beside them."""
     p = fc.predict(GENERIC, lam=LAM)
     p1 = fc.predict_type1(n_c=3, n_w=6, L=2, K=5, lam=LAM)
+    res = optimum(GENERIC, lam=LAM, symmetry=False)
+    assert p.provenance == EXACT and p.theorem1_c == p1.c and 0 <= p.gap <= 1e-10 * p.risk
+    np.testing.assert_allclose(p.w_norms, np.linalg.norm(res.W, axis=0), rtol=1e-6)
+    assert p.risk == pytest.approx(res.R, rel=1e-12)
+    v = applicable_theorem(GENERIC, d=4, lam_W=LAM, lam_U=LAM)
+    assert v.provenance == EXACT and v.predicted["R"] == p.risk and v.predicted["w_norm"] == p.c
+    assert v.predicted["cos_within"] == 1.0 and -1.0 <= v.predicted["cos_across"] < 0
+
+
+def test_generic_partial_task_over_the_budget_is_labelled_an_approximation():
+    with fc.budget(max_bytes=1000):
+        p = fc.predict(GENERIC, lam=LAM)
+    p1 = fc.predict_type1(n_c=3, n_w=6, L=2, K=5, lam=LAM)
     assert p.provenance == APPROXIMATION and p.c == p1.c == p.theorem1_c and p.risk == p1.risk
-    assert applicable_theorem(GENERIC, d=4, lam_W=LAM, lam_U=LAM).provenance == APPROXIMATION
 
 
 def test_unequal_decays_scale_the_partial_word_norms():
@@ -72,7 +86,8 @@ def test_exact_and_closed_form_agree_on_lemma_b_and_theorem_1_does_not():
 
 
 def test_exact_dispatch_falls_back_when_the_engine_refuses():
-    assert predict_exact(GENERIC, lam=LAM, max_bytes=1).provenance == APPROXIMATION
+    with fc.budget(max_bytes=1000):
+        assert predict_exact(GENERIC, lam=LAM, max_bytes=1).provenance == APPROXIMATION
     with pytest.raises(fc.FCTheoryError, match="no theorem covers"):
         predict_exact(ZIPF, lam=LAM, max_bytes=1)
     with pytest.raises(fc.FCTheoryError, match="no theorem covers"):

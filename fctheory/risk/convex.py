@@ -43,26 +43,17 @@ from scipy.optimize import minimize_scalar
 
 from .._errors import FCTheoryError
 from .._interval import enclosure, workprec
-from .._validate import Array, Choice, Instance, Int, Real, Seed, fail, public, result_type
+from .._nuclear import balanced_svd, fenchel_bound, relative_gap, solve
+from .._validate import Array, Bool, Choice, Instance, Int, Real, Seed, fail, public, result_type
+from ..collapsed import collapsed_optimum, collapsed_risk
 from ..configurations import type1_configuration, type2_configuration, type3_configuration
 from ..network import U_from_hat, U_hat, phi
 from ..predictions import EXACT, PartialPrediction, predict, predict_type1
 from ..task import Task, as_rng
 from ._engine import _LIMIT, _SCORE_MAX, _check_budget, _enumerate, _estimate, _evaluate, resolve_budget
-from .minimize import lbfgs_iterate, minimize_true_risk
+from .minimize import minimize_true_risk
 
 __all__ = ["OptimumResult", "optimum", "certify_optimality"]
-
-#: relative size below which a singular value of X counts as zero when choosing the width
-RANK_RTOL = 1e-9
-#: the rank-revealing FISTA stage stops at this relative certified gap (the rank is settled long before the
-#: value: measured on a sample of the type1-partial grid); the polish at that rank takes it further
-COARSE_GAP = 0.3
-#: gradient norm the L-BFGS polish at the fixed width aims at (the ray step then settles the scale)
-POLISH_GTOL = 1e-13
-#: the polish stops once an iterate's certified relative gap is below this fraction of ``tol`` (1e-12 for the default
-#: tol: the risk is then within 1e-12 of the minimum, e.g. of H(τ) on full tasks)
-STOP_FRACTION = 0.01
 
 
 @result_type
@@ -164,146 +155,12 @@ class _FX:
         return R0, gG3.reshape(X.shape) / task.K
 
 
-def _svt(Y, tau):
-    """The proximal map of τ‖·‖_* at Y (singular-value soft-thresholding) and the kept singular values."""
-    A, s, Bt = np.linalg.svd(Y, full_matrices=False)
-    s = np.maximum(s - tau, 0.0)
-    k = int(np.count_nonzero(s))
-    return (A[:, :k] * s[:k]) @ Bt[:k], s[:k]
-
-
-def _relative(gap, R):
-    """gap/|R|, and 0 for a zero gap at R = 0 (a single class: CE = 0 at the origin)."""
-    return gap / abs(R) if R != 0 else (0.0 if gap <= 0 else math.inf)
-
-
-def _bound(f, G, X, lam, nuc):
-    """(LB, ρ, align, g) of the module docstring's Fenchel bound at X with f(X), ∇f(X) = G, ‖X‖_* = nuc."""
-    gop = float(np.linalg.norm(G, 2)) if G.size else 0.0
-    inner = float(np.sum(G * X))
-    E = f - inner  # Σ c_x H(p_x) ≥ 0
-    s = 1.0 if gop <= lam else lam / gop
-    align = (inner + lam * nuc) / (lam * nuc) if nuc > 0 else 0.0
-    return s * max(E, 0.0), gop / lam, align, f + lam * nuc
-
-
-# ----------------------------------------------------------------------------------------- FISTA
-def _fista(fx, lam, X, *, rel_tol, maxiter, deadline):
-    """Accelerated proximal gradient on g = f + λ‖·‖_* from X (backtracking on the local Lipschitz constant,
-    gradient-based adaptive restart of O'Donoghue & Candès). Stops when the certified relative gap at the
-    current iterate is ≤ ``rel_tol``. Returns (X, f, G, nuc, iterations)."""
-    f, G = fx(X)
-    nuc = float(np.sum(np.linalg.svd(X, compute_uv=False)))
-    Lk = fx.task.L / 8.0  # ‖∇²f‖₂ ≤ L/2: each score sums L entries of X, the CE's Hessian is ≤ 1/2
-    Y, fY, GY, t = X, f, G, 1.0
-    it = 0
-    for it in range(1, maxiter + 1):
-        lb, _, _, g = _bound(f, G, X, lam, nuc)
-        if g - lb <= rel_tol * abs(g) or time.perf_counter() > deadline:
-            break
-        while True:
-            Xn, sv = _svt(Y - GY / Lk, lam / Lk)
-            fn, Gn = fx(Xn)
-            D = Xn - Y
-            if fn <= fY + float(np.sum(GY * D)) + 0.5 * Lk * float(np.sum(D * D)) + 1e-15 * abs(fY):
-                break
-            Lk *= 2.0
-        tn = 0.5 * (1.0 + math.sqrt(1.0 + 4.0 * t * t))
-        if float(np.sum((Y - Xn) * (Xn - X))) > 0:  # the momentum points uphill: restart
-            t, tn = 1.0, 1.0
-        beta = (t - 1.0) / tn  # 0 right after a start or restart: then Y is the new iterate itself
-        Y = Xn + beta * (Xn - X) if beta > 0 else Xn
-        X, f, G, nuc, t = Xn, fn, Gn, float(np.sum(sv)), tn
-        fY, GY = (f, G) if Y is Xn else fx(Y)
-        Lk *= 0.9  # let the step grow again where the curvature is lower
-    return X, f, G, nuc, it
-
-
 # ----------------------------------------------------------------------------------------- factors
 def balanced_factors(X, L: int, *, width: int | None = None):
     """Balanced (W, U) with ÛᵀW = X and ‖W‖_F² = ‖Û‖_F² = ‖X‖_* (Claim G), of width rank X (or ``width``,
     padded with zero rows). W = Σ^(1/2)Bᵀ, Û = Σ^(1/2)Aᵀ for the SVD X = AΣBᵀ."""
-    A, s, Bt = np.linalg.svd(X, full_matrices=False)
-    r = int(np.count_nonzero(s > RANK_RTOL * s[0])) if s.size and s[0] > 0 else 0
-    d = max(r, 1) if width is None else width
-    root = np.sqrt(s[:r])
-    W = np.zeros((d, X.shape[1]))
-    Uh = np.zeros((d, X.shape[0]))
-    W[:r] = root[:, None] * Bt[:r]
-    Uh[:r] = root[:, None] * A[:, :r].T
+    W, Uh, r = balanced_svd(X, width=width)
     return W, U_from_hat(Uh, L=L), r
-
-
-class _Certified(Exception):
-    """Raised by the polish's callback once the iterate is certified (stops the L-BFGS iteration)."""
-
-
-def _polish(task, lam, X, fx, deadline, tol, maxiter):
-    """L-BFGS (the iteration of :func:`~fctheory.risk.minimize_true_risk`) on R(W, U) at width r = rank X
-    from the balanced factors of X, on the engine's f and ∇f in X (∂R/∂W = Û∇f + λW, ∂R/∂Û = W∇fᵀ + λÛ),
-    stopped as soon as the certified gap of an iterate is below STOP_FRACTION·tol (or at ‖∇R‖ ≤ 1e-13), then the ray
-    step when the scale is left off; returns (X, f, ∇f, ‖X‖_*, evaluations) there."""
-    W0, U0, r = balanced_factors(X, task.L)
-    n_w, KL = task.n_w, task.K * task.L
-    n0 = fx.nfev
-    last = {}
-
-    def fg(x):
-        W, Uh = x[: r * n_w].reshape(r, n_w), x[r * n_w :].reshape(r, KL)
-        Xc = Uh.T @ W
-        f, G = fx(Xc)
-        last["x"] = (x, Xc, f, G)
-        g = np.concatenate([(Uh @ G + lam * W).ravel(), (W @ G.T + lam * Uh).ravel()])
-        return f + 0.5 * lam * float(x @ x), g, f
-
-    def certified(it, R, gn):  # the last evaluation is the accepted point of the line search, or close to it
-        _, Xc, f, G = last["x"]
-        lb, _, _, g = _bound(f, G, Xc, lam, float(np.sum(np.linalg.svd(Xc, compute_uv=False))))
-        if g - lb <= STOP_FRACTION * tol * abs(g):
-            raise _Certified
-
-    x = np.concatenate([W0.ravel(), U_hat(U0, L=task.L).ravel()])
-    R, g, _ = fg(x)
-    left = max(deadline - time.perf_counter(), 1.0) if math.isfinite(deadline) else None
-    done = False
-    try:
-        with np.errstate(over="ignore", invalid="ignore"):
-            out = lbfgs_iterate(fg, x, R, g, [R], "", POLISH_GTOL, maxiter, 20, left, time.perf_counter(), certified)
-        if not np.array_equal(last["x"][0], out[1]):
-            fg(out[1])
-    except _Certified:
-        done = True
-    _, Xp, f, G = last["x"]
-    nuc = float(np.sum(np.linalg.svd(Xp, compute_uv=False)))
-    if not done and abs(_bound(f, G, Xp, lam, nuc)[2]) > 1e-12:  # the scale left off: settle it along the ray
-        Xp, f, G, nuc = _ray(fx, lam, Xp, f, G)
-    return Xp, f, G, nuc, fx.nfev - n0
-
-
-def _ray(fx, lam, X, f, G):
-    """The best point t·X of the ray through X (Newton on the increasing slope ⟨∇f(tX), X⟩ + λ‖X‖_*, secant
-    derivative); returns (X, f, G, nuc) there, or the input when no step lowers g."""
-    nuc = float(np.sum(np.linalg.svd(X, compute_uv=False)))
-    if nuc == 0:
-        return X, f, G, nuc
-    best = (f + lam * nuc, X, f, G, nuc)
-    t, slope = 1.0, float(np.sum(G * X)) + lam * nuc
-    if abs(slope) <= 1e-15 * max(abs(f), lam * nuc):  # already the best scale to rounding
-        return best[1:]
-    h = 1e-6
-    for _ in range(4):
-        f2, G2 = fx((t + h) * X)
-        curv = (float(np.sum(G2 * X)) + lam * nuc - slope) / h
-        if not curv > 0:
-            break
-        t = t - slope / curv
-        fn, Gn = fx(t * X)
-        slope = float(np.sum(Gn * X)) + lam * nuc
-        gn = fn + lam * t * nuc
-        if gn <= best[0]:
-            best = (gn, t * X, fn, Gn, t * nuc)
-        h = max(min(h, abs(slope / curv)), 1e-9)
-    return best[1:]
 
 
 # ----------------------------------------------------------------------------------------- comparisons
@@ -342,6 +199,7 @@ def _reference_risks(task, lam, layernorm, d, max_seconds, max_bytes):
     workers=Int(min=1, max=1024).or_none(),
     max_seconds=_LIMIT,
     max_bytes=_LIMIT,
+    symmetry=Bool(),
 )
 def optimum(
     task: Task,
@@ -357,13 +215,17 @@ def optimum(
     workers: int | None = 1,
     max_seconds=None,
     max_bytes=None,
+    symmetry: bool = True,
 ) -> OptimumResult:
     """The certified global minimiser of the true risk (5) of ``task``, or a bounded local one of (10).
 
     Network h: solves the convex problem min_X f(X) + λ‖X‖_* (X = ÛᵀW, (159)–(167)) by accelerated
     proximal gradient with singular-value soft-thresholding on the exact engine's ∇f, factors the solution
     into balanced (W, U) of the smallest width (its rank), polishes them by L-BFGS and certifies them by
-    the duality gap of the module docstring (:mod:`fctheory.risk.convex`). Network h*: the best of
+    the duality gap of the module docstring (:mod:`fctheory.risk.convex`). With uniform μ (and
+    ``symmetry=True``) the same problem is solved exactly in the feature-collapsed coordinates
+    (:func:`fctheory.collapsed_optimum`: K²L work instead of the enumeration, so any K, the paper's
+    K = 1000 of 3^15 included), and the certificate holds for (5) itself. Network h*: the best of
     ``n_starts`` L-BFGS runs on (10) with a certified lower bound on min R* from a convex relaxation; see
     docs/optimum.md for what is and is not certified.
 
@@ -394,6 +256,9 @@ def optimum(
     max_seconds, max_bytes : float or None
         Budget of each engine evaluation (None: the budget in force) and, for max_seconds, of the whole
         solve (the result then says it stopped early).
+    symmetry : bool
+        h with uniform μ: solve the collapsed problem (default); ``False`` enumerates the sentences with the
+        exact engine as for any μ (the same minimum: a cross-check).
 
     Returns
     -------
@@ -418,6 +283,8 @@ def optimum(
         return _optimum_star(task, lam, d, tol, n_starts, seed, workers, max_seconds, max_bytes)
     t0 = time.perf_counter()
     sec, _ = resolve_budget(max_seconds, max_bytes)
+    if symmetry and task.is_uniform:
+        return _optimum_collapsed(task, lam, d, tol, maxiter, precision, sec, t0)
     deadline = t0 + (sec if sec is not None else math.inf)
     fx = _FX(task, workers, max_seconds, max_bytes)
     X, f, G, nuc, nit = _solve_h(task, lam, fx, tol, maxiter, deadline, workers)
@@ -425,27 +292,55 @@ def optimum(
 
 
 def _solve_h(task, lam, fx, tol, maxiter, deadline, workers):
-    """FISTA to the coarse gap, polish at width rank X (and a ray step); back to FISTA with a 1000× smaller
-    target while not certified (the rank was not settled yet)."""
-    X = np.zeros((task.K * task.L, task.n_w))
-    nit = 0
-    rel = max(COARSE_GAP, tol)
-    for _ in range(8):
-        X, f, G, nuc, it = _fista(fx, lam, X, rel_tol=rel, maxiter=maxiter - nit, deadline=deadline)
-        nit += it
-        lb, _, _, g = _bound(f, G, X, lam, nuc)
-        if g - lb <= tol * abs(g) or nit >= maxiter or time.perf_counter() > deadline:
-            break
-        rel = max(rel * 1e-3, tol)
-        if nuc == 0:  # nothing to polish yet: the proximal iteration has not left the origin
-            continue
-        Xp, fp, Gp, nucp, _ = _polish(task, lam, X, fx, deadline, tol, min(maxiter, 2000))
-        lbp, _, _, gp = _bound(fp, Gp, Xp, lam, nucp)
-        if gp - lbp < g - lb:
-            X, f, G, nuc = Xp, fp, Gp, nucp
-            if gp - lbp <= tol * abs(gp):
-                break
-    return X, f, G, nuc, nit
+    """:func:`fctheory._nuclear.solve` from the origin on the engine's f: FISTA to a coarse gap, L-BFGS polish at
+    width rank X, back to FISTA with a smaller target while not certified."""
+    # ‖∇²f‖₂ ≤ L/2: each score sums L entries of X, the CE's Hessian is ≤ 1/2; L/8 starts the backtracking lower
+    X0 = np.zeros((task.K * task.L, task.n_w))
+    return solve(fx, lam, X0, lipschitz=task.L / 8.0, tol=tol, maxiter=maxiter, deadline=deadline)
+
+
+def _optimum_collapsed(task, lam, d, tol, maxiter, precision, sec, t0) -> OptimumResult:
+    """:func:`optimum` for uniform μ through :func:`fctheory.collapsed_optimum`, expanded to the words."""
+    c = collapsed_optimum(task, lam=lam, tol=tol, maxiter=maxiter, max_seconds=sec)
+    r, root = c.width, math.sqrt(task.s_c)
+    if d is not None and d < r:
+        fail(
+            "d", d, f"must be >= {r}, the rank of the optimum X = U_hat^T W (min R over a width < rank X may exceed it)"
+        )
+    X = np.repeat(c.V, task.s_c, axis=1) / root
+    W, U = c.W, c.U
+    if d is not None and d > W.shape[0]:
+        W = np.vstack([W, np.zeros((d - W.shape[0], task.n_w))])
+        U = U_from_hat(np.vstack([U_hat(U, L=task.L), np.zeros((d - U.shape[1] // task.L, task.K * task.L))]), L=task.L)
+    # ∇f(X) = ∇f_c(V) ⊗ 1ᵀ/√s_c, so ∂R/∂W = Û∇f(X) + λW and ∂R/∂Û = W∇f(X)ᵀ + λÛ
+    _, _, Gc = collapsed_risk(task, c.V, lam)
+    GX = np.repeat(Gc, task.s_c, axis=1) / root
+    Uh = U_hat(U, L=task.L)
+    grad_norm = float(np.sqrt(np.sum((Uh @ GX + lam * W) ** 2) + np.sum((W @ GX.T + lam * Uh) ** 2)))
+    R1 = _type1_collapsed_risk(task, lam)
+    out = OptimumResult(
+        X=X, W=W, U=U, width=r, R=c.R, lower_bound=c.lower_bound, gap=c.gap, rel_gap=c.rel_gap, rho=c.rho,
+        align=c.align, grad_norm=grad_norm, R_type1=R1, R_type3=float("nan"), network="h", certified=c.certified,
+        status="certified" if c.certified else "not certified", message=c.message, nit=c.nit, nfev=c.nfev,
+        seconds=0.0,
+    )  # fmt: skip
+    if precision == "interval":
+        out.interval = certify_optimality(task, W, U, lam, max_pairs=None)
+    out.seconds = time.perf_counter() - t0
+    return out
+
+
+def _type1_collapsed_risk(task, lam):
+    """R of Theorem 1's type-I configuration (collapsed: the risk by :func:`fctheory.collapsed_risk`), or nan."""
+    if task.n_c < 2:
+        return float("nan")
+    try:
+        W, U = type1_configuration(task, d=task.n_c, lam=lam)
+    except FCTheoryError:
+        return float("nan")
+    V = (U_hat(U, L=task.L).T @ W)[:, :: task.s_c] * math.sqrt(task.s_c)
+    g, f, _ = collapsed_risk(task, V, lam)
+    return float(f + 0.5 * lam * (np.sum(W * W) + np.sum(U * U)))
 
 
 def _result_h(task, lam, d, X, fgn, tol, precision, run) -> OptimumResult:
@@ -459,16 +354,16 @@ def _result_h(task, lam, d, X, fgn, tol, precision, run) -> OptimumResult:
     if d is not None and d > W.shape[0]:
         W, U, _ = balanced_factors(X, task.L, width=d)
     res = _evaluate(task, W, U, lam, False, grad=True, progress=False, max_seconds=max_seconds, max_bytes=max_bytes)
-    lb, rho, align, _ = _bound(f, G, X, lam, nuc)
+    lb, rho, align, _ = fenchel_bound(f, G, X, lam, nuc)
     R = float(res.R)
     gap = R - lb
     ok = gap <= tol * abs(R) or gap <= 0.0
     R1, R3 = _reference_risks(task, lam, False, None, max_seconds, max_bytes)
     out = OptimumResult(
-        X=X, W=W, U=U, width=r, R=R, lower_bound=lb, gap=gap, rel_gap=_relative(gap, R), rho=rho, align=align,
+        X=X, W=W, U=U, width=r, R=R, lower_bound=lb, gap=gap, rel_gap=relative_gap(gap, R), rho=rho, align=align,
         grad_norm=res.grad_norm, R_type1=R1, R_type3=R3, network="h", certified=bool(ok),
         status="certified" if ok else "not certified",
-        message=(f"global minimiser of (5): certified gap {gap:.2e} (relative {_relative(gap, R):.1e}) at width {r}"
+        message=(f"global minimiser of (5): certified gap {gap:.2e} (relative {relative_gap(gap, R):.1e}) at width {r}"
                  if ok else f"certified gap {gap:.2e} above tol·|R| (stopped early: raise maxiter or max_seconds)"),
         nit=nit, nfev=nfev + 1, seconds=0.0,
     )  # fmt: skip
@@ -577,7 +472,7 @@ def _optimum_star(task, lam, d, tol, n_starts, seed, workers, max_seconds, max_b
     R2, _ = _reference_risks(task, lam, True, d, max_seconds, max_bytes)
     X = U_hat(U, L=task.L).T @ phi(W)
     return OptimumResult(
-        X=X, W=W, U=U, width=d, R=R, lower_bound=lb, gap=gap, rel_gap=_relative(gap, R), rho=rho, align=float("nan"),
+        X=X, W=W, U=U, width=d, R=R, lower_bound=lb, gap=gap, rel_gap=relative_gap(gap, R), rho=rho, align=float("nan"),
         grad_norm=float(res.grad_norm), R_type1=R2, R_type3=float("nan"), network="h*", certified=bool(ok),
         status="certified" if ok else "local",
         message=(f"best local minimiser of (10) of {n_starts} starts (|grad| = {res.grad_norm:.1e}); "
@@ -597,7 +492,7 @@ def _star_lower_bound(task, lam, d, workers, budget):
         fx = _FX(task, workers, max_seconds, max_bytes)
         X, f, G, nuc, _ = _solve_h(task, lp, fx, 1e-10, 20000, deadline, workers)
         n[0] += fx.nfev
-        lb, rho, _, _ = _bound(f, G, X, lp, nuc)
+        lb, rho, _, _ = fenchel_bound(f, G, X, lp, nuc)
         memo[lp] = (lb - c * lp * lp, rho)
         return -(lb - c * lp * lp)
 

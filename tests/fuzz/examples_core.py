@@ -90,6 +90,10 @@ EXAMPLES = {
     "fctheory.lemma_b_scale": lambda: dict(
         task=fc.Task(2, 2, 2, np.array([[0, 0], [1, 1]]), "uniform"), lam=0.05, precision="float", dps=30
     ),
+    "fctheory.collapsed_optimum": lambda: dict(
+        task=fc.Task.random(3, 2, 2, 4, seed=0), lam=0.05, tol=1e-10, maxiter=200, max_seconds=None
+    ),
+    "fctheory.collapsed_risk": lambda: dict(task=fc.Task.random(3, 2, 2, 4, seed=0), V=np.ones((8, 3)), lam=0.05),
     "fctheory.ExistenceResult.sizes": lambda: (fc.search_lemma_B(n_c=2, L=2), dict()),
     # ---- budget (fctheory._budget)
     "fctheory.get_budget": lambda: dict(),
@@ -103,6 +107,7 @@ SKIP = {
 
 # documented overflows: the true value exceeds the float64 range
 ALLOW_NONFINITE = {
+    "fctheory.collapsed_optimum": {"cosines": "NaN for a zero concept vector (documented), e.g. at the origin"},
     "fctheory.H": {"": "H(t) = G + λt is inf where λt > 1.8e308 (docstring of H)"},
     "fctheory.H_star": {"": "H*(t) = G + λt²/2 is inf where λt²/2 > 1.8e308 (docstring of H_star)"},
     "fctheory.H_star_prime": {"": "H*′(t) = λt − … is inf where λt > 1.8e308"},

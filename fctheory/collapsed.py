@@ -1,0 +1,292 @@
+"""The global minimiser of the true risk (5) for uniform word frequencies, on any latent set, in the
+feature-collapsed coordinates: exact, certified, and with K²L work instead of an enumeration of s_c^L sentences.
+
+**Why it is exact.** For network h, min R = min_X g(X), g(X) = f(X) + λ‖X‖_*, X = ÛᵀW ∈ R^(KL×n_w) (Claim G,
+(159)–(167); :mod:`fctheory.risk.convex`). With uniform μ, permuting the s_c words of one concept (the same
+permutation at every position) maps the law of the sentences of every class onto itself, so f and ‖·‖_*, hence
+g, are invariant under the column permutations of X within each concept. g is convex, so the average of a
+minimiser over that group is a minimiser: **some minimiser has equal columns within each concept** (feature
+collapse of the words onto their concept), X = Y ⊗ 1ᵀ (Y ∈ R^(KL×n_c), column α repeated s_c times). At such
+an X every sentence of class k has the same scores, s_k(j) = Σ_ℓ Y[(j, ℓ), z_k(ℓ)], and
+
+    f(X) = f_c(Y) = (1/K) Σ_k [log Σ_j e^(s_k(j)) − s_k(k)].
+
+In V = √s_c·Y the map V ↦ X = V ⊗ 1ᵀ/√s_c is an isometry onto the invariant subspace, ‖X‖_* = ‖V‖_*, and
+∇f(X) = ∇f_c(V) ⊗ 1ᵀ/√s_c lies in that subspace (f is invariant), so ⟨∇f(X), X⟩ = ⟨∇f_c(V), V⟩ and
+‖∇f(X)‖₂ = ‖∇f_c(V)‖₂. The collapsed problem min_V f_c(V) + λ‖V‖_* therefore has the same minimum as (5),
+and the Fenchel certificate of :mod:`fctheory._nuclear` at V (s = min(1, λ/‖∇f_c‖₂), E = f_c − ⟨∇f_c, V⟩) is a
+certificate for (5) itself: over all weights of every width, not only collapsed ones.
+
+**What it gives.** The balanced factors of V, Wt = Σ^(1/2)Bᵀ (r × n_c) and Û = Σ^(1/2)Aᵀ, are the concept
+vectors and the classifier; word (α, β) gets w_(α,β) = Wt[:, α]/√s_c, so ‖W‖_F² = ‖V‖_*. On a full task
+(K = n_c^L) this is Theorem 1's type-I configuration at τ; on a partial task (K < n_c^L) the concepts keep
+one vector each but their norms and angles depend on the latent set (docs/type1-partial.md: Theorem 1's
+constants are not stationary there). λ₀ = ‖∇f_c(0)‖₂ is the λ at and above which the origin is the minimiser
+(Claim H at X = 0), Theorem 1's λ₀ on a full task and Lemma B's λ₀,Z on a Lemma-B set.
+
+Cost: one evaluation is two K × Ln_c × K products and a K × K softmax, so the paper's K = 1000 of 3^15 takes
+milliseconds where the exact engine would enumerate 400^15 sentences per class.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from ._budget import check_work, get_budget
+from ._nuclear import balanced_svd, fenchel_bound, nuclear_norm, relative_gap, solve
+from ._validate import Array, Instance, Int, Real, fail, public, result_type
+from .network import U_from_hat
+from .task import Task
+from .tau import tau
+
+__all__ = ["CollapsedOptimum", "collapsed_optimum", "collapsed_risk"]
+
+
+@result_type
+@dataclass
+class CollapsedOptimum:
+    """Outcome of :func:`collapsed_optimum`: the certified minimiser of (5) for uniform μ.
+
+    Attributes
+    ----------
+    V : ndarray, shape (K·L, n_c)
+        The collapsed point: X = V ⊗ 1ᵀ/√s_c (row (j, ℓ) = j·L + ℓ, as X = ÛᵀW).
+    W : ndarray, shape (width, n_w)
+        Balanced word embeddings: w_(α,β) = concept_vectors[:, α]/√s_c (index α·s_c + β).
+    U : ndarray, shape (K, L·width)
+        Balanced classifier, ÛᵀW = X.
+    width : int
+        rank V: the smallest width attaining min R (0 at the origin; W and U then have one zero row).
+    concept_vectors : ndarray, shape (width, n_c)
+        Wt = Σ^(1/2)Bᵀ of V's SVD.
+    w_norms : ndarray, shape (n_w,)
+        ‖w_(α,β)‖ (equal within a concept).
+    concept_norms : ndarray, shape (n_c,)
+        ‖w_(α,β)‖ per concept α.
+    cosines : ndarray, shape (n_c, n_c)
+        Cosines between the concept directions (nan for a zero concept).
+    u_norms : ndarray, shape (K, L)
+        ‖u_(k,ℓ)‖.
+    R, ce : float
+        min R = f_c(V) + λ‖V‖_* (R at (W, U), which is balanced) and its cross-entropy part f_c(V).
+    tau : float
+        ‖W‖_F² = ‖U‖_F² = ‖V‖_*.
+    lower_bound, gap, rel_gap : float
+        The certified lower bound on min R (over every width and all weights, not only collapsed ones), R − it,
+        and gap/|R|.
+    rho, align : float
+        ‖∇f_c(V)‖₂/λ (≤ 1 at the optimum) and (⟨∇f_c, V⟩ + λ‖V‖_*)/(λ‖V‖_*) (0 at the optimum), Claim H.
+    lambda0 : float
+        ‖∇f_c(0)‖₂: the origin is the minimiser iff λ ≥ lambda0.
+    certified : bool
+        rel_gap ≤ the requested ``tol`` (or gap ≤ 0).
+    message : str
+    nit, nfev : int
+        Proximal-gradient iterations and evaluations of f_c and ∇f_c.
+    seconds : float
+    """
+
+    V: np.ndarray
+    W: np.ndarray
+    U: np.ndarray
+    width: int
+    concept_vectors: np.ndarray
+    w_norms: np.ndarray
+    concept_norms: np.ndarray
+    cosines: np.ndarray
+    u_norms: np.ndarray
+    R: float
+    ce: float
+    tau: float
+    lower_bound: float
+    gap: float
+    rel_gap: float
+    rho: float
+    align: float
+    lambda0: float
+    certified: bool
+    message: str
+    nit: int
+    nfev: int
+    seconds: float
+
+
+class _Fc:
+    """f_c(V) and ∇f_c(V) (module docstring): S = (Y₂·OH)ᵀ with Y₂ = V/√s_c as K × (L·n_c) and
+    OH[(ℓ, a), k] = 1{z_k(ℓ) = a}; ∇_(Y₂) = (P − I)ᵀOHᵀ/K with P the row softmax of S."""
+
+    def __init__(self, task: Task):
+        K, L, n_c = task.K, task.L, task.n_c
+        self.task, self.nfev = task, 0
+        self.OH = np.zeros((L * n_c, K))
+        self.OH[(np.arange(L) * n_c)[None, :] + task.Z, np.arange(K)[:, None]] = 1.0
+        self.root = math.sqrt(task.s_c)
+        self.shape2 = (K, L * n_c)
+
+    def __call__(self, V):
+        self.nfev += 1
+        K = self.task.K
+        if K == 1:  # a single class: CE = 0
+            return 0.0, np.zeros_like(V)
+        S = (V.reshape(self.shape2) @ self.OH).T / self.root  # S[k, j]: class j's score on class k's sentences
+        m = S.max(axis=1, keepdims=True)
+        E = np.exp(S - m)
+        Z = E.sum(axis=1, keepdims=True)
+        lse = m[:, 0] + np.log(Z[:, 0])
+        f = float(np.mean(lse - np.diagonal(S)))
+        P = E / Z
+        P[np.diag_indices(K)] -= 1.0
+        G = (P.T @ self.OH.T) / (K * self.root)
+        return f, G.reshape(V.shape)
+
+
+def _type1_start(task, lam, lambda0):
+    """Theorem 1's type-I point in V (the optimum on full tasks, within a few % on large partial ones): the
+    start of the solver. u_(j,ℓ) = c′f_(z_j(ℓ)), w_α = c f_α, so V[(j, ℓ), α] = √s_c·c·c′·⟨f_(z_j(ℓ)), f_α⟩ with
+    ⟨f_α, f_β⟩ = 1 or −1/(n_c − 1); the origin where λ ≥ λ₀ or n_c = 1."""
+    V0 = np.zeros((task.K * task.L, task.n_c))
+    if task.n_c < 2 or lam >= lambda0:
+        return V0
+    t = float(tau(n_c=task.n_c, n_w=task.n_w, L=task.L, K=task.K, lam=lam))
+    if not t > 0:
+        return V0
+    scale = math.sqrt(task.s_c) * math.sqrt(t / task.n_w) * math.sqrt(t / (task.K * task.L))
+    V0[:] = -scale / (task.n_c - 1)
+    V0[np.arange(task.K * task.L), task.Z.ravel()] = scale
+    return V0
+
+
+def _check_size(task):
+    # S, E, P and the products: about 4 K×K float64 arrays; the work is 4·K²·L·n_c flops per evaluation
+    check_work("task", task, bytes=8 * (4 * task.K**2 + 3 * task.K * task.L * task.n_c), what="collapsed_optimum")
+
+
+@public(task=Instance(Task), V=Array(ndim=2), lam=Real(lo=0.0, hi=1e12))
+def collapsed_risk(task: Task, V, lam) -> tuple:
+    """g(V) = f_c(V) + λ‖V‖_* and ∇f_c(V) of the collapsed problem (module docstring; uniform μ).
+
+    Parameters
+    ----------
+    task : Task
+        Uniform word frequencies.
+    V : array_like, shape (K·L, n_c)
+    lam : float
+        0 ≤ λ ≤ 1e12.
+
+    Returns
+    -------
+    (float, float, ndarray)
+        g(V), f_c(V) (the cross-entropy of (5) at the collapsed point) and ∇f_c(V).
+    """
+    _need_uniform(task)
+    V = np.asarray(V, dtype=np.float64)
+    if V.shape != (task.K * task.L, task.n_c) or not np.all(np.isfinite(V)):
+        fail("V", V, f"must be a finite array of shape (K*L, n_c) = ({task.K * task.L}, {task.n_c})")
+    # every score sums L entries of V/√s_c: keep them (and the softmax's differences) inside float64
+    if not float(np.max(np.abs(V), initial=0.0)) * task.L / math.sqrt(task.s_c) <= 1e300:
+        fail("V", V, f"its scores (sums of L = {task.L} entries / sqrt(s_c)) must stay below 1e300 in magnitude")
+    _check_size(task)
+    f, G = _Fc(task)(V)
+    g = f + lam * nuclear_norm(V)
+    if not math.isfinite(g):
+        fail("lam", lam, f"lam * ||V||_* overflows float64 at this V (f_c(V) = {f:.6g})")
+    return g, f, G
+
+
+def _need_uniform(task):
+    if not task.is_uniform:
+        fail(
+            "task",
+            task,
+            "the collapsed problem needs uniform word frequencies mu (for non-uniform mu the words of a concept "
+            "are not exchangeable); use fctheory.risk.optimum, which enumerates the sentences",
+        )
+
+
+@public(
+    task=Instance(Task),
+    lam=Real(lo=1e-12, hi=1e12),
+    tol=Real(lo=0.0, lo_open=True, hi=1.0),
+    maxiter=Int(min=1, max=10**7),
+    max_seconds=Real(lo=0.0, lo_open=True).or_none(),
+)
+def collapsed_optimum(
+    task: Task, *, lam, tol: float = 1e-10, maxiter: int = 20000, max_seconds: float | None = None
+) -> CollapsedOptimum:
+    """The certified global minimiser of the true risk (5) of network h for uniform word frequencies.
+
+    Solves min_V f_c(V) + λ‖V‖_* (module docstring: exact by the within-concept symmetry, K²L work per
+    evaluation) by FISTA with singular-value soft-thresholding, an L-BFGS polish at width rank V and a ray
+    step (:func:`fctheory._nuclear.solve`), and certifies the result by the Fenchel bound, which bounds min R
+    over all weights of every width.
+
+    Parameters
+    ----------
+    task : Task
+        Any latent set (K ≤ n_c^L) with uniform μ.
+    lam : float
+        λ of (5) (both decays), 1e-12 ≤ λ ≤ 1e12.
+    tol : float
+        Relative certified gap at which the result counts as certified (default 1e-10).
+    maxiter : int
+        Proximal-gradient iterations at most (each polish: at most 2000 L-BFGS iterations).
+    max_seconds : float, optional
+        Wall-clock limit of the solve (default: the budget in force, :func:`fctheory.get_budget`); the result
+        then says it stopped early.
+
+    Returns
+    -------
+    CollapsedOptimum
+
+    Raises
+    ------
+    FCTheoryError
+        Non-uniform μ, bad input, or a task whose K × K work arrays exceed the memory budget.
+
+    Examples
+    --------
+    >>> import fctheory as fc
+    >>> res = collapsed_optimum(fc.Task.random(3, 2, 3, 9, seed=0), lam=0.01)
+    >>> res.certified, res.width
+    (True, 2)
+    """
+    _need_uniform(task)
+    _check_size(task)
+    t0 = time.perf_counter()
+    sec = max_seconds if max_seconds is not None else get_budget().max_seconds
+    deadline = t0 + (sec if sec is not None and math.isfinite(sec) else math.inf)
+    fx = _Fc(task)
+    _, G0 = fx(np.zeros((task.K * task.L, task.n_c)))
+    lambda0 = float(np.linalg.norm(G0, 2)) if task.K > 1 else 0.0
+    V0 = _type1_start(task, lam, lambda0)
+    # ‖∇²f_c‖₂ ≤ L/2 (V ↦ X is an isometry and f's Hessian is ≤ L/2); L/8 starts the backtracking lower
+    V, f, G, nuc, nit = solve(fx, lam, V0, lipschitz=task.L / 8.0, tol=tol, maxiter=maxiter, deadline=deadline)
+    lb, rho, align, g = fenchel_bound(f, G, V, lam, nuc)
+    Wt, Uh, r = balanced_svd(V)
+    s_c = task.s_c
+    W = np.repeat(Wt, s_c, axis=1) / math.sqrt(s_c)
+    U = U_from_hat(Uh, L=task.L)
+    cn = np.linalg.norm(Wt, axis=0) / math.sqrt(s_c)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        D = Wt / np.linalg.norm(Wt, axis=0)
+        cos = np.clip(D.T @ D, -1.0, 1.0)
+    tau = float(np.sum(Wt * Wt))
+    R = f + 0.5 * lam * (tau + float(np.sum(Uh * Uh)))
+    gap = R - lb
+    ok = gap <= tol * abs(R) or gap <= 0.0
+    msg = (
+        f"global minimiser of (5) (uniform mu, collapsed coordinates): certified gap {gap:.2e} "
+        f"(relative {relative_gap(gap, R):.1e}) at width {r}"
+        if ok
+        else f"certified gap {gap:.2e} above tol*|R| (stopped early: raise maxiter or max_seconds)"
+    )
+    return CollapsedOptimum(
+        V=V, W=W, U=U, width=r, concept_vectors=Wt, w_norms=np.repeat(cn, s_c), concept_norms=cn, cosines=cos,
+        u_norms=np.linalg.norm(Uh.T.reshape(task.K, task.L, -1), axis=2), R=float(R), ce=float(f), tau=tau,
+        lower_bound=float(lb), gap=float(gap), rel_gap=relative_gap(gap, R), rho=float(rho), align=float(align),
+        lambda0=lambda0, certified=bool(ok), message=msg, nit=nit, nfev=fx.nfev, seconds=time.perf_counter() - t0,
+    )  # fmt: skip

@@ -1,0 +1,208 @@
+"""fctheory.collapsed: the certified optimum of (5) for uniform μ in the feature-collapsed coordinates.
+
+Oracles: the exact engine's and the brute-force enumeration of the s_c^L sentences (the collapsed risk and
+gradient are those of (5) at collapsed weights), the enumeration-based convex solver (``symmetry=False``),
+Theorem 1 (full tasks), Lemma B's closed form, central finite differences, and Claim H at the origin.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+import fctheory as fc
+from fctheory import collapsed as col
+from fctheory.network import U_hat
+from fctheory.risk import optimum, true_risk_bruteforce
+from fctheory.risk.convex import _FX
+
+EPS = np.finfo(float).eps
+LEMMA_B_TASK = fc.Task(2, 2, 3, np.array([[0, 0, 0], [0, 1, 1], [1, 0, 1], [1, 1, 0]]), "uniform")
+
+
+def _expand(task, V):
+    """The word-level X = V ⊗ 1ᵀ/√s_c and balanced (W, U) with ÛᵀW = X."""
+    X = np.repeat(V, task.s_c, axis=1) / math.sqrt(task.s_c)
+    Wt, Uh, _ = col.balanced_svd(V)
+    W = np.repeat(Wt, task.s_c, axis=1) / math.sqrt(task.s_c)
+    return X, W, col.U_from_hat(Uh, L=task.L)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_collapsed_risk_is_the_enumerated_true_risk_at_collapsed_weights(seed):
+    """f_c(V) + (λ/2)(‖W‖² + ‖U‖²) = R(W, U) of (5), every sentence enumerated, at balanced collapsed weights."""
+    task = fc.Task.random(3, 3, 3, 7, seed=seed)
+    V = np.random.default_rng(seed).normal(size=(task.K * task.L, task.n_c))
+    lam = 0.03
+    g, f, _ = fc.collapsed_risk(task, V, lam)
+    _, W, U = _expand(task, V)
+    R = true_risk_bruteforce(task, W, U, lam).R
+    assert g == pytest.approx(R, rel=64 * EPS * task.L)  # balanced: (λ/2)(‖W‖² + ‖U‖²) = λ‖V‖_*
+    assert f == pytest.approx(true_risk_bruteforce(task, W, U, 0.0).R, rel=64 * EPS * task.L)
+
+
+def test_collapsed_gradient_is_the_enumerated_gradient_restricted():
+    """∇f(X) at X = V ⊗ 1ᵀ/√s_c (the engine's, all sentences) is ∇f_c(V) ⊗ 1ᵀ/√s_c: equal columns per concept."""
+    task = fc.Task.random(3, 2, 3, 8, seed=4)
+    V = np.random.default_rng(0).normal(size=(task.K * task.L, task.n_c))
+    X, _, _ = _expand(task, V)
+    fX, GX = _FX(task, 1, None, None)(X)
+    _, f, G = fc.collapsed_risk(task, V, 0.0)
+    assert f == pytest.approx(fX, rel=1e-13)
+    np.testing.assert_allclose(GX, np.repeat(G, task.s_c, axis=1) / math.sqrt(task.s_c), rtol=0, atol=1e-14)
+
+
+def test_collapsed_gradient_matches_central_differences():
+    task = fc.Task.random(4, 1, 3, 11, seed=1)
+    rng = np.random.default_rng(2)
+    V = rng.normal(size=(task.K * task.L, task.n_c))
+    D = rng.normal(size=V.shape)
+    _, _, G = fc.collapsed_risk(task, V, 0.0)
+    h = 1e-5
+    fp = fc.collapsed_risk(task, V + h * D, 0.0)[1]
+    fm = fc.collapsed_risk(task, V - h * D, 0.0)[1]
+    # truncation h²·f‴/6 ≲ 1e-10 (f‴ = O(L³|D|³) here), rounding ~ ε|f|/h ≈ 1e-11
+    assert (fp - fm) / (2 * h) == pytest.approx(float(np.sum(G * D)), abs=1e-8)
+
+
+def test_full_task_optimum_is_theorem_1():
+    """K = n_c^L: min R = H(τ), ‖W‖² = τ, every word norm √(τ/n_w), concept cosines −1/(n_c − 1), λ₀ of Theorem 1."""
+    task, lam = fc.Task.full(3, 2, 3), 0.01
+    res = fc.collapsed_optimum(task, lam=lam)
+    p = fc.predict_type1(n_c=3, n_w=task.n_w, L=3, K=task.K, lam=lam)
+    assert res.certified and res.width == 2
+    assert res.R == pytest.approx(p.risk, rel=1e-13) and res.tau == pytest.approx(p.tau, rel=1e-9)
+    np.testing.assert_allclose(res.w_norms, p.c, rtol=1e-9)
+    off = ~np.eye(3, dtype=bool)
+    np.testing.assert_allclose(res.cosines[off], -0.5, atol=1e-9)
+    assert res.lambda0 == pytest.approx(p.lambda_trivial, rel=1e-13)
+
+
+def test_lemma_b_set_optimum_is_the_closed_form():
+    lam = 0.02
+    res = fc.collapsed_optimum(LEMMA_B_TASK, lam=lam)
+    b = fc.lemma_b_scale(LEMMA_B_TASK, lam=lam)
+    assert res.certified
+    assert res.R == pytest.approx(b.risk, rel=1e-12) and res.tau == pytest.approx(b.t_star, rel=1e-8)
+    np.testing.assert_allclose(res.w_norms, b.word_norm, rtol=1e-8)
+    assert res.lambda0 == pytest.approx(b.lambda0, rel=1e-13)
+
+
+@pytest.mark.parametrize(
+    "task, lam",
+    [
+        (fc.Task.random(3, 2, 2, 5, seed=0), 0.02),
+        (fc.Task.random(3, 2, 3, 9, seed=1), 0.01),
+        (fc.Task.random(2, 3, 3, 5, seed=2), 0.05),
+        (fc.Task.random(4, 2, 2, 7, seed=3), 0.02),
+    ],
+    ids=["3-2-2-K5", "3-2-3-K9", "2-3-3-K5", "4-2-2-K7"],
+)
+def test_partial_task_optimum_equals_the_enumerated_convex_optimum(task, lam):
+    """The symmetry reduction loses nothing: same min R and word norms as the solver over all X ∈ R^(KL×n_w)."""
+    res = fc.collapsed_optimum(task, lam=lam)
+    full = optimum(task, lam=lam, symmetry=False)
+    assert res.certified and full.certified
+    assert res.R == pytest.approx(full.R, rel=1e-12)
+    assert res.lower_bound <= full.R * (1 + 1e-13) and full.lower_bound <= res.R * (1 + 1e-13)
+    np.testing.assert_allclose(res.w_norms, np.linalg.norm(full.W, axis=0), rtol=1e-6)
+    assert res.width == full.width
+
+
+def test_weights_are_balanced_factors_of_the_collapsed_point():
+    task = fc.Task.random(3, 2, 3, 9, seed=5)
+    res = fc.collapsed_optimum(task, lam=0.01)
+    X = np.repeat(res.V, task.s_c, axis=1) / math.sqrt(task.s_c)
+    np.testing.assert_allclose(U_hat(res.U, L=task.L).T @ res.W, X, atol=1e-12)
+    nuc = float(np.sum(np.linalg.svd(res.V, compute_uv=False)))
+    assert np.sum(res.W**2) == pytest.approx(nuc, rel=1e-12) and np.sum(res.U**2) == pytest.approx(nuc, rel=1e-12)
+    assert res.tau == pytest.approx(nuc, rel=1e-12)
+    # one norm per concept, shared by its s_c words; u norms from U's blocks
+    np.testing.assert_array_equal(res.w_norms, np.repeat(res.concept_norms, task.s_c))
+    np.testing.assert_allclose(res.u_norms, np.linalg.norm(res.U.reshape(task.K, task.L, -1), axis=2), rtol=1e-12)
+    assert res.R == pytest.approx(res.ce + res.tau * 0.01, rel=1e-13)
+
+
+def test_lambda0_is_where_the_origin_becomes_the_minimiser():
+    """Claim H at X = 0: the origin is optimal iff ‖∇f(0)‖₂ ≤ λ."""
+    task = fc.Task.random(3, 2, 3, 10, seed=6)
+    lam0 = fc.collapsed_optimum(task, lam=0.01).lambda0
+    above = fc.collapsed_optimum(task, lam=lam0 * (1 + 1e-9))
+    below = fc.collapsed_optimum(task, lam=lam0 * (1 - 1e-3))
+    assert above.width == 0 and above.R == pytest.approx(math.log(task.K), rel=1e-15) and above.certified
+    assert below.width > 0 and below.R < math.log(task.K)
+
+
+def test_bound_at_any_point_stays_below_the_minimum():
+    """Weak duality: the Fenchel bound at a perturbed or random V never exceeds min R (certificate soundness)."""
+    task, lam = fc.Task.random(3, 2, 3, 9, seed=7), 0.01
+    best = optimum(task, lam=lam, symmetry=False).R
+    res = fc.collapsed_optimum(task, lam=lam)
+    rng = np.random.default_rng(0)
+    for scale in (0.0, 0.1, 1.0, 5.0):
+        V = res.V + scale * rng.normal(size=res.V.shape)
+        g, f, G = fc.collapsed_risk(task, V, lam)
+        lb, _, _, _ = col.fenchel_bound(f, G, V, lam, col.nuclear_norm(V))
+        assert lb <= best * (1 + 1e-13)
+        if scale > 0:
+            assert g - lb > 1e-6
+
+
+def test_planted_wrong_gradient_is_not_certified(monkeypatch):
+    task, lam = fc.Task.random(3, 2, 3, 9, seed=1), 0.01
+    real = col._Fc.__call__
+
+    def wrong(self, V):
+        f, G = real(self, V)
+        return f, G * (1 + 1e-3)
+
+    monkeypatch.setattr(col._Fc, "__call__", wrong)
+    res = fc.collapsed_optimum(task, lam=lam, maxiter=200, max_seconds=30)
+    assert not res.certified and res.rel_gap > 1e-7
+
+
+def test_k_well_beyond_enumeration_is_certified_quickly():
+    """K = 200 of 3^8 (3^8·2^8 sentences per class for the engine): certified from the collapsed problem alone."""
+    task = fc.Task.random(3, 2, 8, 200, seed=0)
+    res = fc.collapsed_optimum(task, lam=1e-3)
+    assert res.certified and res.rel_gap <= 1e-10 and res.width == 2
+    # Theorem 1's type-I point on this set (its true risk, not H(τ), which assumes all n_c^L latent variables)
+    g1 = fc.collapsed_risk(task, col._type1_start(task, 1e-3, res.lambda0), 1e-3)[0]
+    assert res.R < g1 * (1 - 1e-3)
+
+
+@pytest.mark.slow
+def test_paper_scale_fig3_is_certified():
+    """The paper's fig3 latent set (K = 1000 of 3^15): certified, concept norms within 0.2% of Theorem 1's."""
+    from fctheory.trainer.presets import get_preset
+
+    task = get_preset("fig3").task()
+    res = fc.collapsed_optimum(task, lam=1e-3)
+    p1 = fc.predict_type1(n_c=3, n_w=task.n_w, L=15, K=1000, lam=1e-3)
+    assert res.certified
+    np.testing.assert_allclose(res.concept_norms, p1.c, rtol=2e-3)
+
+
+def test_non_uniform_mu_is_refused_naming_the_task():
+    task = fc.Task.random(3, 2, 2, 5, mu="zipf", seed=0)
+    with pytest.raises(fc.FCTheoryError, match="task.*uniform word frequencies"):
+        fc.collapsed_optimum(task, lam=0.01)
+    with pytest.raises(fc.FCTheoryError, match="task.*uniform word frequencies"):
+        fc.collapsed_risk(task, np.zeros((10, 3)), 0.01)
+
+
+def test_bad_v_is_refused_naming_it():
+    task = fc.Task.random(3, 2, 2, 5, seed=0)
+    with pytest.raises(fc.FCTheoryError, match="V"):
+        fc.collapsed_risk(task, np.zeros((9, 3)), 0.01)
+    with pytest.raises(fc.FCTheoryError, match="V"):
+        fc.collapsed_risk(task, np.full((10, 3), 1e305), 0.01)
+
+
+def test_memory_budget_refuses_a_huge_k():
+    task = fc.Task.random(3, 2, 4, 60, seed=0)
+    with fc.budget(max_bytes=10_000):
+        with pytest.raises(fc.FCTheoryError, match="max_bytes"):
+            fc.collapsed_optimum(task, lam=0.01)

@@ -1,0 +1,118 @@
+"""fctheory._nuclear: singular-value thresholding, the Fenchel bound, FISTA, the ray step, balanced factors.
+
+Oracles: the subgradient optimality condition of the proximal map, Claim G's identities, scipy's scalar
+minimiser on the ray, and the collapsed problem of a full task, whose minimum is H(τ) (Theorem 1).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from scipy.optimize import minimize_scalar
+
+import fctheory as fc
+from fctheory import _nuclear as nu
+from fctheory.collapsed import _Fc
+
+
+def test_svt_is_the_proximal_map_of_the_nuclear_norm():
+    """X = svt(M, τ) satisfies M − X ∈ τ∂‖X‖_*: ‖M − X‖₂ ≤ τ and ⟨M − X, X⟩ = τ‖X‖_*."""
+    rng = np.random.default_rng(0)
+    M = rng.normal(size=(7, 5))
+    s = np.linalg.svd(M, compute_uv=False)
+    tau = 0.5 * (s[1] + s[2])  # keeps two singular values
+    X, kept = nu.svt(M, tau)
+    assert kept.size == 2
+    np.testing.assert_allclose(kept, s[:2] - tau, rtol=1e-13)
+    assert np.linalg.norm(M - X, 2) <= tau * (1 + 1e-13)
+    assert float(np.sum((M - X) * X)) == pytest.approx(tau * nu.nuclear_norm(X), rel=1e-12)
+    Z, none = nu.svt(M, s[0] * 1.01)
+    assert none.size == 0 and not Z.any()
+
+
+def test_balanced_svd_satisfies_claim_g():
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(6, 2)) @ rng.normal(size=(2, 4))  # rank 2
+    Wt, Uh, r = nu.balanced_svd(X)
+    assert r == 2 and Wt.shape == (2, 4) and Uh.shape == (2, 6)
+    np.testing.assert_allclose(Uh.T @ Wt, X, atol=1e-13)
+    nuc = nu.nuclear_norm(X)
+    assert np.sum(Wt**2) == pytest.approx(nuc, rel=1e-13) and np.sum(Uh**2) == pytest.approx(nuc, rel=1e-13)
+    Wp, Up, rp = nu.balanced_svd(X, width=5)
+    assert rp == 2 and Wp.shape == (5, 4) and not Wp[2:].any() and not Up[2:].any()
+    W0, U0, r0 = nu.balanced_svd(np.zeros((3, 2)))
+    assert r0 == 0 and W0.shape == (1, 2) and not W0.any() and not U0.any()
+
+
+def test_relative_gap_edges():
+    assert nu.relative_gap(1e-3, -2.0) == 5e-4
+    assert nu.relative_gap(0.0, 0.0) == 0.0 and nu.relative_gap(-1e-300, 0.0) == 0.0
+    assert nu.relative_gap(1e-3, 0.0) == math.inf
+
+
+def _full_task_problem():
+    task, lam = fc.Task.full(3, 2, 2), 0.02
+    p = fc.predict_type1(n_c=3, n_w=task.n_w, L=2, K=task.K, lam=lam)
+    return task, lam, _Fc(task), p.risk
+
+
+def test_fenchel_bound_is_below_the_minimum_and_tight_at_it():
+    task, lam, fx, Rmin = _full_task_problem()
+    rng = np.random.default_rng(2)
+    V, f, G, nuc, _ = nu.solve(fx, lam, np.zeros((task.K * task.L, 3)), lipschitz=0.25, tol=1e-12,
+                               maxiter=5000, deadline=math.inf)  # fmt: skip
+    lb, rho, align, g = nu.fenchel_bound(f, G, V, lam, nuc)
+    assert g == pytest.approx(Rmin, rel=1e-12) and lb <= Rmin * (1 + 1e-14) and g - lb <= 1e-11 * g
+    assert rho <= 1 + 1e-9 and abs(align) <= 1e-9
+    for _ in range(5):
+        W = V + rng.normal(size=V.shape)
+        fW, GW = fx(W)
+        lbW, _, _, gW = nu.fenchel_bound(fW, GW, W, lam, nu.nuclear_norm(W))
+        assert lbW <= Rmin * (1 + 1e-14) < gW
+
+
+def test_fista_alone_reaches_a_coarse_certified_gap():
+    task, lam, fx, Rmin = _full_task_problem()
+    V, f, G, nuc, it = nu.fista(fx, lam, np.zeros((task.K * task.L, 3)), lipschitz=0.25, rel_tol=1e-4,
+                                maxiter=10_000, deadline=math.inf)  # fmt: skip
+    lb, _, _, g = nu.fenchel_bound(f, G, V, lam, nuc)
+    assert g - lb <= 1e-4 * g and lb <= Rmin * (1 + 1e-14) and it > 1
+    assert g >= Rmin * (1 - 1e-14)
+
+
+@pytest.mark.parametrize("start", ["half the optimum", "random direction"])
+def test_ray_step_finds_the_best_scale_on_the_ray(start):
+    task, lam, fx, _ = _full_task_problem()
+    rng = np.random.default_rng(3)
+    if start == "random direction":  # the best point of this ray is near the origin
+        V0 = rng.normal(size=(task.K * task.L, 3))
+    else:
+        Vs = nu.solve(fx, lam, np.zeros((task.K * task.L, 3)), lipschitz=0.25, tol=1e-10, maxiter=5000,
+                      deadline=math.inf)[0]  # fmt: skip
+        V0 = 0.5 * Vs + 1e-3 * rng.normal(size=Vs.shape)
+    f, G = fx(V0)
+    V, fv, Gv, nuc = nu.ray_step(fx, lam, V0, f, G)
+    nuc0 = nu.nuclear_norm(V0)
+
+    def g(t):
+        return fx(t * V0)[0] + lam * t * nuc0
+
+    t = nuc / nuc0
+    assert t >= 0 and nuc == pytest.approx(nu.nuclear_norm(V), rel=1e-12)  # a point of the ray, honestly valued
+    assert fv + lam * nuc == pytest.approx(g(t), rel=1e-14) and fv + lam * nuc <= f + lam * nuc0
+    if start == "half the optimum":
+        best = minimize_scalar(g, bounds=(0.0, 10.0), method="bounded", options=dict(xatol=1e-12))
+        # four secant-Newton steps from t = 1 to t ≈ 2: the value to ~1e-9 (it is a finishing step after a polish)
+        assert fv + lam * nuc <= best.fun * (1 + 1e-9)
+        assert t == pytest.approx(best.x, rel=1e-4)
+
+
+def test_polish_at_fixed_rank_is_certified_from_a_near_point():
+    task, lam, fx, Rmin = _full_task_problem()
+    V, f, G, nuc, _ = nu.fista(fx, lam, np.zeros((task.K * task.L, 3)), lipschitz=0.25, rel_tol=0.1,
+                               maxiter=10_000, deadline=math.inf)  # fmt: skip
+    Vp, fp, Gp, nucp = nu.polish(fx, lam, V, deadline=math.inf, tol=1e-10, maxiter=2000)
+    lb, _, _, g = nu.fenchel_bound(fp, Gp, Vp, lam, nucp)
+    assert g - lb <= 1e-10 * g and g == pytest.approx(Rmin, rel=1e-12)
