@@ -526,6 +526,16 @@ MUTANTS: list[LibraryMutant] = [
         ("optimum-certificate",),
     ),
     M(
+        "collapsed-score-scale",
+        "fctheory.collapsed",
+        "_Fc.__call__",
+        "S = (V.reshape(self.shape2) @ self.OH).T / self.root",
+        "S = (V.reshape(self.shape2) @ self.OH).T / self.root**2",
+        "collapsed_optimum: the scores of V divided by s_c instead of sqrt(s_c) (the solver minimises another problem)",
+        ("collapsed-optimum",),
+        more=(("G = (P.T @ self.OH.T) / (K * self.root)", "G = (P.T @ self.OH.T) / (K * self.root**2)"),),
+    ),
+    M(
         "optimum-unbalanced-factors",
         "fctheory._nuclear",
         "balanced_svd",

@@ -27,6 +27,7 @@ __all__ = [
     "check_optimum_certificate",
     "check_optimum_interval",
     "check_lemma_b_optimal_scale",
+    "check_collapsed_optimum",
 ]
 
 #: the self-test's perturbed optimum: W multiplied by this
@@ -195,3 +196,45 @@ def check_lemma_b_optimal_scale(mutant: bool = False, quick: bool = False) -> st
             worst = max(worst, abs(res.R - HZ) / res.R)
             n += 1
     return f"{n} (Lemma-B set, lambda) pairs: max |R - min H_Z|/R = {worst:.1e}"
+
+
+# ----------------------------------------------------------------------------------------- uniform μ, collapsed
+def _collapsed_tasks(quick: bool):
+    tasks = [(Task.random(3, 2, 3, 9, seed=0), 0.01), (Task.random(2, 3, 3, 5, seed=1), 0.05)]
+    if not quick:
+        tasks += [(Task.random(4, 2, 2, 9, seed=2), 0.02), (Task.random(2, 2, 4, 6, seed=3), 0.03),
+                  (Task.random(3, 3, 2, 4, seed=4), 0.02), (Task.random(3, 1, 3, 20, seed=5), 0.004)]  # fmt: skip
+    return tasks
+
+
+@register(
+    "collapsed-optimum",
+    "Uniform mu, any latent set: the optimum of (5) over all weights is feature-collapsed (the words of a concept "
+    "share one embedding), so fctheory.collapsed_optimum's solution of min_V f_c(V) + lambda||V||_* (K^2 L work) is "
+    "the global minimiser: at its expanded weights R equals an enumeration of every sentence (rel. 1e-12) and the "
+    "exact Fenchel dual over ALL X in R^(KL x n_w), every sentence enumerated, is within 1e-10 R of R; lambda0 = "
+    "||grad f_c(0)||_2 is where the enumerated gradient at the origin has spectral norm lambda (rel. 1e-12)",
+    "numeric enumeration",
+    "the words' embeddings taken as the concept vectors themselves (without the 1/sqrt(s_c) of X = V (x) 1^T/sqrt s_c)",
+    tol=dict(rel=1e-12, gap=1e-10),
+    library=("collapsed_optimum",),
+    oracle="proofs_check._risk enumeration of R, grad f and the exact entropy form of the dual (exact_dual)",
+)
+def check_collapsed_optimum(mutant: bool = False, quick: bool = False) -> str:
+    T = tolerances("collapsed-optimum")
+    worst = 0.0
+    for task, lam in _collapsed_tasks(quick):
+        res = fctheory.collapsed_optimum(task, lam=lam)
+        name = f"(n_c, s_c, L, K) = ({task.n_c}, {task.s_c}, {task.L}, {task.K})"
+        expect(res.certified, f"{name}: not certified ({res.message})")
+        W = np.repeat(res.concept_vectors, task.s_c, axis=1) * (1.0 if mutant else 1.0 / np.sqrt(task.s_c))
+        S = _risk.enumerate_sentences(task)
+        R = _risk.risk(task, W, res.U, lam, S=S)
+        expect(abs(R - res.R) <= T["rel"] * R, f"{name}: R = {res.R!r}, enumeration {R!r}")
+        dual = exact_dual(task, _risk.X_of(W, res.U, task.L), lam, S)
+        expect(R - dual <= T["gap"] * R, f"{name}: enumerated dual gap {R - dual:.2e} > {T['gap']:.0e} R")
+        _, G0 = _risk.f_grad(S, np.zeros((task.K * task.L, task.n_w)))
+        g0 = float(np.linalg.norm(G0, 2))
+        expect(abs(g0 - res.lambda0) <= T["rel"] * g0, f"{name}: lambda0 = {res.lambda0!r}, enumerated {g0!r}")
+        worst = max(worst, (R - dual) / R)
+    return f"{len(_collapsed_tasks(quick))} uniform partial tasks: max (R - enumerated dual)/R = {worst:.1e}"

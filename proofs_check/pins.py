@@ -59,6 +59,7 @@ ASSERTIONS = {
     "optimum-certificate": (11, 6),
     "optimum-interval": (10, 4),
     "lemmaB-optimal-scale": (7, 4),
+    "collapsed-optimum": (8, 4),
 }
 
 
