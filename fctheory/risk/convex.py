@@ -219,15 +219,11 @@ def optimum(
 ) -> OptimumResult:
     """The certified global minimiser of the true risk (5) of ``task``, or a bounded local one of (10).
 
-    Network h: solves the convex problem min_X f(X) + λ‖X‖_* (X = ÛᵀW, (159)–(167)) by accelerated
-    proximal gradient with singular-value soft-thresholding on the exact engine's ∇f, factors the solution
-    into balanced (W, U) of the smallest width (its rank), polishes them by L-BFGS and certifies them by
-    the duality gap of the module docstring (:mod:`fctheory.risk.convex`). With uniform μ (and
-    ``symmetry=True``) the same problem is solved exactly in the feature-collapsed coordinates
-    (:func:`fctheory.collapsed_optimum`: K²L work instead of the enumeration, so any K, the paper's
-    K = 1000 of 3^15 included), and the certificate holds for (5) itself. Network h*: the best of
-    ``n_starts`` L-BFGS runs on (10) with a certified lower bound on min R* from a convex relaxation; see
-    docs/optimum.md for what is and is not certified.
+    Network h: min_X f(X) + λ‖X‖_* (X = ÛᵀW, (159)–(167)) by FISTA with singular-value thresholding on the
+    exact engine's ∇f, balanced (W, U) of the smallest width, an L-BFGS polish and the duality-gap
+    certificate of :mod:`fctheory.risk.convex`; uniform μ: the same problem in the collapsed coordinates
+    (:func:`fctheory.collapsed_optimum`, any K). Network h*: the best of ``n_starts`` L-BFGS runs on (10)
+    with a certified lower bound on min R* from a convex relaxation (docs/optimum.md).
 
     Parameters
     ----------
@@ -273,9 +269,8 @@ def optimum(
     Examples
     --------
     >>> import fctheory as fc
-    >>> res = optimum(fc.Task.random(2, 2, 3, 3, seed=0), lam=0.05)
-    >>> res.certified, res.width
-    (True, 1)
+    >>> optimum(fc.Task.random(2, 2, 3, 3, seed=0), lam=0.05).certified
+    True
     """
     if network == "h*":
         if precision == "interval":
@@ -285,6 +280,12 @@ def optimum(
     sec, _ = resolve_budget(max_seconds, max_bytes)
     if symmetry and task.is_uniform:
         return _optimum_collapsed(task, lam, d, tol, maxiter, precision, sec, t0)
+    return _optimum_enumerated(task, lam, d, tol, maxiter, precision, workers, (max_seconds, max_bytes, sec, t0))
+
+
+def _optimum_enumerated(task, lam, d, tol, maxiter, precision, workers, budget) -> OptimumResult:
+    """:func:`optimum` for network h on the exact engine's enumeration (any μ)."""
+    max_seconds, max_bytes, sec, t0 = budget
     deadline = t0 + (sec if sec is not None else math.inf)
     fx = _FX(task, workers, max_seconds, max_bytes)
     X, f, G, nuc, nit = _solve_h(task, lam, fx, tol, maxiter, deadline, workers)
