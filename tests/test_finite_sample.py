@@ -176,3 +176,54 @@ def test_sentences_not_from_the_task_are_refused(bad):
     else:
         with pytest.raises(fc.FCTheoryError, match="y="):
             fs.predict_perturbation(task, X, y[:-1], LAM)
+
+
+# ----------------------------------------------------------------------------- (d) on the population optimum
+def _all_sentences(task):
+    from fctheory.risk import class_sentences
+
+    Xs = [class_sentences(task, k)[0] for k in range(task.K)]
+    return np.concatenate(Xs), np.concatenate([np.full(len(S), k) for k, S in enumerate(Xs)])
+
+
+def test_on_optimum_with_every_sentence_once_is_the_population_optimum():
+    """Uniform μ and every sentence once: R̂ = R, so the prediction is the certified optimum of (5) itself."""
+    task = fc.Task.random(3, 2, 2, 5, seed=0)
+    X, y = _all_sentences(task)
+    p = fs.predict_on_optimum(task, X, y, LAM, gtol=1e-11)
+    opt = fc.collapsed_optimum(task, lam=LAM)
+    np.testing.assert_allclose(p.word_norm, opt.w_norms, rtol=1e-7)
+    np.testing.assert_allclose(p.u_norm, opt.u_norms, rtol=1e-6, atol=1e-9)
+    assert p.info["R"] == pytest.approx(opt.R, rel=1e-12) and p.info["R_population"] == pytest.approx(opt.R, rel=1e-13)
+
+
+def test_on_optimum_returns_a_critical_point_of_the_empirical_risk_in_its_ansatz():
+    task = fc.Task.random(3, 2, 3, 8, seed=1)
+    X, y = _data(task, 6)
+    p = fs.predict_on_optimum(task, X, y, LAM, gtol=1e-10)
+    W, U = p.info["W"], p.info["U"]
+    R, dW, dU = fs.empirical_risk_grad(task, W, U, X, y, LAM)
+    assert R == pytest.approx(p.info["R"], rel=1e-13) and p.info["grad_norm"] <= 1e-10
+    np.testing.assert_allclose(np.linalg.norm(W, axis=0), p.word_norm, rtol=1e-13)
+    D = W / np.linalg.norm(W, axis=0)
+    assert np.linalg.norm(np.sum(D * dW, axis=0)) <= 1e-9 and np.linalg.norm(dU) <= 1e-9  # stationary in (ρ, U)
+
+
+def test_on_optimum_is_close_to_the_exact_empirical_minimiser_on_a_partial_task():
+    """It can only be as low as the unconstrained empirical minimum, and it explains its word norms."""
+    task = fc.Task.random(3, 3, 3, 9, seed=2)
+    X, y = _data(task, 30)
+    p = fs.predict_on_optimum(task, X, y, LAM, gtol=1e-10)
+    W, U, info = fs.minimize_empirical_risk(task, X, y, 9, LAM, seed=0, gtol=1e-9)
+    wn, _ = fs.norms(task, W, U)
+    assert p.info["R"] >= info["R"] - 1e-12 and p.info["R"] - info["R"] < 1e-3 * info["R"]
+    r2 = 1 - np.sum((wn - p.word_norm) ** 2) / np.sum((wn - wn.mean()) ** 2)
+    assert r2 > 0.9
+
+
+def test_on_optimum_with_non_uniform_words_uses_the_enumerated_optimum():
+    task = fc.Task.random(3, 2, 2, 5, mu="zipf", seed=0)
+    X, y = _data(task, 10)
+    p = fs.predict_on_optimum(task, X, y, LAM)
+    assert p.method == "optimum" and p.info["grad_norm"] <= 1e-9 and np.all(np.isfinite(p.word_norm))
+    assert p.info["population_gap"] <= 1e-10 * p.info["R_population"]

@@ -32,6 +32,9 @@ EXAMPLES = {
     "fctheory.finite_sample.predict_reduced": lambda: dict(
         task=_task(), X=_data()[0], y=_data()[1], lam=0.01, maxiter=50
     ),
+    "fctheory.finite_sample.predict_on_optimum": lambda: dict(
+        task=_task(), X=_data()[0], y=_data()[1], lam=0.01, gtol=1e-9, maxiter=50
+    ),
     "fctheory.finite_sample.perturbation_full": lambda: dict(
         task=_task(),
         X=_data()[0],
