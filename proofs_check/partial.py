@@ -32,7 +32,9 @@ import numpy as np
 
 import fctheory
 from fctheory import Task
+from fctheory import finite_sample as fs
 from fctheory.risk.montecarlo import monte_carlo_risk
+from fctheory.trainer.data import sample_data
 from fctheory.trainer.presets import get_preset
 
 from .type1_partial import FRACS, lambda0, partial_tasks
@@ -127,14 +129,16 @@ def nonuniform_rows(cases=NONUNIFORM, fracs=(0.3, 0.7)) -> list[dict]:
 PAPER = [
     ("fig3", 3, 400, 15, 1000, 1e-3, "1.412 ± 0.137 (docs/reproduction.md, n_spl = 5)"),
     ("k50", 3, 400, 15, 50, 1e-3, "0.61 ± 0.06 (docs/reproduction.md, n_spl = 100)"),
-    ("partial-A", 3, 60, 8, 240, 1e-3, ""),
-    ("partial-B", 4, 10, 6, 300, 1e-3, ""),
+    ("partial-A", 3, 60, 8, 240, 1e-3, "partA100"),
+    ("partial-B", 4, 10, 6, 300, 1e-3, "partB100"),
 ]
+#: the trained networks (per-word norms and how they were trained): docs/partial-tasks/sgd.json
+SGD_FILE = os.path.join(os.path.dirname(__file__), os.pardir, "docs", "partial-tasks", "sgd.json")
 
 
 def paper_scale_rows(cases=PAPER, sgd: dict | None = None) -> list[dict]:
     """The collapsed optimum where enumeration is impossible: certificate, Monte-Carlo risk of its weights,
-    Theorem 1's numbers, and trained word norms (recorded, or from ``sgd`` = {name: per-word norms})."""
+    Theorem 1's numbers, and trained word norms (recorded, or the runs of ``sgd``, the ``runs`` of sgd.json)."""
     out = []
     for name, n_c, s_c, L, K, lam, recorded in cases:
         task = get_preset(name).task() if name in ("fig3", "k50") else Task.random(n_c, s_c, L, K, seed=0)
@@ -149,13 +153,37 @@ def paper_scale_rows(cases=PAPER, sgd: dict | None = None) -> list[dict]:
                    concept_norms=[float(v) for v in c.concept_norms], theorem1_c=float(p1.c),
                    theorem1_err=float(np.max(np.abs(c.concept_norms - p1.c)) / float(np.max(c.concept_norms))),
                    recorded=recorded)  # fmt: skip
-        if sgd and name in sgd:
-            w = np.asarray(sgd[name], dtype=float)
+        if sgd and recorded in sgd:
+            run = sgd[recorded]
+            w = np.asarray(run["w_norms"], dtype=float)
+            row["recorded"] = f"SGD, n_spl = {run['n_spl']}, d = {run['d']}, {run['epochs']} epochs"
             mean_c = w.reshape(n_c, s_c).mean(axis=1)
             row["sgd_concept_means"] = [float(v) for v in mean_c]
             row["sgd_err_pred"] = float(np.max(np.abs(mean_c - c.concept_norms)) / float(np.max(mean_c)))
             row["sgd_err_theorem1"] = float(np.max(np.abs(mean_c - p1.c)) / float(np.max(mean_c)))
         out.append(row)
+    return out
+
+
+def finite_sample_rows(sgd: dict) -> list[dict]:
+    """Per-word R² of the finite-sample predictors against each trained network of ``sgd`` (on its own sentences)."""
+    out = []
+    for name, run in sgd.items():
+        task = Task.random(run["n_c"], run["s_c"], run["L"], run["K"], seed=run["task_seed"])
+        data = sample_data(task, run["n_spl"], run["seed"], 5)
+        X, y, lam = data.X_train, data.y_train, run["lam_W"]
+        w = np.asarray(run["w_norms"], dtype=float)
+        preds = {
+            "population optimum": fctheory.collapsed_optimum(task, lam=lam).w_norms,
+            "Theorem 1": np.full(task.n_w, fctheory.predict_type1(n_c=task.n_c, n_w=task.n_w, L=task.L, K=task.K,
+                                                                  lam=lam).c),
+            "(a) plug-in": fs.predict_plugin(task, X, lam).word_norm,
+            "(c) reduced (equiangular frame)": fs.predict_reduced(task, X, y, lam).word_norm,
+            "(d) on the population optimum": fs.predict_on_optimum(task, X, y, lam).word_norm,
+        }  # fmt: skip
+        r2 = {k: 1.0 - float(np.sum((w - v) ** 2)) / float(np.sum((w - w.mean()) ** 2)) for k, v in preds.items()}
+        out.append(dict(name=name, n_c=task.n_c, s_c=task.s_c, L=task.L, K=task.K, n_spl=run["n_spl"], d=run["d"],
+                        std=float(w.std()), mean=float(w.mean()), r2=r2))  # fmt: skip
     return out
 
 
@@ -208,10 +236,32 @@ independent evaluation: sampled sentences through the network), Theorem 1's word
 
 {paper_notes}
 
+## Finite samples: each word's norm in a trained network
+
+Per-word R² of the predictors of `fctheory.finite_sample` against the networks of the table above, each on its
+own training sentences (docs/finite-sample.md). (d) `predict_on_optimum` keeps each word's direction at the
+certified population optimum and fits its norm and the classifier to the sentences.
+
+{fs_header}
+{finite}
+
 Reproduce: `{command}`; the pass/fail checks: `python -m proofs_check --only collapsed-optimum,optimum-certificate`.
 """
 
 
+FS_NAMES = (
+    "population optimum",
+    "Theorem 1",
+    "(a) plug-in",
+    "(c) reduced (equiangular frame)",
+    "(d) on the population optimum",
+)
+FS_HEADER = (
+    "| run | (n_c, s_c, L, K) | n_spl | d | ‖w‖ mean ± std | "
+    + " | ".join(f"R² {n}" for n in FS_NAMES)
+    + " |\n|"
+    + "---|" * (5 + len(FS_NAMES))
+)
 PAPER_HEADER = (
     "| setting | (n_c, s_c, L, K), λ | time | certified rel. gap | R (collapsed) | R (Monte Carlo ± s.e.) "
     "| optimum ‖w‖ per concept | Theorem 1 ‖w‖ (error) | trained ‖w‖ per concept (SGD) "
@@ -250,13 +300,14 @@ def write_report(out: str, *, rows=None, sgd=None, command: str = "", progress=N
         rows = run_grid(tasks, fracs=(0.3, 0.7) if quick else FRACS, progress=progress)
     nonu = nonuniform_rows(NONUNIFORM[:2] if quick else NONUNIFORM, fracs=(0.5,) if quick else (0.3, 0.7))
     paper = paper_scale_rows(PAPER[1:2] if quick else PAPER, sgd=sgd)
+    finite = [] if quick or not sgd else finite_sample_rows(sgd)
     with open(os.path.join(out, "rows.csv"), "w", newline="") as fh:
         w = csv.writer(fh)
         w.writerow([f.name for f in fields(PartialRow)])
         for r in rows:
             w.writerow(list(asdict(r).values()))
     with open(os.path.join(out, "summary.json"), "w") as fh:
-        json.dump({"nonuniform": nonu, "paper": paper}, fh, indent=1)
+        json.dump({"nonuniform": nonu, "paper": paper, "finite_samples": finite}, fh, indent=1)
     uni = [r for r in rows if r.kind != "full"]
     worst = max(r.err_dispatch for r in uni) if uni else float("nan")
     r2s = [r.r2_dispatch for r in uni if np.isfinite(r.r2_dispatch)]
@@ -283,10 +334,16 @@ def write_report(out: str, *, rows=None, sgd=None, command: str = "", progress=N
             f"{', '.join(f'{v:.5f}' for v in r['concept_norms'])} | {r['theorem1_c']:.5f} ({r['theorem1_err']:.2%}) | "
             f"{sg} | {errs} |"
         )
+    finite_md = "\n".join(
+        f"| {r['name']} | ({r['n_c']}, {r['s_c']}, {r['L']}, {r['K']}) | {r['n_spl']} | {r['d']} | "
+        f"{r['mean']:.4f} ± {r['std']:.4f} | " + " | ".join(f"{r['r2'][n]:.4f}" for n in FS_NAMES) + " |"
+        for r in finite
+    )
     notes = (
         "Trained norms: fig3 and k50 as recorded by the project's reproduction (mean ± std over words, finite "
-        "n_spl); the partial settings from SGD runs of `fctheory.train` (numba, float32, lr 0.1, batch 100, "
-        "λ_W = λ_U = 1e-3, init_scale 0.1) when `--sgd FILE` gives them (a JSON {name: per-word norms}). "
+        "n_spl); the partial settings from the SGD runs of [partial-tasks/sgd.json](partial-tasks/sgd.json) "
+        "(`fctheory.train`, CuPy, float32, lr 0.1, batch 100, λ_W = λ_U = 1e-3, init_scale 0.1, on one H200), "
+        "compared per concept (mean over its words). "
         "Figures 4a–c (Zipf words, and h* for 4c) at this scale have no exact predictor: their words are not "
         "exchangeable within a concept, so the collapsed reduction does not apply and enumeration is impossible."
     )
@@ -295,7 +352,8 @@ def write_report(out: str, *, rows=None, sgd=None, command: str = "", progress=N
         machine=f"{platform.machine()}, Python {platform.python_version()}, numpy {np.__version__}",
         seconds=time.perf_counter() - t0, fracs="{" + ", ".join(f"{f:g}" for f in FRACS) + "}", n_rows=len(rows),
         headline=headline, table=_summary(rows), paper_header=PAPER_HEADER, nonuniform=nonu_md,
-        paper="\n".join(paper_md), paper_notes=notes,
+        paper="\n".join(paper_md), paper_notes=notes, fs_header=FS_HEADER,
+        finite=finite_md or "(no trained runs given)",
     )  # fmt: skip
     with open(out.rstrip("/") + ".md", "w") as fh:
         fh.write(text)
@@ -305,11 +363,11 @@ def write_report(out: str, *, rows=None, sgd=None, command: str = "", progress=N
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python -m proofs_check.partial", description=__doc__.split("\n")[0])
     ap.add_argument("--out", default="docs/partial-tasks", help="folder for rows.csv and summary.json; page OUT.md")
-    ap.add_argument("--sgd", default=None, help="JSON {setting: per-word norms of a trained network}")
+    ap.add_argument("--sgd", default=SGD_FILE, help="JSON of trained runs (default: docs/partial-tasks/sgd.json)")
     ap.add_argument("--quick", action="store_true", help="a small subset (seconds), for tests")
     args = ap.parse_args(argv)
-    sgd = json.load(open(args.sgd)) if args.sgd else None
-    command = "nice -n 10 python -m proofs_check.partial --out " + args.out + (" --sgd " + args.sgd if args.sgd else "")
+    sgd = json.load(open(args.sgd))["runs"] if args.sgd and os.path.exists(args.sgd) else None
+    command = "nice -n 10 python -m proofs_check.partial --out " + args.out
     print(write_report(args.out, sgd=sgd, command=command, progress=print, quick=args.quick))
     return 0
 
