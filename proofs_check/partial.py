@@ -131,6 +131,8 @@ PAPER = [
     ("k50", 3, 400, 15, 50, 1e-3, "0.61 ± 0.06 (docs/reproduction.md, n_spl = 100)"),
     ("partial-A", 3, 60, 8, 240, 1e-3, "partA100"),
     ("partial-B", 4, 10, 6, 300, 1e-3, "partB100"),
+    ("partial-C", 3, 20, 6, 100, 1e-3, "partC100"),
+    ("partial-D", 5, 8, 4, 200, 1e-3, "partD50"),
 ]
 #: the trained networks (per-word norms and how they were trained): docs/partial-tasks/sgd.json
 SGD_FILE = os.path.join(os.path.dirname(__file__), os.pardir, "docs", "partial-tasks", "sgd.json")
@@ -342,7 +344,8 @@ def write_report(out: str, *, rows=None, sgd=None, command: str = "", progress=N
     notes = (
         "Trained norms: fig3 and k50 as recorded by the project's reproduction (mean ± std over words, finite "
         "n_spl); the partial settings from the SGD runs of [partial-tasks/sgd.json](partial-tasks/sgd.json) "
-        "(`fctheory.train`, CuPy, float32, lr 0.1, batch 100, λ_W = λ_U = 1e-3, init_scale 0.1, on one H200), "
+        "(`fctheory.train`, float32, lr 0.1, batch 100, λ_W = λ_U = 1e-3, init_scale 0.1; CuPy on one H200 or "
+        "numba on the CPU, as the file records per run), "
         "compared per concept (mean over its words). "
         "Figures 4a–c (Zipf words, and h* for 4c) at this scale have no exact predictor: their words are not "
         "exchangeable within a concept, so the collapsed reduction does not apply and enumeration is impossible."
