@@ -20,6 +20,7 @@ the classifier norms divided by a; risks, τ and cosines are those of the reduce
 from __future__ import annotations
 
 import math
+import weakref
 from dataclasses import dataclass, field, fields
 
 import numpy as np
@@ -518,15 +519,29 @@ def _partial_parts(task, lam, p1, a=1.0):
     )  # fmt: skip
 
 
+#: certified collapsed optima per task (a Task is immutable and hashed by identity) and λ: the trainer's
+#: measurements and the CLI ask the dispatcher for the same (task, λ) again and again
+_COLLAPSED = weakref.WeakKeyDictionary()
+_COLLAPSED_PER_TASK = 16
+
+
 def _collapsed_or_none(task, lam):
     """The certified collapsed optimum (uniform μ), or None when the budget refuses it or it is not certified."""
     if not task.is_uniform or not 1e-12 <= lam <= 1e12:
         return None
+    known = _COLLAPSED.setdefault(task, {})
+    if float(lam) in known:
+        return known[float(lam)]
     try:
         opt = collapsed_optimum(task, lam=lam)
-    except FCTheoryError:  # over the memory or time budget: the approximation, labelled as such
+    except FCTheoryError:  # over the memory or time budget: the approximation, labelled as such (not kept)
         return None
-    return opt if opt.certified else None
+    if not opt.certified:
+        return None
+    if len(known) >= _COLLAPSED_PER_TASK:
+        known.pop(next(iter(known)))
+    known[float(lam)] = opt
+    return opt
 
 
 # ============================================================================= the one dispatcher

@@ -51,8 +51,8 @@ def test_generic_partial_task_gets_the_certified_collapsed_optimum():
 
 
 def test_generic_partial_task_over_the_budget_is_labelled_an_approximation():
-    with fc.budget(max_bytes=1000):
-        p = fc.predict(GENERIC, lam=LAM)
+    with fc.budget(max_bytes=1000):  # a new Task object: the dispatcher keeps the optima it has computed per task
+        p = fc.predict(fc.Task.random(3, 2, 2, 5, seed=0), lam=LAM)
     p1 = fc.predict_type1(n_c=3, n_w=6, L=2, K=5, lam=LAM)
     assert p.provenance == APPROXIMATION and p.c == p1.c == p.theorem1_c and p.risk == p1.risk
 
@@ -87,8 +87,29 @@ def test_exact_and_closed_form_agree_on_lemma_b_and_theorem_1_does_not():
 
 def test_exact_dispatch_falls_back_when_the_engine_refuses():
     with fc.budget(max_bytes=1000):
-        assert predict_exact(GENERIC, lam=LAM, max_bytes=1).provenance == APPROXIMATION
+        assert predict_exact(fc.Task.random(3, 2, 2, 5, seed=0), lam=LAM, max_bytes=1).provenance == APPROXIMATION
     with pytest.raises(fc.FCTheoryError, match="no theorem covers"):
         predict_exact(ZIPF, lam=LAM, max_bytes=1)
     with pytest.raises(fc.FCTheoryError, match="no theorem covers"):
         fc.predict(ZIPF, lam=LAM)
+
+
+def test_the_dispatchers_collapsed_optimum_is_computed_once_per_task_and_lambda(monkeypatch):
+    import fctheory.predictions as pr
+
+    task = fc.Task.random(3, 2, 3, 9, seed=11)
+    calls = []
+    real = pr.collapsed_optimum
+
+    def counted(t, *, lam):
+        calls.append(lam)
+        return real(t, lam=lam)
+
+    monkeypatch.setattr(pr, "collapsed_optimum", counted)
+    a = fc.predict(task, lam=LAM)
+    b = applicable_theorem(task, d=4, lam_W=LAM, lam_U=LAM)
+    assert calls == [LAM] and b.predicted["R"] == a.risk
+    fc.predict(task, lam=2 * LAM)
+    assert calls == [LAM, 2 * LAM]
+    with fc.budget(max_bytes=1000):  # a refusal is not remembered: the same task later gets the exact answer
+        assert fc.predict(fc.Task.random(3, 2, 3, 9, seed=12), lam=LAM).provenance == APPROXIMATION
