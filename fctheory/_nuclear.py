@@ -65,11 +65,12 @@ def fenchel_bound(f, G, X, lam, nuc):
     return s * max(E, 0.0), gop / lam, align, f + lam * nuc
 
 
-def fista(fx, lam, X, *, lipschitz, rel_tol, maxiter, deadline):
+def fista(fx, lam, X, *, lipschitz, rel_tol, maxiter, deadline, floor=None):
     """Accelerated proximal gradient on g = f + λ‖·‖_* from X (backtracking on the local Lipschitz constant,
     starting from ``lipschitz``; gradient-based adaptive restart of O'Donoghue & Candès). Stops when the
-    certified relative gap at the current iterate is ≤ ``rel_tol``, after ``maxiter`` iterations or at the
-    ``deadline`` (a time.perf_counter() value). Returns (X, f, G, nuc, iterations)."""
+    certified relative gap at the current iterate is ≤ ``rel_tol`` (or the gap ≤ ``floor()``, the resolution of
+    f in float64 where the caller knows it), after ``maxiter`` iterations or at the ``deadline`` (a
+    time.perf_counter() value). Returns (X, f, G, nuc, iterations)."""
     f, G = fx(X)
     nuc = nuclear_norm(X)
     Lk = lipschitz
@@ -77,7 +78,7 @@ def fista(fx, lam, X, *, lipschitz, rel_tol, maxiter, deadline):
     it = 0
     for it in range(1, maxiter + 1):
         lb, _, _, g = fenchel_bound(f, G, X, lam, nuc)
-        if g - lb <= rel_tol * abs(g) or time.perf_counter() > deadline:
+        if g - lb <= rel_tol * abs(g) or g - lb <= _floor(floor) or time.perf_counter() > deadline:
             break
         while True:
             Xn, sv = svt(Y - GY / Lk, lam / Lk)
@@ -144,6 +145,8 @@ def balanced_svd(X, *, width: int | None = None):
 COARSE_GAP = 0.3
 #: gradient norm the L-BFGS polish at the fixed width aims at (the ray step then settles the scale)
 POLISH_GTOL = 1e-13
+#: proximal-gradient iterations of one round of :func:`solve` at most (then the polish, then the next round)
+ROUND_ITER = 2000
 #: the polish stops once an iterate's certified relative gap is below this fraction of ``tol`` (1e-12 for the
 #: default tol 1e-10: the value is then within 1e-12 of the minimum, e.g. of H(τ) on full tasks)
 STOP_FRACTION = 0.01
@@ -153,7 +156,7 @@ class _Certified(Exception):
     """Raised by the polish's callback once the iterate is certified (stops the L-BFGS iteration)."""
 
 
-def polish(fx, lam, X, *, deadline, tol, maxiter):
+def polish(fx, lam, X, *, deadline, tol, maxiter, floor=None):
     """L-BFGS on the factored problem f(UhᵀWt) + (λ/2)(‖Wt‖² + ‖Uh‖²) at width r = rank X from the balanced
     factors of X (∂/∂Wt = Uh∇f + λWt, ∂/∂Uh = Wt∇fᵀ + λUh; its value is g at balanced points, Claim G),
     stopped as soon as the certified gap of an iterate is below STOP_FRACTION·tol (or at ‖∇‖ ≤ POLISH_GTOL),
@@ -173,7 +176,7 @@ def polish(fx, lam, X, *, deadline, tol, maxiter):
     def certified(it, R, gn):  # the last evaluation is the accepted point of the line search, or close to it
         _, Xc, f, G = last["x"]
         lb, _, _, g = fenchel_bound(f, G, Xc, lam, nuclear_norm(Xc))
-        if g - lb <= STOP_FRACTION * tol * abs(g):
+        if g - lb <= STOP_FRACTION * tol * abs(g) or g - lb <= _floor(floor):
             raise _Certified
 
     x = np.concatenate([Wt0.ravel(), Uh0.ravel()])
@@ -194,9 +197,10 @@ def polish(fx, lam, X, *, deadline, tol, maxiter):
     return Xp, f, G, nuc
 
 
-def solve(fx, lam, X0, *, lipschitz, tol, maxiter, deadline):
+def solve(fx, lam, X0, *, lipschitz, tol, maxiter, deadline, floor=None):
     """min_X f(X) + λ‖X‖_* from X0: FISTA to the coarse gap, :func:`polish` at width rank X (and a ray step);
-    back to FISTA with a 1000× smaller target while not certified (the rank was not settled yet).
+    back to FISTA with a 1000× smaller target while not certified (the rank was not settled yet). ``floor``
+    (optional, a callable): the gap below which f's rounding hides any further progress (:func:`reached`).
 
     Returns (X, f, ∇f, ‖X‖_*, proximal iterations); the certificate is :func:`fenchel_bound` at X.
     """
@@ -204,18 +208,33 @@ def solve(fx, lam, X0, *, lipschitz, tol, maxiter, deadline):
     nit = 0
     rel = max(COARSE_GAP, tol)
     for _ in range(8):
-        X, f, G, nuc, it = fista(fx, lam, X, lipschitz=lipschitz, rel_tol=rel, maxiter=maxiter - nit, deadline=deadline)
+        # each round's proximal stage is capped: where f is nearly flat (tiny λ: the optimum lies far out, at
+        # margins ~ log(1/λ)) FISTA crawls, and the fixed-rank polish is what gets there
+        cap = min(maxiter - nit, ROUND_ITER)
+        X, f, G, nuc, it = fista(
+            fx, lam, X, lipschitz=lipschitz, rel_tol=rel, maxiter=cap, deadline=deadline, floor=floor
+        )
         nit += it
         lb, _, _, g = fenchel_bound(f, G, X, lam, nuc)
-        if g - lb <= tol * abs(g) or nit >= maxiter or time.perf_counter() > deadline:
+        if reached(g - lb, g, tol, floor) or nit >= maxiter or time.perf_counter() > deadline:
             break
         rel = max(rel * 1e-3, tol)
         if nuc == 0:  # nothing to polish yet: the proximal iteration has not left the origin
             continue
-        Xp, fp, Gp, nucp = polish(fx, lam, X, deadline=deadline, tol=tol, maxiter=min(maxiter, 2000))
+        Xp, fp, Gp, nucp = polish(fx, lam, X, deadline=deadline, tol=tol, maxiter=min(maxiter, 2000), floor=floor)
         lbp, _, _, gp = fenchel_bound(fp, Gp, Xp, lam, nucp)
         if gp - lbp < g - lb:
             X, f, G, nuc = Xp, fp, Gp, nucp
-            if gp - lbp <= tol * abs(gp):
+            if reached(gp - lbp, gp, tol, floor):
                 break
     return X, f, G, nuc, nit
+
+
+def _floor(floor) -> float:
+    return 0.0 if floor is None else float(floor())
+
+
+def reached(gap, g, tol, floor=None) -> bool:
+    """Whether a certified gap meets the target: gap ≤ tol·|g|, or gap ≤ ``floor()`` (f's float64 resolution:
+    below it the gap measures rounding, not distance to the optimum)."""
+    return gap <= tol * abs(g) or gap <= _floor(floor)
