@@ -37,6 +37,7 @@ from fctheory.risk.montecarlo import monte_carlo_risk
 from fctheory.trainer.data import sample_data
 from fctheory.trainer.presets import get_preset
 
+from . import type1_partial
 from .type1_partial import FRACS, lambda0, partial_tasks
 
 __all__ = ["PartialRow", "partial_row", "run_grid", "nonuniform_rows", "paper_scale_rows", "write_report", "main"]
@@ -97,12 +98,7 @@ def partial_row(task, frac: float, *, kind: str = "random", seed: int = -1) -> P
 
 def run_grid(tasks=None, fracs=FRACS, progress=None) -> list[PartialRow]:
     """Every (task, λ/λ₀) of the type1-partial grid (:func:`proofs_check.type1_partial.partial_tasks`)."""
-    rows = []
-    for kind, seed, task in partial_tasks() if tasks is None else tasks:
-        rows.extend(partial_row(task, float(fr), kind=kind, seed=seed) for fr in fracs)
-        if progress is not None and kind == "full":
-            progress(f"({task.n_c},{task.s_c},{task.L}): {len(rows)} rows")
-    return rows
+    return type1_partial.run_grid(tasks, fracs, progress, row=partial_row)
 
 
 #: random partial tasks with non-uniform μ: (n_c, s_c, L, K, μ)

@@ -208,11 +208,13 @@ def type1_row(task, frac: float, *, kind: str = "random", seed: int = -1, c_scal
     )  # fmt: skip
 
 
-def run_grid(tasks=None, fracs=FRACS, progress=None) -> list[Type1Row]:
-    """One row per (task, λ/λ₀) of ``tasks`` (default: :func:`partial_tasks`)."""
+def run_grid(tasks=None, fracs=FRACS, progress=None, row=None) -> list:
+    """One row per (task, λ/λ₀) of ``tasks`` (default: :func:`partial_tasks`): ``row(task, frac, kind=, seed=)``,
+    by default :func:`type1_row` (proofs_check.partial passes its own)."""
+    row = type1_row if row is None else row
     rows = []
     for kind, seed, task in partial_tasks() if tasks is None else tasks:
-        rows.extend(type1_row(task, float(fr), kind=kind, seed=seed) for fr in fracs)
+        rows.extend(row(task, float(fr), kind=kind, seed=seed) for fr in fracs)
         if progress is not None and kind == "full":
             progress(f"({task.n_c},{task.s_c},{task.L}): {len(rows)} rows")
     return rows
