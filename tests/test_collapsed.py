@@ -11,6 +11,8 @@ import math
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import fctheory as fc
 from fctheory import collapsed as col
@@ -230,3 +232,28 @@ def test_the_dispatcher_answers_tiny_lambda_quickly_and_exactly():
     t0 = time.perf_counter()
     p = fc.predict(task, lam=1e-10)
     assert p.provenance == "exact (certified optimum)" and time.perf_counter() - t0 < 30
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    n_c=st.integers(2, 4),
+    s_c=st.integers(1, 3),
+    L=st.integers(1, 3),
+    k_frac=st.floats(0.0, 1.0),
+    lam_exp=st.floats(-10.0, 0.5),
+    seed=st.integers(0, 2**16),
+)
+def test_any_uniform_task_and_lambda_is_certified_and_consistent(n_c, s_c, L, k_frac, lam_exp, seed):
+    """Over random latent sets (K from 2 to n_c^L) and λ from 1e-10 λ₀ to 3λ₀: certified, R between its lower
+    bound and the origin's log K, the bound below g at random points (weak duality), width ≤ min(n_c, KL)."""
+    K = 2 + int(k_frac * (n_c**L - 2))
+    task = fc.Task.random(n_c, s_c, L, K, seed=seed)
+    lam0 = fc.collapsed_optimum(task, lam=1.0).lambda0
+    lam = float(np.clip(lam0 * 10.0**lam_exp, 1e-12, 1e12))
+    res = fc.collapsed_optimum(task, lam=lam)
+    assert res.certified and np.isfinite(res.R) and np.isfinite(res.lower_bound)
+    assert res.lower_bound <= res.R <= math.log(K) * (1 + 1e-14)
+    assert res.width <= min(n_c, K * L) and (res.width == 0) == (lam >= lam0 * (1 + 1e-12) or res.tau == 0)
+    rng = np.random.default_rng(seed)
+    V = rng.normal(size=res.V.shape)
+    assert fc.collapsed_risk(task, V, lam)[0] >= res.lower_bound
