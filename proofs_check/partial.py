@@ -10,8 +10,9 @@
   collapsed problem's f and ∇f: the reference the acceptance is measured against;
 * **Theorem 1's** K-only word norm √(τ/n_w) (the idealisation the paper uses on its partial experiments).
 
-Errors are max over words of |predicted − optimum|/max‖w‖ (0 where both are the origin); R² = 1 − SS_res/SS_tot
-over the words of a row (undefined where all optimum norms are equal, e.g. full tasks). A second table runs
+Errors are max over words of |predicted − optimum|/max‖w‖ (the larger side's; 0 where both are the origin, 1 where
+only one is); R² = 1 − SS_res/SS_tot over the words of a row (undefined where all optimum norms are equal, e.g. full
+tasks). A second table runs
 random partial tasks with non-uniform μ (``fctheory.risk.predict_exact``: the enumerated certified optimum; no
 closed form exists there), and a third the paper's scale (K = 1000 of 3^15 and others), where only the
 collapsed problem can be solved: its certificate, the Monte-Carlo risk of its weights, and trained networks'
@@ -66,10 +67,10 @@ class PartialRow:
 
 
 def _err(pred, ref) -> float:
-    top = float(np.max(ref))
-    if top == 0.0:
-        return 0.0 if float(np.max(np.abs(pred))) == 0.0 else float("inf")
-    return float(np.max(np.abs(pred - ref)) / top)
+    """max_w |pred − ref| / max(max ref, max pred): ≤ 1 for norms; 1 where one side is the origin and the other
+    is not (e.g. Theorem 1's τ > 0 where the optimum is trivial), 0 where both are."""
+    top = max(float(np.max(ref)), float(np.max(np.abs(pred))))
+    return 0.0 if top == 0.0 else float(np.max(np.abs(pred - ref)) / top)
 
 
 def _r2(pred, ref) -> float:
@@ -123,8 +124,8 @@ def nonuniform_rows(cases=NONUNIFORM, fracs=(0.3, 0.7)) -> list[dict]:
 
 #: the paper's scale and two partial settings of the project: (name, n_c, s_c, L, K, λ, recorded SGD ‖w‖)
 PAPER = [
-    ("fig3", 3, 400, 15, 1000, 1e-3, "1.412 ± 0.137 (docs/reproduction.md, n_spl = 5)"),
-    ("k50", 3, 400, 15, 50, 1e-3, "0.61 ± 0.06 (docs/reproduction.md, n_spl = 100)"),
+    ("fig3", 3, 400, 15, 1000, 1e-3, "mean 1.412 ± 0.137 (docs/reproduction.md, n_spl = 5)"),
+    ("k50", 3, 400, 15, 50, 1e-3, "mean 0.61 ± 0.06 (docs/reproduction.md, n_spl = 100)"),
     ("partial-A", 3, 60, 8, 240, 1e-3, "partA100"),
     ("partial-B", 4, 10, 6, 300, 1e-3, "partB100"),
     ("partial-C", 3, 20, 6, 100, 1e-3, "partC100"),
@@ -151,6 +152,10 @@ def paper_scale_rows(cases=PAPER, sgd: dict | None = None) -> list[dict]:
                    concept_norms=[float(v) for v in c.concept_norms], theorem1_c=float(p1.c),
                    theorem1_err=float(np.max(np.abs(c.concept_norms - p1.c)) / float(np.max(c.concept_norms))),
                    recorded=recorded)  # fmt: skip
+        if recorded.startswith("mean "):  # only the mean over all words was recorded: compare means
+            m = float(recorded.split()[1])
+            row["sgd_err_pred"] = abs(float(np.mean(c.concept_norms)) - m) / m
+            row["sgd_err_theorem1"] = abs(float(p1.c) - m) / m
         if sgd and recorded in sgd:
             run = sgd[recorded]
             w = np.asarray(run["w_norms"], dtype=float)
@@ -203,14 +208,15 @@ K-only word norm √(τ/n_w), what the paper uses on its partial experiments, is
 
 Grid: the type1-partial grid (docs/type1-partial.md): (n_c, L) ∈ {{(2, 2), (2, 3), (3, 2), (3, 3)}}, s_c ∈ {{1, 2, 3}},
 every K from 2 to n_c^L, random sets (seeds 0, 1), Lemma-B sets and the full task, λ/λ₀ ∈ {fracs}: {n_rows} rows.
-Error = max over words |predicted − optimum| / max‖w‖; R² over the words of a row (n/a where the optimum's norms
-are all equal).
+Error = max over words |predicted − optimum| / max‖w‖ (of the larger side: 100% where only one side is the
+origin); R² over the words of a row (n/a where the optimum's norms are all equal; for Theorem 1's single norm R² ≤ 0
+by construction, and its median is shown).
 
 ## Result (uniform μ)
 
 {headline}
 
-| provenance | rows | max error | median error | min R² (rows with spread) | Theorem 1: max error | median | min R² |
+| provenance | rows | max error | median error | min R² (rows with spread) | Theorem 1: max error | median | median R² |
 |---|---|---|---|---|---|---|---|
 {table}
 
@@ -281,8 +287,8 @@ def _summary(rows):
         r21 = [r.r2_theorem1 for r in rs if np.isfinite(r.r2_theorem1)]
         lines.append(
             f"| {prov} | {len(rs)} | {_fmt_err(e.max())} | {_fmt_err(float(np.median(e)))} | "
-            f"{'n/a' if not r2 else f'{min(r2):.6f}'} | {e1.max():.3f} | {float(np.median(e1)):.3f} | "
-            f"{'n/a' if not r21 else f'{min(r21):.3g}'} |"
+            f"{'n/a' if not r2 else f'{min(r2):.6f}'} | {e1.max():.1%} | {float(np.median(e1)):.1%} | "
+            f"{'n/a' if not r21 else f'{float(np.median(r21)):.3g}'} |"
         )
     return "\n".join(lines)
 
@@ -313,9 +319,12 @@ def write_report(out: str, *, rows=None, sgd=None, command: str = "", progress=N
     headline = (
         f"On all {len(uni)} partial rows (and {len(rows) - len(uni)} full-task rows) the dispatcher's word norms are "
         f"within **{worst:.1e}** (relative to the largest word norm) of the enumerated certified optimum's, "
-        f"against **{max(r.err_theorem1 for r in uni):.1%}** for Theorem 1's K-only word norm; per-row R² of the "
+        f"against a median of **{float(np.median([r.err_theorem1 for r in uni])):.1%}** (max "
+        f"{max(r.err_theorem1 for r in uni):.0%}, where one of the two is the origin) for Theorem 1's K-only word "
+        f"norm; per-row R² of the "
         f"dispatcher ≥ **{min(r2s) if r2s else float('nan'):.6f}** on the {len(r2s)} rows whose optimum has unequal "
-        f"word norms (Theorem 1's constant norm: R² ≤ {max(r2_1) if r2_1 else float('nan'):.3g} there)."
+        f"word norms (Theorem 1's constant norm: R² ≤ {max(r2_1) if r2_1 else float('nan'):.3g} there, median "
+        f"{float(np.median(r2_1)) if r2_1 else float('nan'):.3g})."
     )
     nonu_md = "\n".join(
         f"| {r['n_c']} | {r['s_c']} | {r['L']} | {r['K']} | {r['mu']} | {r['frac']} | {r['R']:.10g} | "
@@ -342,7 +351,10 @@ def write_report(out: str, *, rows=None, sgd=None, command: str = "", progress=N
         "n_spl); the partial settings from the SGD runs of [partial-tasks/sgd.json](partial-tasks/sgd.json) "
         "(`fctheory.train`, float32, lr 0.1, batch 100, λ_W = λ_U = 1e-3, init_scale 0.1; CuPy on one H200 or "
         "numba on the CPU, as the file records per run), "
-        "compared per concept (mean over its words). "
+        "compared per concept (mean over its words); for fig3 and k50, whose reproductions recorded only the mean "
+        "over all words (of networks trained on n_spl = 5 and 100 sentences per class), the means are compared: "
+        "there the finite-sample shift of the trained mean (fig3: −0.7%) is larger than the difference between "
+        "the optimum and Theorem 1 (0.03%). "
         "Figures 4a–c (Zipf words, and h* for 4c) at this scale have no exact predictor: their words are not "
         "exchangeable within a concept, so the collapsed reduction does not apply and enumeration is impossible."
     )
