@@ -304,3 +304,20 @@ def test_domains_table_matches_the_declarations():
     assert _docs_table().strip() == H.table_markdown(ENTRIES).strip(), (
         "the declared domains changed: regenerate with python -m tests.fuzz.harness --table --write"
     )
+
+
+def test_time_limit_is_cpu_time_with_a_wall_clock_backstop():
+    """A computing call is stopped by its CPU time (a loaded machine does not fail a call that only waited for a
+    core); a call that waits without computing is stopped by the wall-clock backstop, WALL_FACTOR × the limit."""
+    import time
+
+    def spin():
+        while True:
+            pass
+
+    out = H.call(spin, {}, timeout=0.2)
+    assert out.timed_out and "CPU time" in str(out.error)
+    t0 = time.perf_counter()
+    out = H.call(lambda: time.sleep(30), {}, timeout=0.05)
+    assert out.timed_out and "wall-clock" in str(out.error)
+    assert time.perf_counter() - t0 < 0.05 * H.WALL_FACTOR + 2.0
