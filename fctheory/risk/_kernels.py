@@ -13,7 +13,7 @@ import math
 import numba
 import numpy as np
 
-__all__ = ["post_group", "fallback_class", "bases"]
+__all__ = ["post_group", "fallback_class", "bases", "bases_serial"]
 
 # exp(x) for x < _EXP_SAFE cannot overflow even after multiplying by S' <= K
 _EXP_SAFE = 300.0
@@ -135,38 +135,52 @@ def fallback_class(k, YA, YB, pA, pB, mask, grad, fbA, fbB, rA, rB):
     return total
 
 
-def _bases_impl(G3, conc, lo, s, B, M):
-    """Partial scores of every group, written into B, and their maxima over classes.
+@numba.njit(cache=True, nogil=True)
+def _bases_group(G3, conc, lo, s, B, M, g):
+    """Shifted exponentials B[g] = exp(Y[g] − M[g]) of group g's partial scores and their class maxima M[g].
 
-    B[g, j, a] = Y[g, j, a] = Σ_i G3[j, lo+i, conc[g, i]·s + β_i(a)] (a = Σ_i β_i s^{h−1−i}) and
-    M[g, a] = max_j Y[g, j, a], taken while each row is in cache. The caller exponentiates
-    B − M in place with NumPy's SIMD exp (faster than numba's scalar one). Parallel over groups.
+    Y[g, j, a] = Σ_i G3[j, lo+i, conc[g, i]·s + β_i(a)] (a = Σ_i β_i s^{h−1−i}) is built in B[g] as a prefix
+    table, M[g, a] = max_j Y[g, j, a] taken while each row is in cache, then every entry exponentiated in
+    place (numba's scalar exp costs what NumPy's does here, and runs on every worker of the parallel driver).
     """
-    nG, h = conc.shape
+    h = conc.shape[1]
     K = G3.shape[0]
     sh = B.shape[2]
-    for g in numba.prange(nG):
-        m = M[g]
+    m = M[g]
+    for a in range(sh):
+        m[a] = -math.inf
+    for j in range(K):
+        y = B[g, j]
+        y[0] = 0.0
+        cur = 1
+        for i in range(h):
+            base = conc[g, i] * s
+            # grow the prefix table in place, from the end (index c·s+β ≥ c)
+            for c in range(cur - 1, -1, -1):
+                v = y[c]
+                for beta in range(s):
+                    y[c * s + beta] = v + G3[j, lo + i, base + beta]
+            cur *= s
+        for a in range(sh):  # running max over classes while the row is in cache
+            if y[a] > m[a]:
+                m[a] = y[a]
+    for j in range(K):
+        y = B[g, j]
         for a in range(sh):
-            m[a] = -math.inf
-        for j in range(K):
-            y = B[g, j]
-            y[0] = 0.0
-            cur = 1
-            for i in range(h):
-                base = conc[g, i] * s
-                # grow the prefix table in place, from the end (index c·s+β ≥ c)
-                for c in range(cur - 1, -1, -1):
-                    v = y[c]
-                    for beta in range(s):
-                        y[c * s + beta] = v + G3[j, lo + i, base + beta]
-                cur *= s
-            for a in range(sh):  # running max over classes while the row is in cache
-                if y[a] > m[a]:
-                    m[a] = y[a]
+            y[a] = math.exp(y[a] - m[a])
 
 
-# parallel over groups for real work; a serial twin for tiny calls, where waking numba's thread pool
-# on a loaded machine costs more (~10 ms) than the work itself
-bases = numba.njit(parallel=True, cache=True)(_bases_impl)
-bases_serial = numba.njit(cache=True)(_bases_impl)
+@numba.njit(parallel=True, cache=True)
+def bases(G3, conc, lo, s, B, M):
+    """:func:`_bases_group` of every group (nG×K×s^h tables B, nG×s^h maxima M), parallel over groups."""
+    for g in numba.prange(conc.shape[0]):
+        _bases_group(G3, conc, lo, s, B, M, g)
+
+
+# a serial twin for tiny calls, where waking numba's thread pool on a loaded machine costs more (~10 ms) than
+# the work itself; a function of its own, so that numba's disk cache keeps the two compilations apart
+@numba.njit(cache=True, nogil=True)
+def bases_serial(G3, conc, lo, s, B, M):
+    """:func:`_bases_group` of every group, in the calling thread."""
+    for g in range(conc.shape[0]):
+        _bases_group(G3, conc, lo, s, B, M, g)
