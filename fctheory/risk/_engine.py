@@ -479,8 +479,12 @@ def _partial_scores(xp, G3, conc, lo, s):
     return Y
 
 
-def _bases(xp, G3, conc, lo, s, use_numba=False):
-    """Row maxima M (nG×s^h) and shifted exponentials B = exp(Y − M) (nG×K×s^h) of the groups."""
+def _bases(xp, G3, conc, lo, s, use_numba=False, class_major=False):
+    """Row maxima M (nG×s^h) and shifted exponentials B = exp(Y − M) (nG×K×s^h) of the groups.
+
+    ``class_major``: B as the K × (nG·s^h) matrix Bᵀ[j, g·s^h + a] = B[g, j, a] instead (the right operand of the
+    normaliser products), which the compiled kernel writes directly.
+    """
     nG, h = conc.shape
     K = G3.shape[0]
     if use_numba:
@@ -488,14 +492,18 @@ def _bases(xp, G3, conc, lo, s, use_numba=False):
 
         if nG * K * s**h < 1 << 16:  # tiny: the parallel launch would cost more than the work
             bases = bases_serial
-        B = np.empty((nG, K, s**h))
+        B = np.empty((K, nG, s**h)) if class_major else np.empty((nG, K, s**h))
         M = np.empty((nG, s**h))
-        bases(np.ascontiguousarray(G3), np.ascontiguousarray(conc, dtype=np.int64), lo, s, B, M)
-        return B, M
+        view = B.transpose(1, 0, 2) if class_major else B
+        bases(np.ascontiguousarray(G3), np.ascontiguousarray(conc, dtype=np.int64), lo, s, view, M)
+        return (B.reshape(K, nG * s**h) if class_major else B), M
     Y = _partial_scores(xp, G3, conc, lo, s)
     M = Y.max(axis=1)
     Y -= M[:, None, :]
-    return xp.exp(Y, out=Y), M
+    B = xp.exp(Y, out=Y)
+    if class_major:
+        B = xp.ascontiguousarray(xp.transpose(B, (1, 0, 2)).reshape(K, nG * s**h))
+    return B, M
 
 
 def _own_scores(xp, G3, Z, lo, hi, s):
@@ -511,8 +519,14 @@ def _own_scores(xp, G3, Z, lo, hi, s):
     return Y
 
 
-def _scatter(xp, gG3, Q, conc, lo, s, n_c):
+def _scatter(xp, gG3, Q, conc, lo, s, n_c, use_numba=False):
     """Add Σ_{a: β_i(a)=β} Q[g, j, a] to ∂R₀/∂G[j, lo+i, conc[g,i]·s+β] for every position i."""
+    if use_numba:
+        from ._kernels import scatter_marginals, scatter_marginals_serial  # noqa: PLC0415 - numba kernels: importing numba costs about a second, paid on first use
+
+        kernel = scatter_marginals if Q.size >= 1 << 16 else scatter_marginals_serial  # as in _bases
+        kernel(Q, np.ascontiguousarray(conc, dtype=np.int64), lo, s, gG3)
+        return
     nG, K, _ = Q.shape
     h = conc.shape[1]
     Qr = Q.reshape((nG, K) + (s,) * h)
@@ -1093,7 +1107,7 @@ def _run_assigned(xp, use_numba, ctx, wks, assign, pool, bar) -> list:
     return [r for w in range(len(wks)) for r in job(w)]
 
 
-def _reduce_suffix(xp, wks, BBt, gG3, concB_tile, task, m: int, nTB: int, rA_all: list) -> None:
+def _reduce_suffix(xp, wks, BBt, gG3, concB_tile, task, m: int, nTB: int, rA_all: list, use_numba=False) -> None:
     """Add the suffix side of the workers' gradient into ``gG3``; collect their prefix-side terms in ``rA_all``."""
     K, s, sB = task.K, task.s_c, task.s_c ** (task.L - m)
     QBt = wks[0].accB
@@ -1108,10 +1122,10 @@ def _reduce_suffix(xp, wks, BBt, gG3, concB_tile, task, m: int, nTB: int, rA_all
             QBt[ks[:, None], lb[:, None] * sB + xp.arange(sB)[None, :]] -= rB
         rA_all.extend(wk.rA)
     QB = xp.transpose(QBt.reshape(K, nTB, sB), (1, 0, 2))
-    _scatter(xp, gG3, QB, concB_tile, m, s, task.n_c)
+    _scatter(xp, gG3, QB, concB_tile, m, s, task.n_c, use_numba)
 
 
-def _reduce_prefix(xp, gG3, QA, fbA, rA_all: list, concA_tile, s: int, n_c: int) -> None:
+def _reduce_prefix(xp, gG3, QA, fbA, rA_all: list, concA_tile, s: int, n_c: int, use_numba=False) -> None:
     """Add the prefix side of the gradient (``QA`` = bases × accumulated weights) into ``gG3``.
 
     ``fbA``: the prefix-side fallback terms (None without log-space recomputations).
@@ -1120,7 +1134,7 @@ def _reduce_prefix(xp, gG3, QA, fbA, rA_all: list, concA_tile, s: int, n_c: int)
         QA += fbA
     for g, ks, rA in rA_all:
         QA[g, ks, :] -= rA
-    _scatter(xp, gG3, QA, concA_tile, 0, s, n_c)
+    _scatter(xp, gG3, QA, concA_tile, 0, s, n_c, use_numba)
 
 
 def _progress_bar(show: bool, K: int):
@@ -1165,10 +1179,8 @@ def _enumerate(xp, use_numba, task, G3, grad, est, progress, workers=None, class
                 fbA = _SharedA(xp, (tileA.size, K, s**m))
                 rA_all = []
                 for tileB, assign in steps:
-                    BB, MB = _bases(xp, G3, concB[tileB], m, s, use_numba)
+                    BBt, MB = _bases(xp, G3, concB[tileB], m, s, use_numba, class_major=True)
                     nTB = tileB.size
-                    BBt = xp.ascontiguousarray(xp.transpose(BB, (1, 0, 2)).reshape(K, nTB * BB.shape[2]))
-                    del BB
                     lazy = _LazyY(xp, G3, concA[tileA], concB[tileB], m, s)
                     ctx = (ownA, ownB, BA, MA, MB, BBt, pA, pB, K, grad, accA, lazy)
                     wks = [_Worker(xp, grad, K, BBt.shape[1], fbA, est.fallback_chunk) for _ in assign]
@@ -1176,11 +1188,11 @@ def _enumerate(xp, use_numba, task, G3, grad, est, progress, workers=None, class
                         ce_all[ks_h] = ce
                     n_fallback += sum(wk.n_fallback for wk in wks)
                     if grad:
-                        _reduce_suffix(xp, wks, BBt, gG3, concB[tileB], task, m, nTB, rA_all)
+                        _reduce_suffix(xp, wks, BBt, gG3, concB[tileB], task, m, nTB, rA_all, use_numba)
                     del BBt, MB, ctx, wks
                 if grad:
                     accA *= BA  # in place: BA × accA is what the prefix side needs
-                    _reduce_prefix(xp, gG3, accA, fbA.arr, rA_all, concA[tileA], s, n_c)
+                    _reduce_prefix(xp, gG3, accA, fbA.arr, rA_all, concA[tileA], s, n_c, use_numba)
     finally:
         if bar is not None:
             bar.close()
