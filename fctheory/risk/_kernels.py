@@ -27,6 +27,15 @@ def _softplus(t):
     return math.log1p(math.exp(t))
 
 
+@numba.njit(inline="always")
+def _log1p(u, w):
+    # log(1 + u) for u ≥ 0 with w = fl(1 + u): log(w) where u ≥ 1 (the rounding of w moves the result by at most
+    # 2^-53/log 2 relative there, and log costs half of log1p), log1p(u) below, where it keeps the precision
+    if u >= 1.0:
+        return math.log(w)
+    return math.log1p(u)
+
+
 @numba.njit(cache=True, nogil=True)
 def post_group(S, alphaA, alphaB, pA, pB, grad, thresh, ce, rA, rB, mask, nflag):
     """Cross-entropies and gradient weights of the n classes of one prefix group.
@@ -65,15 +74,17 @@ def post_group(S, alphaA, alphaB, pA, pB, grad, thresh, ce, rA, rB, mask, nflag)
                 e = eA[a] * eB[b]
                 if not grad:  # risk only: the CE and nothing else
                     if e < 1e300:
-                        row += pB[b] * math.log1p(s * e)
+                        u = s * e
+                        row += pB[b] * _log1p(u, 1.0 + u)
                     else:
                         row += pB[b] * _softplus(alphaA[i, a] + alphaB[i, b] + math.log(s))
                     continue
                 D = pA[a] * pB[b]
                 if e < 1e300:
                     u = s * e  # = Σ_{j≠k} e^{y_j − y_k}
-                    c = math.log1p(u)
-                    inv = D / (1.0 + u)
+                    w1 = 1.0 + u
+                    c = _log1p(u, w1)
+                    inv = D / w1
                     ds = u * inv  # D σ(t)
                     w = e * inv  # D σ(t)/S'
                 else:
