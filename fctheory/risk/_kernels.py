@@ -146,39 +146,96 @@ def fallback_class(k, YA, YB, pA, pB, mask, grad, fbA, fbB, rA, rB):
     return total
 
 
+# the product form of the bases (_bases_group) is used where every column's shift between the half maxima and the
+# joint maximum is at most this (e^20 < 2^29): then a subnormal intermediate moves an entry by at most 2^-1046
+_SPLIT_SHIFT_MAX = 20.0
+
+
+@numba.njit(inline="always")
+def _prefix_sums(Gj, conc_g, lo, i0, nh, s, y):
+    """y[a] = Σ_{i<nh} Gj[lo+i0+i, conc_g[i0+i]·s + β_i(a)] (a = Σ_i β_i s^{nh−1−i}), summed in position order."""
+    y[0] = 0.0
+    cur = 1
+    for i in range(i0, i0 + nh):
+        base = conc_g[i] * s
+        # grow the prefix table in place, from the end (index c·s+β ≥ c)
+        for c in range(cur - 1, -1, -1):
+            v = y[c]
+            for beta in range(s):
+                y[c * s + beta] = v + Gj[lo + i, base + beta]
+        cur *= s
+
+
 @numba.njit(cache=True, nogil=True)
 def _bases_group(G3, conc, lo, s, B, M, g):
     """Shifted exponentials B[g] = exp(Y[g] − M[g]) of group g's partial scores and their class maxima M[g].
 
-    Y[g, j, a] = Σ_i G3[j, lo+i, conc[g, i]·s + β_i(a)] (a = Σ_i β_i s^{h−1−i}) is built in B[g] as a prefix
-    table, M[g, a] = max_j Y[g, j, a] taken while each row is in cache, then every entry exponentiated in
-    place (numba's scalar exp costs what NumPy's does here, and runs on every worker of the parallel driver).
+    Y[g, j, a] = Σ_i G3[j, lo+i, conc[g, i]·s + β_i(a)] (a = Σ_i β_i s^{h−1−i}) is built in B[g] as a prefix table
+    and M[g, a] = max_j Y[g, j, a] taken while each row is in cache. Then, with the h positions split into halves
+    a = (a₁, a₂) of maxima m₁, m₂: exp(Y − M) = exp(Y₁ − m₁)·exp(Y₂ − m₂)·exp(m₁ + m₂ − M), K·(s^{h₁} + s^{h₂}) + s^h
+    exponentials and two products per entry instead of an exponential per entry. Where some column's shift
+    m₁ + m₂ − M exceeds ``_SPLIT_SHIFT_MAX`` (extreme weights), every entry is exponentiated instead.
     """
     h = conc.shape[1]
     K = G3.shape[0]
     sh = B.shape[2]
     m = M[g]
+    cg = conc[g]
     for a in range(sh):
         m[a] = -math.inf
     for j in range(K):
         y = B[g, j]
-        y[0] = 0.0
-        cur = 1
-        for i in range(h):
-            base = conc[g, i] * s
-            # grow the prefix table in place, from the end (index c·s+β ≥ c)
-            for c in range(cur - 1, -1, -1):
-                v = y[c]
-                for beta in range(s):
-                    y[c * s + beta] = v + G3[j, lo + i, base + beta]
-            cur *= s
+        _prefix_sums(G3[j], cg, lo, 0, h, s, y)
         for a in range(sh):  # running max over classes while the row is in cache
             if y[a] > m[a]:
                 m[a] = y[a]
+    h1 = h // 2
+    if h1 >= 1 and _bases_split(G3, cg, lo, s, h1, B[g], m):
+        return
     for j in range(K):
         y = B[g, j]
         for a in range(sh):
             y[a] = math.exp(y[a] - m[a])
+
+
+@numba.njit(cache=True, nogil=True)
+def _bases_split(G3, cg, lo, s, h1, Bg, m):
+    """The product form of :func:`_bases_group` into Bg (K × s^h); False (Bg untouched) where a shift is too large."""
+    K, sh = Bg.shape
+    h2 = cg.shape[0] - h1
+    s2 = s**h2
+    s1 = sh // s2
+    E1 = np.empty((K, s1))
+    E2 = np.empty((K, s2))
+    for j in range(K):
+        _prefix_sums(G3[j], cg, lo, 0, h1, s, E1[j])
+        _prefix_sums(G3[j], cg, lo, h1, h2, s, E2[j])
+    m1 = np.full(s1, -math.inf)
+    m2 = np.full(s2, -math.inf)
+    for j in range(K):
+        for a in range(s1):
+            m1[a] = max(m1[a], E1[j, a])
+        for a in range(s2):
+            m2[a] = max(m2[a], E2[j, a])
+    c = np.empty(sh)
+    for a1 in range(s1):
+        for a2 in range(s2):
+            d = (m1[a1] + m2[a2]) - m[a1 * s2 + a2]
+            if not (d <= _SPLIT_SHIFT_MAX):
+                return False
+            c[a1 * s2 + a2] = math.exp(d)
+    for j in range(K):
+        for a in range(s1):
+            E1[j, a] = math.exp(E1[j, a] - m1[a])
+        for a in range(s2):
+            E2[j, a] = math.exp(E2[j, a] - m2[a])
+    for j in range(K):
+        row = Bg[j]
+        for a1 in range(s1):
+            e1 = E1[j, a1]
+            for a2 in range(s2):
+                row[a1 * s2 + a2] = (e1 * E2[j, a2]) * c[a1 * s2 + a2]
+    return True
 
 
 @numba.njit(parallel=True, cache=True)
