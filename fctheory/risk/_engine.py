@@ -1069,14 +1069,14 @@ def _pool(n: int) -> ThreadPoolExecutor:
     """A thread pool of at least ``n`` workers, kept between evaluations (an optimiser makes thousands of them;
     starting threads cost each one ~0.1 ms per worker, and evaluations of tiny tasks take less than a millisecond).
 
-    Concurrent evaluations share it: a worker's job never waits for another job, so they only queue.
+    Concurrent evaluations share it: a worker's job never waits for another job, so they only queue. A larger
+    request replaces it without shutting it down (an evaluation still holding it keeps submitting to it); its
+    threads exit once the last holder drops it (ThreadPoolExecutor wakes them when it is collected).
     """
     global _POOL
     with _POOL_LOCK:
         if _POOL is None or _POOL[1] < n:
-            old, _POOL = _POOL, (ThreadPoolExecutor(n, thread_name_prefix="fctheory-risk"), n)
-            if old is not None:
-                old[0].shutdown(wait=False)  # its queued jobs still run; its threads then exit
+            _POOL = (ThreadPoolExecutor(n, thread_name_prefix="fctheory-risk"), n)
         return _POOL[0]
 
 

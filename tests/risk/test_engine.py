@@ -191,6 +191,15 @@ def test_repeated_evaluations_reuse_the_task_tables_under_every_plan():
     assert gone() is None
 
 
+def test_a_larger_worker_pool_leaves_the_one_in_use_working():
+    """An evaluation holding the pool keeps submitting to it while another asks for more workers (a larger pool
+    replaces it for later evaluations, without shutting it down under the first)."""
+    held = _engine._pool(2)
+    larger = _engine._pool(_engine._POOL[1] + 1)
+    assert larger is not held and _engine._pool(2) is larger
+    assert held.submit(math.sqrt, 4.0).result(timeout=60) == 2.0
+
+
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
 def test_a_forked_child_evaluates_with_its_own_worker_pool():
     """The host workers' pool is kept between evaluations; a child forked after it was started has no such
