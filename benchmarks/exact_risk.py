@@ -16,6 +16,14 @@ Usage::
     python benchmarks/exact_risk.py            # the target sizes
     python benchmarks/exact_risk.py --quick    # smaller sizes, seconds
     python benchmarks/exact_risk.py --backend cupy --large   # on a GPU machine
+    python benchmarks/exact_risk.py --repeated 2000   # an optimiser's many calls on one small task
+    OPENBLAS_NUM_THREADS=1 NUMBA_NUM_THREADS=1 python benchmarks/exact_risk.py --peak-only --workers 1
+                                                      # one core: one-thread peak against a one-worker engine
+
+``--repeated N`` times N risk + gradient evaluations of ``Task.random(3, 3, 3, 20, seed=0)`` (d = 8), as an
+optimiser makes them, with the engine's per-task tables kept (the default) and with them dropped before every
+call (what every call paid before they were cached), interleaved in rounds; it reports the per-call wall and
+CPU times and their ratio.
 """
 
 from __future__ import annotations
@@ -61,12 +69,27 @@ def peak_flops(n=3000, repeat=3, xp=np):
     return 2.0 * n**3 / t
 
 
+def cpu_peak_flops(n=3000, repeat=3):
+    """Flops per CPU second of one thread's BLAS product (n×n): the per-core peak in CPU time, which other jobs on
+    the machine change far less than the wall-clock peak (they take time slices, not the rate while running)."""
+    A = np.random.default_rng(0).standard_normal((n, n))
+    B = np.random.default_rng(1).standard_normal((n, n))
+    best = 0.0
+    with blas_threads(1):
+        A @ B
+        for _ in range(repeat):
+            c0 = time.thread_time()
+            A @ B
+            best = max(best, 2.0 * n**3 / (time.thread_time() - c0))
+    return best
+
+
 def weights(task, d, seed=0, scale=0.3):
     rng = np.random.default_rng(seed)
     return scale * rng.standard_normal((d, task.n_w)), scale * rng.standard_normal((task.K, task.L * d))
 
 
-def engine_time(task, W, U, grad, repeat, backend="numpy", jit=None):
+def engine_time(task, W, U, grad, repeat, backend="numpy", jit=None, workers=None):
     xp = np
     if backend == "cupy":
         import cupy as xp  # noqa: PLC0415
@@ -85,13 +108,22 @@ def engine_time(task, W, U, grad, repeat, backend="numpy", jit=None):
             progress=False,
             max_seconds=math.inf,
             max_bytes=math.inf if backend == "cupy" else 8 * 1024**3,
+            workers=workers,
         )
         if backend == "cupy":
             xp.cuda.Device().synchronize()
         return r
 
     run() if repeat > 1 else None  # warm-up (numba compile / CUDA context)
-    return best_time(run, max(repeat - 1, 1))
+    best, out, cpu = np.inf, None, np.nan
+    for _ in range(max(repeat - 1, 1)):
+        t0, c0 = time.perf_counter(), time.process_time()
+        out = run()
+        t = time.perf_counter() - t0
+        if t < best:
+            best, cpu = t, time.process_time() - c0
+    engine_time.cpu = cpu  # CPU seconds (all threads) of the fastest run
+    return best, out
 
 
 def baseline_time(task, W, U, grad):
@@ -167,6 +199,71 @@ def kernel_comparison(results, L=7):
     results["kernels"]["fallback"] = [t_nb, t_np, r.n_fallback]
 
 
+def repeated_calls(n, rounds=5):
+    """Per-call wall and CPU seconds of risk + gradient on a small task, with the per-task tables kept or
+    dropped before every call; medians over ``rounds`` interleaved rounds of ``n // rounds`` calls."""
+    from fctheory.risk import _engine as E
+
+    task = Task.random(3, 3, 3, 20, seed=0)
+    W, U = weights(task, 8)
+    calls = max(n // rounds, 1)
+    times = {"kept": [], "dropped": []}
+
+    def one(drop):
+        if drop:
+            E._LAYOUTS.clear()
+        return evaluate_risk(task, W, U, 0.01, grad=True, progress=False)
+
+    one(False)
+    for _ in range(rounds):
+        for key, drop in (("kept", False), ("dropped", True)):
+            t0, c0 = time.perf_counter(), time.process_time()
+            for _ in range(calls):
+                one(drop)
+            times[key].append(((time.perf_counter() - t0) / calls, (time.process_time() - c0) / calls))
+    med = {k: (float(np.median([w for w, _ in v])), float(np.median([c for _, c in v]))) for k, v in times.items()}
+    print(f"== {calls * rounds} calls of risk+gradient on Task.random(3, 3, 3, 20, seed=0), d=8 (per call)")
+    for k, (w, c) in med.items():
+        print(f"  tables {k:7s}: {w * 1e3:.3f} ms wall, {c * 1e3:.3f} ms CPU")
+    print(
+        f"  ratio dropped/kept: {med['dropped'][0] / med['kept'][0]:.2f}x wall, "
+        f"{med['dropped'][1] / med['kept'][1]:.2f}x CPU"
+    )
+    return med
+
+
+def report_fractions(results, timed, peaks, cpu_peaks):
+    """Print (and add to ``results``) each timed case's fraction of the wall-clock peak and of the CPU-time peak."""
+    peak = max(peaks)
+    results["peak_flops_measurements"] = peaks
+    results["peak_flops"] = peak
+    print(
+        f"\n== fraction of the float64 matmul peak: peak = max of {len(peaks)} measurements "
+        f"({', '.join(f'{p / 1e9:.1f}' for p in peaks)} GFLOP/s) = {peak / 1e9:.1f} GFLOP/s"
+    )
+    for row, flops, t in timed:
+        row["frac_peak"] = flops / t / peak
+        print(
+            f"  case {row['case']} {'risk+grad' if row['grad'] else 'risk     '}: "
+            f"{row['gflops']:.1f} GFLOP/s = {100 * row['frac_peak']:.1f}% of peak"
+        )
+    if not cpu_peaks:
+        return
+    cpu_peak = max(cpu_peaks)
+    results["cpu_peak_flops_measurements"] = cpu_peaks
+    print(
+        f"\n== in CPU time: one thread's product reaches {cpu_peak / 1e9:.1f} GFLOP per CPU second (max of "
+        f"{', '.join(f'{p / 1e9:.1f}' for p in cpu_peaks)}); the engine's flops per CPU second of all its threads:"
+    )
+    for row, flops, _ in timed:
+        if "cpu_engine" in row:
+            row["frac_cpu_peak"] = flops / row["cpu_engine"] / cpu_peak
+            print(
+                f"  case {row['case']} {'risk+grad' if row['grad'] else 'risk     '}: "
+                f"{flops / row['cpu_engine'] / 1e9:.1f} GFLOP per CPU second = {100 * row['frac_cpu_peak']:.1f}%"
+            )
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--quick", action="store_true", help="small sizes (a few seconds)")
@@ -175,12 +272,24 @@ def main(argv=None):
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--json", help="write the numbers to this file")
     ap.add_argument("--peak-only", action="store_true", help="only the fraction-of-peak case (skip the baseline)")
+    ap.add_argument(
+        "--workers", type=int, help="the engine's host workers in the fraction-of-peak case (default: cores)"
+    )
+    ap.add_argument("--repeated", type=int, metavar="N", help="only N calls on a small task (the per-task tables)")
     args = ap.parse_args(argv)
+    if args.repeated:
+        med = repeated_calls(args.repeated)
+        if args.json:
+            with open(args.json, "w") as fh:
+                json.dump({"repeated": med}, fh, indent=1)
+        return
 
     xp = np
     if args.backend == "cupy":
         import cupy as xp  # noqa: PLC0415
-    print(f"numpy {np.__version__}, cores {os.cpu_count()}, backend {args.backend}")
+    print(
+        f"numpy {np.__version__}, cores {os.cpu_count()}, backend {args.backend}, load average {os.getloadavg()[0]:.1f}"
+    )
     peaks = [peak_flops(xp=xp)]
     print(f"float64 matmul peak (np.dot 3000x3000, all cores), first measurement: {peaks[0] / 1e9:.1f} GFLOP/s\n")
     d = 16
@@ -240,19 +349,23 @@ def main(argv=None):
         kernel_comparison(results)
 
     # 3) fraction of the matmul peak
+    cpu_peaks = []
     for n_c, s_c, L, K in peak_cases:
         peaks.append(peak_flops(xp=xp))
+        cpu_peaks.append(cpu_peak_flops()) if args.backend == "numpy" else None
         task = Task.full(n_c, s_c, L)
         W, U = weights(task, d)
         print(f"== fraction of peak: n_c={n_c}, s_c={s_c}, L={L}, K={K}, d={d}")
         for grad in (False, True):
-            t_eng, r = engine_time(task, W, U, grad, min(args.repeat, 2), args.backend)
+            t_eng, r = engine_time(task, W, U, grad, min(args.repeat, 2), args.backend, workers=args.workers)
+            cpu = engine_time.cpu
             flops = 2.0 * K * (K - 1) * s_c**L * (3 if grad else 1)
             row = dict(
                 case=[n_c, s_c, L, K],
                 d=d,
                 grad=grad,
                 t_engine=t_eng,
+                cpu_engine=cpu,
                 pairs_per_s=r.pairs / t_eng,
                 gflops=flops / t_eng / 1e9,
             )
@@ -260,22 +373,12 @@ def main(argv=None):
             timed.append((row, flops, t_eng))
             print(
                 f"  {'risk+grad' if grad else 'risk     '}: {t_eng:8.3f} s, {r.pairs / t_eng:.3g} pairs/s, "
-                f"{flops / t_eng / 1e9:.1f} GFLOP/s"
+                f"{flops / t_eng / 1e9:.1f} GFLOP/s (CPU {cpu:.2f} s, load {os.getloadavg()[0]:.1f})"
             )
     peaks.append(peak_flops(xp=xp))
-    peak = max(peaks)
-    results["peak_flops_measurements"] = peaks
-    results["peak_flops"] = peak
-    print(
-        f"\n== fraction of the float64 matmul peak: peak = max of {len(peaks)} measurements "
-        f"({', '.join(f'{p / 1e9:.1f}' for p in peaks)} GFLOP/s) = {peak / 1e9:.1f} GFLOP/s"
-    )
-    for row, flops, t in timed:
-        row["frac_peak"] = flops / t / peak
-        print(
-            f"  case {row['case']} {'risk+grad' if row['grad'] else 'risk     '}: "
-            f"{row['gflops']:.1f} GFLOP/s = {100 * row['frac_peak']:.1f}% of peak"
-        )
+    if cpu_peaks:
+        cpu_peaks.append(cpu_peak_flops())
+    report_fractions(results, timed, peaks, cpu_peaks)
     if args.json:
         with open(args.json, "w") as fh:
             json.dump(results, fh, indent=1)

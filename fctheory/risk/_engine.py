@@ -24,6 +24,7 @@ import math
 import os
 import threading
 import time
+import weakref
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import nullcontext
 from dataclasses import dataclass
@@ -76,6 +77,8 @@ _FALLBACK_CHUNK_BIG = 1 << 16
 # S' below this is recomputed in log space: each of the ≤ K terms lost to underflow is
 # < 2.3e-308, so S' ≥ 1e-280 keeps the relative error of S' below K·1e-28.
 _THRESH = 1e-280
+# evaluations estimated shorter than this run on one host worker unless ``workers`` asks for more
+_PARALLEL_AFTER_S = 0.02
 # runs estimated longer than this show a progress bar (progress=None)
 _PROGRESS_AFTER_S = 3.0
 
@@ -220,6 +223,46 @@ def _word_probs(mu: np.ndarray, h: int) -> np.ndarray:
     return p
 
 
+class _Layout:
+    """What the enumeration needs of a task alone: the prefix/suffix groups (concepts and each class's group id),
+    the word probabilities of the two halves, and the tile schedules of the plans met so far.
+
+    Kept per :class:`~fctheory.task.Task` (a frozen object with read-only arrays) by :func:`_layout`, so that an
+    optimiser evaluating one task thousands of times does not rebuild them: O(K·L) integers, s^m + s^(L−m)
+    floats and O(K) per schedule.
+    """
+
+    def __init__(self, task: Task):
+        Z, L = task.Z, task.L
+        self.m = _split(L)
+        self.concA, self.gidA = _groups(Z, 0, self.m)
+        self.concB, self.gidB = _groups(Z, self.m, L)
+        self.mu, self.L = task.mu, L
+        self._probs = None
+        self.schedules = {}
+        self.lock = threading.Lock()
+
+    def probs(self):
+        """(D over the prefixes, D over the suffixes), made on first use (s^m may be too many for a cost estimate)."""
+        with self.lock:
+            if self._probs is None:
+                self._probs = (_word_probs(self.mu, self.m), _word_probs(self.mu, self.L - self.m))
+            return self._probs
+
+
+_LAYOUTS = weakref.WeakKeyDictionary()  # Task -> _Layout, dropped with the task
+_LAYOUTS_LOCK = threading.Lock()
+
+
+def _layout(task: Task) -> _Layout:
+    """The task's :class:`_Layout`, made on first use."""
+    with _LAYOUTS_LOCK:
+        lay = _LAYOUTS.get(task)
+        if lay is None:
+            lay = _LAYOUTS[task] = _Layout(task)
+        return lay
+
+
 def _tile_plan(K, sA, sB, nA, nB, grad, budget, nw, per_entry=9):
     """Tiles of prefix/suffix groups and the class block size that fit in ``budget`` bytes.
 
@@ -362,8 +405,8 @@ def _estimate(task, d, grad, backend, max_bytes, workers, jit=None) -> CostEstim
     K, L, s = task.K, task.L, task.s_c
     m = _split(L)
     sA, sB = s**m, s ** (L - m)
-    nA = len(np.unique(task.Z[:, :m], axis=0)) if m else 1
-    nB = len(np.unique(task.Z[:, m:], axis=0))
+    lay = _layout(task)
+    nA, nB = lay.concA.shape[0], lay.concB.shape[0]
     nw = 1 if backend == "cupy" else (workers or _default_workers())
     extras = 8 * (2 * K * L * task.n_w + 4 * d * (task.n_w + K * L))  # G, its gradient, W, U, …
     mb = max_bytes if max_bytes is not None else 1 << 62
@@ -436,8 +479,12 @@ def _partial_scores(xp, G3, conc, lo, s):
     return Y
 
 
-def _bases(xp, G3, conc, lo, s, use_numba=False):
-    """Row maxima M (nG×s^h) and shifted exponentials B = exp(Y − M) (nG×K×s^h) of the groups."""
+def _bases(xp, G3, conc, lo, s, use_numba=False, class_major=False):
+    """Row maxima M (nG×s^h) and shifted exponentials B = exp(Y − M) (nG×K×s^h) of the groups.
+
+    ``class_major``: B as the K × (nG·s^h) matrix Bᵀ[j, g·s^h + a] = B[g, j, a] instead (the right operand of the
+    normaliser products), which the compiled kernel writes directly.
+    """
     nG, h = conc.shape
     K = G3.shape[0]
     if use_numba:
@@ -445,15 +492,18 @@ def _bases(xp, G3, conc, lo, s, use_numba=False):
 
         if nG * K * s**h < 1 << 16:  # tiny: the parallel launch would cost more than the work
             bases = bases_serial
-        B = np.empty((nG, K, s**h))
+        B = np.empty((K, nG, s**h)) if class_major else np.empty((nG, K, s**h))
         M = np.empty((nG, s**h))
-        bases(np.ascontiguousarray(G3), np.ascontiguousarray(conc, dtype=np.int64), lo, s, B, M)
-        B -= M[:, None, :]
-        return np.exp(B, out=B), M
+        view = B.transpose(1, 0, 2) if class_major else B
+        bases(np.ascontiguousarray(G3), np.ascontiguousarray(conc, dtype=np.int64), lo, s, view, M)
+        return (B.reshape(K, nG * s**h) if class_major else B), M
     Y = _partial_scores(xp, G3, conc, lo, s)
     M = Y.max(axis=1)
     Y -= M[:, None, :]
-    return xp.exp(Y, out=Y), M
+    B = xp.exp(Y, out=Y)
+    if class_major:
+        B = xp.ascontiguousarray(xp.transpose(B, (1, 0, 2)).reshape(K, nG * s**h))
+    return B, M
 
 
 def _own_scores(xp, G3, Z, lo, hi, s):
@@ -469,8 +519,14 @@ def _own_scores(xp, G3, Z, lo, hi, s):
     return Y
 
 
-def _scatter(xp, gG3, Q, conc, lo, s, n_c):
+def _scatter(xp, gG3, Q, conc, lo, s, n_c, use_numba=False):
     """Add Σ_{a: β_i(a)=β} Q[g, j, a] to ∂R₀/∂G[j, lo+i, conc[g,i]·s+β] for every position i."""
+    if use_numba:
+        from ._kernels import scatter_marginals, scatter_marginals_serial  # noqa: PLC0415 - numba kernels: importing numba costs about a second, paid on first use
+
+        kernel = scatter_marginals if Q.size >= 1 << 16 else scatter_marginals_serial  # as in _bases
+        kernel(Q, np.ascontiguousarray(conc, dtype=np.int64), lo, s, gG3)
+        return
     nG, K, _ = Q.shape
     h = conc.shape[1]
     Qr = Q.reshape((nG, K) + (s,) * h)
@@ -966,6 +1022,73 @@ def _assign_units(units: list, workers: int) -> list:
     return assign
 
 
+def _schedule(lay, K: int, tiles: tuple, block: int, nw: int, classes=None) -> list:
+    """The tile loop of :func:`_enumerate`: ``[(prefix tile, [(suffix tile, per-worker units), ...]), ...]``.
+
+    It depends on the task and the plan only, so it is kept in the task's :class:`_Layout` (unless ``classes``
+    restricts the targets, a block of :mod:`fctheory.risk.distributed`).
+    """
+    key = (tiles, block, nw)
+    if classes is None:
+        with lay.lock:
+            hit = lay.schedules.get(key)
+        if hit is not None:
+            return hit
+    nA, nB = lay.concA.shape[0], lay.concB.shape[0]
+    gidA, gidB = lay.gidA, lay.gidB
+    targets = np.isin(np.arange(K), classes) if classes is not None else True
+    out = []
+    for tileA in _tiles(nA, tiles[0]):
+        if classes is not None and not np.isin(gidA[classes], tileA).any():
+            continue  # no class of the block has its prefix group in this tile
+        locA = np.full(nA, -1)
+        locA[tileA] = np.arange(tileA.size)
+        inA = (locA[gidA] >= 0) & targets
+        steps = []
+        for tileB in _tiles(nB, tiles[1]):
+            locB = np.full(nB, -1)
+            locB[tileB] = np.arange(tileB.size)
+            sel = np.nonzero(inA & (locB[gidB] >= 0))[0]
+            if sel.size:
+                units = _units(sel, gidA, gidB, locA, locB, block, tileB.size)
+                steps.append((tileB, _assign_units(units, min(nw, len(units)))))
+        out.append((tileA, steps))
+    if classes is None:
+        with lay.lock:
+            if len(lay.schedules) >= 8:  # a few plans per task (budgets, worker counts), not an unbounded set
+                lay.schedules.clear()
+            lay.schedules[key] = out
+    return out
+
+
+_POOL = None  # (executor, its number of threads): the host workers, started once per process
+_POOL_LOCK = threading.Lock()
+
+
+def _pool(n: int) -> ThreadPoolExecutor:
+    """A thread pool of at least ``n`` workers, kept between evaluations (an optimiser makes thousands of them;
+    starting threads cost each one ~0.1 ms per worker, and evaluations of tiny tasks take less than a millisecond).
+
+    Concurrent evaluations share it: a worker's job never waits for another job, so they only queue. A larger
+    request replaces it without shutting it down (an evaluation still holding it keeps submitting to it); its
+    threads exit once the last holder drops it (ThreadPoolExecutor wakes them when it is collected).
+    """
+    global _POOL
+    with _POOL_LOCK:
+        if _POOL is None or _POOL[1] < n:
+            _POOL = (ThreadPoolExecutor(n, thread_name_prefix="fctheory-risk"), n)
+        return _POOL[0]
+
+
+def _forget_pool():
+    """In a forked child the pool's threads do not exist: start a new pool there on first use."""
+    global _POOL
+    _POOL = None
+
+
+os.register_at_fork(after_in_child=_forget_pool)
+
+
 def _run_assigned(xp, use_numba, ctx, wks, assign, pool, bar) -> list:
     """Run every worker's units (on the pool when there are several workers): ``[(classes, CEs), ...]``."""
 
@@ -984,7 +1107,7 @@ def _run_assigned(xp, use_numba, ctx, wks, assign, pool, bar) -> list:
     return [r for w in range(len(wks)) for r in job(w)]
 
 
-def _reduce_suffix(xp, wks, BBt, gG3, concB_tile, task, m: int, nTB: int, rA_all: list) -> None:
+def _reduce_suffix(xp, wks, BBt, gG3, concB_tile, task, m: int, nTB: int, rA_all: list, use_numba=False) -> None:
     """Add the suffix side of the workers' gradient into ``gG3``; collect their prefix-side terms in ``rA_all``."""
     K, s, sB = task.K, task.s_c, task.s_c ** (task.L - m)
     QBt = wks[0].accB
@@ -999,10 +1122,10 @@ def _reduce_suffix(xp, wks, BBt, gG3, concB_tile, task, m: int, nTB: int, rA_all
             QBt[ks[:, None], lb[:, None] * sB + xp.arange(sB)[None, :]] -= rB
         rA_all.extend(wk.rA)
     QB = xp.transpose(QBt.reshape(K, nTB, sB), (1, 0, 2))
-    _scatter(xp, gG3, QB, concB_tile, m, s, task.n_c)
+    _scatter(xp, gG3, QB, concB_tile, m, s, task.n_c, use_numba)
 
 
-def _reduce_prefix(xp, gG3, QA, fbA, rA_all: list, concA_tile, s: int, n_c: int) -> None:
+def _reduce_prefix(xp, gG3, QA, fbA, rA_all: list, concA_tile, s: int, n_c: int, use_numba=False) -> None:
     """Add the prefix side of the gradient (``QA`` = bases × accumulated weights) into ``gG3``.
 
     ``fbA``: the prefix-side fallback terms (None without log-space recomputations).
@@ -1011,7 +1134,7 @@ def _reduce_prefix(xp, gG3, QA, fbA, rA_all: list, concA_tile, s: int, n_c: int)
         QA += fbA
     for g, ks, rA in rA_all:
         QA[g, ks, :] -= rA
-    _scatter(xp, gG3, QA, concA_tile, 0, s, n_c)
+    _scatter(xp, gG3, QA, concA_tile, 0, s, n_c, use_numba)
 
 
 def _progress_bar(show: bool, K: int):
@@ -1031,64 +1154,46 @@ def _enumerate(xp, use_numba, task, G3, grad, est, progress, workers=None, class
     place of R₀, and ∂/∂G3 is that block's share.
     """
     K, L, s, n_c = task.K, task.L, task.s_c, task.n_c
-    Z = task.Z
+    lay = _layout(task)
     m = est.split
-    sA, sB = s**m, s ** (L - m)
-    concA, gidA = _groups(Z, 0, m)
-    concB, gidB = _groups(Z, m, L)
-    nA, nB = concA.shape[0], concB.shape[0]
-    pA, pB = xp.asarray(_word_probs(task.mu, m)), xp.asarray(_word_probs(task.mu, L - m))
-    tA, tB = max(est.tiles[0], 1), max(est.tiles[1], 1)
-    block = est.block
+    concA, concB = lay.concA, lay.concB
+    pA, pB = (xp.asarray(p) for p in lay.probs())
     on_host = xp is np
-    nw = (workers or _default_workers()) if on_host else 1
+    # by default, evaluations estimated shorter than handing work to threads costs on a loaded machine run in
+    # the calling thread
+    nw = (workers or (_default_workers() if est.seconds >= _PARALLEL_AFTER_S else 1)) if on_host else 1
+    sched = _schedule(lay, K, (max(est.tiles[0], 1), max(est.tiles[1], 1)), est.block, nw, classes)
 
-    ownA = _own_scores(xp, G3, Z, 0, m, s)
-    ownB = _own_scores(xp, G3, Z, m, L, s)
+    ownA = _own_scores(xp, G3, task.Z, 0, m, s)
+    ownB = _own_scores(xp, G3, task.Z, m, L, s)
     ce_all = np.zeros(K)
     gG3 = xp.zeros_like(G3) if grad else None
     n_fallback = 0
     bar = _progress_bar(progress if progress is not None else est.seconds > _PROGRESS_AFTER_S, K)
-    pool = ThreadPoolExecutor(nw) if nw > 1 else None
+    pool = _pool(nw) if nw > 1 and any(len(a) > 1 for _, steps in sched for _, a in steps) else None
     try:
         with np.errstate(under="ignore", over="ignore", divide="ignore", invalid="ignore"), _maybe_blas(on_host):
-            for tileA in _tiles(nA, tA):
-                if classes is not None and not np.isin(gidA[classes], tileA).any():
-                    continue  # no class of the block has its prefix group in this tile
+            for tileA, steps in sched:
                 BA, MA = _bases(xp, G3, concA[tileA], 0, s, use_numba)
-                locA = np.full(nA, -1)
-                locA[tileA] = np.arange(tileA.size)
-                inA = (locA[gidA] >= 0) & (np.isin(np.arange(K), classes) if classes is not None else True)
                 accA = xp.zeros(BA.shape) if grad else None  # C order: BLAS accumulates into it
-                fbA = _SharedA(xp, (tileA.size, K, sA))
+                fbA = _SharedA(xp, (tileA.size, K, s**m))
                 rA_all = []
-                for tileB in _tiles(nB, tB):
-                    locB = np.full(nB, -1)
-                    locB[tileB] = np.arange(tileB.size)
-                    sel = np.nonzero(inA & (locB[gidB] >= 0))[0]
-                    if sel.size == 0:
-                        continue
-                    BB, MB = _bases(xp, G3, concB[tileB], m, s, use_numba)
+                for tileB, assign in steps:
+                    BBt, MB = _bases(xp, G3, concB[tileB], m, s, use_numba, class_major=True)
                     nTB = tileB.size
-                    BBt = xp.ascontiguousarray(xp.transpose(BB, (1, 0, 2)).reshape(K, nTB * sB))
-                    del BB
                     lazy = _LazyY(xp, G3, concA[tileA], concB[tileB], m, s)
                     ctx = (ownA, ownB, BA, MA, MB, BBt, pA, pB, K, grad, accA, lazy)
-                    units = _units(sel, gidA, gidB, locA, locB, block, nTB)
-                    wks = [_Worker(xp, grad, K, nTB * sB, fbA, est.fallback_chunk) for _ in range(min(nw, len(units)))]
-                    assign = _assign_units(units, len(wks))
+                    wks = [_Worker(xp, grad, K, BBt.shape[1], fbA, est.fallback_chunk) for _ in assign]
                     for ks_h, ce in _run_assigned(xp, use_numba, ctx, wks, assign, pool, bar):
                         ce_all[ks_h] = ce
                     n_fallback += sum(wk.n_fallback for wk in wks)
                     if grad:
-                        _reduce_suffix(xp, wks, BBt, gG3, concB[tileB], task, m, nTB, rA_all)
+                        _reduce_suffix(xp, wks, BBt, gG3, concB[tileB], task, m, nTB, rA_all, use_numba)
                     del BBt, MB, ctx, wks
                 if grad:
                     accA *= BA  # in place: BA × accA is what the prefix side needs
-                    _reduce_prefix(xp, gG3, accA, fbA.arr, rA_all, concA[tileA], s, n_c)
+                    _reduce_prefix(xp, gG3, accA, fbA.arr, rA_all, concA[tileA], s, n_c, use_numba)
     finally:
-        if pool is not None:
-            pool.shutdown()
         if bar is not None:
             bar.close()
     if classes is not None:

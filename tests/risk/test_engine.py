@@ -5,8 +5,12 @@ relative (norm-wise for gradients); finite differences to 1e-6 relative (their o
 and rounding error is ~1e-8 at step 1e-5).
 """
 
+import gc
 import math
+import multiprocessing
+import os
 import tracemalloc
+import weakref
 
 import numpy as np
 import pytest
@@ -24,6 +28,7 @@ from fctheory.risk import (
     true_risk_grad,
     unregularized_risk,
 )
+from fctheory.risk import _engine
 
 RTOL = 1e-12
 
@@ -163,6 +168,54 @@ def test_tiling_over_both_halves_equals_bruteforce():
         evaluate_risk(task, W, U, 0.02, grad=True, max_bytes=budget, workers=2),
         true_risk_bruteforce(task, W, U, 0.02, grad=True),
     )
+
+
+def test_repeated_evaluations_reuse_the_task_tables_under_every_plan():
+    """The per-task tables (groups, word probabilities, tile schedules) are made once per Task and kept while it
+    lives; evaluations under alternating plans (tiled / untiled, worker counts) each take their own schedule
+    and stay equal to brute force, and the tables go with the task."""
+    task = Task.random(3, 3, 4, 40, mu="zipf", seed=3)
+    rng = np.random.default_rng(2)
+    W = rng.standard_normal((5, task.n_w))
+    U = rng.standard_normal((task.K, 4 * 5))
+    ref = true_risk_bruteforce(task, W, U, 0.02, grad=True)
+    budget = estimate_cost(task, d=5, grad=True, workers=2).bytes // 4
+    lay = _engine._layout(task)
+    for workers, max_bytes in [(2, budget), (2, None), (1, budget), (2, budget), (2, None), (1, None)]:
+        _assert_matches(evaluate_risk(task, W, U, 0.02, grad=True, max_bytes=max_bytes, workers=workers), ref)
+        assert _engine._layout(task) is lay
+    assert len(lay.schedules) == 4  # (tiled, untiled) × (1, 2 workers), each made once
+    gone = weakref.ref(lay)
+    del task, lay
+    gc.collect()
+    assert gone() is None
+
+
+def test_a_larger_worker_pool_leaves_the_one_in_use_working():
+    """An evaluation holding the pool keeps submitting to it while another asks for more workers (a larger pool
+    replaces it for later evaluations, without shutting it down under the first)."""
+    held = _engine._pool(2)
+    larger = _engine._pool(_engine._POOL[1] + 1)
+    assert larger is not held and _engine._pool(2) is larger
+    assert held.submit(math.sqrt, 4.0).result(timeout=60) == 2.0
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
+def test_a_forked_child_evaluates_with_its_own_worker_pool():
+    """The host workers' pool is kept between evaluations; a child forked after it was started has no such
+    threads and starts its own pool (without that, its evaluation would wait forever on a dead pool)."""
+    task = Task.random(3, 3, 3, 20, seed=0)
+    rng = np.random.default_rng(4)
+    W, U = rng.standard_normal((4, task.n_w)), rng.standard_normal((task.K, 3 * 4))
+    R = evaluate_risk(task, W, U, 0.01, grad=True, workers=2).R  # the pool is running
+    ctx = multiprocessing.get_context("fork")
+    with ctx.Pool(1) as pool:
+        child = pool.apply_async(_child_risk, (task, W, U))
+        assert child.get(timeout=120) == pytest.approx(R, rel=1e-13)
+
+
+def _child_risk(task, W, U):
+    return evaluate_risk(task, W, U, 0.01, grad=True, workers=2).R
 
 
 def test_bigger_task_equals_bruteforce():
