@@ -82,6 +82,9 @@ class CollapsedOptimum:
         ‖∇f_c(V)‖₂/λ (≤ 1 at the optimum) and (⟨∇f_c, V⟩ + λ‖V‖_*)/(λ‖V‖_*) (0 at the optimum), Claim H.
     lambda0 : float
         ‖∇f_c(0)‖₂: the origin is the minimiser iff λ ≥ lambda0.
+    R_type1 : float
+        R of Theorem 1's type-I configuration (its K-only τ) on this latent set (the solver's start; log K, the
+        origin's, where Theorem 1 gives τ = 0): R_type1 − R is what the set's own optimum gains.
     certified : bool
         rel_gap ≤ the requested ``tol``, or (tiny λ, where R is small against the scores) the gap is within
         FLOOR_ULPS ulps of the largest score, the float64 resolution of f (the message says so), or gap ≤ 0.
@@ -109,6 +112,7 @@ class CollapsedOptimum:
     rho: float
     align: float
     lambda0: float
+    R_type1: float
     certified: bool
     message: str
     nit: int
@@ -148,19 +152,20 @@ class _Fc:
 
 
 def _type1_start(task, lam, lambda0):
-    """Theorem 1's type-I point in V (the optimum on full tasks, within a few % on large partial ones): the
-    start of the solver. u_(j,ℓ) = c′f_(z_j(ℓ)), w_α = c f_α, so V[(j, ℓ), α] = √s_c·c·c′·⟨f_(z_j(ℓ)), f_α⟩ with
-    ⟨f_α, f_β⟩ = 1 or −1/(n_c − 1); the origin where λ ≥ λ₀ or n_c = 1."""
+    """Theorem 1's type-I point in V and its τ (the optimum on full tasks, within a few % on large partial ones):
+    the start of the solver. u_(j,ℓ) = c′f_(z_j(ℓ)), w_α = c f_α with c = √(τ/n_w), c′ = √(τ/(KL)), so
+    V[(j, ℓ), α] = √s_c·c·c′·⟨f_(z_j(ℓ)), f_α⟩ with ⟨f_α, f_β⟩ = 1 or −1/(n_c − 1); the origin (τ = 0) where
+    λ ≥ λ₀ or n_c = 1."""
     V0 = np.zeros((task.K * task.L, task.n_c))
     if task.n_c < 2 or lam >= lambda0:
-        return V0
+        return V0, 0.0
     t = float(tau(n_c=task.n_c, n_w=task.n_w, L=task.L, K=task.K, lam=lam))
     if not t > 0:
-        return V0
+        return V0, 0.0
     scale = math.sqrt(task.s_c) * math.sqrt(t / task.n_w) * math.sqrt(t / (task.K * task.L))
     V0[:] = -scale / (task.n_c - 1)
     V0[np.arange(task.K * task.L), task.Z.ravel()] = scale
-    return V0
+    return V0, t
 
 
 #: the collapsed f's float64 resolution in ulps of the largest score: f sums K terms log Σ e^s − s_kk, each with
@@ -171,6 +176,13 @@ FLOOR_ULPS = 64
 def _floor(fx) -> float:
     """The gap below which the collapsed f's rounding hides progress: FLOOR_ULPS ulps of the largest score."""
     return FLOOR_ULPS * np.finfo(float).eps * fx.smax
+
+
+def _cosines(Wt):
+    """Cosines between the columns of Wt (nan for a zero column)."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        D = Wt / np.linalg.norm(Wt, axis=0)
+        return np.clip(D.T @ D, -1.0, 1.0)
 
 
 def _check_size(task):
@@ -275,7 +287,9 @@ def collapsed_optimum(
     fx = _Fc(task)
     _, G0 = fx(np.zeros((task.K * task.L, task.n_c)))
     lambda0 = float(np.linalg.norm(G0, 2)) if task.K > 1 else 0.0
-    V0 = _type1_start(task, lam, lambda0)
+    V0, t1 = _type1_start(task, lam, lambda0)
+    # the type-I configuration's own R: ‖W‖² = ‖U‖² = τ (off the full set it is not balanced: R > g(V0))
+    R1 = fx(V0)[0] + lam * t1
     # ‖∇²f_c‖₂ ≤ L/2 (V ↦ X is an isometry and f's Hessian is ≤ L/2); L/8 starts the backtracking lower
     V, f, G, nuc, nit = solve(
         fx, lam, V0, lipschitz=task.L / 8.0, tol=tol, maxiter=maxiter, deadline=deadline, floor=lambda: _floor(fx)
@@ -286,9 +300,7 @@ def collapsed_optimum(
     W = np.repeat(Wt, s_c, axis=1) / math.sqrt(s_c)
     U = U_from_hat(Uh, L=task.L)
     cn = np.linalg.norm(Wt, axis=0) / math.sqrt(s_c)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        D = Wt / np.linalg.norm(Wt, axis=0)
-        cos = np.clip(D.T @ D, -1.0, 1.0)
+    cos = _cosines(Wt)
     tau = float(np.sum(Wt * Wt))
     R = f + 0.5 * lam * (tau + float(np.sum(Uh * Uh)))
     gap = R - lb
@@ -304,5 +316,6 @@ def collapsed_optimum(
         V=V, W=W, U=U, width=r, concept_vectors=Wt, w_norms=np.repeat(cn, s_c), concept_norms=cn, cosines=cos,
         u_norms=np.linalg.norm(Uh.T.reshape(task.K, task.L, -1), axis=2), R=float(R), ce=float(f), tau=tau,
         lower_bound=float(lb), gap=float(gap), rel_gap=relative_gap(gap, R), rho=float(rho), align=float(align),
-        lambda0=lambda0, certified=bool(ok), message=msg, nit=nit, nfev=fx.nfev, seconds=time.perf_counter() - t0,
+        lambda0=lambda0, R_type1=float(R1), certified=bool(ok), message=msg, nit=nit, nfev=fx.nfev,
+        seconds=time.perf_counter() - t0,
     )  # fmt: skip

@@ -171,7 +171,7 @@ def test_k_well_beyond_enumeration_is_certified_quickly():
     res = fc.collapsed_optimum(task, lam=1e-3)
     assert res.certified and res.rel_gap <= 1e-10 and res.width == 2
     # Theorem 1's type-I point on this set (its true risk, not H(τ), which assumes all n_c^L latent variables)
-    g1 = fc.collapsed_risk(task, col._type1_start(task, 1e-3, res.lambda0), 1e-3)[0]
+    g1 = fc.collapsed_risk(task, col._type1_start(task, 1e-3, res.lambda0)[0], 1e-3)[0]
     assert res.R < g1 * (1 - 1e-3)
 
 
@@ -221,7 +221,7 @@ def test_tiny_lambda_is_certified_to_the_float_resolution_of_f(lam):
     assert res.gap <= col.FLOOR_ULPS * EPS * float(np.max(np.abs(S))) * (1 + 1e-9) or res.gap <= 1e-10 * res.R
     if res.rel_gap > 1e-10:
         assert "float64 resolution" in res.message
-    g1 = fc.collapsed_risk(task, col._type1_start(task, lam, res.lambda0), lam)[0]
+    g1 = fc.collapsed_risk(task, col._type1_start(task, lam, res.lambda0)[0], lam)[0]
     assert res.R <= g1
 
 

@@ -46,10 +46,11 @@ from .._interval import enclosure, workprec
 from .._nuclear import balanced_svd, fenchel_bound, relative_gap, solve
 from .._validate import Array, Bool, Choice, Instance, Int, Real, Seed, fail, public, result_type
 from ..collapsed import collapsed_optimum, collapsed_risk
-from ..configurations import type1_configuration, type2_configuration, type3_configuration
+from ..configurations import type2_configuration, type3_configuration
 from ..network import U_from_hat, U_hat, phi
 from ..predictions import EXACT, PartialPrediction, predict, predict_type1
 from ..task import Task, as_rng
+from ..tau import tau
 from ._engine import _LIMIT, _SCORE_MAX, _check_budget, _enumerate, _estimate, _evaluate, resolve_budget
 from .minimize import minimize_true_risk
 
@@ -165,7 +166,8 @@ def balanced_factors(X, L: int, *, width: int | None = None):
 
 # ----------------------------------------------------------------------------------------- comparisons
 def _reference_risks(task, lam, layernorm, d, max_seconds, max_bytes):
-    """(R of Theorem 1's type I (h) or Theorem 3's type II (h*), R of Theorem 2's type III or nan)."""
+    """(R of Theorem 3's type II (h*) or nan (h: Theorem 1's type I comes from :func:`_type1_X`), R of Theorem 2's
+    type III (h, full tasks with non-uniform μ) or nan)."""
     kw = dict(max_seconds=max_seconds, max_bytes=max_bytes, progress=False)
     R1 = R3 = float("nan")
     try:
@@ -174,9 +176,6 @@ def _reference_risks(task, lam, layernorm, d, max_seconds, max_bytes):
                 W, U = type2_configuration(task, d=d, lam=lam)
                 R1 = _evaluate(task, W, U, lam, True, **kw).R
             return R1, R3
-        if task.n_c >= 2:
-            W, U = type1_configuration(task, d=task.n_c, lam=lam)
-            R1 = _evaluate(task, W, U, lam, False, **kw).R
         if task.is_full and task.n_c >= 2 and not np.allclose(task.mu, task.mu[0], rtol=0, atol=1e-15):
             W, U = type3_configuration(task, d=task.n_c, lam=lam)
             R3 = _evaluate(task, W, U, lam, False, **kw).R
@@ -288,15 +287,34 @@ def _optimum_enumerated(task, lam, d, tol, maxiter, precision, workers, budget) 
     max_seconds, max_bytes, sec, t0 = budget
     deadline = t0 + (sec if sec is not None else math.inf)
     fx = _FX(task, workers, max_seconds, max_bytes)
-    X, f, G, nuc, nit = _solve_h(task, lam, fx, tol, maxiter, deadline, workers)
-    return _result_h(task, lam, d, X, (f, G, nuc), tol, precision, (nit, fx.nfev, t0, max_seconds, max_bytes))
+    X1, t1 = _type1_X(task, lam)
+    # Theorem 1's configuration: its R (‖W‖² = ‖U‖² = τ) and the solver's start
+    R1 = fx(X1)[0] + lam * t1 if task.n_c >= 2 else float("nan")
+    X, f, G, nuc, nit = _solve_h(task, lam, fx, tol, maxiter, deadline, workers, X0=X1)
+    run = (nit, fx.nfev, t0, max_seconds, max_bytes)
+    return _result_h(task, lam, d, X, (f, G, nuc), tol, precision, run, R1)
 
 
-def _solve_h(task, lam, fx, tol, maxiter, deadline, workers):
-    """:func:`fctheory._nuclear.solve` from the origin on the engine's f: FISTA to a coarse gap, L-BFGS polish at
-    width rank X, back to FISTA with a smaller target while not certified."""
+def _type1_X(task, lam):
+    """(X = ÛᵀW, τ) of Theorem 1's type-I configuration: X[(j, ℓ), (α, β)] = c·c′·⟨f_(z_j(ℓ)), f_α⟩ with
+    c = √(τ/n_w), c′ = √(τ/(KL)) and ⟨f_α, f_γ⟩ = 1 or −1/(n_c − 1); the origin (τ = 0) where Theorem 1 gives
+    none (λ ≥ λ₀, n_c = 1)."""
+    X = np.zeros((task.K * task.L, task.n_w))
+    if task.n_c < 2:
+        return X, 0.0
+    t = float(tau(n_c=task.n_c, n_w=task.n_w, L=task.L, K=task.K, lam=lam))
+    if t > 0:
+        scale = math.sqrt(t / task.n_w) * math.sqrt(t / (task.K * task.L))
+        same = task.Z.reshape(-1)[:, None] == (np.arange(task.n_w) // task.s_c)[None, :]
+        X = np.where(same, scale, -scale / (task.n_c - 1))
+    return X, t
+
+
+def _solve_h(task, lam, fx, tol, maxiter, deadline, workers, X0=None):
+    """:func:`fctheory._nuclear.solve` on the engine's f from X0 (default the origin): FISTA to a coarse gap,
+    L-BFGS polish at width rank X, back to FISTA with a smaller target while not certified."""
     # ‖∇²f‖₂ ≤ L/2: each score sums L entries of X, the CE's Hessian is ≤ 1/2; L/8 starts the backtracking lower
-    X0 = np.zeros((task.K * task.L, task.n_w))
+    X0 = np.zeros((task.K * task.L, task.n_w)) if X0 is None else X0
     return solve(fx, lam, X0, lipschitz=task.L / 8.0, tol=tol, maxiter=maxiter, deadline=deadline)
 
 
@@ -318,7 +336,7 @@ def _optimum_collapsed(task, lam, d, tol, maxiter, precision, sec, t0) -> Optimu
     GX = np.repeat(Gc, task.s_c, axis=1) / root
     Uh = U_hat(U, L=task.L)
     grad_norm = float(np.sqrt(np.sum((Uh @ GX + lam * W) ** 2) + np.sum((W @ GX.T + lam * Uh) ** 2)))
-    R1 = _type1_collapsed_risk(task, lam)
+    R1 = c.R_type1 if task.n_c >= 2 else float("nan")
     out = OptimumResult(
         X=X, W=W, U=U, width=r, R=c.R, lower_bound=c.lower_bound, gap=c.gap, rel_gap=c.rel_gap, rho=c.rho,
         align=c.align, grad_norm=grad_norm, R_type1=R1, R_type3=float("nan"), network="h", certified=c.certified,
@@ -331,20 +349,7 @@ def _optimum_collapsed(task, lam, d, tol, maxiter, precision, sec, t0) -> Optimu
     return out
 
 
-def _type1_collapsed_risk(task, lam):
-    """R of Theorem 1's type-I configuration (collapsed: the risk by :func:`fctheory.collapsed_risk`), or nan."""
-    if task.n_c < 2:
-        return float("nan")
-    try:
-        W, U = type1_configuration(task, d=task.n_c, lam=lam)
-    except FCTheoryError:
-        return float("nan")
-    V = (U_hat(U, L=task.L).T @ W)[:, :: task.s_c] * math.sqrt(task.s_c)
-    g, f, _ = collapsed_risk(task, V, lam)
-    return float(f + 0.5 * lam * (np.sum(W * W) + np.sum(U * U)))
-
-
-def _result_h(task, lam, d, X, fgn, tol, precision, run) -> OptimumResult:
+def _result_h(task, lam, d, X, fgn, tol, precision, run, R1) -> OptimumResult:
     nit, nfev, t0, max_seconds, max_bytes = run
     f, G, nuc = fgn
     W, U, r = balanced_factors(X, task.L)
@@ -359,7 +364,7 @@ def _result_h(task, lam, d, X, fgn, tol, precision, run) -> OptimumResult:
     R = float(res.R)
     gap = R - lb
     ok = gap <= tol * abs(R) or gap <= 0.0
-    R1, R3 = _reference_risks(task, lam, False, None, max_seconds, max_bytes)
+    _, R3 = _reference_risks(task, lam, False, None, max_seconds, max_bytes)
     out = OptimumResult(
         X=X, W=W, U=U, width=r, R=R, lower_bound=lb, gap=gap, rel_gap=relative_gap(gap, R), rho=rho, align=align,
         grad_norm=res.grad_norm, R_type1=R1, R_type3=R3, network="h", certified=bool(ok),

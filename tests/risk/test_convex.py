@@ -287,3 +287,19 @@ def test_origin_optimal_above_the_threshold_and_single_class():
     assert res.R == pytest.approx(np.log(3), rel=1e-15) and res.rho <= 1
     one = optimum(Task.random(2, 2, 2, 1, seed=0), lam=0.1)
     assert one.certified and one.R == 0.0 and one.rel_gap == 0.0
+
+
+@pytest.mark.parametrize(
+    "task",
+    [fc.Task.random(3, 2, 3, 14, seed=1, mu=np.array([0.6, 0.4])), fc.Task.random(3, 2, 3, 9, seed=0)],
+    ids=["non-uniform", "uniform"],
+)
+@pytest.mark.parametrize("symmetry", [True, False])
+def test_r_type1_is_the_true_risk_of_theorem_1s_configuration(task, symmetry):
+    """R_type1 (from the solver's type-I start) is R of type1_configuration, by the exact engine; off the full set
+    that configuration is not balanced, so its R exceeds g of its own X."""
+    lam = 0.3 * fc.lambda_trivial(n_c=3, n_w=task.n_w, L=task.L, K=task.K)
+    W, U = fc.type1_configuration(task, d=3, lam=lam)
+    res = optimum(task, lam=lam, symmetry=symmetry)
+    assert res.R_type1 == pytest.approx(fc.true_risk(task, W, U, lam), rel=1e-13)
+    assert res.R < res.R_type1
