@@ -14,6 +14,9 @@ import numpy as np
 from numba import njit, prange
 
 _NB = dict(cache=True, nogil=True, fastmath=False, error_model="numpy")
+#: below this many elements the predictors run the serial kernels: waking numba's thread pool costs more
+#: (milliseconds on a loaded machine) than solving a few elements
+PARALLEL_MIN = 64
 
 
 @njit(**_NB)
@@ -123,6 +126,15 @@ def tau_sigma(r, n_c, L, log_nc, c1, logq, log1mq):
 
 
 @njit(**_NB)
+def tau_sigma_serial(r, n_c, L, log_nc, c1, logq, log1mq):
+    """:func:`tau_sigma` in the calling thread (a function of its own: one numba cache entry each)."""
+    out = np.empty(r.shape[0])
+    for i in range(r.shape[0]):
+        out[i] = _rtsafe_tau(r[i], n_c[i], L[i], log_nc[i], c1[i], logq[i], log1mq[i])
+    return out
+
+
+@njit(**_NB)
 def _rtsafe_tau_star(logb, log_rhs0, n_c, L, log_nc, c1, logq, log1mq):
     """σ = log s solving log β + σ − log RHS0 + D(e^σ) = 0 (Theorem 3)."""
     A = log_rhs0 - logb
@@ -139,6 +151,15 @@ def _rtsafe_tau_star(logb, log_rhs0, n_c, L, log_nc, c1, logq, log1mq):
 def tau_star_sigma(logb, log_rhs0, n_c, L, log_nc, c1, logq, log1mq):
     out = np.empty(logb.shape[0])
     for i in prange(logb.shape[0]):
+        out[i] = _rtsafe_tau_star(logb[i], log_rhs0[i], n_c[i], L[i], log_nc[i], c1[i], logq[i], log1mq[i])
+    return out
+
+
+@njit(**_NB)
+def tau_star_sigma_serial(logb, log_rhs0, n_c, L, log_nc, c1, logq, log1mq):
+    """:func:`tau_star_sigma` in the calling thread."""
+    out = np.empty(logb.shape[0])
+    for i in range(logb.shape[0]):
         out[i] = _rtsafe_tau_star(logb[i], log_rhs0[i], n_c[i], L[i], log_nc[i], c1[i], logq[i], log1mq[i])
     return out
 
@@ -174,13 +195,28 @@ def tau_direct(n_c, n_w, L, K, lam, r_near):
     out = np.empty(n)
     r_out = np.empty(n)
     for i in prange(n):
-        r, log_nc, c1, logq, log1mq, log_eta = _theorem1_constants(n_c[i], n_w[i], L[i], K[i], lam[i])
-        r_out[i] = r
-        if r <= -r_near:
-            out[i] = 0.0
-        elif r < r_near:
-            out[i] = np.nan
-        else:
-            sigma = _rtsafe_tau(r, n_c[i], L[i], log_nc, c1, logq, log1mq)
-            out[i] = math.exp(sigma - log_eta)
+        out[i], r_out[i] = _tau_one(n_c[i], n_w[i], L[i], K[i], lam[i], r_near)
     return out, r_out
+
+
+@njit(**_NB)
+def tau_direct_serial(n_c, n_w, L, K, lam, r_near):
+    """:func:`tau_direct` in the calling thread."""
+    n = n_c.shape[0]
+    out = np.empty(n)
+    r_out = np.empty(n)
+    for i in range(n):
+        out[i], r_out[i] = _tau_one(n_c[i], n_w[i], L[i], K[i], lam[i], r_near)
+    return out, r_out
+
+
+@njit(**_NB)
+def _tau_one(n_c, n_w, L, K, lam, r_near):
+    """(τ or 0 or NaN, r) of one element of :func:`tau_direct`."""
+    r, log_nc, c1, logq, log1mq, log_eta = _theorem1_constants(n_c, n_w, L, K, lam)
+    if r <= -r_near:
+        return 0.0, r
+    if r < r_near:
+        return np.nan, r
+    sigma = _rtsafe_tau(r, n_c, L, log_nc, c1, logq, log1mq)
+    return math.exp(sigma - log_eta), r

@@ -421,9 +421,9 @@ def _tau_float(n_c, n_w, L, K, lam, backend):
     """The float path on flat arrays: |log(λ₀/λ)| ≥ :data:`_R_NEAR` solved from the float r (or 0), the rest
     by :func:`_tau_near_threshold`."""
     if backend == "numba":
-        from ._kernels import tau_direct  # noqa: PLC0415 - numba kernels: importing numba costs about a second, paid on first use
+        from ._kernels import PARALLEL_MIN, tau_direct, tau_direct_serial  # noqa: PLC0415 - numba kernels: importing numba costs about a second, paid on first use
 
-        t, r = tau_direct(n_c, n_w, L, K, lam, _R_NEAR)
+        t, r = (tau_direct if n_c.shape[0] >= PARALLEL_MIN else tau_direct_serial)(n_c, n_w, L, K, lam, _R_NEAR)
         near = np.nonzero(np.isnan(t))[0]
         if near.size:
             t[near] = _tau_near_threshold(n_c[near], n_w[near], L[near], K[near], lam[near], backend)
@@ -466,9 +466,10 @@ def _tau_near_threshold(n_c, n_w, L, K, lam, backend):
     lat = LatentSum(n_c, L, K)
     r1 = np.where(ok, r, 1.0)  # placeholder where τ = 0 (the solve needs r > 0)
     if backend == "numba":
-        from ._kernels import tau_sigma  # noqa: PLC0415 - numba kernels: importing numba costs about a second, paid on first use
+        from ._kernels import PARALLEL_MIN, tau_sigma, tau_sigma_serial  # noqa: PLC0415 - numba kernels: importing numba costs about a second, paid on first use
 
-        s = np.exp(tau_sigma(r1, lat.n_c, lat.L, lat.log_nc, lat.c1, lat.logq, lat.log1mq))
+        kernel = tau_sigma if r1.shape[0] >= PARALLEL_MIN else tau_sigma_serial
+        s = np.exp(kernel(r1, lat.n_c, lat.L, lat.log_nc, lat.c1, lat.logq, lat.log1mq))
     else:
         s = _solve_s(lat, r1)
     return np.where(ok, s * np.exp(-_log_eta(n_c, n_w, L, K)), 0.0)

@@ -187,9 +187,10 @@ def tau_star(*, n_c, L, K, d, lam, precision: str = "float", dps: int = 50, back
     lo = np.minimum(hi, -np.log1p(L)) - 2.0  # there D(e^σ) ≤ (1+L)e^σ ≤ 1/e², so g < 0
 
     if backend == "numba":
-        from ._kernels import tau_star_sigma  # noqa: PLC0415 - numba kernels: importing numba costs about a second, paid on first use
+        from ._kernels import PARALLEL_MIN, tau_star_sigma, tau_star_sigma_serial  # noqa: PLC0415 - numba kernels: importing numba costs about a second, paid on first use
 
-        sigma = tau_star_sigma(logb, lat.log_rhs0(), lat.n_c, lat.L, lat.log_nc, lat.c1, lat.logq, lat.log1mq)
+        kernel = tau_star_sigma if logb.shape[0] >= PARALLEL_MIN else tau_star_sigma_serial
+        sigma = kernel(logb, lat.log_rhs0(), lat.n_c, lat.L, lat.log_nc, lat.c1, lat.logq, lat.log1mq)
     else:
 
         def fun(x, idx):

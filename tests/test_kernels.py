@@ -46,3 +46,43 @@ def test_D_and_its_derivative_equal_the_vectorised_latent_sum(n_c, L, K):
         D, Dp = D_and_Dp(s, float(n_c), float(L), float(lat.log_nc), float(lat.c1), float(lat.logq), float(lat.log1mq))
         assert D == pytest.approx(float(lat.delta_log_rhs(np.float64(s))), rel=1e-14)
         assert Dp == pytest.approx(float(lat.delta_log_rhs_prime(np.float64(s))), rel=1e-14)
+
+
+def test_serial_kernels_agree_with_the_parallel_ones_and_the_predictors_pick_them_by_size(monkeypatch):
+    """The serial twins run the same per-element solve (same numbers, in the same process), and tau uses them
+    below PARALLEL_MIN elements (a thread-pool wake-up costs more than a few solves)."""
+    import fctheory as fc
+    from fctheory import _kernels as k
+
+    rng = np.random.default_rng(0)
+    n = 200
+    n_c = rng.integers(2, 6, n).astype(float)
+    L = rng.integers(1, 20, n).astype(float)
+    K = np.minimum(rng.integers(2, 1000, n).astype(float), n_c**L)
+    n_w = n_c * rng.integers(1, 50, n)
+    lam = 10.0 ** rng.uniform(-6, -1, n)
+    a = k.tau_direct(n_c, n_w, L, K, lam, 1e-3)
+    b = k.tau_direct_serial(n_c, n_w, L, K, lam, 1e-3)
+    np.testing.assert_array_equal(a[0], b[0])
+    np.testing.assert_array_equal(a[1], b[1])
+    called = []
+    real = k.tau_direct_serial
+    monkeypatch.setattr(k, "tau_direct_serial", lambda *a: called.append(1) or real(*a))
+    t1 = fc.tau(n_c=3, n_w=6, L=2, K=5, lam=0.01)
+    assert called and t1 == pytest.approx(
+        float(k.tau_direct(*(np.array([v]) for v in (3.0, 6.0, 2.0, 5.0, 0.01)), 1e-3)[0][0])
+    )
+
+
+def test_tau_and_tau_star_give_the_same_numbers_serial_and_parallel():
+    """A batch of PARALLEL_MIN or more elements runs the parallel kernels; one element at a time, the serial ones."""
+    import fctheory as fc
+    from fctheory._kernels import PARALLEL_MIN
+
+    lam = np.geomspace(1e-5, 1e-2, PARALLEL_MIN + 6)
+    batch = fc.tau(n_c=3, n_w=1200, L=15, K=1000, lam=lam)
+    one = np.array([fc.tau(n_c=3, n_w=1200, L=15, K=1000, lam=v) for v in lam])
+    np.testing.assert_array_equal(batch, one)
+    batch = fc.tau_star(n_c=3, L=15, K=1000, d=100, lam=lam)
+    one = np.array([fc.tau_star(n_c=3, L=15, K=1000, d=100, lam=v) for v in lam])
+    np.testing.assert_array_equal(batch, one)
