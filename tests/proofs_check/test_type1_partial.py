@@ -272,6 +272,45 @@ def test_minimiser_summary_describes_the_lowest_of_the_seeds_minimisers():
     assert len(m.pca_W) == 4
 
 
+def test_minimiser_summary_takes_the_seed_with_the_lowest_risk_not_the_first(monkeypatch):
+    import types
+
+    import fctheory.risk
+
+    real = fctheory.risk.minimize_true_risk
+    runs = {}
+
+    def planted(task, *, seed, **kw):  # seed 0 is made the worse run: a higher risk, a failed flag, another W
+        W, U, res = real(task, seed=seed, **kw)
+        if seed == 0:
+            W = W.copy()
+            W[:, 0] *= 3.0
+            res = types.SimpleNamespace(R=float(res.R) + 1.0, success=False)
+        runs[seed] = (W, U, res)
+        return W, U, res
+
+    monkeypatch.setattr(fctheory.risk, "minimize_true_risk", planted)
+    task = Task.random(2, 2, 2, 3, seed=4)
+    m = t1.minimiser_summary(task, 0.5, seeds=(0, 1))
+    W, _, res = runs[1]
+    assert res.success and m.success
+    assert m.R_min == float(res.R) and m.R_spread == float(runs[0][2].R) - float(res.R)
+    norms = np.linalg.norm(W, axis=0)
+    assert m.word_norm_spread == pytest.approx((norms.max() - norms.min()) / norms.mean(), rel=1e-12, abs=0)
+
+
+def test_minimiser_summary_pca_is_of_the_raw_word_embeddings_not_their_layer_norms():
+    from fctheory import minimize_true_risk
+
+    task = Task.random(2, 2, 2, 3, seed=4)
+    m = t1.minimiser_summary(task, 0.5, seeds=(0,))
+    lam = 0.5 * t1.lambda0(task)
+    W = minimize_true_risk(task, d=m.d, lam=lam, seed=0, gtol=1e-11)[0]
+    C = W.T - W.T.mean(axis=0)  # PCA of the words w_(alpha,beta) (rows), centred over the words
+    expected = np.linalg.svd(C, compute_uv=False)[:4]
+    assert np.allclose(m.pca_W, expected, rtol=1e-9, atol=1e-12 * expected[0])
+
+
 def test_minimiser_summary_uses_a_given_width():
     task = Task.random(2, 2, 2, 3, seed=4)
     assert t1.minimiser_summary(task, 0.5, seeds=(0,), d=3).d == 3
