@@ -224,6 +224,18 @@ def test_type1_row_at_a_zero_best_scale_certifies_the_origin_iff_the_gradient_th
     assert row.gain_star == pytest.approx(_g(task, X, lam) - f0, rel=1e-9, abs=0)
 
 
+def test_type1_row_refutes_the_rescaled_point_of_an_unbalanced_factorisation_by_its_balance_alone():
+    task = Task.full(2, 2, 2)
+    lam = 0.4 * t1.lambda0(task)
+    row = t1.type1_row(task, 0.4, kind="full", c_scale=1.5)
+    _, _, X = t1.type1_X(task, lam, c_scale=1.5)
+    assert 0 < row.t_star < 1  # X is 1.5 X_I: the best scale is 2/3
+    rho_t, align_t, bound_t, _, _ = t1.certificate(task, row.t_star * X, lam)
+    assert row.rho_star == rho_t
+    assert t1.verdict(rho_t, align_t, bound_t) == "certified"  # t*X alone passes both conditions of Claim H
+    assert row.balance > t1.BALANCE_TOL and row.verdict_star == "refuted"
+
+
 def test_type1_row_flags_a_lemma_b_set():
     row = t1.type1_row(Task(2, 1, 2, np.array([[0, 0], [1, 1]])), 0.5, kind="lemmaB")
     assert row.lemma_b is True and row.kind == "lemmaB" and row.seed == -1 and row.z == "00|11"
@@ -299,16 +311,36 @@ def test_minimiser_summary_takes_the_seed_with_the_lowest_risk_not_the_first(mon
     assert m.word_norm_spread == pytest.approx((norms.max() - norms.min()) / norms.mean(), rel=1e-12, abs=0)
 
 
-def test_minimiser_summary_pca_is_of_the_raw_word_embeddings_not_their_layer_norms():
+def test_minimiser_summary_pca_is_the_top_four_of_the_raw_word_embeddings_not_their_layer_norms():
     from fctheory import minimize_true_risk
 
-    task = Task.random(2, 2, 2, 3, seed=4)
+    task = Task.random(2, 3, 2, 3, seed=0)  # d = n_w = 6: five nonzero PCA values, of which four are kept
     m = t1.minimiser_summary(task, 0.5, seeds=(0,))
     lam = 0.5 * t1.lambda0(task)
     W = minimize_true_risk(task, d=m.d, lam=lam, seed=0, gtol=1e-11)[0]
     C = W.T - W.T.mean(axis=0)  # PCA of the words w_(alpha,beta) (rows), centred over the words
     expected = np.linalg.svd(C, compute_uv=False)[:4]
+    assert len(m.pca_W) == 4
     assert np.allclose(m.pca_W, expected, rtol=1e-9, atol=1e-12 * expected[0])
+
+
+def test_minimiser_summary_rank_of_X_is_relative_to_its_largest_singular_value(monkeypatch):
+    import fctheory.risk
+
+    real = fctheory.risk.minimize_true_risk
+    monkeypatch.setattr(fctheory.risk, "minimize_true_risk", lambda task, **kw: _scaled_W(real(task, **kw), 1e6))
+    task = Task.random(2, 2, 2, 3, seed=4)
+    m = t1.minimiser_summary(task, 0.5, seeds=(0,))
+    lam = 0.5 * t1.lambda0(task)
+    W, U, _ = real(task, d=m.d, lam=lam, seed=0, gtol=1e-11)
+    sx = np.linalg.svd(_risk.X_of(1e6 * W, U, task.L), compute_uv=False)
+    assert sx[0] > 1e6 and 1e-8 / sx[0] < sx[-1]  # an absolute cutoff (or 1e-8/σ₁) would count every value
+    assert m.rank_X == int(np.sum(sx > 1e-8 * sx[0])) == 1
+
+
+def _scaled_W(run, c):
+    W, U, res = run
+    return c * W, U, res
 
 
 def test_minimiser_summary_uses_a_given_width():
