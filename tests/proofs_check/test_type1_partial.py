@@ -236,6 +236,35 @@ def test_type1_row_refutes_the_rescaled_point_of_an_unbalanced_factorisation_by_
     assert row.balance > t1.BALANCE_TOL and row.verdict_star == "refuted"
 
 
+def test_type1_row_origin_rho_is_the_spectral_norm_of_the_gradient_at_zero_not_its_frobenius_norm():
+    task = Task.random(3, 1, 2, 3, seed=1)  # n_c = 3: ∇f(0) has rank 2, its two norms differ
+    row = t1.type1_row(task, 0.9)
+    lam = 0.9 * t1.lambda0(task)
+    _, _, X = t1.type1_X(task, lam)
+    _, G0 = _risk.f_grad(_risk.enumerate_sentences(task), np.zeros_like(X))
+    sv = np.linalg.svd(G0, compute_uv=False)
+    assert row.t_star == 0.0 and sv[1] > 0.5 * sv[0]
+    assert row.rho_star == pytest.approx(sv[0] / lam, rel=1e-14, abs=0)
+    assert np.linalg.norm(G0) / lam > 1.1 * row.rho_star
+
+
+def test_type1_row_certifies_the_origin_exactly_at_rho_one_plus_bound_and_refutes_below(monkeypatch):
+    task = Task.random(2, 1, 3, 2, seed=0)
+    frac = 0.79  # t* = 0 and ‖∇f(0)‖₂/λ > 1: refuted with the true (tiny) bound
+    lam = frac * t1.lambda0(task)
+    _, _, X = t1.type1_X(task, lam)
+    _, G0 = _risk.f_grad(_risk.enumerate_sentences(task), 0 * X)
+    rho0 = float(np.linalg.norm(G0, 2)) / lam
+    assert 1 < rho0 < 2  # rho0 − 1 is exact (Sterbenz), and 1 + (rho0 − 1) == rho0
+    certificate = t1.certificate
+    for bound, star in ((rho0 - 1, "origin"), ((rho0 - 1) / 2, "refuted")):
+        planted = lambda *a, b=bound: certificate(*a)[:2] + (b,) + certificate(*a)[3:]  # noqa: E731
+        monkeypatch.setattr(t1, "certificate", planted)
+        row = t1.type1_row(task, frac)
+        assert (row.t_star, row.rho_star, row.bound) == (0.0, rho0, bound)
+        assert row.verdict_star == star
+
+
 def test_type1_row_flags_a_lemma_b_set():
     row = t1.type1_row(Task(2, 1, 2, np.array([[0, 0], [1, 1]])), 0.5, kind="lemmaB")
     assert row.lemma_b is True and row.kind == "lemmaB" and row.seed == -1 and row.z == "00|11"
