@@ -265,6 +265,21 @@ def test_type1_row_certifies_the_origin_exactly_at_rho_one_plus_bound_and_refute
         assert row.verdict_star == star
 
 
+def test_type1_row_refutes_an_unbalanced_factorisation_of_a_certified_point_by_its_balance(monkeypatch):
+    from fctheory import type1_configuration
+
+    def unbalanced(task, lam, *, c_scale=1.0):  # (1.5 W, U/1.5): the same X = ÛᵀW, a higher risk
+        W, U = type1_configuration(task, d=task.n_c, lam=lam)
+        return 1.5 * W, U / 1.5, _risk.X_of(W, U, task.L)
+
+    monkeypatch.setattr(t1, "type1_X", unbalanced)
+    task = Task.full(2, 2, 3)
+    row = t1.type1_row(task, 0.4, kind="full")
+    assert abs(row.rho - 1) <= 1e-12 and abs(row.align) <= 1e-12  # X itself is certified
+    assert t1.verdict(row.rho, row.align, row.bound) == "certified"
+    assert row.balance > t1.BALANCE_TOL and row.verdict == "refuted"
+
+
 def test_type1_row_flags_a_lemma_b_set():
     row = t1.type1_row(Task(2, 1, 2, np.array([[0, 0], [1, 1]])), 0.5, kind="lemmaB")
     assert row.lemma_b is True and row.kind == "lemmaB" and row.seed == -1 and row.z == "00|11"
