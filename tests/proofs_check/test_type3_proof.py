@@ -102,3 +102,11 @@ def test_IJ_is_zero_only_when_both_coefficients_simplify_to_zero():
     assert not tp.IJ(1, 0).is_zero()
     assert not tp.IJ(0, tp.n).is_zero()
     assert not (tp.IJ(0, 1) * tp.IJ(0, 1)).is_zero()  # J² = n_c J ≠ 0
+
+
+def test_zero_refuses_expressions_that_simplify_to_one():
+    n = tp.n
+    assert tp._zero((n**2 - 1) / (n - 1) - n - 1)  # zero only after cancelling n − 1
+    assert not tp._zero(sp.Integer(1))
+    assert not tp._zero((n**2 - 1) / (n - 1) - n)  # simplifies to 1, directly and after expansion
+    assert not tp._zero(sp.expand((n + 1) ** 2) - n**2 - 2 * n)
