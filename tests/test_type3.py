@@ -196,3 +196,17 @@ def test_the_interval_enclosure_refuses_a_system_it_cannot_certify_naming_the_so
     monkeypatch.setattr(sys.modules["fctheory.type3"], "krawczyk", lambda *a, **k: None)
     with pytest.raises(fc.FCTheoryError, match=r"could not certify solve_type3 up to \d+ bits"):
         fc.solve_type3(mu=ZIPF(3), n_c=3, L=2, lam=0.02, precision="interval")
+
+
+def test_the_interval_solution_carries_the_broadcast_inputs_and_zero_residuals_of_its_batch():
+    pytest.importorskip("flint")
+    kw = dict(mu=ZIPF(3), n_c=np.array([[3], [4]]), L=2, lam=np.array([0.02, 0.01]))
+    flt = fc.solve_type3(**kw)
+    sol = fc.solve_type3(**kw, precision="interval")
+    for name in ("mu", "n_c", "L", "lam"):
+        got, want = getattr(sol, name), getattr(flt, name)
+        assert got.shape == want.shape and np.array_equal(got, want), name
+    assert sol.mu.shape == (2, 2, 3) and sol.lam.shape == (2, 2)
+    for name in ("residual_7", "residual_8"):
+        res = getattr(sol, name)
+        assert isinstance(res, np.ndarray) and res.shape == (2, 2) and not np.any(res), name
