@@ -196,3 +196,39 @@ def test_the_interval_enclosure_refuses_a_system_it_cannot_certify_naming_the_so
     monkeypatch.setattr(sys.modules["fctheory.type3"], "krawczyk", lambda *a, **k: None)
     with pytest.raises(fc.FCTheoryError, match=r"could not certify solve_type3 up to \d+ bits"):
         fc.solve_type3(mu=ZIPF(3), n_c=3, L=2, lam=0.02, precision="interval")
+
+
+def test_the_interval_solution_carries_the_broadcast_inputs_and_zero_residuals_of_its_batch():
+    pytest.importorskip("flint")
+    kw = dict(mu=ZIPF(3), n_c=np.array([[3], [4]]), L=2, lam=np.array([0.02, 0.01]))
+    flt = fc.solve_type3(**kw)
+    sol = fc.solve_type3(**kw, precision="interval")
+    for name in ("mu", "n_c", "L", "lam"):
+        got, want = getattr(sol, name), getattr(flt, name)
+        assert got.shape == want.shape and np.array_equal(got, want), name
+    assert sol.mu.shape == (2, 2, 3) and sol.lam.shape == (2, 2)
+    for name in ("residual_7", "residual_8"):
+        res = getattr(sol, name)
+        assert isinstance(res, np.ndarray) and res.shape == (2, 2) and not np.any(res), name
+
+
+def test_the_krawczyk_jacobian_is_the_derivative_of_the_residuals():
+    # a Jacobian that is not F′ proves nothing, even where it agrees with F′ at the root (e.g. −2/Σt for −2Σt, Σt = 1)
+    flint = pytest.importorskip("flint")
+    from fctheory.type3 import _type3_system
+
+    old = flint.ctx.prec
+    flint.ctx.prec = 320
+    try:
+        F, J = _type3_system(ZIPF(3), 3, 2, 0.02)
+        z = [flint.arb(v) for v in (0.3, -0.2, 0.1, 0.4)]  # a point off the solution: Σt ≠ 1 there
+        Jz = J(z)
+        h = flint.arb(2) ** -100
+        for j in range(4):
+            zp = [v + h if k == j else v for k, v in enumerate(z)]
+            zm = [v - h if k == j else v for k, v in enumerate(z)]
+            for i, (a, b) in enumerate(zip(F(zp), F(zm))):
+                fd = float(((a - b) / (2 * h)).mid())
+                assert float(Jz[i, j].mid()) == pytest.approx(fd, rel=1e-12, abs=1e-12), (i, j)
+    finally:
+        flint.ctx.prec = old

@@ -106,6 +106,10 @@ KERNEL_WARNINGS = [
 ]
 
 
+# the folders copied to the scratch tree (mutmut copies the tests itself, and also_copy names the rest)
+_FOLDERS = ("fctheory", "proofs_check", "tests", "benchmarks", "docs")
+
+
 def build_scratch(
     modules,
     jobs_timeout_multiplier=15.0,
@@ -114,18 +118,29 @@ def build_scratch(
     fresh=False,
     isolation="forkserver",
     kernels=False,
+    source_paths=("fctheory",),
 ):
+    """Copy the tree to ``SCRATCH``, rewrite the decorators mutmut would skip, and add mutmut's configuration.
+
+    ``source_paths`` are the top-level folders mutmut mutates (its ``source_paths``; ``modules`` selects files
+    inside them); every other copied folder goes to ``also_copy``. The decorators are rewritten in those folders.
+    """
     if SCRATCH.exists():
         keep = None if fresh else SCRATCH / "mutants"  # fresh: no results carried over from an earlier run
         for p in SCRATCH.iterdir():
             if p != keep:
                 shutil.rmtree(p) if p.is_dir() else p.unlink()
     SCRATCH.mkdir(parents=True, exist_ok=True)
-    for folder in ("fctheory", "proofs_check", "tests", "benchmarks", "docs"):
+    for folder in _FOLDERS:
         shutil.copytree(SOURCE / folder, SCRATCH / folder, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
     shutil.copy(SOURCE / "README.md", SCRATCH / "README.md")
     n = 0
-    for path in (SCRATCH / "fctheory").rglob("*.py"):
+    source_paths = [str(sp).strip("/") for sp in source_paths]
+    for sp in source_paths:
+        if sp not in _FOLDERS:
+            raise ValueError(f"source path {sp!r} is not one of the copied folders {_FOLDERS}")
+    paths = [path for sp in source_paths for path in sorted((SCRATCH / sp).rglob("*.py"))]
+    for path in paths:
         text = path.read_text()
         new = undecorate(text, kernels=kernels)
         if new != text:
@@ -135,8 +150,9 @@ def build_scratch(
     pyproject = (SOURCE / "pyproject.toml").read_text()
     cfg = [
         "\n[tool.mutmut]",
-        'source_paths = ["fctheory"]',
-        'also_copy = ["benchmarks/", "docs/", "README.md", "proofs_check/"]',
+        f"source_paths = {json.dumps(source_paths)}",
+        "also_copy = "
+        + json.dumps([f"{f}/" for f in _FOLDERS if f not in source_paths and f != "tests"] + ["README.md"]),
         f"only_mutate = {json.dumps(list(modules))}" if modules else "",
         "pytest_add_cli_args = "
         + json.dumps(
@@ -243,6 +259,13 @@ def main(argv=None):
         action="store_true",
         help="also mutate the numba kernels: rewrite a sole @njit as an assignment and run with NUMBA_DISABLE_JIT=1",
     )
+    ap.add_argument(
+        "--source-paths",
+        nargs="+",
+        default=["fctheory"],
+        help="top-level folders mutmut mutates (default: fctheory), e.g. --source-paths fctheory proofs_check; "
+        "--modules then selects files in any of them, e.g. proofs_check/type1_partial.py",
+    )
     args = ap.parse_args(argv)
     SOURCE = Path(args.source).resolve()
     SCRATCH = Path(args.scratch).resolve()
@@ -255,6 +278,7 @@ def main(argv=None):
             fresh=args.fresh,
             isolation=args.isolation,
             kernels=args.python_kernels,
+            source_paths=args.source_paths,
         )
         what = "@public and @njit" if args.python_kernels else "@public"
         print(f"scratch copy in {SCRATCH} ({n} files with {what} rewritten as assignments)", flush=True)

@@ -224,6 +224,62 @@ def test_type1_row_at_a_zero_best_scale_certifies_the_origin_iff_the_gradient_th
     assert row.gain_star == pytest.approx(_g(task, X, lam) - f0, rel=1e-9, abs=0)
 
 
+def test_type1_row_refutes_the_rescaled_point_of_an_unbalanced_factorisation_by_its_balance_alone():
+    task = Task.full(2, 2, 2)
+    lam = 0.4 * t1.lambda0(task)
+    row = t1.type1_row(task, 0.4, kind="full", c_scale=1.5)
+    _, _, X = t1.type1_X(task, lam, c_scale=1.5)
+    assert 0 < row.t_star < 1  # X is 1.5 X_I: the best scale is 2/3
+    rho_t, align_t, bound_t, _, _ = t1.certificate(task, row.t_star * X, lam)
+    assert row.rho_star == rho_t
+    assert t1.verdict(rho_t, align_t, bound_t) == "certified"  # t*X alone passes both conditions of Claim H
+    assert row.balance > t1.BALANCE_TOL and row.verdict_star == "refuted"
+
+
+def test_type1_row_origin_rho_is_the_spectral_norm_of_the_gradient_at_zero_not_its_frobenius_norm():
+    task = Task.random(3, 1, 2, 3, seed=1)  # n_c = 3: ∇f(0) has rank 2, its two norms differ
+    row = t1.type1_row(task, 0.9)
+    lam = 0.9 * t1.lambda0(task)
+    _, _, X = t1.type1_X(task, lam)
+    _, G0 = _risk.f_grad(_risk.enumerate_sentences(task), np.zeros_like(X))
+    sv = np.linalg.svd(G0, compute_uv=False)
+    assert row.t_star == 0.0 and sv[1] > 0.5 * sv[0]
+    assert row.rho_star == pytest.approx(sv[0] / lam, rel=1e-14, abs=0)
+    assert np.linalg.norm(G0) / lam > 1.1 * row.rho_star
+
+
+def test_type1_row_certifies_the_origin_exactly_at_rho_one_plus_bound_and_refutes_below(monkeypatch):
+    task = Task.random(2, 1, 3, 2, seed=0)
+    frac = 0.79  # t* = 0 and ‖∇f(0)‖₂/λ > 1: refuted with the true (tiny) bound
+    lam = frac * t1.lambda0(task)
+    _, _, X = t1.type1_X(task, lam)
+    _, G0 = _risk.f_grad(_risk.enumerate_sentences(task), 0 * X)
+    rho0 = float(np.linalg.norm(G0, 2)) / lam
+    assert 1 < rho0 < 2  # rho0 − 1 is exact (Sterbenz), and 1 + (rho0 − 1) == rho0
+    certificate = t1.certificate
+    for bound, star in ((rho0 - 1, "origin"), ((rho0 - 1) / 2, "refuted")):
+        planted = lambda *a, b=bound: certificate(*a)[:2] + (b,) + certificate(*a)[3:]  # noqa: E731
+        monkeypatch.setattr(t1, "certificate", planted)
+        row = t1.type1_row(task, frac)
+        assert (row.t_star, row.rho_star, row.bound) == (0.0, rho0, bound)
+        assert row.verdict_star == star
+
+
+def test_type1_row_refutes_an_unbalanced_factorisation_of_a_certified_point_by_its_balance(monkeypatch):
+    from fctheory import type1_configuration
+
+    def unbalanced(task, lam, *, c_scale=1.0):  # (1.5 W, U/1.5): the same X = ÛᵀW, a higher risk
+        W, U = type1_configuration(task, d=task.n_c, lam=lam)
+        return 1.5 * W, U / 1.5, _risk.X_of(W, U, task.L)
+
+    monkeypatch.setattr(t1, "type1_X", unbalanced)
+    task = Task.full(2, 2, 3)
+    row = t1.type1_row(task, 0.4, kind="full")
+    assert abs(row.rho - 1) <= 1e-12 and abs(row.align) <= 1e-12  # X itself is certified
+    assert t1.verdict(row.rho, row.align, row.bound) == "certified"
+    assert row.balance > t1.BALANCE_TOL and row.verdict == "refuted"
+
+
 def test_type1_row_flags_a_lemma_b_set():
     row = t1.type1_row(Task(2, 1, 2, np.array([[0, 0], [1, 1]])), 0.5, kind="lemmaB")
     assert row.lemma_b is True and row.kind == "lemmaB" and row.seed == -1 and row.z == "00|11"
@@ -270,6 +326,65 @@ def test_minimiser_summary_describes_the_lowest_of_the_seeds_minimisers():
     sx = np.linalg.svd(_risk.X_of(W, U, task.L), compute_uv=False)
     assert m.rank_X == int(np.sum(sx > 1e-8 * sx[0]))
     assert len(m.pca_W) == 4
+
+
+def test_minimiser_summary_takes_the_seed_with_the_lowest_risk_not_the_first(monkeypatch):
+    import types
+
+    import fctheory.risk
+
+    real = fctheory.risk.minimize_true_risk
+    runs = {}
+
+    def planted(task, *, seed, **kw):  # seed 0 is made the worse run: a higher risk, a failed flag, another W
+        W, U, res = real(task, seed=seed, **kw)
+        if seed == 0:
+            W = W.copy()
+            W[:, 0] *= 3.0
+            res = types.SimpleNamespace(R=float(res.R) + 1.0, success=False)
+        runs[seed] = (W, U, res)
+        return W, U, res
+
+    monkeypatch.setattr(fctheory.risk, "minimize_true_risk", planted)
+    task = Task.random(2, 2, 2, 3, seed=4)
+    m = t1.minimiser_summary(task, 0.5, seeds=(0, 1))
+    W, _, res = runs[1]
+    assert res.success and m.success
+    assert m.R_min == float(res.R) and m.R_spread == float(runs[0][2].R) - float(res.R)
+    norms = np.linalg.norm(W, axis=0)
+    assert m.word_norm_spread == pytest.approx((norms.max() - norms.min()) / norms.mean(), rel=1e-12, abs=0)
+
+
+def test_minimiser_summary_pca_is_the_top_four_of_the_raw_word_embeddings_not_their_layer_norms():
+    from fctheory import minimize_true_risk
+
+    task = Task.random(2, 3, 2, 3, seed=0)  # d = n_w = 6: five nonzero PCA values, of which four are kept
+    m = t1.minimiser_summary(task, 0.5, seeds=(0,))
+    lam = 0.5 * t1.lambda0(task)
+    W = minimize_true_risk(task, d=m.d, lam=lam, seed=0, gtol=1e-11)[0]
+    C = W.T - W.T.mean(axis=0)  # PCA of the words w_(alpha,beta) (rows), centred over the words
+    expected = np.linalg.svd(C, compute_uv=False)[:4]
+    assert len(m.pca_W) == 4
+    assert np.allclose(m.pca_W, expected, rtol=1e-9, atol=1e-12 * expected[0])
+
+
+def test_minimiser_summary_rank_of_X_is_relative_to_its_largest_singular_value(monkeypatch):
+    import fctheory.risk
+
+    real = fctheory.risk.minimize_true_risk
+    monkeypatch.setattr(fctheory.risk, "minimize_true_risk", lambda task, **kw: _scaled_W(real(task, **kw), 1e6))
+    task = Task.random(2, 2, 2, 3, seed=4)
+    m = t1.minimiser_summary(task, 0.5, seeds=(0,))
+    lam = 0.5 * t1.lambda0(task)
+    W, U, _ = real(task, d=m.d, lam=lam, seed=0, gtol=1e-11)
+    sx = np.linalg.svd(_risk.X_of(1e6 * W, U, task.L), compute_uv=False)
+    assert sx[0] > 1e6 and 1e-8 / sx[0] < sx[-1]  # an absolute cutoff (or 1e-8/σ₁) would count every value
+    assert m.rank_X == int(np.sum(sx > 1e-8 * sx[0])) == 1
+
+
+def _scaled_W(run, c):
+    W, U, res = run
+    return c * W, U, res
 
 
 def test_minimiser_summary_uses_a_given_width():

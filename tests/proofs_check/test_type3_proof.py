@@ -102,3 +102,30 @@ def test_IJ_is_zero_only_when_both_coefficients_simplify_to_zero():
     assert not tp.IJ(1, 0).is_zero()
     assert not tp.IJ(0, tp.n).is_zero()
     assert not (tp.IJ(0, 1) * tp.IJ(0, 1)).is_zero()  # J² = n_c J ≠ 0
+
+
+def test_zero_refuses_expressions_that_simplify_to_one():
+    n = tp.n
+    assert tp._zero((n**2 - 1) / (n - 1) - n - 1)  # zero only after cancelling n − 1
+    assert not tp._zero(sp.Integer(1))
+    assert not tp._zero((n**2 - 1) / (n - 1) - n)  # simplifies to 1, directly and after expansion
+    assert not tp._zero(sp.expand((n + 1) ** 2) - n**2 - 2 * n)
+
+
+def test_general_spectrum_names_each_step_of_the_proof():
+    _, steps = tp.spectrum_general()
+    assert all(ok for ok, _ in steps)
+    names = [what for _, what in steps]
+    assert names[:6] + names[7:8] == [
+        "J^2 = n_c J",
+        "I - 11^T/n_c is a projector",
+        "eigenvalues of I - 11^T/n_c: 0, 1",
+        "Gamma entries",
+        "Gamma^2 = kappa^2 (I - 11^T/n_c)",
+        "Gamma^4 = kappa^2 Gamma^2",
+        "Gamma^2 annihilates 1 (rank n_c - 1)",
+    ]
+    # the two computed statements name the computed multiplicity and s² (sympy's printing of them may vary)
+    assert names[6].startswith("multiplicity tr(G)/s^2 = ") and names[6].endswith(" != n_c - 1")
+    assert names[8].startswith("s^2 = ") and " != claimed " in names[8]
+    assert len(names) == 9

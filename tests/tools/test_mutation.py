@@ -144,3 +144,58 @@ def test_public_is_rewritten_with_and_without_the_option(mutation):
         _same(before["f"], after["f"])
         assert isinstance(after["C"].__dict__["g"], staticmethod)
         assert after["C"].g(2) == before["C"].g(2) == -2
+
+
+def _fake_tree(root):
+    """The folders build_scratch copies, one module each, a pyproject.toml and a README."""
+    for folder in ("fctheory", "proofs_check", "tests", "benchmarks", "docs"):
+        (root / folder).mkdir(parents=True)
+        (root / folder / "mod.py").write_text("@public(x='finite')\ndef f(x):\n    return x\n")
+    (root / "pyproject.toml").write_text('[project]\nname = "fake"\n')
+    (root / "README.md").write_text("fake\n")
+
+
+def _mutmut_config(scratch):
+    import tomllib
+
+    return tomllib.loads((scratch / "pyproject.toml").read_text())["tool"]["mutmut"]
+
+
+def test_source_paths_option_reaches_mutmut_config_in_the_scratch_copy(mutation, tmp_path, monkeypatch):
+    _fake_tree(tmp_path / "src")
+    calls = []
+
+    class _Done:
+        stdout = ""
+
+    def fake_run(cmd, **kwargs):
+        calls.append((cmd, kwargs))
+        return _Done()
+
+    monkeypatch.setattr(mutation.subprocess, "run", fake_run)
+    scratch = tmp_path / "scratch"
+    argv = ["--source", str(tmp_path / "src"), "--scratch", str(scratch), "--modules", "proofs_check/mod.py"]
+    mutation.main([*argv, "--source-paths", "fctheory", "proofs_check", "--jobs", "1"])
+    cfg = _mutmut_config(scratch)
+    assert cfg["source_paths"] == ["fctheory", "proofs_check"]
+    assert cfg["only_mutate"] == ["proofs_check/mod.py"]
+    # a mutated folder is not also copied as data: mutmut would copy it over its own mutated tree
+    assert sorted(cfg["also_copy"]) == ["README.md", "benchmarks/", "docs/"]
+    # @public is rewritten in every mutated folder (mutmut skips decorated functions)
+    assert "@public" not in (scratch / "proofs_check" / "mod.py").read_text()
+    assert calls[0][0][-3:] == ["run", "--max-children", "1"] and calls[0][1]["cwd"] == scratch
+
+    mutation.main([*argv, "--fresh"])  # the default: fctheory only, proofs_check copied as data and left as written
+    cfg = _mutmut_config(scratch)
+    assert cfg["source_paths"] == ["fctheory"]
+    assert sorted(cfg["also_copy"]) == ["README.md", "benchmarks/", "docs/", "proofs_check/"]
+    assert "@public" in (scratch / "proofs_check" / "mod.py").read_text()
+    assert "@public" not in (scratch / "fctheory" / "mod.py").read_text()
+
+
+def test_source_paths_outside_the_copied_folders_are_refused(mutation, tmp_path, monkeypatch):
+    _fake_tree(tmp_path / "src")
+    monkeypatch.setattr(mutation, "SOURCE", tmp_path / "src")
+    monkeypatch.setattr(mutation, "SCRATCH", tmp_path / "scratch")
+    with pytest.raises(ValueError, match="'experiments' is not one of the copied folders"):
+        mutation.build_scratch([], source_paths=["fctheory", "experiments"])
