@@ -147,6 +147,10 @@ COARSE_GAP = 0.3
 POLISH_GTOL = 1e-13
 #: proximal-gradient iterations of one round of :func:`solve` at most (then the polish, then the next round)
 ROUND_ITER = 2000
+#: L-BFGS iterations of the polish without the certified gap shrinking by STALL_FACTOR before it stops
+POLISH_PATIENCE = 100
+#: a round of :func:`solve` that leaves the certified gap above this fraction of the best so far is a stall
+STALL_FACTOR = 0.9
 #: the polish stops once an iterate's certified relative gap is below this fraction of ``tol`` (1e-12 for the
 #: default tol 1e-10: the value is then within 1e-12 of the minimum, e.g. of H(τ) on full tasks)
 STOP_FRACTION = 0.01
@@ -154,6 +158,10 @@ STOP_FRACTION = 0.01
 
 class _Certified(Exception):
     """Raised by the polish's callback once the iterate is certified (stops the L-BFGS iteration)."""
+
+
+class _Stalled(Exception):
+    """Raised by the polish's callback when the certified gap has not shrunk for POLISH_PATIENCE iterations."""
 
 
 def polish(fx, lam, X, *, deadline, tol, maxiter, floor=None):
@@ -173,11 +181,17 @@ def polish(fx, lam, X, *, deadline, tol, maxiter, floor=None):
         g = np.concatenate([(Uh @ G + lam * Wt).ravel(), (Wt @ G.T + lam * Uh).ravel()])
         return f + 0.5 * lam * float(x @ x), g, f
 
+    best = {"gap": math.inf, "it": 0}
+
     def certified(it, R, gn):  # the last evaluation is the accepted point of the line search, or close to it
         _, Xc, f, G = last["x"]
         lb, _, _, g = fenchel_bound(f, G, Xc, lam, nuclear_norm(Xc))
         if g - lb <= STOP_FRACTION * tol * abs(g) or g - lb <= _floor(floor):
             raise _Certified
+        if g - lb < STALL_FACTOR * best["gap"]:
+            best.update(gap=g - lb, it=it)
+        elif it - best["it"] >= POLISH_PATIENCE:  # the certified gap has stopped shrinking: L-BFGS is done here
+            raise _Stalled
 
     x = np.concatenate([Wt0.ravel(), Uh0.ravel()])
     R, g, _ = fg(x)
@@ -190,6 +204,8 @@ def polish(fx, lam, X, *, deadline, tol, maxiter, floor=None):
             fg(out[1])
     except _Certified:
         done = True
+    except _Stalled:
+        pass
     _, Xp, f, G = last["x"]
     nuc = nuclear_norm(Xp)
     if not done and abs(fenchel_bound(f, G, Xp, lam, nuc)[2]) > 1e-12:  # the scale left off: settle it on the ray
@@ -207,6 +223,7 @@ def solve(fx, lam, X0, *, lipschitz, tol, maxiter, deadline, floor=None):
     X = X0
     nit = 0
     rel = max(COARSE_GAP, tol)
+    prev, stalls = math.inf, 0
     for _ in range(8):
         # each round's proximal stage is capped: where f is nearly flat (tiny λ: the optimum lies far out, at
         # margins ~ log(1/λ)) FISTA crawls, and the fixed-rank polish is what gets there
@@ -227,6 +244,13 @@ def solve(fx, lam, X0, *, lipschitz, tol, maxiter, deadline, floor=None):
             X, f, G, nuc = Xp, fp, Gp, nucp
             if reached(gp - lbp, gp, tol, floor):
                 break
+        # a round that does not shrink the certified gap by STALL_FACTOR twice in a row ends the solve: the
+        # gradient and the certificate disagree (a wrong ∇f) or rounding has the last word; not certified
+        gap = min(g - lb, gp - lbp)
+        stalls = stalls + 1 if gap > STALL_FACTOR * prev else 0
+        if stalls >= 2:
+            break
+        prev = min(prev, gap)
     return X, f, G, nuc, nit
 
 

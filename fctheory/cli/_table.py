@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import shlex
+
 import argparse
 import json
 import math
@@ -80,8 +82,11 @@ def _rows(rows: list, widths: list) -> list:
 def hint(label: str, text: str) -> str:
     """``label: text`` as one line that is never wrapped, however long: ``text`` is a command or a path the user
     copies, and a line break inside it would break the copy. The 100-column rule holds for tables and prose; the
-    tests exempt exactly these lines (``label`` is lower-case words; ``text`` a ``fctheory`` command or one token).
+    tests exempt exactly these lines (``label`` is lower-case words; ``text`` a ``fctheory`` command or one token:
+    a path with spaces, as any folder may have, is shell-quoted so that it stays one token to copy).
     """
+    if not text.startswith("fctheory "):
+        text = shlex.quote(text)
     return f"{label}: {text}"
 
 

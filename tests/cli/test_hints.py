@@ -25,13 +25,19 @@ def test_train_prints_the_diagnose_command_on_one_line_however_long_the_path(tmp
     out = tmp_path / ("a-folder-name-long-enough-to-push-the-hint-past-one-hundred-columns-" * 2) / "run"
     lines = _run(capsys, "train", *TINY, "--out", out)
     assert f"diagnose it with: fctheory diagnose {shlex.quote(str(out))}" in lines
-    assert f"run directory: {out}" in lines
+    assert f"run directory: {shlex.quote(str(out))}" in lines  # quoted only where the temp folder has spaces
 
 
 def test_a_path_with_a_space_is_quoted_in_the_command(tmp_path, capsys):
     out = tmp_path / "my runs" / "run"
     lines = _run(capsys, "train", *TINY, "--out", out)
     assert f"diagnose it with: fctheory diagnose '{out}'" in lines
+    assert f"run directory: '{out}'" in lines  # one token to copy, as the command's argument
+
+
+def test_hint_quotes_a_path_with_spaces_and_nothing_else():
+    assert hint("run directory", "/tmp/my runs/run") == "run directory: '/tmp/my runs/run'"
+    assert hint("run directory", "/tmp/runs/run") == "run directory: /tmp/runs/run"
 
 
 def test_hint_never_wraps():

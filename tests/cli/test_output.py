@@ -249,7 +249,8 @@ def test_json_and_csv_are_exclusive(capsys):
 # ----------------------------------------------------------------------------- tables: 100 columns
 # a line a user copies: ``label: fctheory ...`` / ``label: /abs/path`` (cli._table.hint) or a path alone (a
 # wrapped line of prose whose path did not fit); such lines are never wrapped, so they may exceed 100 columns
-_COPYABLE = re.compile(r"^\s*(?:[a-z][a-z ]*: )?(?:fctheory \S.*|/\S*|[A-Za-z]:\\\S*)$")
+# a path is copyable as the CLI prints it: bare, or shell-quoted where it holds spaces (any temp folder may)
+_COPYABLE = re.compile(r"^\s*(?:[a-z][a-z ]*: )?(?:fctheory \S.*|/\S*|'/[^']*'|[A-Za-z]:\\\S*)$")
 
 
 def _width(text):
@@ -261,6 +262,8 @@ def test_width_exempts_only_copyable_commands_and_paths():
     long_path = "/" + "a-very-long-folder-name/" * 6 + "run"
     assert _width(f"run directory: {long_path}\ndiagnose it with: fctheory diagnose {long_path}\n  {long_path}") == 0
     assert _width(f"quantity             K=1000               {long_path}") > WIDTH  # a table row is held to 100
+    spaced = "'/tmp/a folder with spaces/" + "and-a-very-long-name/" * 6 + "run'"
+    assert _width(f"run directory: {spaced}\n{spaced}") == 0  # shell-quoted, as the CLI prints such a path
     assert _width(f"theory: {'Theorem 1 applies ' * 8}") > WIDTH  # and so is prose
 
 
