@@ -442,17 +442,10 @@ def _assert_derivative_of(f, fprime, s):
     assert abs(float((d - fd).mid())) <= 1e-12 * abs(float(d.mid())), (s, d, fd)
 
 
-def test_tau_interval_newton_is_given_the_derivative_of_its_function(monkeypatch):
-    calls = _spy(monkeypatch, "fctheory.tau", "bisect_to_newton")
-    fc.tau(**TAU_P, lam=1e-3, precision="interval")
-    f, fprime, lo, hi = calls[-1]
-    for s in (lo, 0.5 * (lo + hi), hi, 0.1 * lo, 10.0 * hi):
-        _assert_derivative_of(f, fprime, s)
-
-
-def test_tau_star_interval_newton_is_given_the_derivative_of_its_function(monkeypatch):
-    calls = _spy(monkeypatch, "fctheory.tau_star", "bisect_to_newton")
-    fc.tau_star(**TAU_STAR_P, lam=1e-2, precision="interval")
+@pytest.mark.parametrize("name, params, lam", [("tau", TAU_P, 1e-3), ("tau_star", TAU_STAR_P, 1e-2)])
+def test_interval_newton_is_given_the_derivative_of_its_function(monkeypatch, name, params, lam):
+    calls = _spy(monkeypatch, f"fctheory.{name}", "bisect_to_newton")
+    getattr(fc, name)(**params, lam=lam, precision="interval")
     f, fprime, lo, hi = calls[-1]
     for s in (lo, 0.5 * (lo + hi), hi, 0.1 * lo, 10.0 * hi):
         _assert_derivative_of(f, fprime, s)
