@@ -32,10 +32,17 @@ if _TYPE_CHECKING:
     from .tau import H, H_prime, lambda_trivial, tau
     from .tau_star import H_star, H_star_prime, tau_star
     from .type3 import Type3Solution, lambda_max_type3, solve_type3
-    from .collapsed import CollapsedOptimum, collapsed_optimum, collapsed_risk
+    from .collapsed import (
+        CollapsedOptimum,
+        CollapsedOptimumStar,
+        collapsed_optimum,
+        collapsed_optimum_star,
+        collapsed_risk,
+    )
     from .partial import LemmaBScale, lemma_b_scale
     from .predictions import (
         PartialPrediction,
+        PartialStarPrediction,
         TypeIIIPrediction,
         TypeIIPrediction,
         TypeIPrediction,
@@ -195,11 +202,14 @@ __all__ = [
     "TypeIIPrediction",
     "TypeIIIPrediction",
     "PartialPrediction",
+    "PartialStarPrediction",
     "LemmaBScale",
     "lemma_b_scale",
     "CollapsedOptimum",
     "collapsed_optimum",
     "collapsed_risk",
+    "CollapsedOptimumStar",
+    "collapsed_optimum_star",
     "predict",
     "predict_type1",
     "predict_type2",

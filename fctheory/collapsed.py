@@ -37,13 +37,15 @@ from dataclasses import dataclass
 import numpy as np
 
 from ._budget import check_work, get_budget
+from ._lbfgs import lbfgs_iterate
 from ._nuclear import balanced_svd, fenchel_bound, nuclear_norm, reached, relative_gap, solve
 from ._validate import Array, Instance, Int, Real, fail, public, result_type
 from .network import U_from_hat
 from .task import Task
 from .tau import tau
+from .tau_star import tau_star
 
-__all__ = ["CollapsedOptimum", "collapsed_optimum", "collapsed_risk"]
+__all__ = ["CollapsedOptimum", "CollapsedOptimumStar", "collapsed_optimum", "collapsed_optimum_star", "collapsed_risk"]
 
 
 @result_type
@@ -124,12 +126,13 @@ class _Fc:
     """f_c(V) and ∇f_c(V) (module docstring): S = (Y₂·OH)ᵀ with Y₂ = V/√s_c as K × (L·n_c) and
     OH[(ℓ, a), k] = 1{z_k(ℓ) = a}; ∇_(Y₂) = (P − I)ᵀOHᵀ/K with P the row softmax of S."""
 
-    def __init__(self, task: Task):
+    def __init__(self, task: Task, root: float | None = None):
         K, L, n_c = task.K, task.L, task.n_c
         self.task, self.nfev = task, 0
         self.OH = np.zeros((L * n_c, K))
         self.OH[(np.arange(L) * n_c)[None, :] + task.Z, np.arange(K)[:, None]] = 1.0
-        self.root = math.sqrt(task.s_c)
+        # h: V = √s_c·Y (the isometry of the module docstring); h*: V holds the scores' terms themselves (root 1)
+        self.root = math.sqrt(task.s_c) if root is None else root
         self.shape2 = (K, L * n_c)
         self.smax = 0.0  # max |score| of the last evaluation: f's float64 resolution is a few ulps of it
 
@@ -318,4 +321,218 @@ def collapsed_optimum(
         lower_bound=float(lb), gap=float(gap), rel_gap=relative_gap(gap, R), rho=float(rho), align=float(align),
         lambda0=lambda0, R_type1=float(R1), certified=bool(ok), message=msg, nit=nit, nfev=fx.nfev,
         seconds=time.perf_counter() - t0,
+    )  # fmt: skip
+
+
+# ============================================================================= network h* (LayerNorm)
+@result_type
+@dataclass
+class CollapsedOptimumStar:
+    """Outcome of :func:`collapsed_optimum_star`: the best feature-collapsed network h* for risk (10).
+
+    Attributes
+    ----------
+    U : ndarray, shape (K, L, m)
+        u_(k,ℓ) in an orthonormal basis of span φ (m = min(n_c, d − 1) coordinates; the part of u_(k,ℓ)
+        orthogonal to the features only costs λ and is 0).
+    phi : ndarray, shape (n_c, m)
+        The concepts' LayerNorm features φ_α (‖φ_α‖ = √d, mean zero in R^d), same basis.
+    cosines : ndarray, shape (n_c, n_c)
+        ⟨φ_α, φ_β⟩/d.
+    u_norms : ndarray, shape (K, L)
+        ‖u_(k,ℓ)‖.
+    c : float
+        Mean of ``u_norms`` (Theorem 3's c = τ*/√(KL) on a full task).
+    tau : float
+        ‖U‖_F (τ* on a full task).
+    pca_sigma_U, pca_sigma_phiW : ndarray
+        Singular values of the K·L × m matrix of the u_(k,ℓ) and of the n_w × m matrix of the φ(w).
+    R, ce : float
+        R* of (10) at the point and its cross-entropy part.
+    lower_bound, gap, rel_gap : float
+        A lower bound on R* over all feature-collapsed networks of any width (the convex problem's dual bound,
+        see :func:`collapsed_optimum_star`), R − it, and gap/R.
+    certified : bool
+        rel_gap ≤ ``tol``.
+    grad_norm : float
+        ‖∇R*‖ in (U, φ) at the returned point.
+    message : str
+    nit, nfev : int
+    seconds : float
+    """
+
+    U: np.ndarray
+    phi: np.ndarray
+    cosines: np.ndarray
+    u_norms: np.ndarray
+    c: float
+    tau: float
+    pca_sigma_U: np.ndarray
+    pca_sigma_phiW: np.ndarray
+    R: float
+    ce: float
+    lower_bound: float
+    gap: float
+    rel_gap: float
+    certified: bool
+    grad_norm: float
+    message: str
+    nit: int
+    nfev: int
+    seconds: float
+
+
+def _star_start(task, m, d, lam):
+    """Theorem 3's type-II point as the start: φ an equiangular mean-zero frame of norm √d (coordinates in
+    R^m), u_(j,ℓ) = c·φ_(z_j(ℓ))/√d, c = τ*/√(KL) at this K; a seeded 1e-3 tilt lets the frame leave its
+    (n_c − 1)-dimensional span, which a partial latent set's optimum can use."""
+    n_c = task.n_c
+    F = np.eye(n_c) - 1.0 / n_c
+    _, _, Vt = np.linalg.svd(F)
+    Q = np.zeros((n_c, m))
+    Q[:, : min(m, n_c - 1)] = (F @ Vt.T)[:, : min(m, n_c - 1)]
+    Q /= np.linalg.norm(Q, axis=1, keepdims=True)
+    Q += 1e-3 * np.random.default_rng(0).standard_normal(Q.shape)
+    c = float(tau_star(n_c=n_c, L=task.L, K=task.K, d=d, lam=lam)) / math.sqrt(task.K * task.L)
+    return c * Q[task.Z.ravel()] / np.linalg.norm(Q[task.Z.ravel()], axis=1, keepdims=True), Q
+
+
+def _star_bound(f, A, V, Phi, lam, d):
+    """Dual bound of the convex problem min f(V) + (λ/2)tr(V G⁺ Vᵀ) over G ⪰ 0, diag G = d (G = ΦΦᵀ):
+    f(V) − ⟨A, V⟩ − (d/2λ)·Σy with A = ∇f(V) and any y with diag(y) ⪰ AᵀA (weak SDP duality). y comes from
+    complementary slackness at the point, y_α = ⟨(AᵀAΦ)_α, φ_α⟩/d, raised by the deficit of diag(y) − AᵀA."""
+    M = A.T @ A
+    y = np.sum((M @ Phi) * Phi, axis=1) / d
+    deficit = float(np.linalg.eigvalsh(np.diag(y) - M)[0])
+    if deficit < 0:
+        # the computed eigenvalue is within a few ulps of ‖M‖ of the true one: over-raise by that much
+        y = y - deficit + 64 * np.finfo(float).eps * max(float(np.abs(M).max()), 1e-300)
+    return f - float(np.sum(A * V)) - d * float(np.sum(y)) / (2.0 * lam)
+
+
+@public(
+    task=Instance(Task),
+    lam=Real(lo=1e-12, hi=1e12),
+    d=Int(min=2, max=2**31),
+    tol=Real(lo=0.0, lo_open=True, hi=1.0),
+    maxiter=Int(min=1, max=10**7),
+)
+def collapsed_optimum_star(task: Task, *, lam, d, tol: float = 1e-10, maxiter: int = 20000) -> CollapsedOptimumStar:
+    """The best feature-collapsed network h* (parameter-free LayerNorm, risk (10), λ_W = 0), any latent set.
+
+    When every word of concept α has the feature φ_α = φ(w_α) (‖φ_α‖ = √d, mean zero: LayerNorm with ε = 0),
+    every sentence of class k has the same feature, so the word frequencies μ and s_c drop out and (10) is
+    R*(U, φ) = (1/K)Σ_k CE(s_k, k) + (λ/2)‖U‖_F² with s_k(j) = Σ_ℓ ⟨u_(j,ℓ), φ_(z_k(ℓ))⟩. In V[(j, ℓ), α] =
+    ⟨u_(j,ℓ), φ_α⟩ and the Gram G = ΦΦᵀ (diag G = d), min over U of ‖U‖² is tr(V G⁺ Vᵀ), and
+    min f(V) + (λ/2)tr(V G⁺ Vᵀ) over G ⪰ 0, diag G = d is a **convex** problem (the matrix-fractional function
+    is jointly convex): solved by L-BFGS in (U, φ) from Theorem 3's type-II point, certified by its dual bound
+    (weak SDP duality), which bounds R* over every feature-collapsed network of any width. On a full task
+    (K = n_c^L) the result is Theorem 3's type II (c = τ*/√(KL), R = H*(τ*)); on a partial task the features
+    stay near-equiangular and the ‖u_(k,ℓ)‖ spread with the latent set. What is **not** certified: that some
+    non-collapsed h* does no better (Theorem 3 proves it on full tasks only; R* is not convex in W).
+
+    Parameters
+    ----------
+    task : Task
+        Any latent set; μ and s_c do not enter.
+    lam : float
+        λ_U of (10), 1e-12 ≤ λ ≤ 1e12.
+    d : int
+        Embedding dimension, d ≥ n_c. The features live in the (d − 1)-dimensional mean-zero subspace: for
+        d > n_c their Gram matrix is free and the dual bound closes; for d = n_c their span is restricted to
+        n_c − 1 dimensions and the bound (of the unrestricted problem) may stay open (``certified`` False).
+    tol : float
+        Relative gap at which the result counts as certified.
+    maxiter : int
+        L-BFGS iterations at most.
+
+    Returns
+    -------
+    CollapsedOptimumStar
+
+    Examples
+    --------
+    >>> import fctheory as fc
+    >>> res = collapsed_optimum_star(fc.Task.random(3, 2, 3, 9, seed=0), lam=0.01, d=8)
+    >>> bool(res.certified), res.U.shape
+    (True, (9, 3, 3))
+    """
+    if d < task.n_c:
+        fail("d", d, f"the features of n_c = {task.n_c} concepts need d >= n_c (as Theorem 3's type II)")
+    _check_size(task)
+    t0 = time.perf_counter()
+    K, L, n_c = task.K, task.L, task.n_c
+    m, sd = min(n_c, d - 1), math.sqrt(d)
+    fx = _Fc(task, root=1.0)
+    U0, Q0 = _star_start(task, m, d, lam)  # Theorem 3's type II
+    nU = K * L * m
+
+    def parts(x):
+        U, P = x[:nU].reshape(K * L, m), x[nU:].reshape(n_c, m)
+        nr = np.linalg.norm(P, axis=1, keepdims=True)
+        return U, P, nr, sd * P / nr
+
+    x, g, nit, msg = _star_solve(fx, parts, np.concatenate([U0.ravel(), Q0.ravel()]), lam, d, tol, maxiter, t0)
+    U, _, _, Phi = parts(x)
+    V = U @ Phi.T
+    f, A = fx(V)
+    R = f + 0.5 * lam * float(np.sum(U * U))
+    lb = _star_bound(f, A, V, Phi, lam, d) if K > 1 else R
+    gap = R - lb
+    ok = gap <= tol * abs(R) or gap <= 0.0
+    msg = (f"best feature-collapsed h* (risk (10)): certified gap {gap:.2e} (relative {relative_gap(gap, R):.1e})"
+           if ok else f"gap {gap:.2e} above tol*|R| ({msg}): raise maxiter")  # fmt: skip
+    return _star_result(task, U, Phi, d, R, f, lb, gap, ok, float(np.linalg.norm(g)), msg, nit, fx.nfev, t0)
+
+
+def _star_solve(fx, parts, x, lam, d, tol, maxiter, t0):
+    """L-BFGS on R*(U, φ) from ``x``, stopped as soon as the dual bound certifies ``tol`` (checked every 10
+    iterations at the last evaluated point; the bound is valid wherever it is taken). Returns (x, ∇, nit, msg)."""
+    sd = math.sqrt(d)
+    last = {}
+
+    def fg(x, overflow="inf"):
+        U, P, nr, Phi = parts(x)
+        f, A = fx(U @ Phi.T)
+        last.update(x=x.copy(), f=f, A=A, U=U, Phi=Phi)
+        gPhi = A.T @ U  # ∂f/∂Φ; through Φ = √d·P/‖P‖ row-wise
+        gP = sd * (gPhi - (Phi / sd) * np.sum(gPhi * Phi / sd, axis=1, keepdims=True)) / nr
+        R = f + 0.5 * lam * float(np.sum(U * U))
+        return R, np.concatenate([(A @ Phi + lam * U).ravel(), gP.ravel()]), None
+
+    R, g, _ = fg(x)
+    it = {"n": 0}
+
+    def certified(n, R, gn):
+        # every 10 iterations: the dual bound at the last evaluated point (a lower bound wherever it is taken)
+        it["n"] = n
+        if n % 10 == 0 and R - _star_bound(last["f"], last["A"], last["U"] @ last["Phi"].T, last["Phi"], lam, d) <= (
+            0.5 * tol * abs(R)
+        ):
+            raise _StarDone
+
+    msg = "maximum number of iterations reached"
+    try:
+        with np.errstate(over="ignore", invalid="ignore"):
+            nit, x, R, g, _, msg = lbfgs_iterate(fg, x, R, g, [R], msg, 0.0, maxiter, 20, None, t0, certified)
+    except _StarDone:
+        x, nit = last["x"], it["n"]
+        g = fg(x)[1]
+    return x, g, nit, msg
+
+
+class _StarDone(Exception):
+    pass
+
+
+def _star_result(task, U, Phi, d, R, f, lb, gap, ok, gn, msg, nit, nfev, t0):
+    K, L = task.K, task.L
+    u = np.linalg.norm(U, axis=1).reshape(K, L)
+    sU = np.linalg.svd(U, compute_uv=False)
+    sW = np.linalg.svd(np.repeat(Phi, task.s_c, axis=0), compute_uv=False)
+    return CollapsedOptimumStar(
+        U=U.reshape(K, L, -1), phi=Phi, cosines=(Phi @ Phi.T) / d, u_norms=u, c=float(u.mean()),
+        tau=float(np.linalg.norm(U)), pca_sigma_U=sU, pca_sigma_phiW=sW, R=float(R), ce=float(f),
+        lower_bound=float(lb), gap=float(gap), rel_gap=relative_gap(gap, R), certified=bool(ok), grad_norm=gn,
+        message=msg, nit=int(nit), nfev=int(nfev), seconds=time.perf_counter() - t0,
     )  # fmt: skip

@@ -25,14 +25,16 @@ norms. This module predicts that spread from the task and the actual training se
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 from scipy.optimize import brentq
 from scipy.sparse.linalg import LinearOperator, minres
 
 from ._budget import check_work
+from ._errors import FCTheoryError
 from ._validate import Array, Instance, Int, Real, Seed, fail, public, result_type
+from .collapsed import collapsed_optimum
 from .frames import equiangular_frame
 from .risk import true_risk_grad
 from .risk.convex import optimum as _population_optimum
@@ -654,6 +656,26 @@ def predict_reduced(
 
 
 # ----------------------------------------------------------------------------- (d) on the population optimum
+#: where :func:`predict_on_optimum` takes the words' directions from
+DIRECTIONS_EXACT = "the certified population optimum"
+DIRECTIONS_UNIFORM = (
+    "the certified collapsed optimum of the same latent set with uniform mu (non-uniform mu beyond the exact "
+    "engine: each concept's words share their concept's direction, as type III has them on full tasks; an "
+    "approximation of the population optimum's directions)"
+)
+
+
+def _directions_of(task, lam):
+    """(θ*, where it comes from): the population optimum; for non-uniform μ where the exact engine refuses the
+    enumeration, the collapsed optimum of the uniform-μ task on the same latent set."""
+    try:
+        return _population_optimum(task, lam=lam), DIRECTIONS_EXACT
+    except FCTheoryError:
+        if task.is_uniform:  # the collapsed problem itself was refused: nothing cheaper to offer
+            raise
+    return collapsed_optimum(replace(task, mu="uniform"), lam=lam), DIRECTIONS_UNIFORM
+
+
 @public(
     task=Instance(Task),
     X=_X,
@@ -667,12 +689,16 @@ def predict_on_optimum(task: Task, X, y, lam, *, gtol: float = 1e-9, maxiter: in
     at the certified global minimiser of the true risk (5), its norm and the classifier are fitted to the sentences.
 
     θ* is :func:`fctheory.risk.optimum` (uniform μ: the collapsed optimum, any latent set and any K,
-    :func:`fctheory.collapsed_optimum`; otherwise the enumerated one), of width r. With D_w = w*_w/‖w*_w‖ (for
-    uniform μ one direction per concept), w = ρ_w D_w and U ∈ R^(K×Lr) free, R̂(ρ, U) is minimised by L-BFGS
-    (exact gradients) from (‖w*‖, U*). Unlike (c) (:func:`predict_reduced`) nothing assumes Theorem 1's
-    geometry: on a partial task the optimum's concept directions are not equiangular, its concept norms differ
-    and u_(k,ℓ) is not collinear with f_(z_kℓ); and the population optimum itself is a point of the ansatz, so
-    with every sentence once (R̂ = R for uniform μ) the prediction is θ*. What it drops: the words' directional
+    :func:`fctheory.collapsed_optimum`; otherwise the enumerated one), of width r. For non-uniform μ beyond the
+    exact engine (the paper's Zipf tasks, K = 1000 of 3^15) θ* is the collapsed optimum of the same latent set
+    with uniform μ: every word keeps its concept's direction there (type III on full tasks has that shape) and
+    the fitted norms ρ carry the frequencies; ``info["directions"]`` says which source was used. With
+    D_w = w*_w/‖w*_w‖ (for uniform μ one direction per concept), w = ρ_w D_w and U ∈ R^(K×Lr) free, R̂(ρ, U)
+    is minimised by L-BFGS (exact gradients) from (‖w*‖, U*). Unlike (c) (:func:`predict_reduced`) nothing
+    assumes Theorem 1's geometry: on a partial task the optimum's concept directions are not equiangular, its
+    concept norms differ and u_(k,ℓ) is not collinear with f_(z_kℓ); and the population optimum itself is a
+    point of the ansatz, so with every sentence once (R̂ = R for uniform μ) the prediction is θ*. What it drops:
+    the words' directional
     deviations from θ* (the small singular values of a trained W).
 
     Parameters
@@ -694,7 +720,7 @@ def predict_on_optimum(task: Task, X, y, lam, *, gtol: float = 1e-9, maxiter: in
     """
     _check_data(task, X, y)
     n_w, K, L = task.n_w, task.K, task.L
-    opt = _population_optimum(task, lam=lam)
+    opt, source = _directions_of(task, lam)
     r = opt.W.shape[0]
     _check_size(task, X.shape[0], r, "predict_on_optimum")
     rho0 = np.linalg.norm(opt.W, axis=0)
@@ -712,7 +738,7 @@ def predict_on_optimum(task: Task, X, y, lam, *, gtol: float = 1e-9, maxiter: in
     rho, U = x[:n_w], x[n_w:].reshape(K, L * r)
     u = np.linalg.norm(U.reshape(K, L, r), axis=2)
     info = dict(R=f, grad_norm=gn, nit=it, message=msg, rho=rho, width=r, R_population=opt.R,
-                population_gap=opt.gap, W=D * rho, U=U)  # fmt: skip
+                population_gap=opt.gap, W=D * rho, U=U, directions=source)  # fmt: skip
     # a norm is |ρ|: a sign flip of ρ_w is the same word reflected through the origin
     return FiniteSamplePrediction(
         "optimum",

@@ -29,6 +29,16 @@ from dataclasses import dataclass
 import mpmath
 import numpy as np
 
+from ._interval import (
+    adaptive,
+    bisect_to_newton,
+    bracket_increasing,
+    enclosure,
+    enclosure_array,
+    exact_arb,
+    exact_fmpq,
+    flint_module,
+)
 from ._mp import mp_context, mp_guard, mp_root
 from ._validate import Choice, Instance, fail, float_array, public, result_type
 from .assumptions import lemma_B_properties
@@ -152,7 +162,75 @@ def _mp(S, n_c, n_w, L, K, lam):
     return -mpmath.log(q) / eta, q, mpmath.log(1 + mpmath.fsum(Sm[r - 1] * q**r for r in range(1, L + 1)))
 
 
-@public(task=Instance(Task), lam=LAM, precision=Choice("float", "mp"), dps=DPS)
+def _interval(S, n_c, n_w, L, K, lam, s_float):
+    """Certified (t*, q*, risk, ce, word norm, u norm) for one λ (``s_float`` = ηt* of the float path: a guess).
+
+    t* = 0 iff λ ≥ λ₀,Z = ηΣ r|S_r|/K, decided exactly in rationals (η² is rational); otherwise s = ηt* is the
+    zero of the increasing f(s) = λ/η − m(s), f′ = Var r > 0 (the weights w_0 = 1, w_r = |S_r|e^(−rs): the class
+    itself at r = 0 keeps the variance positive), enclosed by interval Newton (:func:`bisect_to_newton`)."""
+    flint = flint_module()
+    sr = int(sum((r + 1) * int(x) for r, x in enumerate(S)))
+    lq = exact_fmpq(lam)
+    if lq * lq * flint.fmpq(K * K * (n_c - 1) ** 2 * n_w * K * L) >= flint.fmpq(n_c * n_c * sr * sr):
+        zero, one, logk = flint.arb(0), flint.arb(1), flint.arb(K).log()
+        return [enclosure(zero, 0), enclosure(one, 0), enclosure(logk, 53), enclosure(logk, 53)] + [
+            enclosure(zero, 0)
+        ] * 2
+
+    def solve(prec):
+        eta = flint.arb(flint.fmpq(n_c, n_c - 1)) / flint.arb(flint.fmpz(n_w * K * L)).sqrt()
+        a = exact_arb(lam) / eta
+
+        def moments(s):
+            w = [int(x) * (-(r + 1) * s).exp() for r, x in enumerate(S)]
+            den = 1 + sum(w)
+            mean = sum((r + 1) * v for r, v in enumerate(w)) / den
+            return w, den, mean
+
+        def f(s):
+            return a - moments(s)[2]
+
+        def fp(s):
+            w, den, mean = moments(s)
+            return sum((r + 1) ** 2 * v for r, v in enumerate(w)) / den - mean * mean
+
+        br = bracket_increasing(f, s_float)
+        X = None if br is None else bisect_to_newton(f, fp, *br)
+        if X is None:
+            return None
+        t = X / eta
+        ce = (1 + sum(int(x) * (-(r + 1) * X).exp() for r, x in enumerate(S))).log()
+        return [t, (-X).exp(), ce + exact_arb(lam) * t, ce, (t / n_w).sqrt(), (t / (K * L)).sqrt()]
+
+    balls, prec = adaptive(solve, what="lemma_b_scale")
+    return [enclosure(b, prec) for b in balls]
+
+
+def _mp_fields(S, n_c, n_w, L, K, flat, dps):
+    """(t*, q*, ce, risk, word norm, u norm) as object arrays of mpf: :func:`_mp` per λ with ``dps`` digits."""
+    with mp_context(dps), mp_guard(dps):
+        vals = [_mp(S, n_c, n_w, L, K, x) for x in flat]
+        t, q, ce = (np.array([v[i] for v in vals], dtype=object) for i in range(3))
+        risk = np.array([c + mpmath.mpf(x) * tt for c, x, tt in zip(ce, flat, t)], dtype=object)
+        wn = np.array([mpmath.sqrt(tt / n_w) for tt in t], dtype=object)
+        un = np.array([mpmath.sqrt(tt / (K * L)) for tt in t], dtype=object)
+    return t, q, ce, risk, wn, un
+
+
+def _interval_result(task, S, eta, lam0, flat, shape) -> LemmaBScale:
+    """:func:`lemma_b_scale` with ``precision="interval"``: one enclosure per λ, from the float path's guess."""
+    flint_module()
+    guess = _float(S, eta, flat, lam0)[0] * eta
+    encl = [_interval(S, task.n_c, task.n_w, task.L, task.K, float(x), float(g)) for x, g in zip(flat, guess)]
+    t, q, risk, ce, wn, un = (enclosure_array([e[i] for e in encl], shape) for i in range(6))
+    return LemmaBScale(
+        lam=float(flat[0]) if not shape else flat.reshape(shape), t_star=t, q_star=q, risk=risk, ce=ce,
+        word_norm=wn, u_norm=un, lambda0=lam0, eta=float(eta),
+        trivial=bool(t.mid == 0) if not shape else np.asarray(t.mid) == 0, sphere_sizes=S,
+    )  # fmt: skip
+
+
+@public(task=Instance(Task), lam=LAM, precision=Choice("float", "mp", "interval"), dps=DPS)
 def lemma_b_scale(task, *, lam, precision: str = "float", dps: int = 50) -> LemmaBScale:
     """The optimal scale t* of type I on a Lemma-B latent set, its risk min H_Z and the word norm.
 
@@ -175,6 +253,10 @@ def lemma_b_scale(task, *, lam, precision: str = "float", dps: int = 50) -> Lemm
         error a few ulps except within ~1e-8 of λ₀,Z, where t* ∝ λ₀,Z − λ inherits the cancellation.
         "mp": the polynomial in q as printed, rooted by bracketing in mpmath with ``dps`` digits (the
         reference; fields are ``mpf`` or object arrays).
+        "interval": certified enclosures (python-flint, the ``fctheory[certify]`` extra): t* = 0 decided in
+        exact rationals, otherwise interval Newton on s = ηt*; ``t_star``, ``q_star``, ``risk``, ``ce``,
+        ``word_norm`` and ``u_norm`` are :class:`~fctheory._interval.Enclosure` objects (relative width below
+        1e-17 at the default precision, docs/certified.md).
     dps : int
         Decimal digits for "mp", in [20, 1000].
 
@@ -203,12 +285,9 @@ def lemma_b_scale(task, *, lam, precision: str = "float", dps: int = 50) -> Lemm
     lam0 = float(eta * np.dot(r, S) / K)
     flat = np.atleast_1d(lam_a).ravel()
     if precision == "mp":
-        with mp_context(dps), mp_guard(dps):
-            vals = [_mp(S, n_c, n_w, L, K, x) for x in flat]
-            t, q, ce = (np.array([v[i] for v in vals], dtype=object) for i in range(3))
-            risk = np.array([c + mpmath.mpf(x) * tt for c, x, tt in zip(ce, flat, t)], dtype=object)
-            wn = np.array([mpmath.sqrt(tt / n_w) for tt in t], dtype=object)
-            un = np.array([mpmath.sqrt(tt / (K * L)) for tt in t], dtype=object)
+        t, q, ce, risk, wn, un = _mp_fields(S, n_c, n_w, L, K, flat, dps)
+    elif precision == "interval":
+        return _interval_result(task, S, eta, lam0, flat, np.shape(lam_a))
     else:
         t, q, ce = _float(S, eta, flat, lam0)
         risk, wn, un = ce + flat * t, np.sqrt(t / n_w), np.sqrt(t / (K * L))

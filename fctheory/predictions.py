@@ -30,7 +30,7 @@ from ._latent import LatentSum
 from ._validate import Bool, Choice, Instance, Int, Real, fail, float_array, public, result_type
 from ._errors import FCTheoryError
 from .assumptions import check_assumption_A, check_assumption_B, lemma_B_properties
-from .collapsed import collapsed_optimum
+from .collapsed import collapsed_optimum, collapsed_optimum_star
 from .partial import lemma_b_scale
 from .network import U_hat
 from .task import Task
@@ -53,6 +53,8 @@ __all__ = [
     "applicable_theorem",
     "TheoryVerdict",
     "PartialPrediction",
+    "PartialStarPrediction",
+    "COLLAPSED_STAR",
     "EXACT",
     "LEMMA_B",
     "APPROXIMATION",
@@ -544,6 +546,105 @@ def _collapsed_or_none(task, lam):
     return opt
 
 
+#: provenance of an h* partial task's prediction: fctheory.collapsed_optimum_star
+COLLAPSED_STAR = "best feature-collapsed network (certified among collapsed networks)"
+
+
+@result_type
+@dataclass(frozen=True)
+class PartialStarPrediction(_Pred):
+    """What the library predicts for network h* (LayerNorm, risk (10)) on a partial task (K < n_c^L).
+
+    The best feature-collapsed h* of the latent set (:func:`fctheory.collapsed_optimum_star`): certified among
+    networks whose words share their concept's feature (a convex problem in the features' Gram and the scores),
+    for any word frequencies (collapsed features do not depend on them). That collapse itself is optimal is
+    Theorem 3 on full tasks and an assumption here (provenance :data:`COLLAPSED_STAR`).
+
+    Attributes
+    ----------
+    provenance : str
+    n_c, L, K, d, lam
+        The setting (λ = λ_U of (10)).
+    tau : float
+        ‖U‖_F (τ* on a full task).
+    u_norms : ndarray, shape (K, L)
+        Predicted ‖u_(k,ℓ)‖.
+    c : float
+        Their mean (Theorem 3's c = τ*/√(KL) on a full task).
+    phi_norm : float
+        ‖φ(w)‖ = √d (ε = 0).
+    cosines : ndarray, shape (n_c, n_c)
+        Cosines between the concepts' features.
+    risk, ce : float
+        R* of (10) and its cross-entropy part.
+    gap : float
+        Certified gap among collapsed networks.
+    theorem3_c : float
+        Theorem 3's c at this K (the large-K idealisation), for comparison.
+    """
+
+    provenance: str
+    n_c: int
+    L: int
+    K: int
+    d: int
+    lam: float
+    tau: float
+    u_norms: np.ndarray
+    c: float
+    phi_norm: float
+    cosines: np.ndarray
+    risk: float
+    ce: float
+    gap: float
+    theorem3_c: float
+
+
+_COLLAPSED_STAR = weakref.WeakKeyDictionary()
+
+
+def _collapsed_star_or_none(task, lam, d):
+    """The certified best collapsed h* (cached per task, λ and d), or None when refused or not certified."""
+    if not 1e-12 <= lam <= 1e12 or d < task.n_c:
+        return None
+    known = _COLLAPSED_STAR.setdefault(task, {})
+    key = (float(lam), int(d))
+    if key not in known:
+        try:
+            opt = collapsed_optimum_star(task, lam=lam, d=d)
+        except FCTheoryError:  # over the memory budget: Theorem 3's numbers, labelled by the verdict's reasons
+            return None
+        if len(known) >= _COLLAPSED_PER_TASK:
+            known.pop(next(iter(known)))
+        known[key] = opt if opt.certified else None
+    return known[key]
+
+
+def _star_partial(task, d, lam_U, pred, notes, p):
+    """(prediction object, provenance) of h* on a partial task: the best collapsed h* where it is certified
+    (``pred`` updated in place), else Theorem 3's numbers ``p``."""
+    opt = _collapsed_star_or_none(task, lam_U, d)
+    if opt is None:
+        return p, ""
+    notes.append(
+        "partial latent set: the best feature-collapsed h* (fctheory.collapsed_optimum_star, certified gap "
+        f"{opt.gap:.1e} among collapsed networks) replaces Theorem 3's K-only τ*"
+    )
+    off = ~np.eye(task.n_c, dtype=bool)
+    words = np.repeat(opt.phi, task.s_c, axis=0).T
+    pred.update(
+        R=opt.R, R0=opt.ce, tau=opt.tau, u_norm=opt.c, cos_across=float(np.mean(opt.cosines[off])),
+        pca_W=_pca_sigmas(words, task.n_c - 1, 1.0), pca_U=_pca_sigmas(opt.U.reshape(-1, words.shape[0]).T,
+                                                                        task.n_c - 1, 1.0),
+    )  # fmt: skip
+    pp = PartialStarPrediction(
+        provenance=COLLAPSED_STAR, n_c=task.n_c, L=task.L, K=task.K, d=int(d), lam=float(lam_U), tau=opt.tau,
+        u_norms=opt.u_norms, c=opt.c, phi_norm=math.sqrt(d), cosines=opt.cosines, risk=opt.R, ce=opt.ce,
+        gap=opt.gap, theorem3_c=float(p.c),
+    )  # fmt: skip
+    return pp, COLLAPSED_STAR
+
+
 # ============================================================================= the one dispatcher
 THEOREM_CONFIGURATION = {"Theorem 1": "I", "Theorem 2": "III", "Theorem 3": "II"}
 _STATEMENT = {
@@ -841,6 +942,9 @@ def _verdict_h_star(task, d, lam_W, lam_U, eps, reasons, notes, A, B):
         "cos_within": 1.0,
         "cos_across": -1.0 / (task.n_c - 1),
     }
+    if not task.is_full:
+        pp, prov = _star_partial(task, d, lam_U, pred, notes, p)
+        return _theorem("Theorem 3", reasons, notes, lam_U, 1.0, pred, A, B, pp, prov)
     return _theorem("Theorem 3", reasons, notes, lam_U, 1.0, pred, A, B, p)
 
 
@@ -916,7 +1020,9 @@ def applicable_theorem(task, *, d, lam_W, lam_U, layernorm=False, eps=0.0, assum
 def predict(task, *, lam, network: str = "h", d=None):
     """The applicable theorem's prediction for ``task`` (the prediction object of :func:`applicable_theorem`).
 
-    * network "h*" (LayerNorm): Theorem 3 (needs ``d`` ≥ n_c);
+    * network "h*" (LayerNorm): Theorem 3 (needs ``d`` ≥ n_c) on full tasks; on a partial task a
+      :class:`PartialStarPrediction`: the best feature-collapsed h* (:func:`fctheory.collapsed_optimum_star`,
+      provenance :data:`COLLAPSED_STAR`), or Theorem 3's numbers where the budget refuses its K × K work;
     * network "h", uniform μ, K = n_c^L: Theorem 1;
     * network "h", uniform μ, K < n_c^L: a :class:`PartialPrediction` labelled with its provenance:
       :data:`LEMMA_B` (type I at t* of :func:`fctheory.lemma_b_scale`) when the latent set satisfies

@@ -536,6 +536,16 @@ MUTANTS: list[LibraryMutant] = [
         more=(("G = (P.T @ self.OH.T) / (K * self.root)", "G = (P.T @ self.OH.T) / (K * self.root**2)"),),
     ),
     M(
+        "collapsed-star-no-deficit",
+        "fctheory.collapsed",
+        "_star_bound",
+        "    if deficit < 0:",
+        "    if deficit < -1e300:",
+        "collapsed_optimum_star: the slackness guess y taken as dual-feasible without raising it to diag(y) >= A^T A "
+        "(the bound is then no bound away from the optimum)",
+        ("collapsed-optimum-star",),
+    ),
+    M(
         "optimum-unbalanced-factors",
         "fctheory._nuclear",
         "balanced_svd",

@@ -60,6 +60,7 @@ ASSERTIONS = {
     "optimum-interval": (10, 4),
     "lemmaB-optimal-scale": (7, 4),
     "collapsed-optimum": (8, 4),
+    "collapsed-optimum-star": (16, 4),
 }
 
 

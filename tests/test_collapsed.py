@@ -257,3 +257,176 @@ def test_any_uniform_task_and_lambda_is_certified_and_consistent(n_c, s_c, L, k_
     rng = np.random.default_rng(seed)
     V = rng.normal(size=res.V.shape)
     assert fc.collapsed_risk(task, V, lam)[0] >= res.lower_bound
+
+
+# ----------------------------------------------------------------------------- network h*: collapsed_optimum_star
+def _star_weights(task, res, d):
+    """Network weights of a collapsed h*: word (α, β) gets w = φ_α in R^d (mean zero, norm √d, so the
+    parameter-free LayerNorm with ε = 0 returns it unchanged), u_(k,ℓ) the same coordinates."""
+    m = res.phi.shape[1]
+    B = np.linalg.svd(np.eye(d) - 1.0 / d)[0][:, :m].T  # orthonormal rows in the mean-zero subspace (σ = 1 there)
+    assert np.allclose(B @ np.ones(d), 0.0, atol=1e-13) and np.allclose(B @ B.T, np.eye(m), atol=1e-13)
+    W = np.repeat(res.phi @ B, task.s_c, axis=0).T  # d × n_w
+    U = (res.U @ B).reshape(task.K, task.L * d)
+    return W, U
+
+
+@pytest.mark.parametrize("mu", ["uniform", "zipf"])
+def test_star_risk_is_the_enumerated_risk_10_of_its_weights(mu):
+    """R and the cross-entropy of the result are (10) at its network weights, every sentence enumerated by the
+    exact engine (which knows nothing of collapse); μ does not enter (collapsed features are deterministic)."""
+    from fctheory.risk import true_risk
+
+    task, lam, d = fc.Task.random(3, 2, 3, 10, mu=mu, seed=3), 0.02, 6
+    res = fc.collapsed_optimum_star(task, lam=lam, d=d)
+    W, U = _star_weights(task, res, d)
+    assert true_risk(task, W, U, lam, layernorm=True) == pytest.approx(res.R, rel=1e-13)
+    assert true_risk(task, W, U, 0.0, layernorm=True) == pytest.approx(res.ce, rel=1e-12)
+    assert np.linalg.norm(res.phi, axis=1) == pytest.approx(math.sqrt(d), rel=1e-14)
+
+
+@pytest.mark.parametrize(("n_c", "L", "d", "lam"), [(3, 3, 8, 0.01), (2, 4, 5, 0.1), (4, 2, 6, 1e-3), (3, 2, 3, 0.05)])
+def test_star_full_task_is_theorem_3(n_c, L, d, lam):
+    """K = n_c^L: Theorem 3's type II (c = τ*/√(KL), ‖U‖_F = τ*, R = H*(τ*), equiangular features). The solve
+    stops at a relative gap of 1e-12 in R; R is quadratic at the optimum, so ‖U‖ agrees to about √(gap)."""
+    task = fc.Task.full(n_c, 1, L)
+    res = fc.collapsed_optimum_star(task, lam=lam, d=d, tol=1e-12)
+    p = fc.predict_type2(n_c=n_c, L=L, K=task.K, d=d, lam=lam, n_w=task.n_w)
+    assert res.certified
+    assert res.R == pytest.approx(p.risk, rel=1e-12)
+    assert res.tau == pytest.approx(p.tau_star, rel=1e-6)
+    assert res.c == pytest.approx(p.c, rel=1e-6)
+    assert np.std(res.u_norms) <= 1e-6 * res.c
+    off = res.cosines[~np.eye(n_c, dtype=bool)]
+    np.testing.assert_allclose(off, -1.0 / (n_c - 1), atol=1e-6)
+
+
+def test_star_partial_task_beats_type_ii_and_its_bound_holds_everywhere():
+    """On a partial set the best collapsed h* is below Theorem 3's type II (a feasible collapsed point), and
+    the dual bound stays below R* of every collapsed network tried: random features and classifiers, and
+    local minima of R* from random starts (weak duality, the certificate's soundness)."""
+    from scipy.optimize import minimize
+
+    task, lam, d = fc.Task.random(3, 1, 3, 9, seed=0), 0.01, 8
+    res = fc.collapsed_optimum_star(task, lam=lam, d=d)
+    p = fc.predict_type2(n_c=3, L=3, K=9, d=d, lam=lam, n_w=task.n_w)
+    assert res.certified and res.R < p.risk - 1e-3
+    assert res.lower_bound <= res.R
+    fx = col._Fc(task, root=1.0)
+    m, K, L = res.phi.shape[1], task.K, task.L
+    rng = np.random.default_rng(1)
+
+    def R_star(x):
+        U, P = x[: K * L * m].reshape(K * L, m), x[K * L * m :].reshape(3, m)
+        Phi = math.sqrt(d) * P / np.linalg.norm(P, axis=1, keepdims=True)
+        return fx(U @ Phi.T)[0] + 0.5 * lam * float(np.sum(U * U))
+
+    for _ in range(5):
+        x = rng.normal(size=K * L * m + 3 * m)
+        assert R_star(x) >= res.lower_bound
+        loc = minimize(R_star, x, method="L-BFGS-B").fun
+        assert loc >= res.lower_bound - 1e-12
+        assert loc >= res.R - 1e-7  # convex in (V, G): no better local minimum
+
+
+def _star_points(res, rng, scales=(1e-3, 1e-2, 1e-1, 1.0)):
+    """(U, Φ) near the optimum (the dual bound is tight there, so an over-estimate shows) and far from it."""
+    U0, P0 = res.U.reshape(-1, res.phi.shape[1]), res.phi
+    d = float(np.sum(P0[0] ** 2))
+    for sc in scales:
+        for _ in range(10):
+            P = P0 + sc * np.sqrt(d) * rng.normal(size=P0.shape)
+            yield U0 + sc * rng.normal(size=U0.shape), np.sqrt(d) * P / np.linalg.norm(P, axis=1, keepdims=True)
+
+
+def test_star_bound_is_sound_near_and_far_from_the_optimum():
+    """Weak duality of the certificate: the bound taken at any collapsed point (U, Φ) is below the minimum, and
+    it is tight at the optimum (a bound too high by a few % breaks the first near the optimum, one too low the
+    second)."""
+    task, lam, d = fc.Task.random(3, 1, 3, 9, seed=0), 0.01, 8
+    res = fc.collapsed_optimum_star(task, lam=lam, d=d, tol=1e-12)
+    fx = col._Fc(task, root=1.0)
+    for U, Phi in _star_points(res, np.random.default_rng(2)):
+        V = U @ Phi.T
+        f, A = fx(V)
+        assert col._star_bound(f, A, V, Phi, lam, d) <= res.R + 16 * EPS * res.R
+    U, Phi = res.U.reshape(-1, res.phi.shape[1]), res.phi
+    f, A = fx(U @ Phi.T)
+    assert col._star_bound(f, A, U @ Phi.T, Phi, lam, d) >= res.R * (1 - 1e-12)
+
+
+def test_star_dual_term_dominates_the_sdp_maximum_at_any_point():
+    """The certificate's SDP step: d·Σy must be at least max ⟨AᵀA, G⟩ over G ⪰ 0, diag G = d (weak duality),
+    here solved independently by cvxpy (Clarabel, relative accuracy ~1e-8) at random (A, V, Φ). The slackness
+    guess y alone falls short by up to 60% at such points: the deficit correction is what makes it a bound."""
+    cp = pytest.importorskip("cvxpy")
+    rng = np.random.default_rng(0)
+    d, lam = 8, 0.01
+    for n in (2, 3, 4):
+        for _ in range(4):
+            A, V = rng.normal(size=(12, n)), rng.normal(size=(12, n))
+            P = rng.normal(size=(n, n))
+            Phi = math.sqrt(d) * P / np.linalg.norm(P, axis=1, keepdims=True)
+            G = cp.Variable((n, n), PSD=True)
+            sdp = cp.Problem(cp.Maximize(cp.trace(A.T @ A @ G)), [cp.diag(G) == d])
+            sdp.solve(solver="CLARABEL")
+            d_sum_y = -(col._star_bound(0.0, A, V, Phi, lam, d) + float(np.sum(A * V))) * 2 * lam
+            assert d_sum_y >= sdp.value * (1 - 1e-6)
+
+
+@pytest.mark.parametrize(("args", "lam", "d"), [((2, 2, 3, 3), 0.05, 3), ((3, 1, 3, 12), 0.01, 5)])
+def test_star_equals_the_best_unconstrained_local_minimum_of_risk_10(args, lam, d):
+    """Over ALL weights (no collapse imposed; the exact engine, every sentence enumerated, multi-start L-BFGS on
+    (10)) nothing better than the best collapsed h* is found on these partial sets, and the best collapsed R*
+    lies above the certified global lower bound of fctheory.risk.optimum(network="h*")."""
+    task = fc.Task.random(*args, seed=0)
+    o = optimum(task, lam=lam, network="h*", d=d)
+    res = fc.collapsed_optimum_star(task, lam=lam, d=d)
+    assert res.R == pytest.approx(o.R, rel=1e-10)
+    assert o.lower_bound <= res.R
+
+
+def test_star_is_refused_for_bad_input_naming_the_parameter():
+    task = fc.Task.random(3, 1, 2, 5, seed=0)
+    with pytest.raises(fc.FCTheoryError, match="d=1"):
+        fc.collapsed_optimum_star(task, lam=0.01, d=1)
+    with pytest.raises(fc.FCTheoryError, match="d=2 .*n_c = 3"):
+        fc.collapsed_optimum_star(task, lam=0.01, d=2)
+    with pytest.raises(fc.FCTheoryError, match="lam="):
+        fc.collapsed_optimum_star(task, lam=0.0, d=4)
+
+
+def test_star_paper_fig4c_is_certified():
+    """The paper's fig4c latent set (K = 1000 of 3^15, d = 100, λ_U = 1e-3): certified in seconds; its mean
+    ‖u‖ lies below Theorem 3's K-only c (the trained network's 0.095945 too: docs/partial-tasks.md)."""
+    from fctheory.trainer.presets import get_preset
+
+    pre = get_preset("fig4c")
+    task = pre.task()
+    res = fc.collapsed_optimum_star(task, lam=pre.lam_U, d=pre.d)
+    p3 = fc.predict_type2(n_c=3, L=15, K=1000, d=pre.d, lam=pre.lam_U, n_w=task.n_w)
+    assert res.certified and res.rel_gap <= 1e-10
+    assert 0.094 < res.c < 0.0959 < p3.c < 0.098 and res.R < p3.risk
+
+
+@settings(max_examples=15, deadline=None)
+@given(
+    n_c=st.integers(2, 4),
+    L=st.integers(1, 3),
+    k_frac=st.floats(0.0, 1.0),
+    lam_exp=st.floats(-5.0, 1.0),
+    extra_d=st.integers(0, 5),
+    seed=st.integers(0, 2**16),
+)
+def test_star_any_task_lambda_and_width_is_certified(n_c, L, k_frac, lam_exp, extra_d, seed):
+    """Random latent sets, λ from 1e-5 to 10, d from n_c to n_c + 5: finite, R between its bound and log K
+    (the origin's), not above Theorem 3's type II; certified wherever d > n_c (the features' Gram is free)."""
+    K = 2 + int(k_frac * (n_c**L - 2))
+    task = fc.Task.random(n_c, 1, L, K, seed=seed)
+    lam, d = 10.0**lam_exp, n_c + extra_d
+    res = fc.collapsed_optimum_star(task, lam=lam, d=d)
+    assert np.isfinite(res.R) and np.isfinite(res.lower_bound)
+    assert res.certified or d == n_c
+    # at the optimum bound and R are float sums of the same terms: a few ulps apart either way
+    assert res.lower_bound <= res.R + 16 * EPS * abs(res.R) and res.R <= math.log(K) * (1 + 1e-14)
+    assert res.R <= fc.predict_type2(n_c=n_c, L=L, K=K, d=d, lam=lam, n_w=n_c).risk * (1 + 1e-12)

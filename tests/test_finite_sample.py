@@ -1,5 +1,7 @@
 """Finite-sample predictors against the exact empirical-risk minimiser on tiny tasks."""
 
+import dataclasses
+
 import numpy as np
 import pytest
 
@@ -219,6 +221,58 @@ def test_on_optimum_is_close_to_the_exact_empirical_minimiser_on_a_partial_task(
     assert p.info["R"] >= info["R"] - 1e-12 and p.info["R"] - info["R"] < 1e-3 * info["R"]
     r2 = 1 - np.sum((wn - p.word_norm) ** 2) / np.sum((wn - wn.mean()) ** 2)
     assert r2 > 0.9
+
+
+def _refuse_enumeration(monkeypatch):
+    """The exact engine's answer for a task beyond it (the paper's 400^15 sentences per class): refused."""
+
+    def refused(task, **kw):
+        raise fc.FCTheoryError("task=... is invalid: estimated working memory exceeds the memory budget")
+
+    monkeypatch.setattr(fs, "_population_optimum", refused)
+
+
+def test_on_optimum_beyond_the_engine_takes_the_uniform_collapsed_directions(monkeypatch):
+    """Non-uniform μ where enumeration is refused: every word keeps its concept's direction at the collapsed
+    optimum of the same latent set with uniform μ, and the fit is a critical point of R̂ in (ρ, U)."""
+    task = fc.Task.random(3, 3, 3, 9, mu="zipf", seed=2)
+    X, y = _data(task, 30)
+    _refuse_enumeration(monkeypatch)
+    p = fs.predict_on_optimum(task, X, y, LAM, gtol=1e-10)
+    assert p.info["directions"] == fs.DIRECTIONS_UNIFORM
+    uni = fc.collapsed_optimum(dataclasses.replace(task, mu="uniform"), lam=LAM)
+    D = p.info["W"] / np.linalg.norm(p.info["W"], axis=0)
+    Du = uni.W / np.linalg.norm(uni.W, axis=0)
+    np.testing.assert_allclose(np.abs(np.sum(D * Du, axis=0)), 1.0, atol=1e-12)
+    R, dW, dU = fs.empirical_risk_grad(task, p.info["W"], p.info["U"], X, y, LAM)
+    assert R == pytest.approx(p.info["R"], rel=1e-13)
+    assert np.linalg.norm(np.sum(D * dW, axis=0)) <= 1e-9 and np.linalg.norm(dU) <= 1e-9
+
+
+def test_on_optimum_beyond_the_engine_explains_the_exact_empirical_minimiser(monkeypatch):
+    """Zipf words, directions from the uniform-μ collapsed optimum: the word norms of the unconstrained
+    empirical minimiser (any width, every word free) are explained with R² > 0.9 and the frequent words are the
+    long ones; R̂ is within 1% of the unconstrained minimum and never below it."""
+    task = fc.Task.random(3, 3, 3, 9, mu="zipf", seed=2)
+    X, y = _data(task, 30)
+    W, U, info = fs.minimize_empirical_risk(task, X, y, 9, LAM, seed=0, gtol=1e-9)
+    wn, _ = fs.norms(task, W, U)
+    _refuse_enumeration(monkeypatch)
+    p = fs.predict_on_optimum(task, X, y, LAM, gtol=1e-10)
+    assert info["R"] - 1e-12 <= p.info["R"] < info["R"] * 1.01
+    r2 = 1 - np.sum((wn - p.word_norm) ** 2) / np.sum((wn - wn.mean()) ** 2)
+    assert r2 > 0.9
+    by_rank = p.word_norm.reshape(task.n_c, task.s_c).mean(axis=0)
+    assert by_rank[0] > by_rank[1] > by_rank[2]
+
+
+def test_on_optimum_refused_collapsed_problem_is_not_hidden(monkeypatch):
+    """Uniform μ has no cheaper fallback: the refusal reaches the caller."""
+    task = fc.Task.random(3, 2, 3, 8, seed=1)
+    X, y = _data(task, 3)
+    _refuse_enumeration(monkeypatch)
+    with pytest.raises(fc.FCTheoryError, match="memory budget"):
+        fs.predict_on_optimum(task, X, y, LAM)
 
 
 def test_on_optimum_with_non_uniform_words_uses_the_enumerated_optimum():

@@ -72,6 +72,54 @@ def test_full_set_gives_theorem_1_tau():
     )
 
 
+FIELDS = ("t_star", "q_star", "risk", "ce", "word_norm", "u_norm")
+
+
+@pytest.mark.parametrize("n_c,L,Z", SETS)
+def test_interval_encloses_the_mp_reference_and_the_float_result(n_c, L, Z):
+    """precision="interval": every field is a ball that contains the 60-digit mpmath value (the polynomial in q
+    as printed, an independent root-finder), with relative width below 1e-15, and the float result lies within
+    its documented error of it (tiny λ, mid-range and just below λ₀,Z)."""
+    pytest.importorskip("flint")
+    task = _task(n_c, L, Z)
+    lam0 = fc.lemma_b_scale(task, lam=1.0).lambda0
+    lams = np.array([1e-9 * lam0, 0.3 * lam0, 0.999 * lam0])
+    b = fc.lemma_b_scale(task, lam=lams)
+    m = fc.lemma_b_scale(task, lam=lams, precision="mp", dps=60)
+    iv = fc.lemma_b_scale(task, lam=lams, precision="interval")
+    for f in FIELDS:
+        e = getattr(iv, f)
+        assert np.all(e.contains(getattr(m, f))), f
+        # the float path: a few ulps, amplified by 1/(1 − λ/λ₀,Z) where t* ∝ λ₀,Z − λ cancels (its docstring)
+        tol = 64 * np.finfo(float).eps / (1 - lams / lam0)
+        assert np.all(np.abs(getattr(b, f) - e.mid) <= tol * np.abs(e.mid)), f
+        assert np.all(e.rel_width <= 1e-15), f
+    assert not np.any(iv.trivial)
+
+
+def test_interval_decides_the_trivial_side_exactly():
+    """λ ≥ λ₀,Z, decided in rationals: t* is exactly 0 (a zero-width ball), q* = 1 and R = log K."""
+    pytest.importorskip("flint")
+    task = _task(*SETS[1])
+    lam0 = fc.lemma_b_scale(task, lam=1.0).lambda0
+    iv = fc.lemma_b_scale(task, lam=[1.001 * lam0, 10 * lam0], precision="interval")
+    assert iv.trivial.tolist() == [True, True] and np.all(iv.t_star.hi == 0) and np.all(iv.t_star.lo == 0)
+    assert np.all(iv.q_star.mid == 1) and np.all(iv.risk.contains(mpmath.log(task.K)))
+    scalar = fc.lemma_b_scale(task, lam=0.5 * lam0, precision="interval")
+    assert scalar.trivial is False and scalar.t_star.lo > 0
+
+
+def test_interval_on_the_full_set_encloses_theorem_1_tau():
+    """On the full set t* = τ of Theorem 1: the ball overlaps fctheory.tau's own certified ball (a root of H′ in
+    Theorem 1's counts, another function), and both are narrower than 1e-30 relative."""
+    pytest.importorskip("flint")
+    task = fc.Task.full(3, 2, 3)
+    for lam in (1e-4, 1e-2):
+        iv = fc.lemma_b_scale(task, lam=lam, precision="interval").t_star
+        ref = fc.tau(n_c=3, n_w=6, L=3, K=27, lam=lam, precision="interval")
+        assert iv.ball.overlaps(ref.ball) and iv.rel_width < 1e-30 and ref.rel_width < 1e-30
+
+
 def test_theorem_1_error_on_lemma_b_partial_sets():
     """Theorem 1's K-only word norm against the certified optimum: its error is what the closed form removes."""
     errs = []

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import fctheory as fc
-from fctheory.predictions import APPROXIMATION, EXACT, LEMMA_B, applicable_theorem
+from fctheory.predictions import APPROXIMATION, COLLAPSED_STAR, EXACT, LEMMA_B, applicable_theorem
 from fctheory.risk import optimum, predict_exact
 
 LEMMA_B_TASK = fc.Task(2, 2, 3, np.array([[0, 0, 0], [0, 1, 1], [1, 0, 1], [1, 1, 0]]), "uniform")
@@ -113,3 +113,34 @@ def test_the_dispatchers_collapsed_optimum_is_computed_once_per_task_and_lambda(
     assert calls == [LAM, 2 * LAM]
     with fc.budget(max_bytes=1000):  # a refusal is not remembered: the same task later gets the exact answer
         assert fc.predict(fc.Task.random(3, 2, 3, 9, seed=12), lam=LAM).provenance == APPROXIMATION
+
+
+# ----------------------------------------------------------------------------- network h* on partial tasks
+@pytest.mark.parametrize("mu", ["uniform", "zipf"])
+def test_h_star_partial_task_gets_the_best_collapsed_network(mu):
+    """h* on a partial set: the dispatcher's numbers are collapsed_optimum_star's (any μ), labelled as such,
+    with Theorem 3's K-only c beside them; the verdict's table carries the same R, ‖u‖ and τ."""
+    task = fc.Task.random(3, 2, 3, 9, mu=mu, seed=0)
+    p = fc.predict(task, lam=LAM, network="h*", d=8)
+    ref = fc.collapsed_optimum_star(task, lam=LAM, d=8)
+    t3 = fc.predict_type2(n_c=3, L=3, K=9, d=8, lam=LAM, n_w=task.n_w)
+    assert isinstance(p, fc.PartialStarPrediction) and p.provenance == COLLAPSED_STAR
+    assert p.risk == ref.R and p.c == ref.c and p.theorem3_c == pytest.approx(t3.c, rel=1e-14)
+    assert p.risk < t3.risk and p.phi_norm == pytest.approx(np.sqrt(8), rel=1e-15)
+    np.testing.assert_array_equal(p.u_norms, ref.u_norms)
+    v = applicable_theorem(task, d=8, lam_W=0.0, lam_U=LAM, layernorm=True)
+    assert v.provenance == COLLAPSED_STAR and v.predicted["R"] == ref.R and v.predicted["u_norm"] == ref.c
+    assert v.predicted["tau"] == ref.tau and any("collapsed_optimum_star" in n for n in v.notes)
+    json.dumps(p.to_dict())
+
+
+def test_h_star_full_task_stays_theorem_3_and_refusal_falls_back_to_it():
+    """Full tasks keep Theorem 3's type II (proven there); over the memory budget a partial task gets
+    Theorem 3's K-only numbers (a TypeIIPrediction, the verdict's reasons saying 'large-K idealisation')."""
+    full = fc.Task.full(3, 1, 3)
+    assert isinstance(fc.predict(full, lam=LAM, network="h*", d=8), fc.TypeIIPrediction)
+    task = fc.Task.random(3, 2, 3, 9, seed=21)
+    with fc.budget(max_bytes=1000):
+        p = fc.predict(task, lam=LAM, network="h*", d=8)
+    assert isinstance(p, fc.TypeIIPrediction)
+    assert p.c == pytest.approx(fc.predict_type2(n_c=3, L=3, K=9, d=8, lam=LAM, n_w=task.n_w).c, rel=1e-15)

@@ -290,6 +290,11 @@ def _optimum_enumerated(task, lam, d, tol, maxiter, precision, workers, budget) 
     X1, t1 = _type1_X(task, lam)
     # Theorem 1's configuration: its R (‖W‖² = ‖U‖² = τ) and the solver's start
     R1 = fx(X1)[0] + lam * t1 if task.n_c >= 2 else float("nan")
+    # Claim H at the origin: 0 is the minimiser iff λ ≥ ‖∇f(0)‖₂; start there, so the answer is the origin itself
+    # (from type I the solver would stop at a point within the tolerance of it, with norms of order 1e-6)
+    origin = np.zeros_like(X1)
+    if task.K > 1 and lam >= float(np.linalg.norm(fx(origin)[1], 2)):
+        X1 = origin
     X, f, G, nuc, nit = _solve_h(task, lam, fx, tol, maxiter, deadline, workers, X0=X1)
     run = (nit, fx.nfev, t0, max_seconds, max_bytes)
     return _result_h(task, lam, d, X, (f, G, nuc), tol, precision, run, R1)

@@ -94,6 +94,9 @@ EXAMPLES = {
         task=fc.Task.random(3, 2, 2, 4, seed=0), lam=0.05, tol=1e-10, maxiter=200, max_seconds=None
     ),
     "fctheory.collapsed_risk": lambda: dict(task=fc.Task.random(3, 2, 2, 4, seed=0), V=np.ones((8, 3)), lam=0.05),
+    "fctheory.collapsed_optimum_star": lambda: dict(
+        task=fc.Task.random(3, 2, 2, 4, seed=0), lam=0.05, d=4, tol=1e-10, maxiter=200
+    ),
     "fctheory.ExistenceResult.sizes": lambda: (fc.search_lemma_B(n_c=2, L=2), dict()),
     # ---- budget (fctheory._budget)
     "fctheory.get_budget": lambda: dict(),

@@ -60,6 +60,7 @@ TOLERANCES = {
     "optimum-interval": {"gap": 1e-10, "visible": 1e-6},
     "lemmaB-optimal-scale": {"rel": 1e-12, "scale": 1e-8},
     "collapsed-optimum": {"rel": 1e-12, "gap": 1e-10},
+    "collapsed-optimum-star": {"rel": 1e-12, "sdp": 1e-6, "tau": 1e-6},
 }
 
 # checks of a statement that no fctheory function computes (the reason is the oracle's text)

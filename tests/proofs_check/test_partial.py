@@ -56,3 +56,19 @@ def test_quick_report_writes_every_row(tmp_path):
     assert all(r["rel_gap"] <= 1e-10 for r in summary["nonuniform"])
     text = (tmp_path / "partial-tasks.md").read_text()
     assert "## Result (uniform μ)" in text and "| k50 |" in text
+    # the presets against their trained networks: k50 (finite samples on its own sentences) and fig4c (h*)
+    pre = {r["name"]: r for r in summary["presets"]}
+    assert set(pre) == {"k50", "fig4c"} and "| fig4c |" in text
+    assert pre["k50"]["err_w"] < 0.005 < pre["k50"]["theory_err_w"]
+    assert pre["fig4c"]["err_u"] < pre["fig4c"]["theory_err_u"] and pre["fig4c"]["rel_gap"] <= 1e-10
+
+
+def test_presets_table_flags_a_prediction_worse_than_the_theorem():
+    """The report's sentence under the presets table names every mean where the theorem is closer."""
+    row = dict(name="x", n_c=3, s_c=4, L=2, K=5, mu="uniform", network="h", n_spl=5, method="m", seconds=1.0,
+               w=(1.0, 0.1), u=(2.0, 0.1), ce=None, recorded=dict(w=(1.1, 0.1), u=(2.0, 0.1), ce=0.1),
+               err_w=0.1, theory_err_w=0.05, err_u=0.0, theory_err_u=0.01)  # fmt: skip
+    md, note = pt._presets_md([row])
+    assert "| x |" in md and note == "The prediction is not closer than the theorem on: x (‖w‖)."
+    row.update(err_w=0.01)
+    assert pt._presets_md([row])[1].startswith("The prediction is closer")

@@ -289,6 +289,24 @@ def test_origin_optimal_above_the_threshold_and_single_class():
     assert one.certified and one.R == 0.0 and one.rel_gap == 0.0
 
 
+@pytest.mark.parametrize("mu", ["uniform", "zipf"])
+def test_enumeration_returns_the_origin_itself_between_the_sets_and_theorem_1s_threshold(mu):
+    """A partial set whose own λ₀ = ‖∇f(0)‖₂ lies below Theorem 1's: at λ between the two Theorem 1 has τ > 0
+    (the solver's start) but the minimiser is the origin (Claim H); the enumeration returns exactly (0, 0) and R =
+    log K, as the collapsed path does, not a certified point within the tolerance of it."""
+    from fctheory.risk.convex import _FX
+
+    task = Task.random(2, 2, 2, 2, seed=0, mu=mu)
+    lam1 = fc.lambda_trivial(n_c=2, n_w=task.n_w, L=2, K=2)
+    lam_set = float(np.linalg.norm(_FX(task, 1, None, None)(np.zeros((4, task.n_w)))[1], 2))
+    assert lam_set < 0.99 * lam1
+    lam = 0.5 * (lam_set + lam1)
+    assert fc.tau(n_c=2, n_w=task.n_w, L=2, K=2, lam=lam) > 0
+    res = optimum(task, lam=lam, symmetry=False)
+    assert res.certified and res.width == 0 and not res.W.any() and not res.U.any()
+    assert res.R == pytest.approx(np.log(2), rel=1e-15)
+
+
 @pytest.mark.parametrize(
     "task",
     [fc.Task.random(3, 2, 3, 14, seed=1, mu=np.array([0.6, 0.4])), fc.Task.random(3, 2, 3, 9, seed=0)],
