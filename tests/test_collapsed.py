@@ -386,6 +386,22 @@ def test_star_equals_the_best_unconstrained_local_minimum_of_risk_10(args, lam, 
     assert o.lower_bound <= res.R
 
 
+def test_star_stopped_early_reports_its_gap_honestly():
+    """An early stop (maxiter) is certified exactly when its gap is within tol·R; after one iteration it is not,
+    and its lower bound is the dual bound at the returned point, strictly below R."""
+    task, lam, d = fc.Task.random(3, 1, 3, 12, seed=0), 0.01, 5
+    fx = col._Fc(task, root=1.0)
+    for maxiter in (1, 2, 3, 5, 8, 13, 21, 34):
+        for tol in (1e-2, 1e-4, 1e-6, 1e-8):
+            res = fc.collapsed_optimum_star(task, lam=lam, d=d, tol=tol, maxiter=maxiter)
+            assert res.certified == (res.gap <= tol * res.R or res.gap <= 0.0), (maxiter, tol, res.rel_gap)
+            U, Phi = res.U.reshape(-1, res.phi.shape[1]), res.phi
+            f, A = fx(U @ Phi.T)
+            assert res.lower_bound == col._star_bound(f, A, U @ Phi.T, Phi, lam, d)
+    first = fc.collapsed_optimum_star(task, lam=lam, d=d, maxiter=1)
+    assert not first.certified and first.lower_bound < first.R - 1e-6 and "raise maxiter" in first.message
+
+
 def test_star_is_refused_for_bad_input_naming_the_parameter():
     task = fc.Task.random(3, 1, 2, 5, seed=0)
     with pytest.raises(fc.FCTheoryError, match="d=1"):

@@ -144,3 +144,15 @@ def test_h_star_full_task_stays_theorem_3_and_refusal_falls_back_to_it():
         p = fc.predict(task, lam=LAM, network="h*", d=8)
     assert isinstance(p, fc.TypeIIPrediction)
     assert p.c == pytest.approx(fc.predict_type2(n_c=3, L=3, K=9, d=8, lam=LAM, n_w=task.n_w).c, rel=1e-15)
+
+
+def test_h_star_uncertified_collapsed_network_is_not_returned(monkeypatch):
+    """A collapsed h* the solver could not certify (here: one iteration) is not passed off as the prediction:
+    the dispatcher keeps Theorem 3's numbers, and does not cache the failure as an answer."""
+    import fctheory.predictions as pr
+
+    real = pr.collapsed_optimum_star
+    monkeypatch.setattr(pr, "collapsed_optimum_star", lambda t, *, lam, d: real(t, lam=lam, d=d, maxiter=1))
+    task = fc.Task.random(3, 2, 3, 9, seed=31)
+    p = fc.predict(task, lam=LAM, network="h*", d=8)
+    assert isinstance(p, fc.TypeIIPrediction)
