@@ -82,6 +82,8 @@ class CollapsedOptimum:
         and gap/|R|.
     rho, align : float
         ‖∇f_c(V)‖₂/λ (≤ 1 at the optimum) and (⟨∇f_c, V⟩ + λ‖V‖_*)/(λ‖V‖_*) (0 at the optimum), Claim H.
+    grad : ndarray, shape (K·L, n_c)
+        ∇f_c(V), the gradient the certificate was computed from (∇f(X) = grad ⊗ 1ᵀ/√s_c at the word level).
     lambda0 : float
         ‖∇f_c(0)‖₂: the origin is the minimiser iff λ ≥ lambda0.
     R_type1 : float
@@ -113,6 +115,7 @@ class CollapsedOptimum:
     rel_gap: float
     rho: float
     align: float
+    grad: np.ndarray
     lambda0: float
     R_type1: float
     certified: bool
@@ -319,7 +322,7 @@ def collapsed_optimum(
         V=V, W=W, U=U, width=r, concept_vectors=Wt, w_norms=np.repeat(cn, s_c), concept_norms=cn, cosines=cos,
         u_norms=np.linalg.norm(Uh.T.reshape(task.K, task.L, -1), axis=2), R=float(R), ce=float(f), tau=tau,
         lower_bound=float(lb), gap=float(gap), rel_gap=relative_gap(gap, R), rho=float(rho), align=float(align),
-        lambda0=lambda0, R_type1=float(R1), certified=bool(ok), message=msg, nit=nit, nfev=fx.nfev,
+        grad=G, lambda0=lambda0, R_type1=float(R1), certified=bool(ok), message=msg, nit=nit, nfev=fx.nfev,
         seconds=time.perf_counter() - t0,
     )  # fmt: skip
 

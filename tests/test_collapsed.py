@@ -127,6 +127,16 @@ def test_weights_are_balanced_factors_of_the_collapsed_point():
     assert res.R == pytest.approx(res.ce + res.tau * 0.01, rel=1e-13)
 
 
+def test_result_carries_the_gradient_of_its_certificate():
+    """grad is ∇f_c at the returned V (what the certificate used, and what fctheory.risk.optimum expands to the
+    word-level gradient norm without another evaluation)."""
+    task, lam = fc.Task.random(3, 2, 3, 9, seed=3), 0.02
+    res = fc.collapsed_optimum(task, lam=lam)
+    _, _, G = fc.collapsed_risk(task, res.V, lam)
+    np.testing.assert_allclose(res.grad, G, rtol=0, atol=1e-15)
+    assert res.rho == pytest.approx(np.linalg.norm(G, 2) / lam, rel=1e-12)
+
+
 def test_lambda0_is_where_the_origin_becomes_the_minimiser():
     """Claim H at X = 0: the origin is optimal iff ‖∇f(0)‖₂ ≤ λ."""
     task = fc.Task.random(3, 2, 3, 10, seed=6)

@@ -45,7 +45,7 @@ from .._errors import FCTheoryError
 from .._interval import enclosure, workprec
 from .._nuclear import balanced_svd, fenchel_bound, relative_gap, solve
 from .._validate import Array, Bool, Choice, Instance, Int, Real, Seed, fail, public, result_type
-from ..collapsed import collapsed_optimum, collapsed_risk
+from ..collapsed import collapsed_optimum
 from ..configurations import type2_configuration, type3_configuration
 from ..network import U_from_hat, U_hat, phi
 from ..predictions import EXACT, PartialPrediction, predict, predict_type1
@@ -337,8 +337,7 @@ def _optimum_collapsed(task, lam, d, tol, maxiter, precision, sec, t0) -> Optimu
         W = np.vstack([W, np.zeros((d - W.shape[0], task.n_w))])
         U = U_from_hat(np.vstack([U_hat(U, L=task.L), np.zeros((d - U.shape[1] // task.L, task.K * task.L))]), L=task.L)
     # ∇f(X) = ∇f_c(V) ⊗ 1ᵀ/√s_c, so ∂R/∂W = Û∇f(X) + λW and ∂R/∂Û = W∇f(X)ᵀ + λÛ
-    _, _, Gc = collapsed_risk(task, c.V, lam)
-    GX = np.repeat(Gc, task.s_c, axis=1) / root
+    GX = np.repeat(c.grad, task.s_c, axis=1) / root
     Uh = U_hat(U, L=task.L)
     grad_norm = float(np.sqrt(np.sum((Uh @ GX + lam * W) ** 2) + np.sum((W @ GX.T + lam * Uh) ** 2)))
     R1 = c.R_type1 if task.n_c >= 2 else float("nan")
