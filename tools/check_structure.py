@@ -39,6 +39,7 @@ DEFAULT_PACKAGES = ("fctheory", "proofs_check")
 # (importer prefix, imported prefix): first-party imports that may stay inside a function ("" matches any importer)
 LAZY_ALLOWED = (
     ("fctheory.cli", "proofs_check"),
+    ("", "fctheory._blas"),
     ("", "fctheory._kernels"),
     ("", "fctheory._nc_kernels"),
     ("", "fctheory.risk._kernels"),

@@ -955,35 +955,58 @@ def _run_group_inner(xp, use_numba, ctx, wk, g, ks_h, lb_h, full):
         wk.n_fallback += nfl
         _fallbacks(xp, use_numba, wk, lazyY, g, ks_h, lb_h, nflag, mask, (pA, pB), grad, (ce, rA, rB), sB)
     if grad:
-        Om = S  # ω = D σ(t)/S', written over S'
-        r0, r1 = int(ks_h.min()), int(ks_h.max()) + 1
-        if xp is np and full and r1 - r0 == n and accA.flags.c_contiguous and wk.accB.flags.c_contiguous:
-            # host, classes = a contiguous row range (full tasks): let BLAS accumulate in place
-
-            # accA[g] += buf Ωᵀ  (Σ_i B̃_B^{(q_i)} ω_iᵀ; row k_i of block i is zero, so j ≠ k)
-            dgemm(1.0, Om.T, buf.T, beta=1.0, c=accA[g].T, trans_a=1, overwrite_c=True)
-            # accB += B_A Ω, except the group's own rows, where block i of row k_i is class k_i's
-            # own (excluded) column and must be dropped, not subtracted
-            if r0 > 0:
-                dgemm(1.0, Om.T, BAg[:r0].T, beta=1.0, c=wk.accB[:r0].T, overwrite_c=True)
-            if r1 < K:
-                dgemm(1.0, Om.T, BAg[r1:].T, beta=1.0, c=wk.accB[r1:].T, overwrite_c=True)
-            T = BAg[r0:r1] @ Om
-            T[np.repeat(ks_h - r0, sB), np.arange(n * sB)] = 0.0
-            wk.accB[r0:r1] += T
-        else:
-            accA[g] += buf @ Om.T  # Σ_i B̃_B^{(q_i)} ω_iᵀ: row k_i of block i is zero (j ≠ k)
-            T = BAg @ Om  # K × n·sB; block i of row k_i is class k_i's own (excluded) column
-            T[rows_k, cols_loc] = 0.0
-            if full:
-                wk.accB += T
-            else:
-                wk.accB[:, xp.asarray(colsB)] += T
+        _accumulate(xp, use_numba, (BAg, buf, S), (accA[g], wk), ks_h, (rows_k, cols_loc, colsB, sB, full))
         wk.rA.append((g, ks, rA))
         wk.rB.append((lb, ks, rB))
     if full:
         buf[rows_k, cols_loc] = saved
     return ks_h, to_numpy(ce)
+
+
+def _accumulate(xp, use_numba, mats, acc, ks_h, where) -> None:
+    """The gradient products of one class chunk of prefix group g: accA[g] += B̃_B Ωᵀ and accB += B_A Ω (j ≠ k).
+
+    ``mats`` = (B_A of the group, the chunk's suffix bases B̃_B with row k_i of block i zeroed, Ω = D σ(t)/S'
+    written over S'), ``acc`` = (accA[g], the worker), ``where`` = (rows k_i, local columns, columns of BBt,
+    sB, full?). On the host, for classes that are a contiguous row range (full tasks), BLAS accumulates in
+    place; on the compiled path through :func:`fctheory._blas.gemm`, which releases the GIL, so that the
+    workers' products run in parallel (SciPy's ``dgemm`` wrapper holds it for the whole product).
+    """
+    BAg, buf, Om = mats
+    accAg, wk = acc
+    rows_k, cols_loc, colsB, sB, full = where
+    K, n = BAg.shape[0], ks_h.size
+    r0, r1 = int(ks_h.min()), int(ks_h.max()) + 1
+    if xp is np and full and r1 - r0 == n and accAg.flags.c_contiguous and wk.accB.flags.c_contiguous:
+        if use_numba:
+            from .._blas import gemm  # noqa: PLC0415 - numba kernels: importing numba costs about a second, paid on first use
+
+            def acc_ab(a, b, c, trans_b=False):  # c += a·op(b), the GIL released
+                gemm(False, trans_b, 1.0, a, b, 1.0, c)
+        else:
+
+            def acc_ab(a, b, c, trans_b=False):  # c += a·op(b) by SciPy's BLAS (C-ordered c as its transpose)
+                dgemm(1.0, b.T, a.T, beta=1.0, c=c.T, trans_a=int(trans_b), overwrite_c=True)
+
+        # accA[g] += B̃_B Ωᵀ (Σ_i B̃_B^{(q_i)} ω_iᵀ; row k_i of block i is zero, so j ≠ k)
+        acc_ab(buf, Om, accAg, trans_b=True)
+        # accB += B_A Ω, except the group's own rows, where block i of row k_i is class k_i's own (excluded)
+        # column and must be dropped, not subtracted
+        if r0 > 0:
+            acc_ab(BAg[:r0], Om, wk.accB[:r0])
+        if r1 < K:
+            acc_ab(BAg[r1:], Om, wk.accB[r1:])
+        T = BAg[r0:r1] @ Om
+        T[np.repeat(ks_h - r0, sB), np.arange(n * sB)] = 0.0
+        wk.accB[r0:r1] += T
+        return
+    accAg += buf @ Om.T  # Σ_i B̃_B^{(q_i)} ω_iᵀ: row k_i of block i is zero (j ≠ k)
+    T = BAg @ Om  # K × n·sB; block i of row k_i is class k_i's own (excluded) column
+    T[rows_k, cols_loc] = 0.0
+    if full:
+        wk.accB += T
+    else:
+        wk.accB[:, xp.asarray(colsB)] += T
 
 
 def _default_workers():

@@ -15,7 +15,7 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
-from ._blas import gemm
+from .._blas import gemm
 
 
 @nb.njit(cache=True)

@@ -230,6 +230,35 @@ def test_bigger_task_equals_bruteforce():
         )
 
 
+@pytest.mark.parametrize("jit", [None, False])
+def test_in_place_gradient_products_of_full_tasks_equal_bruteforce_for_any_worker_count(jit, monkeypatch):
+    """Full tasks take the host's in-place accumulation of the gradient products (each prefix group's classes are a
+    contiguous row range): on the compiled path through fctheory._blas.gemm, which releases the GIL so that the
+    workers' products overlap, with jit=False through SciPy's dgemm. Every worker count gives the brute-force
+    numbers, the default count patched to 1 and to 16 included."""
+    import fctheory._blas as blas
+
+    calls = []
+    gemm = blas.gemm
+
+    def counting(*args):
+        calls.append(args[4].shape)
+        return gemm(*args)
+
+    monkeypatch.setattr(blas, "gemm", counting)
+    task = Task.full(3, 3, 4, mu="zipf")  # K = 81; 9 prefix groups of 9 classes, sA = sB = 9
+    rng = np.random.default_rng(7)
+    W, U = 0.8 * rng.standard_normal((3, task.n_w)), 0.8 * rng.standard_normal((task.K, 4 * 3))
+    ref = true_risk_bruteforce(task, W, U, 0.03, grad=True)
+    for workers in (1, 2, 16, None):
+        _assert_matches(evaluate_risk(task, W, U, 0.03, grad=True, workers=workers, jit=jit), ref)
+    for n in (1, 16):
+        monkeypatch.setattr(_engine, "_default_workers", lambda n=n: n)
+        _assert_matches(evaluate_risk(task, W, U, 0.03, grad=True, jit=jit, max_seconds=math.inf), ref)
+    # per class chunk: accA[g] += B̃_B Ωᵀ and the rows of accB below and above the group's own classes
+    assert bool(calls) == (jit is None)
+
+
 def test_single_class_has_zero_cross_entropy():
     task = Task(2, 2, 2, [[0, 1]])
     W = np.ones((2, 4)) * [[1.0], [2.0]]
