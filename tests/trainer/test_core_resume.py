@@ -40,7 +40,16 @@ def test_checkpoint_every_is_atomic_and_resumable(tmp_path):
     _same(full, again)
 
 
-def test_ctrl_c_saves_a_checkpoint_and_resumes_identically(tmp_path):
+@pytest.fixture
+def default_sigint():
+    """Python's own SIGINT handler during the test, whatever the runner inherited (a job started in the
+    background, e.g. with nohup, runs with SIGINT ignored), and the inherited one restored afterwards."""
+    inherited = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, inherited)
+
+
+def test_ctrl_c_saves_a_checkpoint_and_resumes_identically(tmp_path, default_sigint):
     ck = tmp_path / "int.npz"
 
     def press_ctrl_c(epoch, info):
