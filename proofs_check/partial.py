@@ -231,7 +231,7 @@ def preset_rows(names=("fig3", "k50", "fig4a", "fig4b", "fig4c"), per_class=FIG4
             p1 = fctheory.predict_type1(n_c=task.n_c, n_w=task.n_w, L=task.L, K=task.K, lam=lam)
             src = "population optimum" if r.info["directions"] == fs.DIRECTIONS_EXACT else "uniform-μ collapsed optimum"
             row.update(method=f"predict_on_optimum, {len(y) // task.K} sentences per class, directions: {src}",
-                       rel_gap=float(r.info["grad_norm"]), w=(float(r.word_norm.mean()), float(r.word_norm.std())),
+                       grad_norm=float(r.info["grad_norm"]), w=(float(r.word_norm.mean()), float(r.word_norm.std())),
                        u=(float(r.u_norm.mean()), float(r.u_norm.std())), ce=None, theory="Theorem 1",
                        theory_w=float(p1.c), theory_u=float(p1.c_prime), theory_ce=None)  # fmt: skip
         row["seconds"] = time.perf_counter() - t0
