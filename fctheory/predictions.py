@@ -527,23 +527,29 @@ _COLLAPSED = weakref.WeakKeyDictionary()
 _COLLAPSED_PER_TASK = 16
 
 
-def _collapsed_or_none(task, lam):
-    """The certified collapsed optimum (uniform μ), or None when the budget refuses it or it is not certified."""
-    if not task.is_uniform or not 1e-12 <= lam <= 1e12:
-        return None
-    known = _COLLAPSED.setdefault(task, {})
-    if float(lam) in known:
-        return known[float(lam)]
+def _remembered(cache, task, key, solve):
+    """``solve()`` once per (task, key): the certified result, or None when the budget refuses it or it is not
+    certified (neither is remembered: a later call, e.g. under a larger budget, tries again)."""
+    known = cache.setdefault(task, {})
+    if key in known:
+        return known[key]
     try:
-        opt = collapsed_optimum(task, lam=lam)
+        opt = solve()
     except FCTheoryError:  # over the memory or time budget: the approximation, labelled as such (not kept)
         return None
     if not opt.certified:
         return None
     if len(known) >= _COLLAPSED_PER_TASK:
         known.pop(next(iter(known)))
-    known[float(lam)] = opt
+    known[key] = opt
     return opt
+
+
+def _collapsed_or_none(task, lam):
+    """The certified collapsed optimum (uniform μ), or None when the budget refuses it or it is not certified."""
+    if not task.is_uniform or not 1e-12 <= lam <= 1e12:
+        return None
+    return _remembered(_COLLAPSED, task, float(lam), lambda: collapsed_optimum(task, lam=lam))
 
 
 #: provenance of an h* partial task's prediction: fctheory.collapsed_optimum_star
@@ -607,17 +613,7 @@ def _collapsed_star_or_none(task, lam, d):
     """The certified best collapsed h* (cached per task, λ and d), or None when refused or not certified."""
     if not 1e-12 <= lam <= 1e12 or d < task.n_c:
         return None
-    known = _COLLAPSED_STAR.setdefault(task, {})
-    key = (float(lam), int(d))
-    if key not in known:
-        try:
-            opt = collapsed_optimum_star(task, lam=lam, d=d)
-        except FCTheoryError:  # over the memory budget: Theorem 3's numbers, labelled by the verdict's reasons
-            return None
-        if len(known) >= _COLLAPSED_PER_TASK:
-            known.pop(next(iter(known)))
-        known[key] = opt if opt.certified else None
-    return known[key]
+    return _remembered(_COLLAPSED_STAR, task, (float(lam), int(d)), lambda: collapsed_optimum_star(task, lam=lam, d=d))
 
 
 def _star_partial(task, d, lam_U, pred, notes, p):
@@ -634,7 +630,7 @@ def _star_partial(task, d, lam_U, pred, notes, p):
     words = np.repeat(opt.phi, task.s_c, axis=0).T
     pred.update(
         R=opt.R, R0=opt.ce, tau=opt.tau, u_norm=opt.c, cos_across=float(np.mean(opt.cosines[off])),
-        pca_W=_pca_sigmas(words, task.n_c - 1, 1.0), pca_U=_pca_sigmas(opt.U.reshape(-1, words.shape[0]).T,
+        pca_W=_pca_sigmas(words, task.n_c - 1, 1.0), pca_U=_pca_sigmas(opt.U.reshape(-1, opt.phi.shape[1]).T,
                                                                         task.n_c - 1, 1.0),
     )  # fmt: skip
     pp = PartialStarPrediction(
