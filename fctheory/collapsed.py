@@ -475,11 +475,8 @@ def collapsed_optimum_star(task: Task, *, lam, d, tol: float = 1e-10, maxiter: i
         nr = np.linalg.norm(P, axis=1, keepdims=True)
         return U, P, nr, sd * P / nr
 
-    x, g, nit, msg = _star_solve(fx, parts, np.concatenate([U0.ravel(), Q0.ravel()]), lam, d, tol, maxiter, t0)
-    U, _, _, Phi = parts(x)
-    V = U @ Phi.T
-    f, A = fx(V)
-    R = f + 0.5 * lam * float(np.sum(U * U))
+    at, nit, msg = _star_solve(fx, parts, np.concatenate([U0.ravel(), Q0.ravel()]), lam, d, tol, maxiter, t0)
+    U, Phi, V, f, A, R, g = (at[k] for k in ("U", "Phi", "V", "f", "A", "R", "g"))
     lb = _star_bound(f, A, V, Phi, lam, d) if K > 1 else R
     gap = R - lb
     ok = gap <= tol * abs(R) or gap <= 0.0
@@ -490,18 +487,21 @@ def collapsed_optimum_star(task: Task, *, lam, d, tol: float = 1e-10, maxiter: i
 
 def _star_solve(fx, parts, x, lam, d, tol, maxiter, t0):
     """L-BFGS on R*(U, φ) from ``x``, stopped as soon as the dual bound certifies ``tol`` (checked every 10
-    iterations at the last evaluated point; the bound is valid wherever it is taken). Returns (x, ∇, nit, msg)."""
+    iterations at the last evaluated point; the bound is valid wherever it is taken). Returns (the evaluation at
+    the returned point: x, U, Φ, V, f, A = ∇f(V), R, g = ∇R* in (U, P); iterations; message)."""
     sd = math.sqrt(d)
     last = {}
 
     def fg(x, overflow="inf"):
         U, P, nr, Phi = parts(x)
-        f, A = fx(U @ Phi.T)
-        last.update(x=x.copy(), f=f, A=A, U=U, Phi=Phi)
+        V = U @ Phi.T
+        f, A = fx(V)
         gPhi = A.T @ U  # ∂f/∂Φ; through Φ = √d·P/‖P‖ row-wise
         gP = sd * (gPhi - (Phi / sd) * np.sum(gPhi * Phi / sd, axis=1, keepdims=True)) / nr
         R = f + 0.5 * lam * float(np.sum(U * U))
-        return R, np.concatenate([(A @ Phi + lam * U).ravel(), gP.ravel()]), None
+        g = np.concatenate([(A @ Phi + lam * U).ravel(), gP.ravel()])
+        last.update(x=x.copy(), U=U, Phi=Phi, V=V, f=f, A=A, R=R, g=g)
+        return R, g, None
 
     R, g, _ = fg(x)
     it = {"n": 0}
@@ -509,8 +509,8 @@ def _star_solve(fx, parts, x, lam, d, tol, maxiter, t0):
     def certified(n, R, gn):
         # every 10 iterations: the dual bound at the last evaluated point (a lower bound wherever it is taken)
         it["n"] = n
-        if n % 10 == 0 and R - _star_bound(last["f"], last["A"], last["U"] @ last["Phi"].T, last["Phi"], lam, d) <= (
-            0.5 * tol * abs(R)
+        if n % 10 == 0 and last["R"] - _star_bound(last["f"], last["A"], last["V"], last["Phi"], lam, d) <= (
+            0.5 * tol * abs(last["R"])
         ):
             raise _StarDone
 
@@ -520,8 +520,9 @@ def _star_solve(fx, parts, x, lam, d, tol, maxiter, t0):
             nit, x, R, g, _, msg = lbfgs_iterate(fg, x, R, g, [R], msg, 0.0, maxiter, 20, None, t0, certified)
     except _StarDone:
         x, nit = last["x"], it["n"]
-        g = fg(x)[1]
-    return x, g, nit, msg
+    if not np.array_equal(last["x"], x):  # the line search's last trial was not the accepted point
+        fg(x)
+    return last, nit, msg
 
 
 class _StarDone(Exception):
