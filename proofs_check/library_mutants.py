@@ -459,10 +459,10 @@ MUTANTS: list[LibraryMutant] = [
         "true_risk_bruteforce: cross-entropy softplus(t) clipped to max(t, 0)",
         ("risk-engine",),
     ),
-    # ---- assumption checkers: fctheory/assumptions.py
+    # ---- assumption checkers: fctheory/assumptions/
     M(
         "assumptionA-exponent",
-        "fctheory.assumptions",
+        "fctheory.assumptions.assumption_a",
         "_expected_35",
         "(n_c - 1) ** r, N)",
         "(n_c - 1) ** (r + 1), N)",
@@ -471,7 +471,7 @@ MUTANTS: list[LibraryMutant] = [
     ),
     M(
         "lemmaB-theta",
-        "fctheory.assumptions",
+        "fctheory.assumptions.lemma_b",
         "lemma_B_properties",
         "theta = 1 - Fraction(a, 1) / s",
         "theta = 1 - Fraction(a, 1) / (s + 1)",
@@ -499,7 +499,7 @@ MUTANTS: list[LibraryMutant] = [
     ),
     M(
         "lemmaB-ZZt",
-        "fctheory.assumptions",
+        "fctheory.assumptions.lemma_b",
         "lemma_B_properties",
         "K * L * np.eye(n_c, dtype=np.int64)",
         "K * np.eye(n_c, dtype=np.int64)",
@@ -508,7 +508,7 @@ MUTANTS: list[LibraryMutant] = [
     ),
     M(
         "assumptionB-unsymmetrised",
-        "fctheory.assumptions",
+        "fctheory.assumptions.assumption_b",
         "_gamma_vectors",
         "G[..., a, b] + G[..., b, a]",
         "G[..., a, b]",
