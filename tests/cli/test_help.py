@@ -79,7 +79,7 @@ def test_every_option_of_the_proofs_check_commands_has_a_plain_help_text(module,
 
 
 def test_every_option_of_the_language_model_command_has_a_plain_help_text(monkeypatch):
-    pytest.importorskip("torch", reason="python -m fctheory.torch.lm needs PyTorch (pip install 'fctheory[torch]')")
+    pytest.importorskip("torch", reason="needs torch: pip install 'fctheory[torch]' (python -m fctheory.torch.lm)")
     parser = parser_of_main("fctheory.torch.lm", monkeypatch)
     assert problems(parser, "python -m fctheory.torch.lm") == []
     assert len([a for a in parser._actions if a.option_strings]) >= 18  # the walk saw the options

@@ -87,7 +87,7 @@ def test_load_weights_rejects_npz_without_arrays(tmp_path):
 
 
 def test_state_dict_of_the_authors_layout(tmp_path, capsys):
-    torch = pytest.importorskip("torch")
+    torch = pytest.importorskip("torch", reason="needs torch: pip install 'fctheory[torch]'")
     task = Task.full(3, 2, 2)
     W, U = type1_configuration(task, d=4, lam=0.01, seed=0)
     p = tmp_path / "net.pt"

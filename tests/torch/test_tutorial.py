@@ -6,7 +6,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-pytest.importorskip("torch")
+pytest.importorskip("torch", reason="needs torch: pip install 'fctheory[torch]'")
 pytest.importorskip("sklearn")
 pytest.importorskip("matplotlib")
 pytest.importorskip("pyarrow")
