@@ -2,7 +2,7 @@
 
 The task is a preset of the paper (``--preset NAME``, ``--quick`` for its small version) or given by its
 parameters (``--nc --sc --L --K`` with ``--task-seed``, ``--Z``, ``--mu``; or ``--task FILE``: the options of
-:mod:`fctheory.cli._task_options`). Network h: :func:`fctheory.optimum` (the collapsed problem for uniform word
+:mod:`fctheory.cli._task_options`). Network h: :func:`fctheory.optima.optimum` (the collapsed problem for uniform word
 frequencies, any K; enumeration of the sentences otherwise, refused with one line when the task is too big).
 Network h*: :func:`fctheory.optimum` with ``network="h*"`` (a local minimiser and a certified lower bound, small
 tasks), or with ``--collapsed`` :func:`fctheory.collapsed_optimum_star` (the best feature-collapsed h*, any K).
@@ -13,9 +13,8 @@ of another kind (the training-set optimum on given sentences) is a new entry and
 
 from __future__ import annotations
 
-from .. import risk
 from .._validate import fail
-from ..collapsed import collapsed_optimum_star
+from ..optima import collapsed_optimum_star, optimum
 from ..trainer.presets import PRESETS, get_preset
 from ._optima import summary_h, summary_h_star, summary_star
 from ._output import add_format_options, print_json, say
@@ -83,7 +82,7 @@ def _problem(args):
 
 
 def _solve_h(task, lam, d, args) -> tuple:
-    res = risk.optimum(task, lam=lam, d=d, tol=args.tol, max_seconds=args.max_seconds)
+    res = optimum(task, lam=lam, d=d, tol=args.tol, max_seconds=args.max_seconds)
     how = "collapsed problem (uniform mu)" if task.is_uniform else "enumeration of the sentences"
     return f"global minimiser of (5), network h: {how}", {**summary_h(task, res, lam), "status": res.status}
 
@@ -95,7 +94,7 @@ def _solve_star(task, lam, d, args) -> tuple:
         res = collapsed_optimum_star(task, lam=lam, d=d, tol=args.tol)
         what = "best feature-collapsed network h* (certified among feature-collapsed networks of any width)"
         return what, summary_star(task, res)
-    res = risk.optimum(task, lam=lam, network="h*", d=d, tol=args.tol, max_seconds=args.max_seconds)
+    res = optimum(task, lam=lam, network="h*", d=d, tol=args.tol, max_seconds=args.max_seconds)
     what = "network h*: best local minimiser of (10) and a certified lower bound on min R* (width d)"
     return what, {**summary_h_star(task, res, lam), "status": res.status}
 

@@ -37,8 +37,8 @@ import numpy as np
 
 from .._validate import check_mu
 from .._version import __version__
-from ..collapsed import collapsed_optimum, collapsed_optimum_star
-from ..predictions import predict_type1, predict_type2
+from ..optima import collapsed_optimum, collapsed_optimum_star
+from ..theorems import predict_type1, predict_type2
 from ..trainer.presets import get_preset
 from ..type3 import lambda_max_type3
 from ._optima import summary_h, summary_star
