@@ -398,8 +398,8 @@ MUTANTS: list[LibraryMutant] = [
     # ---- the exact true risk: fctheory/risk/
     M(
         "risk-penalty-half",
-        "fctheory.risk._engine",
-        "evaluate_risk|_evaluate",
+        "fctheory.risk.evaluation",
+        "evaluate_risk|evaluate",
         "penalty = 0.5 * lam *",
         "penalty = lam *",
         "true risk penalty lambda(||W||^2 + ||U||^2) (1/2 dropped)",
@@ -407,8 +407,8 @@ MUTANTS: list[LibraryMutant] = [
     ),
     M(
         "risk-grad-no-lamU",
-        "fctheory.risk._engine",
-        "evaluate_risk|_evaluate",
+        "fctheory.risk.evaluation",
+        "evaluate_risk|evaluate",
         "res.grad_U = U_from_hat(dUh, L=L) + lam * U",
         "res.grad_U = U_from_hat(dUh, L=L)",
         "true_risk_grad: dR/dU missing lambda U",
@@ -416,8 +416,8 @@ MUTANTS: list[LibraryMutant] = [
     ),
     M(
         "risk-eps-ignored",
-        "fctheory.risk._engine",
-        "evaluate_risk|_evaluate",
+        "fctheory.risk.evaluation",
+        "evaluate_risk|evaluate",
         "V = phi(W, eps=eps) if layernorm else W",
         "V = phi(W) if layernorm else W",
         "true risk of h*: LayerNorm eps ignored",
@@ -425,8 +425,8 @@ MUTANTS: list[LibraryMutant] = [
     ),
     M(
         "risk-grad-no-1/K",
-        "fctheory.risk._engine",
-        "evaluate_risk|_evaluate",
+        "fctheory.risk.evaluation",
+        "evaluate_risk|evaluate",
         "gG = gG3.reshape(K * L, task.n_w) / K",
         "gG = gG3.reshape(K * L, task.n_w)",
         "true_risk_grad without the 1/K of (5)",
@@ -434,7 +434,7 @@ MUTANTS: list[LibraryMutant] = [
     ),
     M(
         "risk-target-in-normalizer",
-        "fctheory.risk._engine",
+        "fctheory.risk.enumeration",
         "_run_group_inner",
         "        saved = buf[rows_k, cols_loc].copy()\n        buf[rows_k, cols_loc] = 0.0\n",
         "        saved = buf[rows_k, cols_loc].copy()\n",

@@ -7,7 +7,7 @@ from __future__ import annotations
 import time
 
 from .._validate import Bool, Choice, Instance, Int, Real, Seed, fail, public
-from ..risk.enumeration import LIMIT, resolve_budget
+from ..risk.plan import LIMIT, resolve_budget
 from ..task import Task
 from .population import optimum_collapsed, optimum_enumerated
 from .result import OptimumResult

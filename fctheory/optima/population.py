@@ -35,7 +35,9 @@ from .._nuclear import fenchel_bound, relative_gap, solve
 from .._validate import fail
 from ..configurations import type2_configuration, type3_configuration
 from ..network import U_from_hat, U_hat
-from ..risk.enumeration import SCORE_MAX, check_budget, enumerate_risk, estimate, evaluate, resolve_budget
+from ..risk.enumeration import enumerate_risk
+from ..risk.evaluation import evaluate
+from ..risk.plan import SCORE_MAX, check_budget, estimate, resolve_budget
 from ..tau import tau
 from .certificates import certify_optimality
 from .collapsed import collapsed_optimum

@@ -26,7 +26,7 @@ from ..network import U_hat
 from ..task import Task
 from ..tau import LAM
 from ..optima import optimum
-from ..risk.enumeration import LIMIT
+from ..risk.plan import LIMIT
 from ..theorems import predict_type1, predict_type2, predict_type3
 from ..type3 import lambda_max_type3
 from .partial import (
