@@ -11,14 +11,17 @@ environment with ``python3 -m venv``, and runs in the clone, each command timed 
    and caching its kernels, Python writing its bytecode), the second is what every later run takes;
 3. ``python -m pytest -n 2`` (the tests), with pytest's closing line.
 
-It prints one Markdown table (the command, the wall time, the load average of the machine before and after, the
-result) for docs/performance.md. The clone and the environment are removed at the end unless ``--keep``.
+It prints one Markdown table (the command, the wall time, the CPU time it and its children used, the load average
+of the machine before and after, the result) for docs/performance.md: on a machine shared with other jobs the wall
+time grows with the load, the CPU time much less. The clone and the environment are removed at the end unless
+``--keep``.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import resource
 import shutil
 import subprocess
 import sys
@@ -42,14 +45,18 @@ def _size(path: Path) -> int:
 
 def _timed(cmd: list, cwd: Path, env: dict, log: Path) -> dict:
     load = os.getloadavg()[0]
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
     with open(log, "w", encoding="utf-8") as out:
         proc = subprocess.run(cmd, cwd=cwd, env=env, stdout=out, stderr=subprocess.STDOUT, check=False)
     seconds = time.perf_counter() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     tail = [line for line in log.read_text(encoding="utf-8", errors="replace").splitlines() if line.strip()]
     return {
         "command": " ".join(cmd),
         "seconds": seconds,
+        "cpu": cpu,
         "load": (load, os.getloadavg()[0]),
         "rc": proc.returncode,
         "last": tail[-1] if tail else "",
@@ -91,12 +98,12 @@ def main(argv=None) -> int:
     ap.add_argument("--keep", action="store_true", help="keep the clone and the environment")
     args = ap.parse_args(argv)
     rows = run(args.repo, args.branch, no_cache=args.no_cache, tests=not args.skip_tests, keep=args.keep)
-    print("| command | wall time | load before / after | result |")
-    print("|---|---|---|---|")
+    print("| command | wall time | CPU time (user + sys) | load before / after | result |")
+    print("|---|---|---|---|---|")
     for r in rows:
         status = "ok" if r["rc"] == 0 else f"exit status {r['rc']}"
         load = f"{r['load'][0]:.1f} / {r['load'][1]:.1f}"
-        print(f"| `{r['command']}` | {r['seconds']:.1f} s | {load} | {status}: {r['last']} |")
+        print(f"| `{r['command']}` | {r['seconds']:.1f} s | {r['cpu']:.1f} s | {load} | {status}: {r['last']} |")
     return 0 if all(r["rc"] == 0 for r in rows) else 1
 
 
