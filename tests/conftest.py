@@ -49,7 +49,7 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 # --- the optional modules: skipped without them, required in CI ----------------------------------------------
 #: the optional modules some tests need (the torch extras: pip install -e ".[test,plot,torch-all]")
-OPTIONAL = ("torch", "lightning", "transformers", "accelerate", "safetensors")
+OPTIONAL = ("torch", "lightning", "transformers", "accelerate", "safetensors", "sklearn")
 #: set (to anything but "" or "0") by .ci/run: a test skipped for a missing optional module fails the session
 REQUIRE_OPTIONAL = "FCTHEORY_REQUIRE_OPTIONAL"
 #: the ways a skip names a missing module: the project's reasons ("needs torch: ..."), pytest.importorskip's own

@@ -68,7 +68,7 @@ def test_a_skip_reason_names_its_missing_optional_module(reason, module):
 
 
 def test_the_optional_modules_are_the_torch_extras():
-    assert set(OPTIONAL) == {"torch", "lightning", "transformers", "accelerate", "safetensors"}
+    assert set(OPTIONAL) == {"torch", "lightning", "transformers", "accelerate", "safetensors", "sklearn"}
 
 
 def _suite(tmp_path, files: dict) -> Path:
