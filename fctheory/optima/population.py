@@ -48,7 +48,7 @@ __all__ = ["EnumeratedF", "optimum_enumerated", "optimum_collapsed", "solve_h", 
 
 # ----------------------------------------------------------------------------------------- f and ∇f in X
 class EnumeratedF:
-    """f(X) and ∇f(X) ∈ R^(KL×n_w) from the exact engine's enumeration (:mod:`fctheory.risk._engine`).
+    """f(X) and ∇f(X) ∈ R^(KL×n_w) from the exact engine's enumeration (:mod:`fctheory.risk.enumeration`).
 
     The engine's scores are G3 = ÛᵀV reshaped to K×L×n_w, i.e. X itself, and its ∂R₀/∂G3 is K·∇f(X): the
     same enumeration as :func:`~fctheory.risk.evaluate_risk` at the lifted point W = I, Û = Xᵀ, without the

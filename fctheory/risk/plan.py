@@ -198,7 +198,7 @@ def _plan_bytes(K, sA, sB, plan, sizes, nw) -> int:
     ones. The host's transients come on top: NumPy's buffered iterator (broadcast operations) allocates up
     to 3 operands × 8192 entries × 8 bytes (fewer for smaller arrays), and Python objects, array headers and
     the thread pool a few tens of KiB; both measured with tracemalloc. Slack: the traced peak is 0.6–0.92 of
-    the estimate on random tiled tasks (tests/risk/test_engine.py); on tiny tasks the constants (with the
+    the estimate on random tiled tasks (tests/risk/test_plan.py); on tiny tasks the constants (with the
     array-API path's log-space reserve, ≤ 256 KiB per worker) dominate and the estimate is up to ~0.5 MiB over.
     """
     tA, tB, block = max(plan[0], 1), max(plan[1], 1), plan[2]

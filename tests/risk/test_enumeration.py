@@ -1,4 +1,5 @@
-"""fctheory.risk.enumeration: the driver's pool of host workers (kept between evaluations, replaced by a larger one
+"""fctheory.risk.enumeration: the engine's enumeration planned once, as the certified optima call it (enumerate_risk at
+given scores against evaluate_risk); the driver's pool of host workers (kept between evaluations, replaced by a larger one
 without breaking the one in use, started anew in a forked child) and the in-place gradient products of full tasks
 for any worker count, against the brute-force reference.
 """
@@ -11,7 +12,10 @@ import numpy as np
 import pytest
 
 from fctheory import Task
+from fctheory.network import U_hat
 from fctheory.risk import enumeration, evaluate_risk, plan, true_risk_bruteforce
+from fctheory.risk.enumeration import SCORE_MAX, check_budget, enumerate_risk, estimate, resolve_budget
+from fctheory.risk.evaluation import evaluate
 
 from .engine_cases import assert_matches
 
@@ -70,3 +74,24 @@ def test_in_place_gradient_products_of_full_tasks_equal_bruteforce_for_any_worke
         assert_matches(evaluate_risk(task, W, U, 0.03, grad=True, jit=jit, max_seconds=math.inf), ref)
     # per class chunk: accA[g] += B̃_B Ωᵀ and the rows of accB below and above the group's own classes
     assert bool(calls) == (jit is None)
+
+
+def test_enumerate_risk_is_evaluate_risk_at_the_lifted_point():
+    """R₀ and ∂R₀/∂(scores) from enumerate_risk at scores G3 = ÛᵀW equal evaluate_risk's R₀ and, through the chain
+    rule ∂R/∂W = Û·∂R₀/∂X, its gradient in W (the engine's public face, independent of the planning shortcut)."""
+    task, lam = Task.random(3, 2, 3, 5, seed=0, mu=np.array([0.6, 0.4])), 0.01
+    rng = np.random.default_rng(1)
+    d = 3
+    W, U = rng.standard_normal((d, task.n_w)), rng.standard_normal((task.K, task.L * d))
+    Uh = U_hat(U, L=task.L)
+    X = Uh.T @ W
+    sec, byt = resolve_budget(None, None)
+    est = estimate(task, task.n_w, True, "numpy", byt, 1)
+    check_budget(est, sec, byt, task)
+    R0, gG3, _ = enumerate_risk(np, True, task, X.reshape(task.K, task.L, task.n_w), True, est, False, 1)
+    ref = evaluate_risk(task, W, U, lam, grad=True)
+    assert R0 == pytest.approx(ref.R0, rel=1e-13)
+    G = gG3.reshape(X.shape) / task.K  # ∇f(X): the engine's ∂R₀/∂G3 is K·∇f
+    np.testing.assert_allclose(Uh @ G + lam * W, ref.grad_W, rtol=1e-11, atol=1e-14)
+    assert evaluate(task, W, U, lam, False, progress=False).R == pytest.approx(ref.R, rel=1e-14)
+    assert 1e250 < SCORE_MAX <= 1e308
