@@ -97,10 +97,11 @@ def gram(G):
     return M, max(G.shape), float(np.sum(G * G))
 
 
-def top_singular(matvec, rmatvec, shape, k=1, *, tol=1e-10, start=None, seed=0):
+def top_singular(matvec, rmatvec, shape, k=1, *, tol=1e-10, start=None, seed=0, maxiter=None):
     """The top ``k`` singular triplets (u, σ, vᵀ; σ decreasing) of the operator G (``matvec``: v ↦ Gv,
     ``rmatvec``: u ↦ Gᵀu) by ARPACK's Lanczos (scipy.sparse.linalg.svds): never a full SVD. ``start``: a
-    previous (u, v) pair of vectors to start from (a warm start when G changed little). A Ritz value is a
+    previous (u, v) pair of vectors to start from (a warm start when G changed little); ``maxiter``: ARPACK
+    restarts at most (default max(20k, 400); a small value gives a cheap estimate). A Ritz value is a
     *lower* bound of σ₁ (it may sit inside a cluster of nearly equal top singular values); the certificate
     therefore never uses it as ‖G‖₂ (:func:`spectral_norm_bound`). On ARPACK's non-convergence the Ritz values
     reached are returned."""
@@ -112,17 +113,19 @@ def top_singular(matvec, rmatvec, shape, k=1, *, tol=1e-10, start=None, seed=0):
         return A[:, :k], s[:k], Bt[:k]
     op = LinearOperator((m, n), matvec=matvec, rmatvec=rmatvec, dtype=np.float64)
     if start is not None:  # svds iterates on the smaller Gram: start from that side's vector
-        v0 = np.asarray(start[0] if m <= n else start[1], dtype=np.float64)
+        v0 = np.asarray(start[0] if m < n else start[1], dtype=np.float64)
     else:
         v0 = np.random.default_rng(seed).standard_normal(min(m, n))
     try:
-        A, s, Bt = svds(op, k=k, tol=tol, v0=v0, maxiter=max(20 * k, 400))
-    except ArpackNoConvergence as exc:  # a tight cluster at the top: the Ritz pairs reached so far
+        A, s, Bt = svds(op, k=k, tol=tol, v0=v0, maxiter=maxiter or max(20 * k, 400))
+    except ArpackNoConvergence as exc:  # a tight cluster at the top: Ritz pairs of what was reached
         vecs = exc.eigenvectors
-        if vecs is None or not np.size(vecs):
-            raise
-        V = vecs if n <= m else None
-        A, s, Bt = _ritz_triplets(op, vecs, V is not None)
+        if vecs is None or not np.size(vecs):  # nothing converged: a few block power steps from v0
+            vecs = np.column_stack([v0, np.random.default_rng(seed).standard_normal((min(m, n), k))])
+            for _ in range(3):
+                vecs = np.linalg.qr(op.rmatmat(op.matmat(vecs)) if n <= m else op.matmat(op.rmatmat(vecs)))[0]
+        A, s, Bt = _ritz_triplets(op, vecs, n <= m)
+        A, s, Bt = A[:, :k], s[:k], Bt[:k]
     o = np.argsort(s)[::-1]
     return A[:, o], s[o], Bt[o]
 
@@ -168,21 +171,39 @@ def spectral_norm_bound(M, m, fro2, estimate=None) -> float:
         theta = float(estimate) ** 2
     dmax = float(np.max(np.diag(M)))
     theta = max(theta, dmax, 1e-300)  # λ_max ≥ every diagonal entry of M
-    delta = 8.0 * (n + 1) * UNIT
-    for _ in range(2000):
+    step = 8.0 * (n + 1) * UNIT
+    lo, hi, delta = theta, None, step
+    while hi is None and delta < 1e300:  # from the estimate up, doubling the relative step: a bracket
         t = theta * (1.0 + delta)
-        B = -M
-        B[np.diag_indices(n)] += t
-        try:
-            cholesky(B, lower=True, check_finite=False, overwrite_a=True)
-        except LinAlgError:
-            delta *= 2.0
-            continue
-        trB = float(n * t - np.trace(M))
-        gn = _gamma(n + 1)
-        bound = t + gn / (1.0 - gn) * trB * (1.0 + _gamma(n)) + UNIT * t + _gamma(m) * fro2 * (1.0 + _gamma(M.size))
-        return math.sqrt(bound * (1.0 + 8.0 * UNIT)) * (1.0 + 4.0 * UNIT) + 1e-300
-    raise ArithmeticError("no upper bound of the spectral norm found (non-finite Gram matrix?)")
+        if _cholesky_passes(M, t):
+            hi = t
+        else:
+            lo, delta = t, 2.0 * delta
+    if hi is None:
+        raise ArithmeticError("no upper bound of the spectral norm found (non-finite Gram matrix?)")
+    for _ in range(200):  # bisection down to the factorisation's own resolution (a low estimate costs this)
+        if hi <= lo * (1.0 + 2.0 * step):
+            break
+        t = 0.5 * (lo + hi)
+        if _cholesky_passes(M, t):
+            hi = t
+        else:
+            lo = t
+    gn = _gamma(n + 1)
+    trB = n * hi * (1.0 + 2.0 * UNIT)  # ≥ tr(t·I − M): the diagonal of M is ≥ 0
+    bound = hi + gn / (1.0 - gn) * trB + UNIT * hi + _gamma(m) * fro2 * (1.0 + _gamma(M.size))
+    return math.sqrt(bound * (1.0 + 8.0 * UNIT)) * (1.0 + 4.0 * UNIT) + 1e-300
+
+
+def _cholesky_passes(M, t) -> bool:
+    """Whether LAPACK's float64 Cholesky factorisation of t·I − M runs to completion."""
+    B = -M
+    B[np.diag_indices(M.shape[0])] += t
+    try:
+        cholesky(B, lower=True, check_finite=False, overwrite_a=True)
+    except LinAlgError:
+        return False
+    return True
 
 
 def fista(fx, lam, X, *, lipschitz, rel_tol, maxiter, deadline, floor=None):
@@ -430,7 +451,7 @@ def rebalance(W, U, *, drop=DROP_RTOL):
     return (Qw @ (A[:, keep] * root)).T, root[:, None] * (Bt[keep] @ Qu.T), s
 
 
-def _off_span(oracle, W, U, k, tol, start=None):
+def _off_span(oracle, W, U, k, tol, start=None, maxiter=None):
     """Top-k singular triplets of (I − P_W)·G·(I − P_U) (G = ∇f at the oracle's last evaluation, in the n × m
     orientation of Wᵀ·U; P the projections onto the row spaces of W and U): the directions that Claim I says
     lower ψ when σ > λ, without the ones X already has."""
@@ -447,16 +468,16 @@ def _off_span(oracle, W, U, k, tol, start=None):
         v = oracle.rmatvec(w)
         return v - Qu @ (Qu.T @ v)
 
-    return top_singular(mv, rmv, (W.shape[1], U.shape[1]), k, tol=tol, start=start)
+    return top_singular(mv, rmv, (W.shape[1], U.shape[1]), k, tol=tol, start=start, maxiter=maxiter)
 
 
-def grow(oracle, st, *, k=GROW_BLOCK, margin=1e-9, lipschitz=1.0, tol=1e-6):
+def grow(oracle, st, *, k=GROW_BLOCK, margin=1e-9, lipschitz=1.0, tol=1e-6, log=None):
     """Claim I's descent step: the top-k singular pairs (a_i, σ_i, b_i) of −∇f off the span of X with
     σ_i > λ(1 + margin) are appended as balanced rows √(c(σ_i − λ))·(a_i, −b_i) (a proximal-gradient step of
     length c restricted to them; the rows stay orthogonal to W, U, so ψ = g along the way), c by a bracketing
     secant search on dψ/dc from 1/``lipschitz``. Returns (the new state or ``st``, σ₁ off the span)."""
     lam = st.lam
-    A, s, Bt = _off_span(oracle, st.W, st.U, k, tol)
+    A, s, Bt = _off_span(oracle, st.W, st.U, k, tol, maxiter=30)
     add = s > lam * (1.0 + margin)
     if not add.any():
         return st, float(s[0]) if s.size else 0.0
@@ -496,6 +517,8 @@ def grow(oracle, st, *, k=GROW_BLOCK, margin=1e-9, lipschitz=1.0, tol=1e-6):
             c_lo, slope_lo = c, slope
         else:
             c_hi, slope_hi = c, slope
+    if log is not None:
+        log(f"  grow: {nr} directions (sigma/lam {s[0] / lam:.6g} .. {s[add][-1] / lam:.6g}), psi {best.psi:.15g}")
     return best, float(s[0])
 
 
@@ -523,7 +546,7 @@ def polish_factored(oracle, st, *, tol, maxiter, deadline, every=CHECK_EVERY, pa
         if it % every and time.perf_counter() <= deadline:
             return
         cur = last["st"]
-        A, s, Bt = oracle.top(1, tol=1e-8, start=track["start"])
+        A, s, Bt = oracle.top(1, tol=1e-6, start=track["start"], maxiter=8)  # an estimate: cheap
         track["start"] = (A[:, 0], Bt[0])
         gap = cur.psi - min(1.0, lam / float(s[0])) * cur.E
         if gap <= STOP_FRACTION * tol * abs(cur.psi) or time.perf_counter() > deadline:
@@ -582,7 +605,7 @@ def solve_lowrank(oracle, lam, W0, U0, *, tol, maxiter, deadline, lipschitz=1.0,
             W, U, sv = rebalance(st.W, st.U)
             f, E, _, _, inner = oracle.factored(W, U)
             st = LowRankState(W, U, f, E, inner, lam)
-        A, s, Bt = oracle.top(1, tol=1e-10)
+        A, s, Bt = oracle.top(1, tol=1e-9, maxiter=30)
         est_gap = st.psi - min(1.0, lam / float(s[0])) * st.E
         if est_gap <= tol * abs(st.psi):  # the estimate says certified: the guarded bound decides
             cert = certify_state(oracle, st, float(s[0]))
@@ -594,12 +617,12 @@ def solve_lowrank(oracle, lam, W0, U0, *, tol, maxiter, deadline, lipschitz=1.0,
         )
         if time.perf_counter() > deadline or its >= maxiter:
             break
-        st, s_off = grow(oracle, st, lipschitz=lipschitz)
+        st, s_off = grow(oracle, st, lipschitz=lipschitz, log=log)
         # no direction to add and no progress: rounding has the last word (or ∇f disagrees with f)
         if est_gap >= STALL_FACTOR * best_gap and s_off <= lam:
             break
         best_gap = min(best_gap, est_gap)
     if cert is None or cert[3] - cert[0] > tol * abs(cert[3]):
-        A, s, Bt = oracle.top(1, tol=1e-10)
+        A, s, Bt = oracle.top(1, tol=1e-9, maxiter=30)
         cert = certify_state(oracle, st, float(s[0]))
     return st, cert, rnd, its

@@ -35,6 +35,7 @@ lower bound (valid for width d too), and ``R_convex`` = min g, both numbers stat
 
 from __future__ import annotations
 
+import logging
 import math
 import time
 
@@ -58,6 +59,9 @@ from .result import OptimumResult
 from .sample import SampleF, factors_to_network, from_table, network_to_factors
 
 __all__ = ["SampleOracle", "optimum_empirical", "sample_problem"]
+
+#: the solver's rounds (width, value, gap) at INFO level: logging.getLogger("fctheory.optima.empirical")
+LOG = logging.getLogger(__name__)
 
 
 class SampleOracle:
@@ -85,8 +89,8 @@ class SampleOracle:
         be = self.sf.be
         return be.to_host(self._G().T @ be.asarray(u))
 
-    def top(self, k, *, tol=1e-10, start=None):
-        return top_singular(self.matvec, self.rmatvec, self.sf.shape, k, tol=tol, start=start)
+    def top(self, k, *, tol=1e-10, start=None, maxiter=None):
+        return top_singular(self.matvec, self.rmatvec, self.sf.shape, k, tol=tol, start=start, maxiter=maxiter)
 
     def norm_bound(self, estimate=None) -> float:
         be, G = self.sf.be, self._G()
@@ -109,12 +113,14 @@ def sample_problem(task, S, y, backend="numba"):
 def optimum_empirical(task, lam, data, d, tol, maxiter, precision, backend, deadline, t0) -> OptimumResult:
     """:func:`fctheory.optimum` with ``data=(S, y)``: the certified global minimiser of R̂ (module docstring)."""
     S, y = data
+    if precision == "interval" and S.shape[0] * task.K > INTERVAL_MAX_PAIRS:
+        fail("precision", precision, f"ball arithmetic needs N*K <= {INTERVAL_MAX_PAIRS} (sentence, class) pairs")
     sf, oracle = sample_problem(task, S, y, backend)
     n_w, LK = task.n_w, task.L * task.K
     # ‖∇²f̂‖₂ ≤ L/2 (each score sums L entries, the CE's Hessian is ≤ 1/2): the growth step's first trial
     st, cert, rounds, its = solve_lowrank(
         oracle, lam, np.zeros((0, n_w)), np.zeros((0, LK)), tol=tol, maxiter=maxiter, deadline=deadline,
-        lipschitz=task.L / 2.0,
+        lipschitz=task.L / 2.0, log=LOG.info,
     )  # fmt: skip
     W, Uc, _ = rebalance(st.W, st.U)
     r = W.shape[0]
@@ -145,8 +151,6 @@ def optimum_empirical(task, lam, data, d, tol, maxiter, precision, backend, dead
         R_convex=float(R_convex),
     )  # fmt: skip
     if precision == "interval":
-        if S.shape[0] * task.K > INTERVAL_MAX_PAIRS:
-            fail("precision", precision, f"ball arithmetic needs N*K <= {INTERVAL_MAX_PAIRS} (sentence, class) pairs")
         out.interval = certify_optimality_empirical(task, out.W, out.U, lam, S, y)
     out.seconds = time.perf_counter() - t0
     return out

@@ -21,6 +21,8 @@ returns the mean entropy E = (1/N) Σ_i H(p_i) = f̂(X) − ⟨∇f̂(X), X⟩ o
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import scipy.sparse as sp
 
@@ -147,13 +149,16 @@ class _Torch(_Backend):
 
     def _csr(self, M):
         t = self.torch
-        return t.sparse_csr_tensor(
-            t.as_tensor(M.indptr, dtype=t.int64),
-            t.as_tensor(M.indices, dtype=t.int64),
-            t.as_tensor(M.data, dtype=t.float64),
-            size=M.shape,
-            device=self.device,
-        )
+        with warnings.catch_warnings():  # "sparse CSR support is in beta": the products used here are stable
+            warnings.simplefilter("ignore", UserWarning)
+            return t.sparse_csr_tensor(
+                t.as_tensor(M.indptr, dtype=t.int64),
+                t.as_tensor(M.indices, dtype=t.int64),
+                t.as_tensor(M.data, dtype=t.float64),
+                size=M.shape,
+                device=self.device,
+                check_invariants=False,
+            )
 
     def asarray(self, a):
         return self.torch.as_tensor(np.asarray(a, dtype=np.float64), device=self.device)
