@@ -419,6 +419,8 @@ GROW_BLOCK = 32
 CHECK_EVERY = 10
 #: singular values of X below this fraction of σ₁ are dropped when the factors are rebalanced
 DROP_RTOL = 1e-10
+#: warm-started power steps of the polish's estimates of σ₁(∇f) (full and off the span of X)
+POWER_STEPS = 3
 
 
 class LowRankState:
@@ -451,10 +453,9 @@ def rebalance(W, U, *, drop=DROP_RTOL):
     return (Qw @ (A[:, keep] * root)).T, root[:, None] * (Bt[keep] @ Qu.T), s
 
 
-def _off_span(oracle, W, U, k, tol, start=None, maxiter=None):
-    """Top-k singular triplets of (I − P_W)·G·(I − P_U) (G = ∇f at the oracle's last evaluation, in the n × m
-    orientation of Wᵀ·U; P the projections onto the row spaces of W and U): the directions that Claim I says
-    lower ψ when σ > λ, without the ones X already has."""
+def _off_span_ops(oracle, W, U):
+    """(v ↦ Gv, u ↦ Gᵀu) for (I − P_W)·G·(I − P_U), G = ∇f at the oracle's last evaluation (n × m, the
+    orientation of WᵀU; P the projections onto the row spaces of W and U)."""
     Qw = np.linalg.qr(W.T)[0] if W.shape[0] else np.zeros((W.shape[1], 0))
     Qu = np.linalg.qr(U.T)[0] if U.shape[0] else np.zeros((U.shape[1], 0))
 
@@ -468,7 +469,25 @@ def _off_span(oracle, W, U, k, tol, start=None, maxiter=None):
         v = oracle.rmatvec(w)
         return v - Qu @ (Qu.T @ v)
 
+    return mv, rmv
+
+
+def _off_span(oracle, W, U, k, tol, start=None, maxiter=None):
+    """Top-k singular triplets of the part of ∇f off the span of X = WᵀU (:func:`_off_span_ops`): the
+    directions Claim I says lower ψ when σ > λ, without the ones X already has."""
+    mv, rmv = _off_span_ops(oracle, W, U)
     return top_singular(mv, rmv, (W.shape[1], U.shape[1]), k, tol=tol, start=start, maxiter=maxiter)
+
+
+def _power(mv, rmv, v, steps):
+    """``steps`` warm-started power steps on GᵀG from v: (‖Gv‖ ≤ σ₁(G), the new v). A cheap *estimate*."""
+    for _ in range(steps):
+        w = rmv(mv(v))
+        nw = float(np.linalg.norm(w))
+        if not nw > 0:
+            return 0.0, v
+        v = w / nw
+    return float(np.linalg.norm(mv(v))), v
 
 
 def grow(oracle, st, *, k=GROW_BLOCK, margin=1e-9, lipschitz=1.0, tol=1e-6, log=None):
@@ -526,14 +545,16 @@ class _Done(Exception):
     """Raised by the factored polish's callback to stop L-BFGS (the state is in the closure)."""
 
 
-def polish_factored(oracle, st, *, tol, maxiter, deadline, every=CHECK_EVERY, patience=3):
+def polish_factored(oracle, st, *, tol, maxiter, deadline, every=CHECK_EVERY, patience=3, grow_check=True, log=None):
     """L-BFGS on ψ(W, U) at the width of ``st`` (no growth), checking every ``every`` iterations the gap
-    estimate ψ − s·E (s from a warm-started Lanczos σ₁ of ∇f, a lower bound: an *estimate*; the caller
-    certifies with :func:`spectral_norm_bound`). Stops when the estimate is below STOP_FRACTION·tol·ψ, when it
-    has not halved in ``patience`` checks (the rank must change, or rounding has the last word), after
-    ``maxiter`` iterations or at the ``deadline``. Returns (the last state at an accepted iterate, iterations)."""
+    estimate ψ − s·E (s from a warm-started power estimate of σ₁(∇f), a lower bound: an *estimate*; the
+    caller certifies with :func:`spectral_norm_bound`). Stops when the estimate is below STOP_FRACTION·tol·ψ;
+    with ``grow_check``, when the part of ∇f off the span of X has σ > λ and its share (1 − λ/σ)·E of the
+    gap is at least half of it (the rank must grow first); when the estimate has not halved in ``patience``
+    checks; after ``maxiter`` iterations or at the ``deadline``. Returns (the last state at an accepted
+    iterate, iterations)."""
     lam, r, n = st.lam, st.rank, st.W.shape[1]
-    last, track = {}, {"best": math.inf, "since": 0, "start": None, "it": 0}
+    last, track = {}, {"best": math.inf, "since": 0, "v": None, "it": 0}
 
     def fg(x, overflow="inf"):
         W, U = x[: r * n].reshape(r, n), x[r * n :].reshape(r, -1)
@@ -546,11 +567,21 @@ def polish_factored(oracle, st, *, tol, maxiter, deadline, every=CHECK_EVERY, pa
         if it % every and time.perf_counter() <= deadline:
             return
         cur = last["st"]
-        A, s, Bt = oracle.top(1, tol=1e-6, start=track["start"], maxiter=8)  # an estimate: cheap
-        track["start"] = (A[:, 0], Bt[0])
-        gap = cur.psi - min(1.0, lam / float(s[0])) * cur.E
+        if track["v"] is None:
+            track["v"] = np.random.default_rng(it).standard_normal(cur.U.shape[1])
+            track["voff"] = track["v"].copy()
+        s_all, track["v"] = _power(oracle.matvec, oracle.rmatvec, track["v"], POWER_STEPS)
+        gap = cur.psi - min(1.0, lam / max(s_all, 1e-300)) * cur.E
         if gap <= STOP_FRACTION * tol * abs(cur.psi) or time.perf_counter() > deadline:
             raise _Done
+        if grow_check:  # is the gap the rank's? (−∇f off the span of X above λ: Claim I, grow now)
+            mv, rmv = _off_span_ops(oracle, cur.W, cur.U)
+            s_off, track["voff"] = _power(mv, rmv, track["voff"], POWER_STEPS)
+            if log is not None:
+                msg = f"    it {it}: psi {cur.psi:.15g}, gap ~{gap:.2e}, sigma/lam {s_all / lam:.9f}"
+                log(f"{msg}, off the span {s_off / lam:.9f}")
+            if s_off > lam and (1.0 - lam / s_off) * cur.E >= 0.5 * gap:
+                raise _Done
         if gap < 0.5 * track["best"]:
             track.update(best=gap, since=0)
         else:
@@ -599,7 +630,7 @@ def solve_lowrank(oracle, lam, W0, U0, *, tol, maxiter, deadline, lipschitz=1.0,
     for rnd in range(1, 10**6):
         if st.rank:
             st, n_it = polish_factored(
-                oracle, st, tol=tol, maxiter=max(1, min(ROUND_ITER, maxiter - its)), deadline=deadline
+                oracle, st, tol=tol, maxiter=max(1, min(ROUND_ITER, maxiter - its)), deadline=deadline, log=log
             )
             its += n_it
             W, U, sv = rebalance(st.W, st.U)

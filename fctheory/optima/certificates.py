@@ -165,11 +165,13 @@ def _bounds(flint, f, G, E, pen, lam, prec) -> dict:
     # s ≤ λ/√t ≤ λ/‖∇f‖₂ and s ≤ 1: the lower end of the ball of λ/√t (a larger s would overstate the bound)
     s = min(1.0, enclosure(lam_b / flint.arb(t).sqrt(), prec).lo)
     E_lo = enclosure(E, prec).lo
-    LB = flint.arb(s) * flint.arb(max(E_lo, 0.0))
-    eR, eL = enclosure(R, prec), enclosure(LB, prec)
-    gap = enclosure(flint.arb(eR.hi) - flint.arb(eL.lo), prec).hi
+    # s·E_lo of two floats, rounded down (≤ half an ulp off before the step): no ball whose end could be mistaken
+    LB = s * max(E_lo, 0.0)
+    LB = math.nextafter(LB, -math.inf) if LB > 0 else 0.0
+    eR = enclosure(R, prec)
+    gap = enclosure(flint.arb(eR.hi) - flint.arb(LB), prec).hi
     rho = enclosure(flint.arb(t).sqrt() / lam_b, prec).hi
-    return {"R": (eR.lo, eR.hi), "lower_bound": eL.lo, "gap": gap, "rho": rho}
+    return {"R": (eR.lo, eR.hi), "lower_bound": LB, "gap": gap, "rho": rho}
 
 
 def _arb_matrix(flint, A):

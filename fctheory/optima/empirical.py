@@ -170,7 +170,8 @@ def _width_limited(oracle, st, d, tol, maxiter, deadline):
     f, E, _, _, inner = oracle.factored(W, U)
     start = LowRankState(W, U, f, E, inner, st.lam)
     # the width-d problem is non-convex: no certificate can close; L-BFGS to its stationary point
-    out, _ = polish_factored(oracle, start, tol=0.0, maxiter=maxiter, deadline=deadline, patience=10**9)
+    out, _ = polish_factored(oracle, start, tol=0.0, maxiter=maxiter, deadline=deadline, patience=10**9,
+                             grow_check=False)  # fmt: skip
     return out, {"d": d, "truncated": start.psi}
 
 
