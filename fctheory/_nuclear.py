@@ -479,6 +479,19 @@ def _off_span(oracle, W, U, k, tol, start=None, maxiter=None):
     return top_singular(mv, rmv, (W.shape[1], U.shape[1]), k, tol=tol, start=start, maxiter=maxiter)
 
 
+def subspace_sigma(oracle, W, extra=()):
+    """A Ritz estimate (≤ σ₁) of ‖∇f‖₂ on the span of X's columns (the rows of W) and the vectors ``extra``:
+    σ₁(QᵀG) for Q an orthonormal basis of them. Near a stationary point the top of ∇f's spectrum is a cluster
+    of r values ≈ λ, one per direction of X, which Lanczos or power steps from one vector sample at random; this
+    estimate sees the largest of them (about r matrix-vector products)."""
+    cols = [W.T] + [np.asarray(e, dtype=np.float64)[:, None] for e in extra]
+    Q = np.linalg.qr(np.hstack(cols))[0] if sum(c.shape[1] for c in cols) else np.zeros((W.shape[1], 0))
+    if Q.shape[1] == 0:
+        return 0.0
+    B = oracle.rmatmat(Q)  # Gᵀ Q, m × q
+    return float(np.sqrt(max(np.linalg.eigvalsh(B.T @ B)[-1], 0.0)))
+
+
 def _power(mv, rmv, v, steps):
     """``steps`` warm-started power steps on GᵀG from v: (‖Gv‖ ≤ σ₁(G), the new v). A cheap *estimate*."""
     for _ in range(steps):
@@ -570,7 +583,8 @@ def polish_factored(oracle, st, *, tol, maxiter, deadline, every=CHECK_EVERY, pa
         if track["v"] is None:
             track["v"] = np.random.default_rng(it).standard_normal(cur.U.shape[1])
             track["voff"] = track["v"].copy()
-        s_all, track["v"] = _power(oracle.matvec, oracle.rmatvec, track["v"], POWER_STEPS)
+        s_pow, track["v"] = _power(oracle.matvec, oracle.rmatvec, track["v"], POWER_STEPS)
+        s_all = max(s_pow, subspace_sigma(oracle, cur.W, (oracle.matvec(track["v"]),)))
         gap = cur.psi - min(1.0, lam / max(s_all, 1e-300)) * cur.E
         if gap <= STOP_FRACTION * tol * abs(cur.psi) or time.perf_counter() > deadline:
             raise _Done
@@ -620,8 +634,8 @@ def solve_lowrank(oracle, lam, W0, U0, *, tol, maxiter, deadline, lipschitz=1.0,
     all, or the ``deadline``.
 
     ``oracle`` provides ``factored(W, U) → (f, E, ∂f/∂W, ∂f/∂U, ⟨∇f, X⟩)`` (and keeps ∇f of that
-    evaluation), ``top(k, tol, start) → (A, σ, Bᵀ)`` and ``matvec``/``rmatvec`` (Lanczos on that ∇f), and
-    ``norm_bound(estimate) → γ ≥ ‖∇f‖₂``. Returns (state, (LB, ρ, align, ψ), rounds, L-BFGS iterations).
+    evaluation), ``top(k, tol, start) → (A, σ, Bᵀ)``, ``matvec``/``rmatvec``/``rmatmat`` (products with that
+    ∇f) and ``norm_bound(estimate) → γ ≥ ‖∇f‖₂``. Returns (state, (LB, ρ, align, ψ), rounds, L-BFGS iterations).
     """
     say = log or (lambda msg: None)
     f, E, _, _, inner = oracle.factored(W0, U0)
@@ -637,6 +651,7 @@ def solve_lowrank(oracle, lam, W0, U0, *, tol, maxiter, deadline, lipschitz=1.0,
             f, E, _, _, inner = oracle.factored(W, U)
             st = LowRankState(W, U, f, E, inner, lam)
         A, s, Bt = oracle.top(1, tol=1e-9, maxiter=30)
+        s = [max(float(s[0]), subspace_sigma(oracle, st.W, (A[:, 0],)))]
         est_gap = st.psi - min(1.0, lam / float(s[0])) * st.E
         if est_gap <= tol * abs(st.psi):  # the estimate says certified: the guarded bound decides
             cert = certify_state(oracle, st, float(s[0]))

@@ -568,9 +568,9 @@ MUTANTS: list[LibraryMutant] = [
     M(
         "empirical-grad-scale",
         "fctheory.optima.sample",
-        "_Numba.scatter",
-        "1.0 / self.S.shape[0]",
-        "1.0 / (self.S.shape[0] + 1)",
+        "SampleF.__init__",
+        "self.be.inv_n = 1.0 / self.N",
+        "self.be.inv_n = 1.0 / (self.N + 1)",
         "training-set optimum: the gradient of f_hat divided by N + 1 instead of N (the solver minimises another "
         "problem and the certificate's dual point is not the gradient's)",
         ("empirical-certificate",),
@@ -588,9 +588,9 @@ MUTANTS: list[LibraryMutant] = [
         "empirical-norm-unguarded",
         "fctheory.optima.empirical",
         "SampleOracle.norm_bound",
-        "return spectral_norm_bound(M, max(G.shape), fro2, estimate)",
+        "return spectral_norm_bound(M, m, fro2, estimate)",
         "return 0.999 * float(self.top(1, tol=1e-12)[1][0])",
-        "training-set certificate: ||grad f_hat||_2 taken from Lanczos (0.1% low) instead of the Cholesky-guarded bound",
+        "training-set certificate: ||grad f_hat||_2 from Lanczos (0.1% low) instead of the Cholesky-guarded bound",
         ("empirical-certify-sound", "empirical-certificate"),
     ),
     M(

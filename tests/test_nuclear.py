@@ -196,6 +196,9 @@ class _DenseOracle:
     def rmatvec(self, u):
         return self.G.T @ u
 
+    def rmatmat(self, Q):
+        return self.G.T @ Q
+
     def top(self, k, **kw):
         kw.pop("maxiter", None)
         return nu.top_singular(self.matvec, self.rmatvec, self.G.shape, k, **kw)

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._nuclear import LowRankState, certify_state, fenchel_bound, nuclear_norm, rebalance, relative_gap, solve_lowrank
-from .._validate import Array, Bool, Choice, Instance, Real, fail, public, result_type
+from .._validate import Anything, Array, Bool, Choice, Instance, Int, Real, fail, public, result_type
 from ..network import U_hat
 from ..risk.empirical import check_weights
 from ..risk.enumeration import LIMIT, evaluate, resolve_budget
@@ -100,6 +100,8 @@ class Certificate:
     precision=Choice("float", "interval"),
     tol=Real(lo=0.0, lo_open=True, hi=1.0),
     backend=Choice(*SAMPLE_BACKENDS),
+    client=Anything("None, a dask.distributed Client or a scheduler address (data= only)"),
+    blocks=Int(min=1, max=10**7).or_none(),
     max_seconds=LIMIT,
     max_bytes=LIMIT,
 )
@@ -114,6 +116,8 @@ def certify(
     precision: str = "float",
     tol: float = 1e-10,
     backend: str = "numba",
+    client=None,
+    blocks: int | None = None,
     max_seconds=None,
     max_bytes=None,
 ) -> Certificate:
@@ -143,8 +147,8 @@ def certify(
         (sentence, class) pairs up to :data:`~fctheory.optima.certificates.INTERVAL_MAX_PAIRS`.
     tol : float
         Relative gap the solve aims at (default 1e-10).
-    backend : {"numba", "numpy", "torch", "cupy"}
-        ``data=`` only: where f̂ and ∇f̂ run.
+    backend, client, blocks
+        ``data=`` only: where f̂ and ∇f̂ run (as :func:`fctheory.optimum`: backend, Dask cluster, sentence blocks).
     max_seconds, max_bytes : float or None
         Budget of the solve and of each evaluation (None: the budget in force).
 
@@ -172,7 +176,7 @@ def certify(
     sec, _ = resolve_budget(max_seconds, max_bytes)
     deadline = deadline_of(sec, t0)
     if data is not None:
-        out = _certify_sample(task, W, U, lam, data, solve, tol, backend, deadline)
+        out = _certify_sample(task, W, U, lam, data, solve, tol, (backend, client, blocks), deadline)
     else:
         out = _certify_population(task, W, U, lam, solve, tol, max_seconds, max_bytes)
     if precision == "interval":
@@ -182,10 +186,10 @@ def certify(
     return out
 
 
-def _certify_sample(task, W, U, lam, data, solve, tol, backend, deadline) -> Certificate:
+def _certify_sample(task, W, U, lam, data, solve, tol, where, deadline) -> Certificate:
     """The bound at the network's X (no solve), then optionally at the optimum solved from its balanced factors."""
     S, y = data
-    _, oracle = sample_problem(task, S, y, backend)
+    _, oracle = sample_problem(task, S, y, *where)
     Wf, Uc = network_to_factors(W, U, task.K, task.L)
     f, E, _, _, inner = oracle.factored(Wf, Uc)
     own = LowRankState(Wf, Uc, f, E, inner, lam)

@@ -57,6 +57,7 @@ from ..risk.empirical import check_data, empirical_risk
 from .certificates import INTERVAL_MAX_PAIRS, certify_optimality_empirical
 from .result import OptimumResult
 from .sample import SampleF, factors_to_network, from_table, network_to_factors
+from .sample_blocks import BlockSample, as_client
 
 __all__ = ["SampleOracle", "optimum_empirical", "sample_problem"]
 
@@ -65,10 +66,11 @@ LOG = logging.getLogger(__name__)
 
 
 class SampleOracle:
-    """What :func:`fctheory._nuclear.solve_lowrank` asks of f̂: factored evaluations, Lanczos on the last
-    ∇f̂ (host vectors, device products) and the guarded bound of its spectral norm."""
+    """What :func:`fctheory._nuclear.solve_lowrank` asks of f̂: factored evaluations, products with the last
+    ∇f̂ (Lanczos, Ritz estimates) and the guarded bound of its spectral norm. ``sf``: a :class:`SampleF` or the
+    same interface on a cluster (:class:`fctheory.optima.sample_blocks.BlockSample`)."""
 
-    def __init__(self, sf: SampleF):
+    def __init__(self, sf):
         self.sf = sf
 
     @property
@@ -78,44 +80,47 @@ class SampleOracle:
     def factored(self, W, U):
         return self.sf.factored(W, U)
 
-    def _G(self):
-        return self.sf.last[1]
-
     def matvec(self, v):
-        be = self.sf.be
-        return be.to_host(self._G() @ be.asarray(v))
+        return self.sf.matvec(v)
 
     def rmatvec(self, u):
-        be = self.sf.be
-        return be.to_host(self._G().T @ be.asarray(u))
+        return self.sf.rmatvec(u)
+
+    def rmatmat(self, Q):
+        return self.sf.rmatmat(Q)
 
     def top(self, k, *, tol=1e-10, start=None, maxiter=None):
         return top_singular(self.matvec, self.rmatvec, self.sf.shape, k, tol=tol, start=start, maxiter=maxiter)
 
     def norm_bound(self, estimate=None) -> float:
-        be, G = self.sf.be, self._G()
-        M = be.to_host(G @ G.T if G.shape[0] <= G.shape[1] else G.T @ G)
-        fro2 = float(be.xp.sum(G * G))
-        return spectral_norm_bound(M, max(G.shape), fro2, estimate)
+        M, m, fro2 = self.sf.gram()
+        return spectral_norm_bound(M, m, fro2, estimate)
 
 
-def sample_problem(task, S, y, backend="numba"):
-    """(SampleF, SampleOracle) of the sentences (S, y), after the checks of the data and of the budget."""
+def sample_problem(task, S, y, backend="numba", client=None, blocks=None):
+    """(SampleF or BlockSample, SampleOracle) of the sentences (S, y), after the checks of the data and of the
+    budget; with a Dask ``client`` or ``blocks``, the sentences split into blocks (:mod:`.sample_blocks`)."""
     check_data(task, S, y)
     N, KL, n_w = S.shape[0], task.K * task.L, task.n_w
     # the score table, ∇f̂ and its Gram, the softmax table P (N × K), the factors
     check_work("data", f"{N} sentences", bytes=8 * (3 * KL * n_w + min(KL, n_w) ** 2 + 2 * N * task.K),
                what="the training-set optimum")  # fmt: skip
-    sf = SampleF(task, S, y, backend)
+    if client is not None or blocks is not None:
+        cl = as_client(client)
+        nb = blocks or 4 * max(len(cl.scheduler_info().get("workers", {})), 1)
+        sf = BlockSample(task, S, y, blocks=nb, client=cl, backend=backend)
+    else:
+        sf = SampleF(task, S, y, backend)
     return sf, SampleOracle(sf)
 
 
-def optimum_empirical(task, lam, data, d, tol, maxiter, precision, backend, deadline, t0) -> OptimumResult:
-    """:func:`fctheory.optimum` with ``data=(S, y)``: the certified global minimiser of R̂ (module docstring)."""
+def optimum_empirical(task, lam, data, d, tol, maxiter, precision, where, deadline, t0) -> OptimumResult:
+    """:func:`fctheory.optimum` with ``data=(S, y)``: the certified global minimiser of R̂ (module docstring);
+    ``where`` = (backend, Dask client or None, blocks or None)."""
     S, y = data
     if precision == "interval" and S.shape[0] * task.K > INTERVAL_MAX_PAIRS:
         fail("precision", precision, f"ball arithmetic needs N*K <= {INTERVAL_MAX_PAIRS} (sentence, class) pairs")
-    sf, oracle = sample_problem(task, S, y, backend)
+    sf, oracle = sample_problem(task, S, y, *where)
     n_w, LK = task.n_w, task.L * task.K
     # ‖∇²f̂‖₂ ≤ L/2 (each score sums L entries, the CE's Hessian is ≤ 1/2): the growth step's first trial
     st, cert, rounds, its = solve_lowrank(

@@ -126,7 +126,7 @@ class _Numba(_Backend):
         return float(np.sum(ce)), float(np.sum(ent)), P
 
     def scatter(self, P):
-        return self.k.scatter_rows(P, self.ptr, self.idx, 1.0 / self.S.shape[0])
+        return self.k.scatter_rows(P, self.ptr, self.idx, self.inv_n)
 
 
 class _Torch(_Backend):
@@ -198,16 +198,19 @@ _BACKENDS = {"numba": _Numba, "numpy": _Backend, "torch": _Torch, "cupy": _Cupy}
 class SampleF:
     """f̂, ∇f̂ and E of the sample (S, y) in the score-table layout, on one backend.
 
-    ``SampleF(task, S, y)(Xt)`` returns (f̂, E, Gt) for Xt (n_w × L·K) in the backend's namespace;
+    ``SampleF(task, S, y)(Xt)`` returns (f̂, E, Gt) for Xt (n_w × L·K) in the backend's namespace (with
+    ``N_total``: the sentences' share of a sample of N_total, each term weighted 1/N_total);
     :meth:`factored` evaluates at Xt = Wᵀ·Uc and returns the factored gradients (host arrays) too. ``nfev``
     counts evaluations; the last (Xt, Gt) are kept (:attr:`last`) for the certificate's spectral norm.
     """
 
-    def __init__(self, task, S, y, backend: str = "numba"):
+    def __init__(self, task, S, y, backend: str = "numba", *, N_total: int | None = None):
         if backend not in _BACKENDS:
             fail("backend", backend, f"must be one of {list(SAMPLE_BACKENDS)}")
-        self.K, self.L, self.n_w, self.N = task.K, task.L, task.n_w, int(S.shape[0])
+        # a block of a larger sample (N_total sentences in all) averages its terms over the whole sample
+        self.K, self.L, self.n_w, self.N = task.K, task.L, task.n_w, int(N_total or S.shape[0])
         self.be = _BACKENDS[backend](np.asarray(S, np.int64), np.asarray(y, np.int64), task.n_w, task.L)
+        self.be.inv_n = 1.0 / self.N
         self.backend, self.nfev, self.last = backend, 0, None
 
     @property
@@ -235,3 +238,20 @@ class SampleF:
         dW = be.to_host(Ud @ Gt.T)
         dU = be.to_host(Wd @ Gt)
         return f, E, dW, dU, float(np.sum(dU * Uc))
+
+    # products with the last ∇f̂ (host vectors in and out): Lanczos, the Ritz estimates and the norm bound
+    def matvec(self, v):
+        return self.be.to_host(self.last[1] @ self.be.asarray(v))
+
+    def rmatvec(self, u):
+        return self.be.to_host(self.last[1].T @ self.be.asarray(u))
+
+    def rmatmat(self, Q):
+        return self.be.to_host(self.last[1].T @ self.be.asarray(Q))
+
+    def gram(self):
+        """(M, m, ‖∇f̂‖_F²): the smaller Gram matrix of the last ∇f̂ (host), its inner length (the input of
+        :func:`fctheory._nuclear.spectral_norm_bound`)."""
+        G = self.last[1]
+        M = G @ G.T if G.shape[0] <= G.shape[1] else G.T @ G
+        return self.be.to_host(M), max(G.shape), float(self.be.xp.sum(G * G))
