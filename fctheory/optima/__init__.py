@@ -28,6 +28,7 @@ from .collapsed import (
     collapsed_risk,
 )
 from .result import OptimumResult
+from .sampled import SampleAverageOptimum, sample_average_optimum
 
 __all__ = [
     "optimum",
@@ -41,4 +42,6 @@ __all__ = [
     "collapsed_risk",
     "CollapsedOptimum",
     "CollapsedOptimumStar",
+    "sample_average_optimum",
+    "SampleAverageOptimum",
 ]
