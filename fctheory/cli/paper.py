@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import argparse
 import datetime
-import hashlib
 import json
 import math
 import platform
@@ -37,13 +36,14 @@ import numpy as np
 
 from .._validate import check_mu
 from .._version import __version__
+from ..io.tasks import task_fingerprint
 from ..optima import collapsed_optimum, collapsed_optimum_star
 from ..theorems import predict_type1, predict_type2
 from ..trainer.presets import get_preset
 from ..type3 import lambda_max_type3
 from ._optima import summary_h, summary_star
 
-__all__ = ["STORE", "answer", "best_answers", "compute_best", "fingerprint", "main", "paper_rows", "stored_best"]
+__all__ = ["STORE", "answer", "best_answers", "compute_best", "main", "paper_rows", "stored_best"]
 
 #: the stored certificates of the presets' optima (package data)
 STORE = Path(__file__).with_name("paper_optima.json")
@@ -74,12 +74,6 @@ def answer(source: str, value, provenance: str, error=None, note: str = "") -> d
 
 
 # ----------------------------------------------------------------------------- the presets' certified optima
-def fingerprint(task) -> str:
-    """SHA-256 of a task's sizes and latent variables (little-endian int64): which latent set a result is for."""
-    head = f"{task.n_c},{task.s_c},{task.L},{task.K};".encode()
-    return hashlib.sha256(head + np.ascontiguousarray(task.Z, dtype="<i8").tobytes()).hexdigest()
-
-
 def compute_best(name: str, *, quick: bool = False) -> dict | None:
     """Solve the preset's certified optimum now (None where the project has none): its summary, the method, the
     latent set's fingerprint and λ."""
@@ -94,7 +88,7 @@ def compute_best(name: str, *, quick: bool = False) -> dict | None:
         res = collapsed_optimum(task, lam=p.lam_U)
         out = summary_h(task, res, p.lam_U)
         out.update(lambda0=float(res.lambda0), word_norms=None, norms_by_rank=None)
-    out.update(method=SOLVED[name], lam=p.lam_U, latent_set_sha256=fingerprint(task))
+    out.update(method=SOLVED[name], lam=p.lam_U, latent_set_sha256=task_fingerprint(task))
     return {k: v for k, v in out.items() if v is not None}
 
 
@@ -104,7 +98,7 @@ def stored_best(name: str, store: Path | None = None) -> dict | None:
     if name not in SOLVED or not store.is_file():
         return None
     entry = json.loads(store.read_text(encoding="utf-8"))["presets"].get(name)
-    if entry is None or entry["latent_set_sha256"] != fingerprint(get_preset(name).task()):
+    if entry is None or entry["latent_set_sha256"] != task_fingerprint(get_preset(name).task()):
         return None
     return dict(entry, stored=True)
 

@@ -17,7 +17,8 @@ from ..type3 import solve_type3
 from ..trainer.presets import get_preset
 from ._output import add_format_options, mp_str, print_csv, print_json, say, setting_object
 from ._table import integer, real, table
-from .paper import best_answers, fingerprint, paper_rows
+from ..io.tasks import task_fingerprint
+from .paper import best_answers, paper_rows
 
 
 def register(sub) -> None:
@@ -330,7 +331,7 @@ def _presets() -> list:
                 "n_spl": p.n_spl,
                 "lam_W": p.lam_W,
                 "lam_U": p.lam_U,
-                "latent_set_sha256": fingerprint(task),
+                "latent_set_sha256": task_fingerprint(task),
             }
         )
     return out
