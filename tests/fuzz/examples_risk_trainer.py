@@ -122,6 +122,16 @@ EXAMPLES = {
     "fctheory.predictions.predict_exact": lambda: dict(
         task=fc.Task.random(2, 1, 2, 3, seed=0), lam=0.1, network="h", d=None, max_seconds=None, max_bytes=None
     ),
+    "fctheory.optima.sample_average_optimum": lambda: dict(
+        task=fc.Task.random(3, 2, 2, 4, seed=0, mu="zipf"),
+        lam=0.05,
+        n_spl=3,
+        replicates=2,
+        n_validation=2,
+        seed=0,
+        tol=1e-6,
+        max_seconds=60.0,
+    ),
     "fctheory.risk.certify_optimality": lambda: dict(
         task=fc.Task.random(2, 1, 2, 3, seed=0), W=np.ones((1, 2)), U=np.ones((3, 2)), lam=0.1, prec=64, max_pairs=None
     ),
