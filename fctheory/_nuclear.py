@@ -421,6 +421,8 @@ CHECK_EVERY = 10
 DROP_RTOL = 1e-10
 #: warm-started power steps of the polish's estimates of σ₁(∇f) (full and off the span of X)
 POWER_STEPS = 3
+#: damping of the polish's scaled variables, relative to σ₁(X): (σ_i + ε·σ₁)^(−1/2)
+PRECOND_EPS = 1e-2
 
 
 class LowRankState:
@@ -558,7 +560,9 @@ class _Done(Exception):
     """Raised by the factored polish's callback to stop L-BFGS (the state is in the closure)."""
 
 
-def polish_factored(oracle, st, *, tol, maxiter, deadline, every=CHECK_EVERY, patience=3, grow_check=True, log=None):
+def polish_factored(
+    oracle, st, *, tol, maxiter, deadline, every=CHECK_EVERY, patience=3, grow_check=True, scaled=True, log=None
+):
     """L-BFGS on ψ(W, U) at the width of ``st`` (no growth), checking every ``every`` iterations the gap
     estimate ψ − s·E (s from a warm-started power estimate of σ₁(∇f), a lower bound: an *estimate*; the
     caller certifies with :func:`spectral_norm_bound`). Stops when the estimate is below STOP_FRACTION·tol·ψ;
@@ -569,11 +573,20 @@ def polish_factored(oracle, st, *, tol, maxiter, deadline, every=CHECK_EVERY, pa
     lam, r, n = st.lam, st.rank, st.W.shape[1]
     last, track = {}, {"best": math.inf, "since": 0, "v": None, "it": 0}
 
+    # scaled variables (ScaledGD, Tong–Ma–Chi 2021): W = T·W̃, U = T·Ũ with T = diag((σ_i + ε)^(−1/2)) from the
+    # row norms of the (balanced) start, so that L-BFGS sees the metric (UUᵀ)^(−1) of the factored problem and
+    # its speed no longer depends on the spread of X's singular values (a small σ_i otherwise moves at rate σ_i)
+    rn = np.sqrt(np.sum(st.W * st.W, axis=1) * np.sum(st.U * st.U, axis=1))  # σ_i at balanced factors
+    T = 1.0 / np.sqrt(rn + PRECOND_EPS * (float(rn.max()) if rn.size else 0.0) + 1e-300) if scaled else np.ones(r)
+    Tc = T[:, None]
+
     def fg(x, overflow="inf"):
-        W, U = x[: r * n].reshape(r, n), x[r * n :].reshape(r, -1)
+        W, U = Tc * x[: r * n].reshape(r, n), Tc * x[r * n :].reshape(r, -1)
         f, E, dW, dU, inner = oracle.factored(W, U)
         last["st"] = LowRankState(W, U, f, E, inner, lam)
-        return f + 0.5 * lam * float(x @ x), np.concatenate([(dW + lam * W).ravel(), (dU + lam * U).ravel()]), None
+        gW, gU = Tc * (dW + lam * W), Tc * (dU + lam * U)
+        psi = f + 0.5 * lam * (float(np.sum(W * W)) + float(np.sum(U * U)))
+        return psi, np.concatenate([gW.ravel(), gU.ravel()]), None
 
     def check(it, R, gn):
         track["it"] = it
@@ -603,12 +616,12 @@ def polish_factored(oracle, st, *, tol, maxiter, deadline, every=CHECK_EVERY, pa
             if track["since"] >= patience:
                 raise _Done
 
-    x = np.concatenate([st.W.ravel(), st.U.ravel()])
+    x = np.concatenate([(st.W / Tc).ravel(), (st.U / Tc).ravel()])
     R, g, _ = fg(x)
     try:
         with np.errstate(over="ignore", invalid="ignore"):
             out = lbfgs_iterate(fg, x, R, g, [R], "", 0.0, maxiter, 20, None, time.perf_counter(), check)
-        if not np.array_equal(last["st"].W.ravel(), out[1][: r * n]):
+        if not np.array_equal(last["st"].W.ravel(), (Tc * out[1][: r * n].reshape(r, n)).ravel()):
             fg(out[1])
         track["it"] = out[0]
     except _Done:
