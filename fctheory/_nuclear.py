@@ -423,6 +423,9 @@ DROP_RTOL = 1e-10
 POWER_STEPS = 3
 #: damping of the polish's scaled variables, relative to σ₁(X): (σ_i + ε·σ₁)^(−1/2)
 PRECOND_EPS = 1e-2
+#: L-BFGS iterations of one factored polish at most: then the factors are rebalanced, vanished directions
+#: dropped and the scaled variables recomputed (the preconditioner is frozen within a polish)
+LOWRANK_ROUND_ITER = 60
 
 
 class LowRankState:
@@ -653,11 +656,11 @@ def solve_lowrank(oracle, lam, W0, U0, *, tol, maxiter, deadline, lipschitz=1.0,
     say = log or (lambda msg: None)
     f, E, _, _, inner = oracle.factored(W0, U0)
     st = LowRankState(W0, U0, f, E, inner, lam)
-    its, best_gap, cert, rnd = 0, math.inf, None, 0
+    its, best_gap, cert, rnd, stalls = 0, math.inf, None, 0, 0
     for rnd in range(1, 10**6):
         if st.rank:
             st, n_it = polish_factored(
-                oracle, st, tol=tol, maxiter=max(1, min(ROUND_ITER, maxiter - its)), deadline=deadline, log=log
+                oracle, st, tol=tol, maxiter=max(1, min(LOWRANK_ROUND_ITER, maxiter - its)), deadline=deadline, log=log
             )
             its += n_it
             W, U, sv = rebalance(st.W, st.U)
@@ -677,8 +680,9 @@ def solve_lowrank(oracle, lam, W0, U0, *, tol, maxiter, deadline, lipschitz=1.0,
         if time.perf_counter() > deadline or its >= maxiter:
             break
         st, s_off = grow(oracle, st, lipschitz=lipschitz, log=log)
-        # no direction to add and no progress: rounding has the last word (or ∇f disagrees with f)
-        if est_gap >= STALL_FACTOR * best_gap and s_off <= lam:
+        # no direction to add and no progress in three rounds: rounding has the last word (or ∇f disagrees with f)
+        stalls = stalls + 1 if est_gap >= STALL_FACTOR * best_gap and s_off <= lam else 0
+        if stalls >= 3:
             break
         best_gap = min(best_gap, est_gap)
     if cert is None or cert[3] - cert[0] > tol * abs(cert[3]):
