@@ -564,15 +564,27 @@ class _Done(Exception):
 
 
 def polish_factored(
-    oracle, st, *, tol, maxiter, deadline, every=CHECK_EVERY, patience=3, grow_check=True, scaled=True, log=None
+    oracle,
+    st,
+    *,
+    tol,
+    maxiter,
+    deadline,
+    every=CHECK_EVERY,
+    patience=3,
+    grow_check=True,
+    scaled=True,
+    log=None,
+    gtol=0.0,
 ):
     """L-BFGS on ψ(W, U) at the width of ``st`` (no growth), checking every ``every`` iterations the gap
     estimate ψ − s·E (s from a warm-started power estimate of σ₁(∇f), a lower bound: an *estimate*; the
     caller certifies with :func:`spectral_norm_bound`). Stops when the estimate is below STOP_FRACTION·tol·ψ;
     with ``grow_check``, when the part of ∇f off the span of X has σ > λ and its share (1 − λ/σ)·E of the
     gap is at least half of it (the rank must grow first); when the estimate has not halved in ``patience``
-    checks; after ``maxiter`` iterations or at the ``deadline``. Returns (the last state at an accepted
-    iterate, iterations)."""
+    checks; when the gradient of ψ in the scaled variables has norm ≤ ``gtol`` (a stationary point: the
+    width-limited problem, whose gap never closes); after ``maxiter`` iterations or at the ``deadline``. Returns
+    (the last state at an accepted iterate, iterations)."""
     lam, r, n = st.lam, st.rank, st.W.shape[1]
     last, track = {}, {"best": math.inf, "since": 0, "v": None, "it": 0}
 
@@ -623,7 +635,7 @@ def polish_factored(
     R, g, _ = fg(x)
     try:
         with np.errstate(over="ignore", invalid="ignore"):
-            out = lbfgs_iterate(fg, x, R, g, [R], "", 0.0, maxiter, 20, None, time.perf_counter(), check)
+            out = lbfgs_iterate(fg, x, R, g, [R], "", gtol, maxiter, 20, None, time.perf_counter(), check)
         if not np.array_equal(last["st"].W.ravel(), (Tc * out[1][: r * n].reshape(r, n)).ravel()):
             fg(out[1])
         track["it"] = out[0]

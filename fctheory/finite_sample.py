@@ -89,7 +89,8 @@ class FiniteSamplePrediction:
         Predicted ‖u_{k,ℓ}‖.
     theory_word_norm, theory_u_norm : float
         The n_spl → ∞ values (Theorem 1, or Theorem 2 averaged) the prediction perturbs (0 where
-        the theory's optimum is trivial; for ``perturbation_full`` the mean norms of θ*).
+        the theory's optimum is trivial; for ``perturbation_full`` the mean norms of θ*; NaN for the
+        ``"training optimum"``, which perturbs no population value).
     info : dict
         Method-specific quantities (c, weights, Hessian diagonal, convergence, ...).
     """

@@ -214,9 +214,25 @@ def certified_top_eig(flint, G) -> float:
     for _ in range(60):
         t = t0 * (1 + delta) + 1e-300
         if _positive_definite(flint, M, t):
-            return t
+            return _tighten(flint, M, t0, delta, t)
         delta *= 4.0
     fail("precision", "interval", "could not certify an upper bound of the gradient's spectral norm")
+
+
+def _tighten(flint, M, t0, delta, t):
+    """The ladder's ×4 step may overshoot the smallest certifiable t by up to 4×: bisect (in log δ) between the
+    last refused step δ/4 and the accepted δ, keeping only values the pivot test accepts."""
+    lo, hi = delta / 4.0, delta
+    if lo <= 1e-13:
+        return t
+    for _ in range(6):
+        mid = (lo * hi) ** 0.5
+        tm = t0 * (1 + mid) + 1e-300
+        if _positive_definite(flint, M, tm):
+            hi, t = mid, tm
+        else:
+            lo = mid
+    return t
 
 
 def _positive_definite(flint, M, t) -> bool:

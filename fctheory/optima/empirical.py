@@ -174,9 +174,10 @@ def _width_limited(oracle, st, d, tol, maxiter, deadline):
     W, U = st.W[:d].copy(), st.U[:d].copy()  # rebalance sorted the directions by singular value
     f, E, _, _, inner = oracle.factored(W, U)
     start = LowRankState(W, U, f, E, inner, st.lam)
-    # the width-d problem is non-convex: no certificate can close; L-BFGS to its stationary point
+    # the width-d problem is non-convex: no certificate can close; L-BFGS to its stationary point (the gradient
+    # of ψ below tol·max(1, ψ), the relative tolerance the caller asked of the convex gap)
     out, _ = polish_factored(oracle, start, tol=0.0, maxiter=maxiter, deadline=deadline, patience=10**9,
-                             grow_check=False)  # fmt: skip
+                             grow_check=False, gtol=tol * max(1.0, abs(start.psi)))  # fmt: skip
     return out, {"d": d, "truncated": start.psi}
 
 

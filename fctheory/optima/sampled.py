@@ -25,7 +25,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._budget import get_budget
-from .._validate import Instance, Int, Real, Seed, public, result_type
+from .._progress import progress_bar, show_by_default
+from .._validate import Bool, Instance, Int, Real, Seed, fail, public, result_type
 from ..risk.empirical import empirical_risk, norms
 from ..task import Task, as_rng
 from .api import optimum
@@ -111,6 +112,25 @@ def _validation(task, lam, W, U, n_val, rng):
     return float(np.mean(vals)), float(_se(vals))
 
 
+def _replicates(task, lam, n_spl, replicates, rng, tol, deadline, progress) -> list:
+    """(word norms, u norms, ‖W‖², R, rel. gap, X*) of each replicate's certified optimum solved by the deadline."""
+    out = []
+    bar = progress_bar(show_by_default(progress), replicates, "sample", "sample-average optimum")
+    for _ in range(replicates):
+        left = deadline - time.perf_counter()
+        if left <= 0:
+            break
+        S, y = task.sample(n_spl, seed=rng)
+        res = optimum(task, lam=lam, data=(S, y), tol=tol, max_seconds=None if math.isinf(left) else left)
+        w, u = norms(task, res.W, res.U)
+        out.append((w, u, float(np.sum(res.W * res.W)), res.R, res.rel_gap, res.X))
+        if bar is not None:
+            bar.update()
+    if bar is not None:
+        bar.close()
+    return out
+
+
 @public(
     task=Instance(Task),
     lam=Real(lo=1e-12, hi=1e12),
@@ -120,6 +140,7 @@ def _validation(task, lam, W, U, n_val, rng):
     seed=Seed(),
     tol=Real(lo=0.0, lo_open=True, hi=1.0),
     max_seconds=Real(lo=0.0, lo_open=True, inf_ok=True).or_none(),
+    progress=Bool().or_none(),
 )
 def sample_average_optimum(
     task: Task,
@@ -131,6 +152,7 @@ def sample_average_optimum(
     seed=0,
     tol: float = 1e-8,
     max_seconds=None,
+    progress: bool | None = None,
 ) -> SampleAverageOptimum:
     """The population optimum of (5) estimated by the certified optima of ``replicates`` fresh samples.
 
@@ -157,7 +179,11 @@ def sample_average_optimum(
     tol : float
         Relative certified gap of each replicate's solve (default 1e-8).
     max_seconds : float, optional
-        Time limit of each replicate's solve (default: the budget in force).
+        Time limit of the whole estimate (default: the budget in force): each replicate's solve gets the time
+        left; replicates not started by then are dropped (``replicates`` of the result says how many were
+        solved, ``certified`` is then False), and fewer than two solved raise :class:`~fctheory.FCTheoryError`.
+    progress : bool, optional
+        A tqdm bar over the replicates (None: shown when stderr is a terminal).
 
     Returns
     -------
@@ -173,24 +199,17 @@ def sample_average_optimum(
     t0 = time.perf_counter()
     rng = as_rng(seed)
     sec = max_seconds if max_seconds is not None else get_budget().max_seconds
-    ws, us, taus, Rs, gaps, Xs = [], [], [], [], [], []
-    for _ in range(replicates):
-        S, y = task.sample(n_spl, seed=rng)
-        res = optimum(task, lam=lam, data=(S, y), tol=tol, max_seconds=sec)
-        w, u = norms(task, res.W, res.U)
-        ws.append(w)
-        us.append(u)
-        taus.append(float(np.sum(res.W * res.W)))
-        Rs.append(res.R)
-        gaps.append(res.rel_gap)
-        Xs.append(res.X)
+    sols = _replicates(task, lam, n_spl, replicates, rng, tol, t0 + (math.inf if sec is None else sec), progress)
+    ws, us, taus, Rs, gaps, Xs = (list(c) for c in zip(*sols)) if sols else ([],) * 6
+    if len(Rs) < 2:
+        fail("max_seconds", sec, f"too short: {len(Rs)} of {replicates} replicates solved, the errors need two")
     W, U, _ = balanced_factors(np.mean(Xs, axis=0), task.L)
     n_val = n_spl if n_validation is None else n_validation
     up, up_se = _validation(task, lam, W, U, n_val, rng)
     return SampleAverageOptimum(
         w_norms=np.mean(ws, axis=0), w_norms_se=_se(ws), u_norms=np.mean(us, axis=0), u_norms_se=_se(us),
         tau=float(np.mean(taus)), tau_se=float(_se(taus)), R_lower=float(np.mean(Rs)), R_lower_se=float(_se(Rs)),
-        R_upper=up, R_upper_se=up_se, n_spl=int(n_spl), replicates=int(replicates), n_validation=int(n_val),
-        rel_gaps=np.asarray(gaps), certified=bool(all(g <= tol for g in gaps)), W=W, U=U,
+        R_upper=up, R_upper_se=up_se, n_spl=int(n_spl), replicates=len(Rs), n_validation=int(n_val),
+        rel_gaps=np.asarray(gaps), certified=bool(len(Rs) == replicates and all(g <= tol for g in gaps)), W=W, U=U,
         seconds=time.perf_counter() - t0,
     )  # fmt: skip

@@ -35,6 +35,7 @@ from contextlib import nullcontext
 import numpy as np
 from scipy.linalg.blas import dgemm
 
+from .._progress import progress_bar
 from .._backend import to_numpy
 from .._threads import blas_threads
 from . import plan
@@ -336,11 +337,7 @@ def _reduce_prefix(xp, gG3, QA, fbA, rA_all: list, concA_tile, s: int, n_c: int,
 
 def _progress_bar(show: bool, K: int):
     """A tqdm bar over the K classes, or None."""
-    if not show:
-        return None
-    from tqdm.auto import tqdm  # noqa: PLC0415 - optional progress bar, loaded when shown
-
-    return tqdm(total=K, unit="class", desc="exact risk", leave=False)
+    return progress_bar(show, K, "class", "exact risk")
 
 
 def enumerate_risk(xp, use_numba, task, G3, grad, est, progress, workers=None, classes=None):

@@ -135,23 +135,3 @@ def test_bad_data_is_refused():
             big = fc.Task.random(3, 2, 2, 9, seed=0)
             Sb, yb = big.sample(10_000, seed=0)
             optimum(big, lam=0.02, data=(Sb, yb), precision="interval", maxiter=1)
-
-
-def test_sentence_blocks_here_and_on_a_dask_cluster_give_the_same_optimum():
-    """f̂ summed over blocks of sentences (here, and on a two-worker Dask cluster) is the one-process f̂ to
-    rounding: the same certified optimum (1e-12)."""
-    from fctheory.optima.sample_blocks import sentence_blocks
-
-    assert sentence_blocks(10, 3) == [(0, 3), (3, 7), (7, 10)] and sentence_blocks(2, 5) == [(0, 1), (1, 2)]
-    task, S, y = _sample(3, 3, 3, 8, 4, 0)
-    ref = optimum(task, lam=0.01, data=(S, y))
-    here = optimum(task, lam=0.01, data=(S, y), blocks=3)
-    assert here.certified and here.R == pytest.approx(ref.R, rel=1e-12)
-    distributed = pytest.importorskip("distributed")
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None) as lc:
-        with distributed.Client(lc) as cl:
-            on = optimum(task, lam=0.01, data=(S, y), client=cl, blocks=4)
-            c = fc.certify(task, ref.W, ref.U, lam=0.01, data=(S, y), client=cl, solve=False)
-    assert on.certified and on.R == pytest.approx(ref.R, rel=1e-12) and c.rel_gap <= 1e-9
-    with pytest.raises(FCTheoryError, match="client"):
-        optimum(task, lam=0.01, data=(S, y), client=3)

@@ -34,15 +34,14 @@ def test_layouts_round_trip():
     np.testing.assert_array_equal(W2, W) and np.testing.assert_array_equal(U2, U)
 
 
-@pytest.mark.parametrize("backend", ["numba", "numpy"])
-def test_f_and_gradient_match_the_empirical_risk_of_the_network(backend):
+def test_f_and_gradient_match_the_empirical_risk_of_the_network(host_backend):
     """R̂(W, U) and its gradient from fctheory.risk.empirical (sentences gathered in network weights) against
     f̂(ÛᵀW) + penalty and the factored gradients ∂f̂/∂W = Uc·∇f̂ᵀ, ∂f̂/∂Uc = W·∇f̂ (1e-12)."""
     task, S, y, W, U = _problem()
     lam = 0.03
     R, dW, dU = empirical_risk(task, W, U, S, y, lam)
     Wf, Uc = network_to_factors(W, U, task.K, task.L)
-    f, E, gW, gU, inner = SampleF(task, S, y, backend).factored(Wf, Uc)
+    f, E, gW, gU, inner = SampleF(task, S, y, host_backend).factored(Wf, Uc)
     pen = 0.5 * lam * (np.sum(W * W) + np.sum(U * U))
     assert f + pen == pytest.approx(R, rel=1e-13)
     np.testing.assert_allclose(gW + lam * Wf, dW, rtol=1e-11, atol=1e-13)

@@ -61,3 +61,15 @@ def test_a_balanced_factorisation_of_the_average_optimum_is_returned(saa):
 def test_bad_input_is_refused(kwargs, match):
     with pytest.raises(fc.FCTheoryError, match=match):
         sample_average_optimum(ZIPF, lam=LAM, **{"n_spl": 10, **kwargs})
+
+
+def test_max_seconds_bounds_the_whole_estimate():
+    """max_seconds is the time of all replicates together: too short for two is refused by name; one that stops
+    the replicates early returns those solved, not certified."""
+    with pytest.raises(fc.FCTheoryError, match="max_seconds"):
+        sample_average_optimum(ZIPF, lam=LAM, n_spl=10, replicates=3, max_seconds=1e-9)
+    one = sample_average_optimum(ZIPF, lam=LAM, n_spl=10, replicates=2, seed=1)
+    t = 3.0 * one.seconds  # room for about 6 replicates of 400 asked
+    part = sample_average_optimum(ZIPF, lam=LAM, n_spl=10, replicates=400, seed=1, max_seconds=t)
+    assert 2 <= part.replicates < 400 and not part.certified and len(part.rel_gaps) == part.replicates
+    assert part.seconds <= t + 5 * one.seconds

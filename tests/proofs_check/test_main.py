@@ -22,10 +22,12 @@ def test_registry_entries_are_complete_and_unique():
         "Hypothesis",
         "SDP/convex",
         "numeric (mpmath)",
+        "numeric (sample)",
+        "numeric (balls)",
     }
     for c in checks:
         assert c.statement and c.mutant and c.method in methods
-    assert {c.method for c in checks} >= methods - {"symbolic + numeric", "numeric (mpmath)"}
+    assert {c.method for c in checks} >= methods - {"symbolic + numeric", "numeric (mpmath)", "numeric (balls)"}
 
 
 def test_only_selects_by_glob_and_substring():
