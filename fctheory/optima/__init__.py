@@ -10,7 +10,7 @@ which the proximal solver of :mod:`fctheory._nuclear` solves and its Fenchel bou
 * :mod:`~fctheory.optima.star` — network h* (10): a local minimiser and a relaxation's lower bound;
 * :mod:`~fctheory.optima.empirical` — the training objective R̂ of a finite sample (any μ, any K), in factored
   form (:mod:`~fctheory.optima.sample`: f̂ and ∇f̂ on the engine's backends);
-* :mod:`~fctheory.optima.certify` — how far given weights are from the global minimum of their objective;
+* :mod:`~fctheory.optima.network_gap` — how far given weights are from the global minimum of their objective;
 * :mod:`~fctheory.optima.certificates` — the same certificates in ball arithmetic.
 
 :func:`optimum` is the one entry point; :class:`OptimumResult` its result; :func:`certify` the certificate of a
@@ -19,7 +19,7 @@ trained network.
 
 from .api import optimum
 from .certificates import certify_optimality, certify_optimality_empirical
-from .certify import Certificate, certify
+from .network_gap import Certificate, certify
 from .collapsed import (
     CollapsedOptimum,
     CollapsedOptimumStar,

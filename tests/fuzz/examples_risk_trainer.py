@@ -159,7 +159,7 @@ EXAMPLES = {
         n_validation=2,
         seed=0,
         tol=1e-6,
-        max_seconds=5.0,
+        max_seconds=None,
     ),
     "fctheory.risk.certify_optimality": lambda: dict(
         task=fc.Task.random(2, 1, 2, 3, seed=0), W=np.ones((1, 2)), U=np.ones((3, 2)), lam=0.1, prec=64, max_pairs=None

@@ -1,4 +1,4 @@
-"""fctheory.optima.certify: the certificate of given weights (a trained network) against the global optimum.
+"""fctheory.optima.network_gap (fctheory.certify): the certificate of given weights (a trained network) against the global optimum.
 
 Soundness, tested where the truth is known: the lower bound never exceeds the certified optimum (weak duality),
 and the gap is at least the true excess R(W, U) − min R of the weights given — at perturbed optima and at networks
