@@ -352,13 +352,13 @@ def test_centring_is_exact_for_rows_sharing_a_large_offset():
 
 
 def test_centring_takes_the_references_steps_bit_for_bit():
-    """As fctheory.metrics.nc._centred_unit: the first row subtracted, then the mean, then the rescaling."""
+    """As fctheory.metrics.simplex._centred_unit: the first row subtracted, then the mean, then the rescaling."""
     rng = np.random.default_rng(17)
     for K, d in ((2, 3), (5, 7), (12, 4)):
         M = 0.3 * rng.standard_normal((K, d)) + 0.6 * rng.standard_normal(d)
         out = np.empty((K, d))
         e = nk._centred_unit(M, out)
-        ref, e_ref = metrics.nc._centred_unit(np, M, True, with_exponent=True)
+        ref, e_ref = metrics.simplex._centred_unit(np, M, True, with_exponent=True)
         assert e == e_ref
         np.testing.assert_array_equal(out, ref)
 

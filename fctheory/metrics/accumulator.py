@@ -23,17 +23,9 @@ from .moments import (
     ClassStatistics,
     _global_mean,
 )
-from .nc import (
-    _NC1_VARIANTS,
-    _RANK,
-    _RTOL,
-    _cdnv_from,
-    _check_W,
-    _nc1_from_stats,
-    _nc3_from,
-    _trace_variant,
-    nc2,
-)
+from .duality import _check_W, _nc3_from
+from .simplex import nc2
+from .variability import _NC1_VARIANTS, _RANK, _RTOL, _cdnv_from, _nc1_from_stats, _trace_variant
 
 
 @public_class

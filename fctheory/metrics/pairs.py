@@ -2,7 +2,8 @@
 
 CDNV (review eq. (51)), NC2 (distance of M̃M̃ᵀ to a scaled simplex ETF, Súkeník et al.'s NC2A), the
 equiangularity of the class means (review eq. (6)) and NC3's "etf" variant (review eq. (8)) are sums over
-pairs of classes. Up to :data:`LARGE_K` classes :mod:`fctheory.metrics.nc` forms their K×K matrices; from
+pairs of classes. Up to :data:`LARGE_K` classes :mod:`fctheory.metrics.variability`,
+:mod:`~fctheory.metrics.simplex` and :mod:`~fctheory.metrics.duality` form their K×K matrices; from
 there on they are computed here, in tiles: the Gram block G = A_I·A_Jᵀ of T×T class pairs is one BLAS product
 (GEMM), and one compiled pass (:func:`fctheory._nc_kernels.pair_tile`) adds the tile's terms to a handful of
 sums. Memory O(K·m + T²) (T = :data:`TILE`), work K²·m multiply-adds (half of them for the symmetric sums).

@@ -24,7 +24,7 @@ from .._validate import Anything, Bool, Choice, Int, PathOut, Real, fail, public
 from .._nc_kernels import KEYS as SUMMARY_KEYS
 from .._nc_kernels import JACOBI_MAX_K, epoch_numbers
 from ..metrics import ClassStatistics, class_statistics_from_moments, nc_summary_from_moments
-from ..metrics.nc import nc_summary_and_frames
+from ..metrics.summary import nc_summary_and_frames
 from ..metrics import pairs as _pairs
 from ..ufm.gram import gram_distance_from_fit
 from ..nc_diagnosis import applicable_result, ufm_distances

@@ -2,15 +2,29 @@
 whole set — sized against the budget to the byte, exact for nearly collapsed classes whatever the batching,
 equal to the in-memory statistics and metrics."""
 
+import math
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from fctheory import FCTheoryError
-from fctheory.metrics import NCAccumulator, cdnv, class_statistics, nc1, nc2, nc3, nc4
+from fctheory.metrics import (
+    NCAccumulator,
+    cdnv,
+    cdnv_from_statistics,
+    class_statistics,
+    nc1,
+    nc1_from_statistics,
+    nc2,
+    nc3,
+    nc3_from_statistics,
+    nc4,
+)
 
 from .test_nc import random_data
+from .test_variability import DATA, RTOL
 
 
 @pytest.mark.parametrize("full", [True, False])
@@ -83,3 +97,14 @@ def test_streaming_accumulator_equals_in_memory(case, batch):
         for i in range(0, len(y), batch)
     )
     assert dis / len(y) == pytest.approx(nc4(W, H, y), abs=1e-15)
+
+
+def test_accumulated_statistics_give_the_accumulators_metrics():
+    H, y, W = DATA[0]
+    acc = NCAccumulator(K=4, d=9)
+    for i in range(0, y.size, 5):
+        acc.update(H[i : i + 5], y[i : i + 5])
+    st = acc.statistics()
+    assert math.isclose(nc1_from_statistics(st), acc.nc1(), rel_tol=RTOL)
+    assert math.isclose(cdnv_from_statistics(st), acc.cdnv(), rel_tol=RTOL)
+    assert math.isclose(nc3_from_statistics(W, st), acc.nc3(W), rel_tol=RTOL)

@@ -8,9 +8,19 @@ import numpy as np
 import pytest
 
 from fctheory import FCTheoryError
-from fctheory.metrics import ClassStatistics, class_statistics, class_statistics_from_moments
+from fctheory.metrics import (
+    ClassStatistics,
+    cdnv,
+    cdnv_from_statistics,
+    class_statistics,
+    class_statistics_from_moments,
+    nc1,
+    nc1_from_statistics,
+    nc3,
+    nc3_from_statistics,
+)
 
-from .test_nc_from_statistics import DATA, RTOL, _data, _moments
+from .test_variability import DATA, RTOL, _data, _moments
 
 
 @pytest.mark.parametrize("global_mean", ["class_means", "samples"])
@@ -133,3 +143,12 @@ def test_moments_at_unit_scale_are_not_rescaled():
         np.array([1, 1]), np.zeros((2, 1)), np.zeros((1, 1)), np.zeros(2), np.array([[0.75], [-0.75]])
     )
     assert np.array_equal(st.means, [[0.75], [-0.75]]) and np.array_equal(st.sigma_B, [[0.5625]])
+
+
+def test_metrics_from_moments_equal_the_metrics_of_the_features():
+    H, y, W = DATA[0]
+    K = int(y.max()) + 1
+    st = class_statistics_from_moments(*_moments(H, y, K, [int(np.nonzero(y == k)[0][0]) for k in range(K)]))
+    assert math.isclose(nc1_from_statistics(st), nc1(H, y), rel_tol=1e-12)
+    assert math.isclose(cdnv_from_statistics(st), cdnv(H, y), rel_tol=1e-12)
+    assert math.isclose(nc3_from_statistics(W, st), nc3(W, H, y), rel_tol=1e-12)
