@@ -513,8 +513,8 @@ def test_nc_summary_from_moments_reads_the_whole_scatter_by_default():
 def test_nc_summary_from_moments_refuses_what_the_reference_refuses():
     H, y, W = _features(12, 3, 4)
     counts, sums, scatter, sq, shift = _moments(H, y, 3)
-    with pytest.raises(FCTheoryError, match="class 2 is empty"):
-        metrics.nc_summary_from_moments(np.array([4, 3, 0]), sums, scatter, sq, shift)
+    with pytest.raises(FCTheoryError, match="at least 2 classes present"):
+        metrics.nc_summary_from_moments(np.array([4, 0, 0]), sums, scatter, sq, shift)
     with pytest.raises(FCTheoryError, match=r"\bW\b"):
         metrics.nc_summary_from_moments(counts, sums, scatter, sq, shift, W[:, :3])
     bad = sums.copy()

@@ -104,6 +104,7 @@ def nc3(W, H, y, *, variant: str = "duality", K: int | None = None, global_mean:
     Parameters
     ----------
     W : array_like, (K, m)
+        The rows of the classes present in y are compared with their means (an absent class's row is not read).
     H : array_like, (N, m)
     y : array_like of int, (N,)
     variant : {"duality", "duality_squared", "etf", "cosine"}
@@ -121,8 +122,8 @@ def nc3(W, H, y, *, variant: str = "duality", K: int | None = None, global_mean:
     Invariant under (W, H) → (sWQᵀ, tHQᵀ) for s, t > 0 and Q orthogonal; W and H are rescaled exactly
     first, so any magnitude gives the same value.
     """
-    xp, Hf, yy, K, counts, _, means, _, _ = _first_pass(H, y, K, shift=variant != "cosine")
-    W = _check_W(W, K, means.shape[1], means)
+    xp, Hf, yy, K, counts, _, means, _, _, present = _first_pass(H, y, K, shift=variant != "cosine")
+    W = present.rows(_check_W(W, present.num_classes, means.shape[1], means))
     return _nc3_from(xp, W, means, _global_mean(xp, means, counts, global_mean), Hf, yy, variant)
 
 
@@ -150,7 +151,7 @@ def nc3_from_statistics(W, st: ClassStatistics, *, variant: str = "duality", glo
         As in :func:`nc3`.
     """
     xp, means = _statistics_means(st)
-    W = _check_W(W, st.K, st.d, means)
+    W = st.present.rows(_check_W(W, st.num_classes, st.d, means))
     return _nc3_from(xp, W, _centred_means(xp, means, st.counts, global_mean)[0], 0.0, None, None, variant)
 
 
@@ -208,8 +209,8 @@ def uniform_duality(
     are computed at unit scale and scaled back exactly. Undefined (FCTheoryError) for cosines of a zero
     vector and for ``"cv"`` with mean 0.
     """
-    xp, Hs, _, K, counts, _, means, _, e = _first_pass(H, y, K, shift=True)
-    W = _check_W(W, K, means.shape[1], means)
+    xp, Hs, _, K, counts, _, means, _, e, present = _first_pass(H, y, K, shift=True)
+    W = present.rows(_check_W(W, present.num_classes, means.shape[1], means))
     Wu, ew = _unit(xp, W)
     Mc, em = _unit(xp, means - _global_mean(xp, means, counts, global_mean))
     if cos:
@@ -233,7 +234,7 @@ def uniform_duality(
     )
 
 
-def _ncc_disagreements(xp, W, b, H, means):
+def _ncc_disagreements(xp, W, b, H, means, labels=None):
     """Per-sample disagreements (bool, NumPy) of argmax(Wh + b) and argmin ‖h − μ_c‖, free of overflow.
 
     argmax is invariant under a positive rescaling of (W, b) and argmin under a common one of
@@ -252,11 +253,11 @@ def _ncc_disagreements(xp, W, b, H, means):
         msq = xp.sum(Ms * Ms, axis=1)[None, :]
     # in blocks of samples: at most 2^22 scores (32 MB) at a time, whatever N·K (no N × K matrix)
     step = max(1, 2**22 // max(1, Ws.shape[0]))
-    parts = [_ncc_block(xp, Hs[i : i + step], Ws, bs, Ms, msq, eh) for i in range(0, Hs.shape[0], step)]
+    parts = [_ncc_block(xp, Hs[i : i + step], Ws, bs, Ms, msq, eh, labels) for i in range(0, Hs.shape[0], step)]
     return parts[0] if len(parts) == 1 else np.concatenate(parts)
 
 
-def _ncc_block(xp, Hs, Ws, bs, Ms, msq, eh):
+def _ncc_block(xp, Hs, Ws, bs, Ms, msq, eh, labels=None):
     """The disagreements of one block of unit-scaled rows (see :func:`_ncc_disagreements`)."""
     logits = Hs @ Ws.T  # true logits·2^-(eh+ew), minus the bias term
     if bs is not None and bool(xp.any(bs != 0)):
@@ -272,6 +273,8 @@ def _ncc_block(xp, Hs, Ws, bs, Ms, msq, eh):
     with np.errstate(over="ignore"):
         dist = -2.0 * (Hs @ Ms.T) + msq
     ncc = xp.argmin(dist, axis=1)
+    if labels is not None:  # the means of the present classes only: their labels
+        ncc = labels[ncc]
     return to_numpy(pred != ncc)
 
 
@@ -309,12 +312,17 @@ def nc4(W, H, y, *, b=None, means=None, K: int | None = None, average: str = "sa
     Notes
     -----
     Ties are broken towards the lowest class index in both rules. Invariant under (W, b) → s(W, b)
-    and (H, means) → t(H, means) for s, t > 0, whatever the magnitudes.
+    and (H, means) → t(H, means) for s, t > 0, whatever the magnitudes. A class absent from y has no mean
+    (the nearest centre is one of the present classes) but keeps its row of W: the classifier decides
+    among all K classes, so NC4, unlike the other metrics, depends on the absent classes' rows.
     """
     xp, Hf = _features(H)
+    labels = None  # the label of each row of the means, when some class is absent
     if means is None:
-        _, Hs, _, _, _, _, ms, _, e = _first_pass(Hf, y, K)
+        _, Hs, _, _, _, _, ms, _, e, present = _first_pass(Hf, y, K)
         means = ldexp(ms, e, xp) if e else ms
+        Kc = present.num_classes
+        labels = None if present.all else asarray_like(present.classes, means)
     else:
         _, means = _features(means, "means", Hf)
         if means.shape[1] != Hf.shape[1]:
@@ -330,14 +338,14 @@ def nc4(W, H, y, *, b=None, means=None, K: int | None = None, average: str = "sa
             fail("y", yh, f"must be a 1-D label array of length N = {Hf.shape[0]} (one label per row of H)")
         if yh.size and int(yh.max()) >= means.shape[0]:
             fail("y", yh, f"labels must be < K = {means.shape[0]} (the rows of means)")
-    Kc, m = means.shape
-    W = _check_W(W, Kc, m, Hf)
+        Kc = means.shape[0]
+    W = _check_W(W, Kc, means.shape[1], Hf)
     if b is not None:
         _, b2 = _features(asarray_like(b, Hf).reshape(1, -1), "b")
         if b2.shape[1] != Kc:
             fail("b", to_numpy(b), f"must have K = {Kc} entries")
         b = b2[0]
-    dis = _ncc_disagreements(xp, W, b, Hf, means)
+    dis = _ncc_disagreements(xp, W, b, Hf, means, labels)
     if average == "samples":
         return int(dis.sum()) / Hf.shape[0]
     yh = np.asarray(to_numpy(y)).astype(np.int64)

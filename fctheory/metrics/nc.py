@@ -9,12 +9,19 @@ Súkeník et al. Def. 3.4; the perturbation paper §1.5): one import path for th
 
 Conventions
 -----------
-* ``H`` is samples × features (N × d), ``y`` integer labels in {0, …, K−1}; every class must occur
-  (samples as rows, like the peer libraries rhubarbwu/neural-collapse and felixsh/nc-toolbox).
-  Classes may be unbalanced; by default the global mean is the mean of the class means,
-  μ_G = (1/K)Σ_k μ_k (the review's definition); ``global_mean="samples"`` uses the sample mean
-  (1/N)Σ_i h_i instead (they agree for balanced classes). docs/metrics-peers.md maps every peer
-  function to the fctheory call that reproduces it.
+* ``H`` is samples × features (N × d), ``y`` integer labels in {0, …, K−1} (samples as rows, like the
+  peer libraries rhubarbwu/neural-collapse and felixsh/nc-toolbox). Classes may be unbalanced; by
+  default the global mean is the mean of the class means, μ_G = (1/K)Σ_k μ_k (the review's
+  definition); ``global_mean="samples"`` uses the sample mean (1/N)Σ_i h_i instead (they agree for
+  balanced classes). docs/metrics-peers.md maps every peer function to the fctheory call that
+  reproduces it.
+* **Absent classes.** A class without a sample has no mean and no variance: every metric is computed
+  over the K_p classes present (at least 2), exactly as if the absent classes were removed from K (K,
+  given or max(y) + 1, only says which labels may occur). :class:`ClassStatistics` holds the present
+  classes (``classes``: their labels; ``num_classes``: K). The classifier W keeps its K rows: the
+  metrics that compare it with the class means (NC3, uniform duality, :func:`nc_summary`'s W entries)
+  take its rows of the present classes; NC4's classifier decides among all K classes (a sample may be
+  classified into an absent class), so NC4 is the one metric here that depends on the absent classes.
 * ``W`` is the classifier, K × d (row k = a_k), ``M`` a K × d matrix of class means (or classifier rows).
 * Translation-invariant statistics subtract one sample (row) first: for features with a large
   common offset the subtraction is exact (Sterbenz), so the class means of the offset-free data

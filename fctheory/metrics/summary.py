@@ -127,10 +127,10 @@ def nc_summary(st: ClassStatistics, W=None) -> dict:
     Parameters
     ----------
     st : ClassStatistics
-        Uses ``means``, ``counts``, ``sigma_W`` and ``class_var``.
+        Uses ``means``, ``counts``, ``sigma_W`` and ``class_var`` (of the classes present, ``st.classes``).
     W : array_like, (K, d), optional
-        The classifier (rows w_k): adds the entries from ``nc2_W`` on; brought to the statistics' namespace
-        and device.
+        The classifier (rows w_k, K = ``st.num_classes``): adds the entries from ``nc2_W`` on, computed over
+        its rows of the classes present; brought to the statistics' namespace and device.
 
     Returns
     -------
@@ -145,7 +145,7 @@ def nc_summary(st: ClassStatistics, W=None) -> dict:
     sigma_W = pow2_scale(asarray_like(st.sigma_W, means, dtype=xp.float64), 2 * e, xp)
     class_var = pow2_scale(asarray_like(st.class_var, means, dtype=xp.float64), 2 * e, xp)
     if K >= _tiles.LARGE_K:
-        return _summary_tiled(xp, Mc, e, sigma_W, class_var, W, st.d, means)[0]
+        return _summary_tiled(xp, Mc, e, sigma_W, class_var, _present_rows(st, W, means), means)[0]
     nr = _row_norms(xp, Mc)
     nr_h, C = to_numpy(nr), _cosines(xp, Mc, nr)
     show = f"array of shape {tuple(means.shape)}"
@@ -160,7 +160,7 @@ def nc_summary(st: ClassStatistics, W=None) -> dict:
         "mean_norm_means": _or_nan(_equinorm_of_norms, nr_h, e, False, False, "mean", show),
     }
     if W is not None:
-        out.update(_classifier_entries(xp, _check_W(W, K, st.d, means), Mc))
+        out.update(_classifier_entries(xp, _present_rows(st, W, means), Mc))
     return out
 
 
@@ -171,7 +171,13 @@ def _summary_budget(K, d, with_W):
     )
 
 
-def _summary_tiled(xp, Mc, e, sigma_W, class_var, W, d, means):
+def _present_rows(st, W, means):
+    """The classifier's rows of the classes present in ``st`` (W checked: K = ``st.num_classes`` rows; float64,
+    in the namespace and on the device of the means), or None without a classifier."""
+    return None if W is None else st.present.rows(_check_W(W, st.num_classes, st.d, means))
+
+
+def _summary_tiled(xp, Mc, e, sigma_W, class_var, W, means):
     """(nc_summary, {"means": FrameFit, "W": FrameFit or None}) from the centred unit means Mc (K ≥
     pairs.LARGE_K): one tiled pass over the class pairs gives the CDNV, NC2 and the cosines' sums (and the
     means' Gram against any scaled frame); NC1 and the norms are O(K·d + d²) as below pairs.LARGE_K."""
@@ -196,7 +202,7 @@ def _summary_tiled(xp, Mc, e, sigma_W, class_var, W, d, means):
     }
     fits = {"means": fit, "W": None}
     if W is not None:
-        entries, fits["W"] = _classifier_entries(xp, _check_W(W, K, d, means), Mc, frames=True)
+        entries, fits["W"] = _classifier_entries(xp, W, Mc, frames=True)
         out.update(entries)
     return out, fits
 
@@ -218,7 +224,7 @@ def nc_summary_and_frames(st: ClassStatistics, W=None) -> tuple:
     Mc, e = _centred_means(xp, means, st.counts, "class_means")
     sigma_W = pow2_scale(asarray_like(st.sigma_W, means, dtype=xp.float64), 2 * e, xp)
     class_var = pow2_scale(asarray_like(st.class_var, means, dtype=xp.float64), 2 * e, xp)
-    return _summary_tiled(xp, Mc, e, sigma_W, class_var, W, st.d, means)
+    return _summary_tiled(xp, Mc, e, sigma_W, class_var, _present_rows(st, W, means), means)
 
 
 @public(**_MOMENTS, W=_M.or_none(), upper=Bool())
@@ -256,8 +262,9 @@ def nc_summary_from_moments(counts, sums, scatter, sq, shift, W=None, *, upper: 
         xp = array_namespace_of(scatter)
         scatter = xp.triu(scatter) + xp.triu(scatter, k=1).T
     st = class_statistics_from_moments.__wrapped__(counts, sums, scatter, sq, shift)
-    if W is not None and tuple(W.shape) != (st.K, st.d):
-        fail("W", f"array of shape {tuple(W.shape)}", f"must have shape (K, d) = ({st.K}, {st.d}) like the statistics")
+    if W is not None and tuple(W.shape) != (st.num_classes, st.d):
+        K, d = st.num_classes, st.d
+        fail("W", f"array of shape {tuple(W.shape)}", f"must have shape (K, d) = ({K}, {d}) like the statistics")
     return st, nc_summary.__wrapped__(st, W)
 
 
@@ -277,10 +284,16 @@ def _kernel_summary(counts, sums, scatter, sq, shift, W, upper):
     shapes = (counts.shape, sq.shape, shift.shape, scatter.shape, (K, d) if W is None else W.shape)
     if shapes != ((K,), (K,), (K, d), (d, d), (K, d)):
         return None  # refused by the reference path, naming the shapes
-    _summary_budget(K, d, W is not None)
+    classes = np.flatnonzero(counts > 0)
+    if classes.size < K:  # absent classes: the kernel takes the moments of the present ones
+        if classes.size < 2 or np.any(counts < 0):
+            return None  # refused by the reference path
+        counts, sums, sq, shift = counts[classes], sums[classes], sq[classes], shift[classes]
+        W = None if W is None else W[classes]
+    _summary_budget(classes.size, d, W is not None)
     from .._nc_kernels import JACOBI_MAX_K, KEYS, statistics_and_summary  # noqa: PLC0415 - numba: on first use
 
-    if K > JACOBI_MAX_K:
+    if classes.size > JACOBI_MAX_K:
         return None  # the kernel's Jacobi SVD takes at most JACOBI_MAX_K classes: the reference path decides
     counts = counts.astype(np.int64)  # a copy: the statistics' own
     ok, means, mu_G, sigma_W, sigma_B, class_var, out = statistics_and_summary(
@@ -288,6 +301,6 @@ def _kernel_summary(counts, sums, scatter, sq, shift, W, upper):
     )
     if not ok:
         return None
-    st = ClassStatistics(means, mu_G, counts, sigma_W, sigma_B, class_var)
+    st = ClassStatistics(means, mu_G, counts, sigma_W, sigma_B, class_var, classes, K)
     keys = KEYS if W is not None else KEYS[:8]
     return st, dict(zip(keys, out.tolist()))

@@ -166,7 +166,8 @@ def nc1(
         tr Σ_B / (tr Σ_W + tr Σ_B) (Rangamani et al. 2023 §4; nc-toolbox ``nc1_weak``, which returns
         the pair (between, within)).
     K : int, optional
-        Number of classes (default max(y) + 1); every class must occur.
+        Number of classes (default max(y) + 1). A class without a sample is absent: the metric is computed
+        over the classes present (at least 2), as if the absent ones were removed from K.
     global_mean : {"class_means", "samples"}
         μ_G in Σ_B: the mean of the class means (default, review §2.3) or the sample mean
         (nc-toolbox, which passes ``global_embedding_mean(H)``).
@@ -187,7 +188,7 @@ def nc1(
     The eigenvalues of Σ_B are taken from the SVD of the centred means, never from Σ_B rounded.
     Undefined (FCTheoryError) when all class means coincide (Σ_B = 0).
     """
-    xp, H, y, K, counts, Y, means, D, _ = _first_pass(H, y, K, shift=True)
+    xp, H, y, K, counts, Y, means, D, _, _ = _first_pass(H, y, K, shift=True)
     N = H.shape[0]
     Mc = means - _global_mean(xp, means, counts, global_mean)
     if variant != "papyan":
@@ -379,7 +380,7 @@ def cdnv(
     close pairs recomputed from their exact differences); ``pairs.cdnv_sample`` estimates the mean from
     sampled pairs with a stated error.
     """
-    xp, H, y, K, counts, Y, means, D, e = _first_pass(H, y, K, shift=True)
+    xp, H, y, K, counts, Y, means, D, e, _ = _first_pass(H, y, K, shift=True)
     _cdnv_budget("K", K, K, means.shape[1], matrix, reduction)
     class_var = _class_var(xp, Y, D, counts, ddof)
     return _cdnv_from(means, class_var, matrix, dist_exp, reduction, e)

@@ -83,7 +83,8 @@ def test_moments_whose_statistics_overflow_are_refused_naming_sums():
 @pytest.mark.parametrize(
     ("change", "param"),
     [
-        (lambda m: (np.array([3, 0, 1, 1, 1, 1]),) + m[1:], "counts"),
+        (lambda m: (np.array([3, 0, 0, 0, 0, 0]),) + m[1:], "counts"),  # one class present
+        (lambda m: (np.array([3, -1, 1, 1, 1, 1]),) + m[1:], "counts"),
         (lambda m: (m[0] + 0.5,) + m[1:], "counts"),
         (lambda m: m[:2] + (m[2][1:],) + m[3:], "sums"),
         (lambda m: m[:3] + (np.append(m[3], np.nan),) + m[4:], "sq"),
@@ -152,3 +153,25 @@ def test_metrics_from_moments_equal_the_metrics_of_the_features():
     assert math.isclose(nc1_from_statistics(st), nc1(H, y), rel_tol=1e-12)
     assert math.isclose(cdnv_from_statistics(st), cdnv(H, y), rel_tol=1e-12)
     assert math.isclose(nc3_from_statistics(W, st), nc3(W, H, y), rel_tol=1e-12)
+
+
+def test_moments_with_absent_classes_give_the_statistics_of_the_present_ones():
+    # the samples of 3 of 6 classes: the moments' rows of the other 3 (count 0) hold anything finite, never read;
+    # the statistics equal those of the moments with the absent rows removed, and name the present classes
+    H, y, _ = DATA[1]
+    keep = np.array([0, 2, 5])
+    sel = np.isin(y, keep)
+    H, y = H[sel], y[sel]
+    first = [int(np.nonzero(y == k)[0][0]) if k in keep else 0 for k in range(6)]
+    counts, sums, scatter, sq, shift = _moments(H, y, 6, first)
+    assert counts[[1, 3, 4]].tolist() == [0, 0, 0]
+    for a in (sums, sq, shift):
+        a[[1, 3, 4]] = 7.0
+    st = class_statistics_from_moments(counts, sums, scatter, sq, shift)
+    ref = class_statistics_from_moments(*_moments(H, np.searchsorted(keep, y), 3, [first[k] for k in keep]))
+    assert st.K == 3 and st.num_classes == 6 and st.classes.tolist() == keep.tolist() and st.absent == 3
+    for a, b in zip(
+        [st.means, st.global_mean, st.counts, st.sigma_W, st.sigma_B, st.class_var],
+        [ref.means, ref.global_mean, ref.counts, ref.sigma_W, ref.sigma_B, ref.class_var],
+    ):
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-14)
