@@ -90,6 +90,7 @@ EXAMPLES = {
         W=W, st=metrics.class_statistics(H, Y), variant="duality", global_mean="class_means"
     ),
     "fctheory.metrics.nc_summary": lambda: dict(st=metrics.class_statistics(H, Y), W=W),
+    "fctheory.metrics.per_class": lambda: dict(st=metrics.class_statistics(H, Y), W=W),
     "fctheory.metrics.nc_summary_from_moments": lambda: dict(
         counts=np.full(K, N_PER),
         sums=N_PER * (MEANS - MEANS[0]),

@@ -261,3 +261,27 @@ def test_a_tiled_pass_at_one_above_a_multiple_of_the_tile_reads_every_pair_once(
     assert s["cdnv_sum"] == pytest.approx(P / 2, rel=1e-15)
     assert s["cos_abs"] == pytest.approx(P / (K - 1), rel=1e-15)
     assert s["gram_sq"] == K and s["frame"] == K
+
+
+# ----------------------------------------------------------------------------- the CDNV's row means
+@pytest.mark.parametrize(("K", "T"), [(29, 7), (64, 64), (129, 64)])
+def test_cdnv_rows_equal_the_exact_pairwise_means_with_near_coincident_pairs(K, T):
+    rng = np.random.default_rng(K)
+    m = 9
+    A = rng.uniform(0.5, 1.0, size=(K, m))
+    for (i, j), delta in zip([(0, 1), (T - 1, T % K), (K - 2, K - 1)], (1e-8, 1e-6, 1e-4)):
+        A[j] = A[i] + delta * rng.uniform(-1.0, 1.0, size=m)
+    var = rng.uniform(0.5, 2.0, size=K)
+    got = pairs.cdnv_rows(A, var, tile=T)
+    d2 = np.array([[_exact_sq(A[p], A[q]) if p != q else np.inf for q in range(K)] for p in range(K)])
+    want = ((var[:, None] + var[None, :]) / (2.0 * d2)).sum(axis=1) / (K - 1)
+    # each row's terms within PAIR_RTOL, summed over at most K terms per tile
+    np.testing.assert_allclose(got, want, rtol=pairs.PAIR_RTOL + 1e-13)
+
+
+def test_cdnv_rows_mark_the_classes_of_coinciding_means_nan():
+    rng = np.random.default_rng(0)
+    A = rng.normal(size=(20, 3))
+    A[13] = A[4]
+    got = pairs.cdnv_rows(A, np.ones(20), tile=8)
+    assert np.isnan(got[[4, 13]]).all() and np.isfinite(np.delete(got, [4, 13])).all()
