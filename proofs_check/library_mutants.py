@@ -276,10 +276,10 @@ MUTANTS: list[LibraryMutant] = [
             ("sigma = _solve_sigma(sys)", "sigma = _solve_sigma(sys) + 1e-7"),
         ),
     ),
-    # ---- predictions.py
+    # ---- theorems.py (the prediction objects of Theorems 1-3)
     M(
         "predict1-c-prime",
-        "fctheory.predictions",
+        "fctheory.theorems",
         "predict_type1",
         "c_prime=_s(root(np.log(K_a) + np.log(L_a)))",
         "c_prime=_s(root(np.log(K_a)))",
@@ -288,7 +288,7 @@ MUTANTS: list[LibraryMutant] = [
     ),
     M(
         "predict1-pca",
-        "fctheory.predictions",
+        "fctheory.theorems",
         "predict_type1",
         "pca_sigma=_s(np.sqrt(t / (n_c_a - 1)))",
         "pca_sigma=_s(np.sqrt(t / n_c_a))",
@@ -297,7 +297,7 @@ MUTANTS: list[LibraryMutant] = [
     ),
     M(
         "predict2-c",
-        "fctheory.predictions",
+        "fctheory.theorems",
         "predict_type2",
         "c=_s(np.exp(log_ts - 0.5 * (np.log(K_a) + np.log(L_a))))",
         "c=_s(np.exp(log_ts - 0.5 * np.log(K_a)))",
@@ -306,7 +306,7 @@ MUTANTS: list[LibraryMutant] = [
     ),
     M(
         "predict3-ce-n_c",
-        "fctheory.predictions",
+        "fctheory.theorems",
         "predict_type3",
         "np.log1p((n_c_a[..., None] - 1) * np.exp(-x))",
         "np.log1p(n_c_a[..., None] * np.exp(-x))",
@@ -315,7 +315,7 @@ MUTANTS: list[LibraryMutant] = [
     ),
     M(
         "predict3-reg",
-        "fctheory.predictions",
+        "fctheory.theorems",
         "predict_type3",
         "log_norm_W2 = log_nc + log_sum_r2",
         "log_norm_W2 = log_sum_r2",
@@ -515,11 +515,11 @@ MUTANTS: list[LibraryMutant] = [
         "(44) with the off-diagonal entries of Gamma not symmetrised",
         ("assumptionB-lemmaC",),
     ),
-    # ---- the certified optimum: fctheory/risk/convex.py
+    # ---- the certified optima: fctheory/optima/
     M(
         "optimum-grad-scale",
-        "fctheory.risk.convex",
-        "_FX.__call__",
+        "fctheory.optima.population",
+        "EnumeratedF.__call__",
         "gG3.reshape(X.shape) / task.K",
         "gG3.reshape(X.shape) / (task.K + 1)",
         "optimum: the engine's gradient in X divided by K + 1 instead of K (the solver minimises the wrong problem)",
@@ -527,7 +527,7 @@ MUTANTS: list[LibraryMutant] = [
     ),
     M(
         "collapsed-score-scale",
-        "fctheory.collapsed",
+        "fctheory.optima.collapsed",
         "_Fc.__call__",
         "S = (V.reshape(self.shape2) @ self.OH).T / self.root",
         "S = (V.reshape(self.shape2) @ self.OH).T / self.root**2",
@@ -537,7 +537,7 @@ MUTANTS: list[LibraryMutant] = [
     ),
     M(
         "collapsed-star-no-deficit",
-        "fctheory.collapsed",
+        "fctheory.optima.collapsed",
         "_star_bound",
         "    if deficit < 0:",
         "    if deficit < -1e300:",
@@ -557,7 +557,7 @@ MUTANTS: list[LibraryMutant] = [
     ),
     M(
         "optimum-interval-no-dual-scaling",
-        "fctheory.risk.convex",
+        "fctheory.optima.certificates",
         "certify_optimality",
         "s = flint.arb(1) if math.sqrt(t) <= float(lam) else lam_b / flint.arb(t).sqrt()",
         "s = flint.arb(1)",

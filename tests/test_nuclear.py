@@ -14,7 +14,7 @@ from scipy.optimize import minimize_scalar
 
 import fctheory as fc
 from fctheory import _nuclear as nu
-from fctheory.collapsed import _Fc
+from fctheory.optima.collapsed import _Fc
 
 
 def test_svt_is_the_proximal_map_of_the_nuclear_norm():

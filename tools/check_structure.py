@@ -39,6 +39,8 @@ DEFAULT_PACKAGES = ("fctheory", "proofs_check")
 # (importer prefix, imported prefix): first-party imports that may stay inside a function ("" matches any importer)
 LAZY_ALLOWED = (
     ("fctheory.cli", "proofs_check"),
+    # fctheory.risk re-exports the optima on first access: they import the engine's modules (a package-level wait)
+    ("fctheory.risk", "fctheory.optima"),
     ("", "fctheory._blas"),
     ("", "fctheory._kernels"),
     ("", "fctheory._nc_kernels"),

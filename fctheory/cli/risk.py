@@ -7,7 +7,8 @@ import numpy as np
 from .. import risk
 from .._errors import FCTheoryError
 from .._validate import Array, check_mu, fail
-from ..predictions import predict, verdict
+from ..predictions import predict
+from ..predictions.verdict import verdict
 from ..task import Task
 from ._output import add_format_options, print_csv, print_json
 from ._table import integer, real, table

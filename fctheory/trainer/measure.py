@@ -28,7 +28,7 @@ from .._validate import Array, Bool, Instance, Int, Real, fail, public, result_t
 from ..metrics import geometry
 from ..metrics.geometry import concept_cosines, pca_singular_values
 from ..network import check_weights, scores
-from ..predictions import verdict
+from ..predictions.verdict import verdict
 from ..task import Task
 from ..io import to_json
 from .data import TrainData, check_data

@@ -119,7 +119,7 @@ EXAMPLES = {
         max_bytes=None,
         symmetry=True,
     ),
-    "fctheory.risk.predict_exact": lambda: dict(
+    "fctheory.predictions.predict_exact": lambda: dict(
         task=fc.Task.random(2, 1, 2, 3, seed=0), lam=0.1, network="h", d=None, max_seconds=None, max_bytes=None
     ),
     "fctheory.risk.certify_optimality": lambda: dict(

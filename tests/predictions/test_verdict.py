@@ -13,7 +13,8 @@ import pytest
 from scipy.optimize import minimize
 
 import fctheory as fc
-from fctheory.predictions import TheoryVerdict, applicable_theorem, equal_decay_reduction, predict
+from fctheory.predictions import TheoryVerdict, applicable_theorem, predict
+from fctheory.predictions.verdict import equal_decay_reduction
 
 
 def _risk_unequal(task, W, U, lam_W, lam_U):

@@ -1,4 +1,4 @@
-"""fctheory.risk.convex (optimum, certify_optimality): the certified global minimiser of (5), and the bounded local one of (10).
+"""fctheory.optima.population (and the entry point fctheory.optimum): the certified global minimiser of (5).
 
 Oracles independent of the solver: Theorem 1's H(τ) and Theorem 2's type-III risk on full tasks (proven
 optimal), the best of 8 multi-start ``minimize_true_risk`` runs, the brute-force risk, the Fenchel dual
@@ -19,10 +19,10 @@ from scipy.special import logsumexp
 import fctheory as fc
 from fctheory import FCTheoryError, Task
 from fctheory.network import U_hat
-from fctheory.risk import certify_optimality, minimize_true_risk, optimum, true_risk_bruteforce
+from fctheory.risk import minimize_true_risk, optimum, true_risk_bruteforce
 from fctheory.tau import H
 
-opt_mod = importlib.import_module("fctheory.risk.convex")
+opt_mod = importlib.import_module("fctheory.optima.population")
 REL = 1e-10  # the issue's acceptance target for the relative certified gap
 
 
@@ -128,7 +128,7 @@ def test_lower_bound_matches_the_exact_dual_and_weak_duality():
     dual = _dual_entropy(task, res.X, lam)
     assert res.lower_bound <= dual + 1e-13 <= res.R + 2e-13  # concavity bound ≤ exact dual ≤ primal
     rng = np.random.default_rng(3)
-    fx = opt_mod._FX(task, 1, None, None)
+    fx = opt_mod.EnumeratedF(task, 1, None, None)
     for scale in (0.0, 0.3, 1.0, 3.0):
         X = res.X + scale * rng.normal(size=res.X.shape)
         f, G = fx(X)
@@ -143,7 +143,7 @@ def test_lower_bound_matches_the_exact_dual_and_weak_duality():
 
 def test_planted_wrong_gradient_breaks_the_certificate(monkeypatch):
     task, lam = PARTIAL[1]
-    real = opt_mod._FX.__call__
+    real = opt_mod.EnumeratedF.__call__
 
     def wrong(self, X):
         f, G = real(self, X)
@@ -151,55 +151,10 @@ def test_planted_wrong_gradient_breaks_the_certificate(monkeypatch):
 
     # the enumeration path (symmetry=False: uniform mu would otherwise be solved in the collapsed coordinates)
     assert optimum(task, lam=lam, maxiter=30, symmetry=False).certified  # the same budget certifies the true gradient
-    monkeypatch.setattr(opt_mod._FX, "__call__", wrong)
+    monkeypatch.setattr(opt_mod.EnumeratedF, "__call__", wrong)
     res = optimum(task, lam=lam, maxiter=30, max_seconds=30, symmetry=False)
     assert not res.certified and res.status == "not certified"
     assert res.rel_gap > 1e-6
-
-
-def test_interval_bounds_contain_the_float_result():
-    pytest.importorskip("flint")
-    task, lam = PARTIAL[2]
-    res = optimum(task, lam=lam, precision="interval")
-    iv = res.interval
-    lo, hi = iv["R"]
-    assert lo <= hi and hi - lo <= 1e-14 * res.R
-    assert lo - 4e-16 * res.R <= res.R <= hi + 4e-16 * res.R  # the float R: its rounding only
-    assert iv["lower_bound"] <= res.lower_bound + 1e-13 and iv["lower_bound"] <= lo
-    assert 0 <= iv["gap"] <= REL * res.R and iv["rho"] >= res.rho - 1e-12
-    # at a perturbed point the rigorous gap is positive and the bound still below the optimum
-    W = res.W * 1.01
-    bad = certify_optimality(task, W, res.U, lam)
-    assert bad["gap"] > 1e-6 and bad["lower_bound"] <= res.R
-
-
-def test_interval_is_for_h_only_and_needs_small_tasks():
-    pytest.importorskip("flint")
-    task, lam = PARTIAL[0]
-    with pytest.raises(FCTheoryError, match="precision"):
-        optimum(task, lam=lam, network="h*", precision="interval")
-    W, U = fc.type1_configuration(task, d=2, lam=lam)
-    with pytest.raises(FCTheoryError, match="max_pairs"):
-        certify_optimality(task, W, U, lam, max_pairs=10)
-
-
-# ----------------------------------------------------------------------------------------- h*
-def test_h_star_full_task_relaxation_certifies_type2():
-    task = Task.full(2, 2, 2)
-    res = optimum(task, lam=0.05, network="h*", d=3, n_starts=2)
-    assert res.network == "h*" and res.lower_bound <= res.R + 1e-13
-    assert res.rel_gap <= 1e-9 and res.certified
-    assert res.R == pytest.approx(res.R_type1, rel=1e-10)  # Theorem 3's type II is that optimum
-
-
-def test_h_star_partial_task_bound_is_valid_and_says_local():
-    task = Task.random(2, 2, 3, 3, seed=0)
-    lam, d = 0.05, 3
-    res = optimum(task, lam=lam, network="h*", d=d, n_starts=2)
-    assert res.status == "local" and not res.certified and res.grad_norm <= 1e-9
-    others = [minimize_true_risk(task, d=d, lam=lam, layernorm=True, seed=s)[2].R for s in (5, 6, 7)]
-    assert res.lower_bound <= min(others) and res.lower_bound <= res.R
-    assert 0 < res.gap <= 1e-2 * res.R
 
 
 # ----------------------------------------------------------------------------------------- the type1-partial grid
@@ -275,7 +230,7 @@ def test_random_partial_tasks_non_uniform_mu():
 
 
 def test_docstring_example_runs():
-    res = doctest.testmod(opt_mod, optionflags=doctest.ELLIPSIS)
+    res = doctest.testmod(importlib.import_module("fctheory.optima.api"), optionflags=doctest.ELLIPSIS)
     assert res.attempted > 0 and res.failed == 0
 
 
@@ -294,7 +249,7 @@ def test_enumeration_returns_the_origin_itself_between_the_sets_and_theorem_1s_t
     """A partial set whose own λ₀ = ‖∇f(0)‖₂ lies below Theorem 1's: at λ between the two Theorem 1 has τ > 0
     (the solver's start) but the minimiser is the origin (Claim H); the enumeration returns exactly (0, 0) and R =
     log K, as the collapsed path does, not a certified point within the tolerance of it."""
-    from fctheory.risk.convex import _FX
+    from fctheory.optima.population import EnumeratedF as _FX
 
     task = Task.random(2, 2, 2, 2, seed=0, mu=mu)
     lam1 = fc.lambda_trivial(n_c=2, n_w=task.n_w, L=2, K=2)

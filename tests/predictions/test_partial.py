@@ -9,7 +9,8 @@ import pytest
 
 import fctheory as fc
 from fctheory.predictions import APPROXIMATION, COLLAPSED_STAR, EXACT, LEMMA_B, applicable_theorem
-from fctheory.risk import optimum, predict_exact
+from fctheory.optima import optimum
+from fctheory.predictions import predict_exact
 
 LEMMA_B_TASK = fc.Task(2, 2, 3, np.array([[0, 0, 0], [0, 1, 1], [1, 0, 1], [1, 1, 0]]), "uniform")
 GENERIC = fc.Task.random(3, 2, 2, 5, seed=0)
@@ -95,7 +96,7 @@ def test_exact_dispatch_falls_back_when_the_engine_refuses():
 
 
 def test_the_dispatchers_collapsed_optimum_is_computed_once_per_task_and_lambda(monkeypatch):
-    import fctheory.predictions as pr
+    import fctheory.predictions.partial as pr
 
     task = fc.Task.random(3, 2, 3, 9, seed=11)
     calls = []
@@ -149,7 +150,7 @@ def test_h_star_full_task_stays_theorem_3_and_refusal_falls_back_to_it():
 def test_h_star_uncertified_collapsed_network_is_not_returned(monkeypatch):
     """A collapsed h* the solver could not certify (here: one iteration) is not passed off as the prediction:
     the dispatcher keeps Theorem 3's numbers, and does not cache the failure as an answer."""
-    import fctheory.predictions as pr
+    import fctheory.predictions.partial as pr
 
     real = pr.collapsed_optimum_star
     monkeypatch.setattr(pr, "collapsed_optimum_star", lambda t, *, lam, d: real(t, lam=lam, d=d, maxiter=1))

@@ -1,4 +1,4 @@
-"""fctheory.collapsed: the certified optimum of (5) for uniform μ in the feature-collapsed coordinates.
+"""fctheory.optima.collapsed: the certified optimum of (5) for uniform μ in the feature-collapsed coordinates.
 
 Oracles: the exact engine's and the brute-force enumeration of the s_c^L sentences (the collapsed risk and
 gradient are those of (5) at collapsed weights), the enumeration-based convex solver (``symmetry=False``),
@@ -15,10 +15,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import fctheory as fc
-from fctheory import collapsed as col
+from fctheory.optima import collapsed as col
 from fctheory.network import U_hat
 from fctheory.risk import optimum, true_risk_bruteforce
-from fctheory.risk.convex import _FX
+from fctheory.optima.population import EnumeratedF as _FX
 
 EPS = np.finfo(float).eps
 LEMMA_B_TASK = fc.Task(2, 2, 3, np.array([[0, 0, 0], [0, 1, 1], [1, 0, 1], [1, 1, 0]]), "uniform")

@@ -1,0 +1,253 @@
+"""What the library predicts on a partial task (K < n_c^L), and where each number comes from (its provenance).
+
+Network h with uniform μ: Lemma B's closed form where the latent set satisfies it, else the certified optimum in
+the collapsed coordinates (:func:`fctheory.collapsed_optimum`), else (over the budget) Theorem 1's numbers
+labelled as an approximation. Network h with any μ: the certified optimum by enumeration (:func:`predict_exact`).
+Network h*: the best feature-collapsed h* (:func:`fctheory.collapsed_optimum_star`).
+"""
+
+from __future__ import annotations
+
+import math
+import weakref
+from dataclasses import dataclass
+
+import numpy as np
+
+from .._validate import result_type
+from .._errors import FCTheoryError
+from ..assumptions import lemma_B_properties
+from ..optima.collapsed import collapsed_optimum, collapsed_optimum_star
+from ..partial import lemma_b_scale
+from ..theorems import PredictionBase
+
+# ============================================================================= partial tasks (K < n_c^L)
+#: provenance of a partial task's prediction: the certified optimum (fctheory.risk.predict_exact)
+EXACT = "exact (certified optimum)"
+#: provenance: t* of fctheory.lemma_b_scale (uniform μ, a latent set satisfying Lemma B)
+LEMMA_B = "closed form under Lemma B"
+#: provenance: Theorem 1's formulas at this K (its counts (39) assume Assumption A, which no partial set meets)
+APPROXIMATION = "approximation (Theorem 1's K-only tau), error unknown"
+
+
+@result_type
+@dataclass(frozen=True)
+class PartialPrediction(PredictionBase):
+    """What the library predicts for network h on a partial task (K < n_c^L), and where the numbers come from.
+
+    Attributes
+    ----------
+    provenance : str
+        :data:`EXACT` (the certified global minimiser of (5): for uniform μ
+        :func:`fctheory.collapsed_optimum`, any K; for any μ :func:`fctheory.risk.optimum` through
+        :func:`fctheory.risk.predict_exact`), :data:`LEMMA_B` (the closed form t* of
+        :func:`fctheory.lemma_b_scale`, uniform μ and a latent set satisfying Lemma B) or
+        :data:`APPROXIMATION` (Theorem 1's τ at this K, whose counts (39) need Assumption A; only where the
+        budget refuses the collapsed problem's K × K work).
+    n_c, n_w, L, K, lam
+        The setting (λ of the reduced problem (5)).
+    tau
+        ‖W‖² = ‖X‖_* of the predicted point (t*, τ, or the optimum's nuclear norm).
+    w_norms : ndarray, shape (n_w,)
+        Predicted ‖w_(α,β)‖ per word, index α·s_c + β (equal for type I; the optimum's columns of W for EXACT).
+    c
+        Mean word norm.
+    norm_W, norm_U
+        ‖W‖_F and ‖U‖_F (equal: every minimiser of (5) is balanced).
+    risk, ce
+        R at the predicted point and its unregularised cross-entropy.
+    lambda_bound
+        λ above which the prediction is the origin: λ₀,Z (LEMMA_B), λ₀ of Theorem 1 (APPROXIMATION), ‖∇f_c(0)‖₂
+        (EXACT, uniform μ), None (EXACT, non-uniform μ).
+    trivial
+        The predicted point is (W, U) = (0, 0).
+    gap
+        The certified gap R − (lower bound on min R) for EXACT, else None.
+    theorem1_c
+        Theorem 1's word norm √(τ/n_w) at this K (the large-K idealisation), for comparison; None for
+        non-uniform μ.
+    """
+
+    provenance: str
+    n_c: int
+    n_w: int
+    L: int
+    K: int
+    lam: float
+    tau: float
+    w_norms: np.ndarray
+    c: float
+    norm_W: float
+    norm_U: float
+    risk: float
+    ce: float
+    lambda_bound: float | None
+    trivial: bool
+    gap: float | None
+    theorem1_c: float | None
+
+
+#: exact Assumption A/B and Lemma B checks for K < n_c^L only up to this K (they grow like K²)
+ASSUMPTION_K_MAX = 400
+
+
+def pca_sigmas(A, n, a):
+    """The n largest singular values of A's columns centred on their mean, × a (the PCA σ of docs/reproduction.md)."""
+    C = A - A.mean(axis=1, keepdims=True)
+    s = np.linalg.svd(C, compute_uv=False)
+    return [float(a * v) for v in np.concatenate([s, np.zeros(n)])[:n]]
+
+
+def _lemma_b_holds(task) -> bool:
+    """Lemma B's properties, checked exactly for uniform μ and K ≤ 400 (cost K²); (ii) needs n_c | K."""
+    if not task.is_uniform or task.K > ASSUMPTION_K_MAX or task.K % task.n_c:
+        return False
+    try:
+        return bool(lemma_B_properties(task).holds)
+    except FCTheoryError:  # refused by the work budget: no closed form claimed
+        return False
+
+
+def partial_parts(task, lam, p1, a=1.0):
+    """(the collapsed optimum or None, prediction). Network h on a partial task, uniform μ, from the theory
+    layer: Lemma B's closed form when the latent set satisfies it, else the certified optimum in the collapsed
+    coordinates (:func:`fctheory.collapsed_optimum`, exact for uniform μ), else (over the budget, or not
+    certified in time) Theorem 1's numbers ``p1`` labelled as an approximation. W norms × a, U norms ÷ a."""
+    base = dict(n_c=task.n_c, n_w=task.n_w, L=task.L, K=task.K, lam=float(lam), theorem1_c=a * p1.c)
+    if _lemma_b_holds(task):
+        b = lemma_b_scale(task, lam=lam)
+        t, c, lam_b, R, ce, prov = b.t_star, b.word_norm, b.lambda0, b.risk, b.ce, LEMMA_B
+    else:
+        opt = _collapsed_or_none(task, lam)
+        if opt is not None:
+            return opt, PartialPrediction(
+                provenance=EXACT, tau=opt.tau, w_norms=a * opt.w_norms, c=float(a * np.mean(opt.w_norms)),
+                norm_W=float(a * np.sqrt(opt.tau)), norm_U=float(np.sqrt(opt.tau) / a), risk=opt.R, ce=opt.ce,
+                lambda_bound=opt.lambda0, trivial=opt.width == 0, gap=opt.gap, **base,
+            )  # fmt: skip
+        t, c, lam_b, R, ce, prov = p1.tau, p1.c, p1.lambda_trivial, p1.risk, p1.ce, APPROXIMATION
+    return None, PartialPrediction(
+        provenance=prov, tau=float(t), w_norms=np.full(task.n_w, a * c), c=float(a * c),
+        norm_W=float(a * np.sqrt(t)), norm_U=float(np.sqrt(t) / a), risk=float(R), ce=float(ce),
+        lambda_bound=float(lam_b), trivial=bool(t == 0), gap=None, **base,
+    )  # fmt: skip
+
+
+#: certified collapsed optima per task (a Task is immutable and hashed by identity) and λ: the trainer's
+#: measurements and the CLI ask the dispatcher for the same (task, λ) again and again
+_COLLAPSED = weakref.WeakKeyDictionary()
+_COLLAPSED_PER_TASK = 16
+
+
+def _remembered(cache, task, key, solve):
+    """``solve()`` once per (task, key): the certified result, or None when the budget refuses it or it is not
+    certified (neither is remembered: a later call, e.g. under a larger budget, tries again)."""
+    known = cache.setdefault(task, {})
+    if key in known:
+        return known[key]
+    try:
+        opt = solve()
+    except FCTheoryError:  # over the memory or time budget: the approximation, labelled as such (not kept)
+        return None
+    if not opt.certified:
+        return None
+    if len(known) >= _COLLAPSED_PER_TASK:
+        known.pop(next(iter(known)))
+    known[key] = opt
+    return opt
+
+
+def _collapsed_or_none(task, lam):
+    """The certified collapsed optimum (uniform μ), or None when the budget refuses it or it is not certified."""
+    if not task.is_uniform or not 1e-12 <= lam <= 1e12:
+        return None
+    return _remembered(_COLLAPSED, task, float(lam), lambda: collapsed_optimum(task, lam=lam))
+
+
+#: provenance of an h* partial task's prediction: fctheory.collapsed_optimum_star
+COLLAPSED_STAR = "best feature-collapsed network (certified among collapsed networks)"
+
+
+@result_type
+@dataclass(frozen=True)
+class PartialStarPrediction(PredictionBase):
+    """What the library predicts for network h* (LayerNorm, risk (10)) on a partial task (K < n_c^L).
+
+    The best feature-collapsed h* of the latent set (:func:`fctheory.collapsed_optimum_star`): certified among
+    networks whose words share their concept's feature (a convex problem in the features' Gram and the scores),
+    for any word frequencies (collapsed features do not depend on them). That collapse itself is optimal is
+    Theorem 3 on full tasks and an assumption here (provenance :data:`COLLAPSED_STAR`).
+
+    Attributes
+    ----------
+    provenance : str
+    n_c, L, K, d, lam
+        The setting (λ = λ_U of (10)).
+    tau : float
+        ‖U‖_F (τ* on a full task).
+    u_norms : ndarray, shape (K, L)
+        Predicted ‖u_(k,ℓ)‖.
+    c : float
+        Their mean (Theorem 3's c = τ*/√(KL) on a full task).
+    phi_norm : float
+        ‖φ(w)‖ = √d (ε = 0).
+    cosines : ndarray, shape (n_c, n_c)
+        Cosines between the concepts' features.
+    risk, ce : float
+        R* of (10) and its cross-entropy part.
+    gap : float
+        Certified gap among collapsed networks.
+    theorem3_c : float
+        Theorem 3's c at this K (the large-K idealisation), for comparison.
+    """
+
+    provenance: str
+    n_c: int
+    L: int
+    K: int
+    d: int
+    lam: float
+    tau: float
+    u_norms: np.ndarray
+    c: float
+    phi_norm: float
+    cosines: np.ndarray
+    risk: float
+    ce: float
+    gap: float
+    theorem3_c: float
+
+
+_COLLAPSED_STAR = weakref.WeakKeyDictionary()
+
+
+def _collapsed_star_or_none(task, lam, d):
+    """The certified best collapsed h* (cached per task, λ and d), or None when refused or not certified."""
+    if not 1e-12 <= lam <= 1e12 or d < task.n_c:
+        return None
+    return _remembered(_COLLAPSED_STAR, task, (float(lam), int(d)), lambda: collapsed_optimum_star(task, lam=lam, d=d))
+
+
+def star_partial(task, d, lam_U, pred, notes, p):
+    """(prediction object, provenance) of h* on a partial task: the best collapsed h* where it is certified
+    (``pred`` updated in place), else Theorem 3's numbers ``p``."""
+    opt = _collapsed_star_or_none(task, lam_U, d)
+    if opt is None:
+        return p, ""
+    notes.append(
+        "partial latent set: the best feature-collapsed h* (fctheory.collapsed_optimum_star, certified gap "
+        f"{opt.gap:.1e} among collapsed networks) replaces Theorem 3's K-only τ*"
+    )
+    off = ~np.eye(task.n_c, dtype=bool)
+    words = np.repeat(opt.phi, task.s_c, axis=0).T
+    pred.update(
+        R=opt.R, R0=opt.ce, tau=opt.tau, u_norm=opt.c, cos_across=float(np.mean(opt.cosines[off])),
+        pca_W=pca_sigmas(words, task.n_c - 1, 1.0), pca_U=pca_sigmas(opt.U.reshape(-1, opt.phi.shape[1]).T,
+                                                                        task.n_c - 1, 1.0),
+    )  # fmt: skip
+    pp = PartialStarPrediction(
+        provenance=COLLAPSED_STAR, n_c=task.n_c, L=task.L, K=task.K, d=int(d), lam=float(lam_U), tau=opt.tau,
+        u_norms=opt.u_norms, c=opt.c, phi_norm=math.sqrt(d), cosines=opt.cosines, risk=opt.R, ce=opt.ce,
+        gap=opt.gap, theorem3_c=float(p.c),
+    )  # fmt: skip
+    return pp, COLLAPSED_STAR
