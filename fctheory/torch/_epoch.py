@@ -114,6 +114,8 @@ def _host_numbers(m, W, b, ufm):
     if W is not None and W.shape != (K, d) or (b is not None and opt.bias is None):
         return None
     present = np.flatnonzero(counts)
+    if not np.array_equal(cmp.rows, present):
+        return None  # an optimum of other classes than the present ones: the public functions compare them
     if present.size < K:  # the present classes' moments (the scatter has no term of an absent class)
         counts, sums, sq, shift = counts[present], sums[present], sq[present], shift[present]
     Wp, bp = _rows(W, present, K), _rows(b, present, K)
@@ -151,6 +153,8 @@ def _large_numbers(m, W, b, ufm):
     opt = cmp.app.optimum
     if (W is not None and W.shape != (K, d)) or not isinstance(opt.means_gram, FrameGram):
         return None
+    if not np.array_equal(cmp.rows, np.flatnonzero(counts)):
+        return None  # an optimum of other classes than the present ones: the public functions compare them
     if m.upper:
         scatter = np.triu(scatter) + np.triu(scatter, 1).T
     st = class_statistics_from_moments.__wrapped__(counts, sums, scatter, sq, shift)
