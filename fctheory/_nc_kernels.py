@@ -257,7 +257,8 @@ def statistics(counts, sums, scatter, sq, shift, upper, means, mu_G, sigma_W, si
         t = 0.0
         for j in range(d):
             t += s[k, j] * m[k, j]
-        class_var[k] = max(sq[k] * f2 - t, 0.0) / counts[k]
+        # a class of one sample has no spread: exactly 0 (q_k − ‖s_k‖² rounds to ~eps·q_k otherwise)
+        class_var[k] = 0.0 if counts[k] == 1 else max(sq[k] * f2 - t, 0.0) / counts[k]
         for j in range(d):
             means[k, j] = shift[k, j] * f + m[k, j]
     mu_G[:] = 0.0

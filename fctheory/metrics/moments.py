@@ -271,6 +271,8 @@ def class_statistics_from_moments(counts, sums, scatter, sq, shift, *, global_me
     W = 0.5 * (W + W.T) / float(n_h.sum())
     var = sq - (sums * m).sum(axis=1)
     var = xp.maximum(var, xp.zeros_like(var)) / n
+    # a class of one sample has no spread: exactly 0 (q_k − ‖s_k‖²/n_k rounds to ~eps·q_k otherwise)
+    var = xp.where(n == 1.0, xp.zeros_like(var), var)
     means = shift + m
     mu_G = _global_mean(xp, means, n_h, global_mean)
     Mc = means - mu_G

@@ -175,3 +175,25 @@ def test_moments_with_absent_classes_give_the_statistics_of_the_present_ones():
         [ref.means, ref.global_mean, ref.counts, ref.sigma_W, ref.sigma_B, ref.class_var],
     ):
         np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-14)
+
+
+def test_a_class_of_one_sample_has_exactly_zero_variance_from_any_shift():
+    # q_k − ‖s_k‖²/n_k cancels to rounding noise for n_k = 1 when the shift is not the sample itself
+    rng = np.random.default_rng(11)
+    H = rng.standard_normal((7, 40)) * 1e3
+    y = np.array([0, 0, 1, 2, 2, 2, 3])  # classes 1 and 3 have one sample
+    shift = rng.standard_normal((4, 40))  # far from the samples
+    D = H - shift[y]
+    sums = np.zeros((4, 40))
+    np.add.at(sums, y, D)
+    # the singletons' squared norms one ulp above ‖s_k‖² (as another summation order may round them): without the
+    # rule q_k − ‖s_k‖² leaves that ulp as a variance
+    sq = np.bincount(y, weights=[math.fsum(r * r) for r in D], minlength=4)
+    sq[[1, 3]] = np.nextafter(sq[[1, 3]], np.inf)
+    st = class_statistics_from_moments(np.bincount(y, minlength=4), sums, D.T @ D, sq, shift)
+    assert st.class_var[1] == 0.0 and st.class_var[3] == 0.0 and st.class_var[0] > 0
+    # the compiled kernel of nc_summary_from_moments (host float64 moments, ≤ 32 classes) likewise
+    from fctheory.metrics import nc_summary_from_moments
+
+    kst, _ = nc_summary_from_moments(np.bincount(y, minlength=4), sums, D.T @ D, sq, shift)
+    assert kst.class_var[1] == 0.0 and kst.class_var[3] == 0.0 and kst.class_var[0] > 0
