@@ -128,14 +128,15 @@ def run(args) -> int:
     try:
         pred = predict(task, lam=args.lam, network=network, d=W.shape[0])
         # the label from the same dispatcher as predict, train and diagnose (lam is both decays for h, lam_U for h*)
-        theorem = verdict(
+        v = verdict(
             task, W.shape[0], 0.0 if args.layernorm else args.lam, args.lam, layernorm=args.layernorm, assumptions=False
-        ).theorem
+        )
+        theorem, provenance = v.theorem or "none", v.provenance
         pred_risk = float(pred.risk)
         pred_ce = float(pred.ce)
         why = ""
     except FCTheoryError as exc:
-        theorem, pred_risk, pred_ce, why = "none", float("nan"), float("nan"), str(exc)
+        theorem, provenance, pred_risk, pred_ce, why = "none", "", float("nan"), float("nan"), str(exc)
     results = {
         "network": network,
         "d": int(W.shape[0]),
@@ -147,6 +148,7 @@ def run(args) -> int:
         "pairs": res.pairs,
         "seconds": res.seconds,
         "theorem": theorem,
+        "provenance": provenance,
         "predicted_R": pred_risk,
         "predicted_R0": pred_ce,
         "R_minus_predicted": res.R - pred_risk,

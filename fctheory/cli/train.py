@@ -147,8 +147,8 @@ def run_train(args) -> int:
         f"{'h*' if c.layernorm else 'h'}, {c.backend}/{c.dtype}, {run.epochs_done} epochs in {run.wall_time:.1f} s"
     )
     m = run.measurements
-    if m.predicted.get("theorem"):
-        print(f"theory: {m.predicted['theorem']}")
+    if m.predicted:
+        print(f"theory: {m.predicted['theorem'] or m.predicted['provenance']}")
     print(_table(m.comparison()))
     for k, v in acc.items():
         print(f"acceptance: {k}: {'met' if v else 'NOT met'}")
@@ -253,8 +253,8 @@ def _print_run(run, out) -> None:
     )
     m = run.measurements
     if m is not None:
-        if m.predicted.get("theorem"):
-            print(f"theory: {m.predicted['theorem']}")
+        if m.predicted:
+            print(f"theory: {m.predicted['theorem'] or m.predicted['provenance']}")
         print(_table(m.comparison()))
     if out:
         # a path and a command the user copies: never wrapped, however long

@@ -17,12 +17,16 @@ import numpy as np
 from .._validate import result_type
 from .._errors import FCTheoryError
 from ..assumptions import lemma_B_properties
+from .._budget import get_budget
+from ..optima import optimum
 from ..optima.collapsed import collapsed_optimum, collapsed_optimum_star
+from ..risk.enumeration import check_budget, estimate
 from ..partial import lemma_b_scale
-from ..theorems import PredictionBase
+from ..theorems import PredictionBase, predict_type1
 
 # ============================================================================= partial tasks (K < n_c^L)
-#: provenance of a partial task's prediction: the certified optimum (fctheory.risk.predict_exact)
+#: provenance of a partial task's prediction: the certified global minimiser of (5) (collapsed problem for
+#: uniform μ, the exact engine's enumeration for any μ)
 EXACT = "exact (certified optimum)"
 #: provenance: t* of fctheory.lemma_b_scale (uniform μ, a latent set satisfying Lemma B)
 LEMMA_B = "closed form under Lemma B"
@@ -39,8 +43,8 @@ class PartialPrediction(PredictionBase):
     ----------
     provenance : str
         :data:`EXACT` (the certified global minimiser of (5): for uniform μ
-        :func:`fctheory.collapsed_optimum`, any K; for any μ :func:`fctheory.risk.optimum` through
-        :func:`fctheory.risk.predict_exact`), :data:`LEMMA_B` (the closed form t* of
+        :func:`fctheory.collapsed_optimum`, any K; for any μ :func:`fctheory.optimum` by enumeration, where the
+        exact engine enumerates the task within the budget), :data:`LEMMA_B` (the closed form t* of
         :func:`fctheory.lemma_b_scale`, uniform μ and a latent set satisfying Lemma B) or
         :data:`APPROXIMATION` (Theorem 1's τ at this K, whose counts (39) need Assumption A; only where the
         budget refuses the collapsed problem's K × K work).
@@ -58,7 +62,7 @@ class PartialPrediction(PredictionBase):
         R at the predicted point and its unregularised cross-entropy.
     lambda_bound
         λ above which the prediction is the origin: λ₀,Z (LEMMA_B), λ₀ of Theorem 1 (APPROXIMATION), ‖∇f_c(0)‖₂
-        (EXACT, uniform μ), None (EXACT, non-uniform μ).
+        (EXACT, uniform μ), None (EXACT by enumeration, non-uniform μ).
     trivial
         The predicted point is (W, U) = (0, 0).
     gap
@@ -251,3 +255,61 @@ def star_partial(task, d, lam_U, pred, notes, p):
         gap=opt.gap, theorem3_c=float(p.c),
     )  # fmt: skip
     return pp, COLLAPSED_STAR
+
+
+# ============================================================================= partial tasks, any word frequencies
+#: engine evaluations the enumerated optimum's solve takes, at most in practice (FISTA to a coarse gap, one L-BFGS
+#: polish, the certificate): the dispatcher solves by enumeration only when this many fit the time budget
+ENUMERATION_EVALS = 400
+
+_ENUMERATED = weakref.WeakKeyDictionary()
+
+
+def _enumerated_or_none(task, lam):
+    """The certified optimum of (5) by enumeration (any μ), or None where its solve would not fit the budget in
+    force (ENUMERATION_EVALS engine evaluations), the budget refuses it, or it is not certified."""
+    if not 1e-12 <= lam <= 1e12:
+        return None
+    limits = get_budget()
+    try:  # checked before the memo, so that the answer under a budget does not depend on earlier calls
+        est = estimate(task, task.n_w, True, "numpy", limits.max_bytes, 1)
+        check_budget(est, limits.max_seconds, limits.max_bytes, task)
+    except FCTheoryError:
+        return None
+    if limits.max_seconds is not None and est.seconds * ENUMERATION_EVALS > limits.max_seconds:
+        return None
+    return _remembered(_ENUMERATED, task, float(lam), lambda: optimum(task, lam=lam, symmetry=False))
+
+
+def optimum_prediction(task, lam, res, provenance, a=1.0) -> PartialPrediction:
+    """The :class:`PartialPrediction` of a certified optimum ``res`` of (5) (an :class:`fctheory.OptimumResult`):
+    per-word norms ‖w_(α,β)‖ from its balanced W (the same for every minimiser: WᵀW = (XᵀX)^(1/2)), ‖W‖² = ‖X‖_*,
+    R, its cross-entropy and certified gap; W norms × a, U norms ÷ a (the decay reduction)."""
+    w = np.linalg.norm(res.W, axis=0)
+    t = float(np.sum(w * w))
+    u2 = float(np.sum(res.U * res.U))
+    c1 = None
+    if task.is_uniform and task.n_c >= 2:
+        c1 = float(a * predict_type1(n_c=task.n_c, n_w=task.n_w, L=task.L, K=task.K, lam=lam).c)
+    return PartialPrediction(
+        provenance=provenance, n_c=task.n_c, n_w=task.n_w, L=task.L, K=task.K, lam=float(lam), tau=t,
+        w_norms=a * w, c=float(a * w.mean()), norm_W=float(a * np.sqrt(t)), norm_U=float(np.sqrt(u2) / a),
+        risk=float(res.R), ce=float(res.R - 0.5 * lam * (t + u2)), lambda_bound=None, trivial=bool(t == 0),
+        gap=float(res.gap), theorem1_c=c1,
+    )  # fmt: skip
+
+
+def nonuniform_parts(task, lam, a=1.0):
+    """(optimum, prediction) for network h on a partial task with non-uniform μ: the certified optimum by
+    enumeration where it fits the budget (provenance :data:`EXACT`), else (None, None)."""
+    opt = _enumerated_or_none(task, lam)
+    if opt is None:
+        return None, None
+    return opt, optimum_prediction(task, lam, opt, EXACT, a)
+
+
+def exact_prediction_or_none(task, lam):
+    """The :data:`EXACT` prediction of network h on a partial task, whatever the latent set: the certified collapsed
+    optimum (uniform μ) or the enumerated one (any μ), where it fits the budget in force; else None."""
+    opt = _collapsed_or_none(task, lam) if task.is_uniform else _enumerated_or_none(task, lam)
+    return None if opt is None else optimum_prediction(task, lam, opt, EXACT)

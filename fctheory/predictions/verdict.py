@@ -19,21 +19,20 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .._errors import FCTheoryError
+from .._budget import budget
 from .._validate import Bool, Choice, Instance, Int, Real, fail, public, result_type
 from ..assumptions import check_assumption_A, check_assumption_B
 from ..network import U_hat
 from ..task import Task
 from ..tau import LAM
-from ..optima import optimum
 from ..risk.enumeration import LIMIT
 from ..theorems import predict_type1, predict_type2, predict_type3
 from ..type3 import lambda_max_type3
 from .partial import (
+    exact_prediction_or_none,
+    nonuniform_parts,
     ASSUMPTION_K_MAX,
-    EXACT,
     LEMMA_B,
-    PartialPrediction,
     partial_parts,
     pca_sigmas,
     star_partial,
@@ -229,13 +228,8 @@ def _type1_verdict(task, lam, a, reasons, notes, A, B):
 
 
 def _type3_verdict(task, lam, a, reasons, notes, A, B):
-    if not task.is_full:  # Theorem 2 needs the full latent set; nothing else covers h with non-uniform μ
-        reasons = [
-            f"K = {task.K} < n_c^L = {task.n_latent}: Theorem 2 (non-uniform μ) needs all n_c^L latent "
-            "variables; no theorem covers h with non-uniform word frequencies and K < n_c^L "
-            "(minimize_true_risk gives the exact optimum of small tasks)"
-        ]
-        return _none(reasons, notes, A, B, lam, a)
+    if not task.is_full:  # Theorem 2 needs the full latent set: the certified optimum answers instead, where it can
+        return _nonuniform_partial_verdict(task, lam, a, notes, A, B)
     lmax = float(lambda_max_type3(mu=task.mu, n_c=task.n_c, L=task.L))
     if lam >= lmax:
         reasons.append(
@@ -261,6 +255,42 @@ def _type3_verdict(task, lam, a, reasons, notes, A, B):
         "lambda_bound": lmax,
     }
     return _theorem("Theorem 2", reasons, notes, lam, a, pred, A, B, p)
+
+
+def _nonuniform_partial_verdict(task, lam, a, notes, A, B):
+    """Network h, non-uniform μ, K < n_c^L: no theorem; the certified optimum of (5) where it can be computed."""
+    reasons = [
+        f"K = {task.K} < n_c^L = {task.n_latent}: Theorem 2 (non-uniform μ) needs all n_c^L latent "
+        "variables; no theorem covers h with non-uniform word frequencies and K < n_c^L"
+    ]
+    opt, pp = nonuniform_parts(task, lam, a)
+    if pp is None:
+        reasons[-1] += " (and the certified optimum by enumeration does not fit the budget in force)"
+        return _none(reasons, notes, A, B, lam, a)
+    notes.append(
+        f"the certified global minimiser of (5) ({pp.provenance}, gap {pp.gap:.1e}) is the prediction: "
+        "per-word norms from its balanced W"
+    )
+    words = opt.W.reshape(opt.W.shape[0], task.n_c, task.s_c)  # word (α, β) at [:, α, β]
+    concept_dirs = words.sum(axis=2)
+    off = ~np.eye(task.n_c, dtype=bool)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        D = concept_dirs / np.linalg.norm(concept_dirs, axis=0)
+        cos = D.T @ D
+    pred = {
+        "R": pp.risk,
+        "R0": pp.ce,
+        "tau": pp.tau,
+        "w_norm": pp.c,
+        "w_norm_by_rank": [float(x) for x in pp.w_norms.reshape(task.n_c, task.s_c).mean(axis=0)],
+        "u_norm": float(np.mean(np.linalg.norm(opt.U.reshape(task.K, task.L, -1), axis=2))) / a,
+        "pca_W": pca_sigmas(opt.W, task.n_c - 1, a),
+        "pca_U": pca_sigmas(U_hat(opt.U, L=task.L), task.n_c - 1, 1 / a),
+        "cos_within": None,
+        "cos_across": None if pp.trivial else float(np.mean(cos[off])),
+        "lambda_bound": None,
+    }
+    return TheoryVerdict(None, None, "", False, reasons, notes, lam, a, pred, A, B, pp, pp.provenance)
 
 
 def _verdict_h(task, d, lam_W, lam_U, reasons, notes, A, B):
@@ -416,7 +446,9 @@ def predict(task, *, lam, network: str = "h", d=None):
       collapsed coordinates (:func:`fctheory.collapsed_optimum`; K²L work, exact by the within-concept
       symmetry of uniform μ); :data:`APPROXIMATION` (Theorem 1's numbers at this K) only where the budget
       refuses that work or the solve is not certified in time;
-    * network "h", non-uniform μ, K < n_c^L: no theorem; :func:`fctheory.risk.predict_exact` gives the
+    * network "h", non-uniform μ, K < n_c^L: no theorem; the certified global minimiser of (5) by enumeration
+      (provenance :data:`EXACT`) wherever the exact engine enumerates the task within the budget in force
+      (:func:`predict_exact` takes a budget of its own); the
       certified optimum (:data:`EXACT`) wherever the exact engine can enumerate the task;
     * network "h", non-uniform μ, K = n_c^L: Theorem 2 (type III).
 
@@ -443,8 +475,8 @@ def predict(task, *, lam, network: str = "h", d=None):
     fail(
         "task",
         task,
-        "no theorem covers network h with non-uniform word frequencies and K < n_c**L "
-        "(Theorem 2 needs the full latent set); use fctheory.risk.predict_exact for the certified optimum",
+        "no theorem covers network h with non-uniform word frequencies and K < n_c**L (Theorem 2 needs the full "
+        "latent set), and its certified optimum by enumeration does not fit the budget in force (fctheory.budget)",
     )
 
 
@@ -457,17 +489,15 @@ def predict(task, *, lam, network: str = "h", d=None):
     max_bytes=LIMIT,
 )
 def predict_exact(task: Task, *, lam, network: str = "h", d: int | None = None, max_seconds=None, max_bytes=None):
-    """the dispatcher :func:`predict` with the certified optimum wherever the exact engine can enumerate the task.
+    """:func:`predict` under a budget of its own: the certified optimum wherever the engine enumerates the task.
 
-    Partial tasks (K < n_c^L) on network h, any word frequencies μ: the certified global minimiser of (5)
-    (:func:`optimum`) as a :class:`~fctheory.PartialPrediction` with provenance
-    ``"exact (certified optimum)"``: per-word norms ‖w_(α,β)‖ from the optimum's columns of W (they are the
-    same for every balanced minimiser: WᵀW = (XᵀX)^(1/2)), ‖W‖² = ‖X‖_*, R and its certified gap. Where the
-    engine refuses the task within the budget, or the gap is not certified in time, the answer is
-    the dispatcher :func:`predict`'s: Lemma B's closed form (:func:`fctheory.lemma_b_scale`) or Theorem 1's
-    numbers labelled as an approximation (uniform μ), and the project error for non-uniform μ. Full tasks
-    and network h* are the dispatcher :func:`predict`'s answer unchanged. (The dispatcher of
-    :mod:`fctheory.predictions` sits in the theory layer, below the exact engine; this is its exact face.)
+    :func:`predict` answers partial tasks (K < n_c^L) of network h with the certified global minimiser of (5)
+    wherever it fits the budget in force: for uniform μ in the collapsed coordinates (any K), for any μ by the
+    exact engine's enumeration (a :class:`~fctheory.predictions.PartialPrediction` with provenance
+    ``"exact (certified optimum)"``, per-word norms ‖w_(α,β)‖ from the optimum's W, ‖W‖² = ‖X‖_*, R and its
+    certified gap), except on latent sets satisfying Lemma B, where it gives Lemma B's closed form (the same point).
+    This function gives the certified optimum itself there too, with ``max_seconds`` / ``max_bytes`` in force
+    during its solve; elsewhere (full tasks, network h*, or a refused budget) :func:`predict`'s answer.
 
     Parameters
     ----------
@@ -487,7 +517,7 @@ def predict_exact(task: Task, *, lam, network: str = "h", d: int | None = None, 
     Raises
     ------
     FCTheoryError
-        Bad input, or (non-uniform μ, K < n_c^L) a task the engine cannot enumerate within the budget.
+        Bad input, or (non-uniform μ, K < n_c^L) a task whose certified optimum does not fit the budget.
 
     Examples
     --------
@@ -496,24 +526,18 @@ def predict_exact(task: Task, *, lam, network: str = "h", d: int | None = None, 
     >>> p.provenance, p.w_norms.shape
     ('exact (certified optimum)', (6,))
     """
-    if network == "h*" or task.is_full:
-        return predict(task, lam=lam, network=network, d=d)
-    if d is not None and d < task.n_c - 1:
-        fail("d", d, f"type-I/III configurations need an equiangular frame, so d >= n_c - 1 = {task.n_c - 1}")
-    try:
-        res = optimum(task, lam=lam, max_seconds=max_seconds, max_bytes=max_bytes)
-    except FCTheoryError:  # over the budget: the theory layer's closed form or approximation
-        res = None
-    if res is None or not res.certified:
-        return predict(task, lam=lam, d=d)
-    w = np.linalg.norm(res.W, axis=0)
-    t = float(np.sum(w * w))
-    c1 = None
-    if task.is_uniform:
-        c1 = float(predict_type1(n_c=task.n_c, n_w=task.n_w, L=task.L, K=task.K, lam=lam).c)
-    return PartialPrediction(
-        provenance=EXACT, n_c=task.n_c, n_w=task.n_w, L=task.L, K=task.K, lam=float(lam), tau=t, w_norms=w,
-        c=float(w.mean()), norm_W=float(np.sqrt(t)), norm_U=float(np.linalg.norm(res.U)), risk=res.R,
-        ce=res.R - lam * 0.5 * (t + float(np.sum(res.U * res.U))), lambda_bound=None, trivial=bool(t == 0),
-        gap=float(res.gap), theorem1_c=c1,
-    )  # fmt: skip
+    if network == "h" and not task.is_full:
+        if d is not None and d < task.n_c - 1:
+            fail("d", d, f"type-I/III configurations need an equiangular frame, so d >= n_c - 1 = {task.n_c - 1}")
+        with budget(max_seconds=max_seconds, max_bytes=max_bytes):  # the budget of the exact solve only
+            p = exact_prediction_or_none(task, lam)
+        if p is not None:
+            return p
+        if not task.is_uniform:  # no closed form to fall back on: the refusal is the answer
+            fail(
+                "task",
+                task,
+                "no theorem covers network h with non-uniform word frequencies and K < n_c**L, and its certified "
+                f"optimum by enumeration does not fit the budget (max_seconds={max_seconds}, max_bytes={max_bytes})",
+            )
+    return predict(task, lam=lam, network=network, d=d)

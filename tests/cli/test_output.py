@@ -163,10 +163,16 @@ def test_risk_json_follows_the_schema_and_nan_is_null_with_a_note(tmp_path, caps
     rng = np.random.default_rng(0)
     p = tmp_path / "w3.npz"
     np.savez(p, W=rng.normal(size=(3, 6)), U=rng.normal(size=(5, 6)))  # K = 5 < n_c^L: no theorem applies
-    doc = validate(run(capsys, "risk", p, "--mu", "0.7,0.3", "--json"), "risk")
+    # no theorem, and the certified optimum by enumeration refused by the budget: no prediction
+    with fc.budget(max_seconds=0.05):
+        doc = validate(run(capsys, "risk", p, "--mu", "0.7,0.3", "--json"), "risk")
     assert doc["results"]["predicted_R"] is None and doc["results"]["theorem"] == "none"
     assert any(n.startswith("results.predicted_R: NaN") for n in doc["notes"])
     assert doc["task"]["mu"] == [0.7, 0.3] and doc["task"]["K"] == 5 and len(doc["task"]["Z"]) == 5
+    # within the budget the certified optimum answers, with its provenance
+    doc = validate(run(capsys, "risk", p, "--mu", "0.7,0.3", "--json"), "risk")
+    assert doc["results"]["theorem"] == "none" and doc["results"]["provenance"] == "exact (certified optimum)"
+    assert doc["results"]["predicted_R"] <= doc["results"]["R"]
 
 
 def test_risk_json_task_is_a_task_file(weights, capsys):

@@ -333,7 +333,19 @@ def test_every_public_name_is_on_a_reference_page():
                 missing.append(f"fctheory.{name}: no page docs/reference/{name}.md")
         elif not re.search(rf"(::: |\[`)fctheory\.(\w+\.)*{re.escape(name)}\b", core):
             missing.append(f"fctheory.{name}: not on docs/reference/core.md")
-    subs = ("risk", "trainer", "ufm", "metrics", "diagnosis", "nc_diagnosis", "sweep", "testing", "finite_sample")
+    subs = (
+        "risk",
+        "optima",
+        "predictions",
+        "trainer",
+        "ufm",
+        "metrics",
+        "diagnosis",
+        "nc_diagnosis",
+        "sweep",
+        "testing",
+        "finite_sample",
+    )
     for sub in subs + fctheory._LAZY_SUBPACKAGES:  # fctheory.torch: loaded on first access, not in __all__
         try:
             importlib.import_module(f"fctheory.{sub}")

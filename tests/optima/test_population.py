@@ -7,7 +7,6 @@ duality: the lower bound at *any* X never exceeds the certified optimum.
 """
 
 import csv
-import doctest
 import importlib
 import itertools
 from pathlib import Path
@@ -18,7 +17,6 @@ from scipy.special import logsumexp
 
 import fctheory as fc
 from fctheory import FCTheoryError, Task
-from fctheory.network import U_hat
 from fctheory.risk import minimize_true_risk, optimum, true_risk_bruteforce
 from fctheory.tau import H
 
@@ -98,19 +96,6 @@ def test_partial_task_certified_and_not_above_multistart(task, lam):
     assert res.R < res.R_type1  # partial tasks: type I with Theorem 1's constants is beaten
     # the risk at the returned weights, by the brute-force enumeration (an independent oracle)
     assert true_risk_bruteforce(task, res.W, res.U, lam).R == pytest.approx(res.R, rel=1e-13)
-
-
-def test_balanced_factorisation_of_the_smallest_width():
-    task, lam = PARTIAL[1]
-    res = optimum(task, lam=lam)
-    Uh = U_hat(res.U, L=task.L)
-    s = np.linalg.svd(res.X, compute_uv=False)
-    assert res.W.shape == (res.width, task.n_w) and res.width == int(np.sum(s > 1e-9 * s[0]))
-    np.testing.assert_allclose(Uh.T @ res.W, res.X, atol=1e-13)
-    assert np.sum(res.W**2) == pytest.approx(s.sum(), rel=1e-12)
-    assert np.sum(Uh**2) == pytest.approx(s.sum(), rel=1e-12)
-    wide = optimum(task, lam=lam, d=res.width + 3)  # zero rows: same risk
-    assert wide.W.shape[0] == res.width + 3 and wide.R == pytest.approx(res.R, rel=1e-13)
 
 
 def test_width_below_the_rank_is_refused():
@@ -227,11 +212,6 @@ def test_random_partial_tasks_non_uniform_mu():
         res = _check_grid_row(task, lam)
         if i % 6 == 0:
             assert res.R <= _multistart(task, lam) * (1 + 1e-12)
-
-
-def test_docstring_example_runs():
-    res = doctest.testmod(importlib.import_module("fctheory.optima.api"), optionflags=doctest.ELLIPSIS)
-    assert res.attempted > 0 and res.failed == 0
 
 
 def test_origin_optimal_above_the_threshold_and_single_class():

@@ -20,6 +20,8 @@ EXEMPT = {
     "fctheory/diagnosis/montecarlo.py": "former home of the Monte-Carlo risk, now fctheory/risk/montecarlo.py",
     "fctheory/diagnosis/files.py": "former home of task and run files, now fctheory/io/",
     "fctheory/risk/io.py": "former home of weight loading, now fctheory/io/weights.py",
+    "fctheory/collapsed.py": "former home of the collapsed optima, now fctheory/optima/collapsed.py",
+    "fctheory/risk/convex.py": "former home of the certified optimum, now fctheory/optima/",
 }
 
 
