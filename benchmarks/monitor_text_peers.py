@@ -14,8 +14,10 @@ moments: pass 1 ``MeanAccumulator``, pass 2 ``CovarAccumulator`` and ``VarNormAc
 the UFM optimum) and, by default, every present class's values (``per_class``): more than the peer's two
 metrics, timed all the same. Times are CPU seconds of the process (``time.process_time``: every thread; the
 figure to compare on a shared machine) and wall seconds, medians of ``--reps`` interleaved repetitions after one
-warm-up each. The script stops if NC1 differs by more than ``--rtol`` (default 1e-6: NC1 divides by the squared
-singular values of the centred means, κ² up to ~1e9 on these features; the script prints κ and the difference).
+warm-up each. NC1 is compared under the peer's convention (``torch.linalg.pinv``'s cut-off d·eps on Σ_B's
+eigenvalues: fctheory's ``pinv_rtol=d·eps``, from the monitor's statistics; with κ² of the centred means near
+1/eps the default rank rules of the two libraries keep different directions, and the script prints both); the
+script stops if it differs by more than ``--rtol`` (default 1e-6: NC1 divides by the squared singular values).
 
 Run:  python benchmarks/monitor_text_peers.py --peer /path/to/neural-collapse [--features out/lm-text/features.npz]
       [--batch 1024] [--reps 3] [--threads 2] [--peer-tile 512]
@@ -32,6 +34,7 @@ import numpy as np
 import torch
 
 from fctheory._files import load_npz
+from fctheory.metrics import nc1_from_statistics
 from fctheory.torch import NCMonitor
 from fctheory.torch.lm import CausalLM, next_token_pairs
 from fctheory.torch.text import pydoc_corpus
@@ -137,12 +140,19 @@ def main():
         got = peer_epoch(nc, data, K, d, args.peer_tile)
         if rep:
             runs["peer"].append(got)
+        print(f"rep {rep}: CPU s " + ", ".join(f"{n} {r[-1][1]:.2f}" for n, r in runs.items() if rep), flush=True)
     peer, row = runs["peer"][-1][0], runs["NCMonitor"][-1][0]
     kappa = _kappa(H, y)
-    rel = abs(row["nc1"] - peer["nc1"]) / abs(peer["nc1"])
+    # the peer's Σ_B⁺ is torch.linalg.pinv's (eigenvalues below d·eps·λ_max dropped); fctheory's default keeps the
+    # ≤ K−1 directions with s_i > 10·max(K, d)·eps·s_max. With κ² near 1/eps the two rules can keep different
+    # directions: the peer's convention is fctheory's pinv_rtol=d·eps, from the monitor's own statistics
+    eps = float(np.finfo(np.float64).eps)
+    ours_pinv = nc1_from_statistics(monitors["NCMonitor"].statistics, pinv_rtol=d * eps)
+    print(f"NC1 (Papyan), fctheory's default rank rule: {row['nc1']:.12g}; with the peer's cut-off: {ours_pinv:.12g}")
+    rel = abs(ours_pinv - peer["nc1"]) / abs(peer["nc1"])
     rel_q = abs(row["nc1_trace_ratio"] - peer["nc1_trace_ratio"]) / abs(peer["nc1_trace_ratio"])
     print(f"present classes: NCMonitor {row['K_present']}, peer {peer['K_present']}; κ = {kappa:.3g}")
-    print(f"NC1 (Papyan): NCMonitor {row['nc1']:.12g}, peer {peer['nc1']:.12g}, rel. diff {rel:.1e}")
+    print(f"NC1 (Papyan, the peer's cut-off): NCMonitor {ours_pinv:.12g}, peer {peer['nc1']:.12g}, rel. diff {rel:.1e}")
     print(
         f"NC1 (tr Σ_W/tr Σ_B): NCMonitor {row['nc1_trace_ratio']:.12g}, peer {peer['nc1_trace_ratio']:.12g}, ", end=""
     )

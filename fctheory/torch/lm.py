@@ -360,11 +360,11 @@ def train_text_lm(
     *,
     length: int = 32,
     epochs: int = 12,
-    d: int = 64,
+    d: int = 32,
     n_layer: int = 2,
     n_head: int = 4,
     batch: int = 32,
-    lr: float = 3e-3,
+    lr: float = 1e-2,
     lam_W: float = 1e-3,
     lam_H: float = 1e-6,
     weight_decay: float = 1e-4,
@@ -507,7 +507,7 @@ def plot_lm(table, path, *, title: str = ""):
 #: the command line's defaults per corpus (``--corpus task``: a random Task's sentences; ``pydoc``: real text)
 DEFAULTS = {
     "task": dict(epochs=100, d=32, batch=16, lr=3e-3, lam_W=5e-3, lam_H=1e-5, threads=1, out="out/lm"),
-    "pydoc": dict(epochs=12, d=32, batch=32, lr=5e-3, lam_W=1e-3, lam_H=1e-6, threads=2, out="out/lm-text"),
+    "pydoc": dict(epochs=12, d=32, batch=32, lr=1e-2, lam_W=1e-3, lam_H=1e-6, threads=2, out="out/lm-text"),
 }
 
 

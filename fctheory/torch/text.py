@@ -20,9 +20,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._validate import Int, Real, fail, public, result_type
+from .._validate import Instance, Int, Real, fail, public, result_type
 
-__all__ = ["Corpus", "pydoc_corpus"]
+__all__ = ["Corpus", "pydoc_corpus", "words_of"]
 
 _WORD = re.compile(r"[a-z]+")
 
@@ -63,6 +63,7 @@ class Corpus:
         """How many words of the vocabulary occur exactly once."""
         return int(np.count_nonzero(self.counts == 1))
 
+    @public(top=Int(min=2).or_none())
     def zipf_exponent(self, top: int | None = None) -> float:
         """s of Zipf's law count ∝ rank^(−s): minus the least-squares slope of log count against log rank over the
         ``top`` most frequent words (default: every word seen at least twice, above the flat tail of singletons)."""
@@ -105,6 +106,7 @@ class Corpus:
         }
 
 
+@public(text=Instance(str))
 def words_of(text: str) -> list:
     """The words of ``text``: lower-cased maximal runs of the letters a–z (the corpus' tokenisation)."""
     return _WORD.findall(text.lower())

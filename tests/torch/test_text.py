@@ -81,3 +81,14 @@ def test_the_head_keeps_the_vocabulary_with_the_counts_of_its_words(corpus):
     assert (h.counts == 0).sum() > 0.5 * corpus.vocab_size  # most words absent from a tenth of the text
     summary = h.summary()
     assert summary["words"] == h.n_words and math.isfinite(summary["zipf_exponent"])
+
+
+def test_bad_arguments_are_refused_naming_them(corpus):
+    with pytest.raises(FCTheoryError, match="^length="):
+        corpus.sequences(1)
+    with pytest.raises(FCTheoryError, match="^fraction="):
+        corpus.head(1.0)
+    with pytest.raises(FCTheoryError, match="^text="):
+        words_of(b"bytes")
+    with pytest.raises(FCTheoryError, match="^top="):
+        corpus.zipf_exponent(top=0)
