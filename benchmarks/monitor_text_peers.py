@@ -9,7 +9,9 @@ Both libraries see the same float32 batches and accumulate in float64. The peer 
 folder of a checkout, put on ``sys.path``, never installed or copied here) needs the class means before the second
 moments: pass 1 ``MeanAccumulator``, pass 2 ``CovarAccumulator`` and ``VarNormAccumulator`` with those means, then
 ``covariance_ratio`` (NC1, "pinv", and Tirer's "quotient") and ``variability_cdnv`` over the classes present
-(``filter_indices_by_n_samples(1)``: the peer's own way to leave absent classes out). NCMonitor makes one pass
+(``filter_indices_by_n_samples(1)``: the peer's own way to leave absent classes out). On these features the CDNV
+of all present classes is undefined in both (a few words seen once share their mean); both are also compared,
+untimed, over the classes seen at least twice. NCMonitor makes one pass
 (``update`` per batch); its ``end_epoch`` computes the whole row (NC1–NC4, CDNV, norms, angles, the distances to
 the UFM optimum) and, by default, every present class's values (``per_class``): more than the peer's two
 metrics, timed all the same. Times are CPU seconds of the process (``time.process_time``: every thread; the
@@ -34,7 +36,7 @@ import numpy as np
 import torch
 
 from fctheory._files import load_npz
-from fctheory.metrics import nc1_from_statistics
+from fctheory.metrics import ClassStatistics, cdnv_from_statistics, nc1_from_statistics
 from fctheory.torch import NCMonitor
 from fctheory.torch.lm import CausalLM, next_token_pairs
 from fctheory.torch.text import pydoc_corpus
@@ -81,7 +83,28 @@ def peer_epoch(nc, data, K, d, tile):
         )
     finally:
         torch.set_default_dtype(previous)
-    return out, time.process_time() - c0, time.perf_counter() - t0
+    return out, time.process_time() - c0, time.perf_counter() - t0, (means, varnorm)
+
+
+def peer_cdnv_seen_twice(nc, accumulators, tile):
+    """The peer's CDNV over the classes seen at least twice (untimed): finite where the words seen once share
+    means."""
+    means, varnorm = accumulators
+    idxs = means.filter_indices_by_n_samples(2)
+    previous = torch.get_default_dtype()
+    torch.set_default_dtype(torch.float64)
+    try:
+        return float(nc.variability_cdnv(varnorm.compute(idxs)[0], means.compute(idxs)[0], tile_size=tile))
+    finally:
+        torch.set_default_dtype(previous)
+
+
+def ours_cdnv_seen_twice(st):
+    """fctheory's CDNV over the classes seen at least twice, from the monitor's statistics."""
+    sel = st.counts >= 2
+    means = st.means[sel]
+    sub = ClassStatistics(means, means.mean(0), st.counts[sel], st.sigma_W, st.sigma_B, st.class_var[sel])
+    return cdnv_from_statistics(sub)
 
 
 def monitor_epoch(mon, data):
@@ -161,13 +184,21 @@ def main():
     same_cdnv = (math.isnan(cd_o) and not math.isfinite(cd_p)) or abs(cd_o - cd_p) <= 1e-9 * abs(cd_p)
     print(f"CDNV: NCMonitor {cd_o:.12g}, peer {cd_p:.12g} (NaN/inf: two classes with the same mean) ", end="")
     print("same" if same_cdnv else "DIFFERENT")
-    if rel > args.rtol or rel_q > 1e-12 or not same_cdnv or row["K_present"] != peer["K_present"]:
+    cd2_o, cd2_p = (
+        ours_cdnv_seen_twice(monitors["NCMonitor"].statistics),
+        peer_cdnv_seen_twice(nc, runs["peer"][-1][3], args.peer_tile),
+    )
+    rel_cd = abs(cd2_o - cd2_p) / abs(cd2_p)
+    print(
+        f"CDNV over the classes seen twice or more: NCMonitor {cd2_o:.12g}, peer {cd2_p:.12g}, rel. diff {rel_cd:.1e}"
+    )
+    if rel > args.rtol or rel_q > 1e-12 or not same_cdnv or rel_cd > 1e-10 or row["K_present"] != peer["K_present"]:
         raise SystemExit("the two libraries disagree (see above)")
     print("| | CPU s (median) | wall s (median) | CPU ratio peer / this |")
     print("|---|---|---|---|")
-    peer_cpu = float(np.median([c for _, c, _ in runs["peer"]]))
+    peer_cpu = float(np.median([r[1] for r in runs["peer"]]))
     for name, rs in runs.items():
-        cpu, wall = float(np.median([c for _, c, _ in rs])), float(np.median([w for _, _, w in rs]))
+        cpu, wall = float(np.median([r[1] for r in rs])), float(np.median([r[2] for r in rs]))
         print(f"| {name} | {cpu:.2f} | {wall:.2f} | **{peer_cpu / cpu:.2f}×** |")
 
 

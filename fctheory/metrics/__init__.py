@@ -32,7 +32,7 @@ from .nc import (
     uniform_duality,
     uniformity,
 )
-from .per_class import PerClass, per_class
+from .classwise import PerClass, per_class
 
 __all__ = [
     "nc1",

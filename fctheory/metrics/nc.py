@@ -6,7 +6,7 @@ Súkeník et al. Def. 3.4; the perturbation paper §1.5): one import path for th
 * :mod:`fctheory.metrics.simplex` — NC2, equinorm, equiangularity, uniformity, NC5;
 * :mod:`fctheory.metrics.duality` — NC3, uniform duality, NC4;
 * :mod:`fctheory.metrics.summary` — every statistics-based metric at once;
-* :mod:`fctheory.metrics.per_class` — the per-class values, against the class frequencies.
+* :mod:`fctheory.metrics.classwise` — the per-class values, against the class frequencies.
 
 Conventions
 -----------

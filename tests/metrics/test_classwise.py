@@ -1,4 +1,4 @@
-"""Per-class values (fctheory.metrics.per_class): each against a direct computation from the samples, their
+"""Per-class values (fctheory.metrics.classwise): each against a direct computation from the samples, their
 averages against the summary metrics (the decompositions the module states), scale invariance, absent classes,
 coinciding means."""
 
@@ -9,7 +9,7 @@ import pytest
 
 from fctheory import FCTheoryError
 from fctheory.metrics import ClassStatistics, class_statistics, nc_summary, per_class
-from fctheory.metrics.per_class import COLUMNS
+from fctheory.metrics.classwise import COLUMNS
 
 
 def _data(seed=0, K=7, d=5, n_max=20):
