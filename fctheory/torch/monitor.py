@@ -30,6 +30,10 @@ from .plots import plot_classes, plot_history
 __all__ = ["NCMonitor"]
 
 
+#: the layers (K·d entries of the class means) whose per-class values are computed when asked for, not each epoch
+_DEFERRED_MAX = 2**16
+
+
 def _reference_means(st, K):
     """(K × d class means of the statistics ``st``, the absent classes or None): an absent class's row is the mean
     of the present classes' means (a shift close to the data; NC4 never takes it as the nearest mean)."""
@@ -146,7 +150,9 @@ class NCMonitor:
     per_class : bool
         Also record each epoch's per-class values (:func:`fctheory.metrics.per_class`: variability, CDNV,
         norms, alignment of each present class, with the UFM optimum's per-class norms) for
-        :meth:`class_table` and :meth:`plot_classes` (the plots against class frequency).
+        :meth:`class_table` and :meth:`plot_classes` (the plots against class frequency). For layers of up to
+        K·d = 65,536 entries the epoch keeps its statistics and a copy of W and the values are computed when first
+        asked for (out of the training loop); larger layers compute them as the epoch ends.
 
     Notes
     -----
@@ -228,7 +234,9 @@ class NCMonitor:
         self._t_epoch = None
         self._ufm = _epoch.UFMReference(loss=loss, K=num_classes, lam_W=lam_W, lam_H=lam_H, lam_b=lam_b, bias=self.bias)
         self.per_class = per_class
-        self._class_rows: list = []  # (epoch, per-class columns) of the monitored epochs
+        # (epoch, per-class columns) of the monitored epochs; for small layers (K·d ≤ _DEFERRED_MAX) the columns are
+        # computed when first asked for, from the epoch's statistics and a copy of W kept until then
+        self._class_rows: list = []
         self._scratch: dict = {}  # the moments' per-batch buffers (see _Moments), kept from epoch to epoch
         self._spare = None  # the last ended epoch's CPU moments, zeroed and reused by the next epoch
         # NC4 off (first epoch, no classifier) as the CPU kernel takes it: empty arrays of the classifier's own
@@ -452,7 +460,10 @@ class NCMonitor:
         row["ufm_applies"] = cmp.app.applies
         self.statistics, self.applicability = st, cmp.app
         if self.per_class:
-            self._class_rows.append((row["epoch"], _epoch.class_values(st, W, cmp)))
+            if st.K * st.d <= _DEFERRED_MAX:  # a few hundred µs of array calls: not in the training loop
+                self._class_rows.append((row["epoch"], (st, None if W is None else W.copy(), cmp)))
+            else:
+                self._class_rows.append((row["epoch"], _epoch.class_values(st, W, cmp)))
         return row
 
     def _show(self, row):
@@ -516,8 +527,16 @@ class NCMonitor:
             import pandas as pd  # noqa: PLC0415 - optional dependency
         except ImportError:  # pragma: no cover - depends on the install
             fail("class_table", "pandas", "needs pandas (pip install pandas)")
-        frames = [pd.DataFrame({"epoch": epoch, **cols}) for epoch, cols in self._class_rows]
+        frames = [pd.DataFrame({"epoch": epoch, **cols}) for epoch, cols in self._class_columns()]
         return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=["epoch", "class"])
+
+    def _class_columns(self) -> list:
+        """The (epoch, per-class columns) of the recorded epochs, the deferred ones computed now (once)."""
+        rows = self._class_rows
+        for i, (epoch, cols) in enumerate(rows):
+            if isinstance(cols, tuple):
+                rows[i] = (epoch, _epoch.class_values(*cols))
+        return rows
 
     @public(path=PathOut())
     def save_classes(self, path) -> str:

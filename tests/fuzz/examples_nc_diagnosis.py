@@ -130,7 +130,7 @@ def _classes_monitor():
     panel (tests/torch/test_plots.py draws the full one)."""
     mon = _monitor(2)
     keep = ("class", "count", "frequency", "var_rel")
-    mon._class_rows = [(e, {k: cols[k] for k in keep}) for e, cols in mon._class_rows]
+    mon._class_rows = [(e, {k: cols[k] for k in keep}) for e, cols in mon._class_columns()]
     return mon
 
 

@@ -151,3 +151,31 @@ def test_the_diagonal_of_a_frame_gram_is_that_of_its_matrix():
         np.testing.assert_allclose(_gram_diagonal(G, 7), np.diag(np.asarray(G)), rtol=1e-15)
     A = np.arange(9.0).reshape(3, 3)
     assert _gram_diagonal(A, 3).tolist() == [0.0, 4.0, 8.0]
+
+
+def test_per_class_values_of_small_layers_are_computed_when_asked_for_with_the_epochs_own_numbers():
+    """K·d ≤ the deferral limit: each epoch keeps its statistics and a copy of W, and the table computed later is that
+    of each epoch (the classifier changed after every epoch here); one computed each epoch is the same."""
+    from fctheory.torch import monitor as monitor_module
+
+    H, y = _data(seed=13, offset=3.0)
+    tables = []
+    for limit in (monitor_module._DEFERRED_MAX, 0):  # deferred, then computed each epoch
+        fc = torch.nn.Linear(D, K, bias=False).double()
+        torch.nn.init.constant_(fc.weight, 0.1)
+        mon = NCMonitor(K, lam_W=1e-3, lam_H=1e-3, classifier=fc, progress=False)
+        old = monitor_module._DEFERRED_MAX
+        monitor_module._DEFERRED_MAX = limit
+        try:
+            for e in range(3):
+                with mon.epoch():
+                    _feed(mon, H + 0.1 * e, y)
+                with torch.no_grad():
+                    fc.weight.mul_(2.0)  # W changes after each epoch: a deferred table must not see it
+        finally:
+            monitor_module._DEFERRED_MAX = old
+        assert isinstance(mon._class_rows[0][1], tuple) == (limit > 0)
+        tables.append(mon.class_table())
+    np.testing.assert_allclose(tables[0].to_numpy(float), tables[1].to_numpy(float), rtol=1e-15)
+    w = tables[0].groupby("epoch")["w_norm"].mean().to_numpy()
+    np.testing.assert_allclose(w[1:] / w[:-1], 2.0, rtol=1e-12)  # each epoch's own W
