@@ -42,7 +42,7 @@ if _TYPE_CHECKING:
     from .partial import LemmaBScale, lemma_b_scale
 
     # the certified optima (fctheory.optima): population, collapsed, training-set, h*
-    from .optima import OptimumResult, certify_optimality, optimum
+    from .optima import Certificate, OptimumResult, certify, certify_optimality, optimum
     from .predictions import (
         PartialPrediction,
         PartialStarPrediction,
@@ -225,6 +225,8 @@ __all__ = [
     "minimize_true_risk",
     "optimum",
     "OptimumResult",
+    "certify",
+    "Certificate",
     "certify_optimality",
     "true_risk",
     "true_risk_bruteforce",

@@ -15,6 +15,9 @@ norms. This module predicts that spread from the task and the actual training se
   ∇(R̂ − R), through the true risk's Hessian, reduced by symmetry to one closed form per word;
 * :func:`perturbation_full` — (b) in the full (W, U) space for enumerable tasks: Newton step with
   Hessian-vector products of the exact-risk engine (the test oracle of (b));
+* :func:`predict_training_optimum` — the certified global minimiser of the training objective R̂ itself
+  (:func:`fctheory.optimum` with ``data=``): every statistic of a network trained to its optimum (balancedness:
+  WᵀW = (X*ᵀX*)^(1/2)), with no ansatz;
 * :func:`predict_reduced` — (c) the empirical risk minimised exactly inside the collapse ansatz
   w_(α,β) = r_(α,β) f_α, u_{k,ℓ} = c_{k,ℓ} f_{z_kℓ} (n_w + KL scalars instead of d(n_w + KL));
 * :func:`empirical_risk_grad`, :func:`minimize_empirical_risk`, :func:`word_counts`, :func:`norms` — the
@@ -52,6 +55,7 @@ __all__ = [
     "perturbation_full",
     "predict_reduced",
     "predict_on_optimum",
+    "predict_training_optimum",
 ]
 
 from .risk.empirical import (
@@ -597,3 +601,64 @@ def perturbation_full(
         float(np.mean(un)),
         dict(dW=dW, dU=dU, grad=g, minres_info=int(info), d_word_norm=dwn, d_u_norm=dun),
     )
+
+
+@public(
+    task=Instance(Task),
+    X=SENTENCES,
+    y=LABELS,
+    lam=LAM,
+    d=Int(min=1, max=2**20).or_none(),
+    tol=Real(lo=0.0, lo_open=True, hi=1.0),
+    max_seconds=Real(lo=0.0, lo_open=True, inf_ok=True).or_none(),
+)
+def predict_training_optimum(
+    task: Task, X, y, lam, *, d: int | None = None, tol: float = 1e-8, max_seconds=None
+) -> FiniteSamplePrediction:
+    """A network h trained on (X, y), predicted from the certified global minimiser of its training objective.
+
+    R̂(W, U) = (1/N) Σ_i CE(h(x_i), y_i) + (λ/2)(‖W‖² + ‖U‖²) has, over every width d ≥ rank X*, the minimum of the
+    convex min_X f̂(X) + λ‖X‖_* (X = ÛᵀW; Claim G with the empirical average for the expectation), which
+    :func:`fctheory.optimum` with ``data=(X, y)`` certifies. Every global minimiser of R̂ is a balanced factorisation
+    of X*: WᵀW = (X*ᵀX*)^(1/2) and ÛÛᵀ = (X*X*ᵀ)^(1/2), so each word norm ‖w_(α,β)‖, the singular values of W
+    (√σ_i(X*): the collapse directions and the memorisation directions alike), ‖u_(k,ℓ)‖ and the train
+    cross-entropy f̂(X*) are the same for every minimiser, whatever its rotation: they are what a network trained
+    to the optimum shows. Where the network's width d is below rank X*, the width-d objective's minimum lies above
+    the convex one: the prediction is then the width-d local minimiser started from the truncated optimum
+    (``info["status"] == "width-limited"``), and the convex optimum is a certified lower bound of it.
+
+    Parameters
+    ----------
+    task : Task
+    X, y : the training sentences (N × L word indices) and labels.
+    lam : float
+        λ > 0 (both decays).
+    d : int, optional
+        The trained network's width (default: any width, the convex optimum).
+    tol : float
+        Relative certified gap of the solve (default 1e-8).
+    max_seconds : float, optional
+        Time limit of the solve (default: the budget in force).
+
+    Returns
+    -------
+    FiniteSamplePrediction
+        ``method`` "training optimum"; ``word_norm`` (n_w,), ``u_norm`` (K, L); ``info``: ``sigma_W`` (the
+        singular values of W, decreasing), ``pca_W`` (those of W's columns centred on their mean, as
+        docs/reproduction.md's PCA), ``ce`` (f̂ at the prediction: the train cross-entropy), ``R``,
+        ``R_convex`` (min R̂ over every width), ``lower_bound``, ``gap``, ``rel_gap``, ``certified``, ``status``,
+        ``rank`` (rank X*), ``width``, ``message``, ``W``, ``U``.
+    """
+    check_data(task, X, y)
+    res = _population_optimum(task, lam=lam, data=(X, y), d=d, tol=tol, max_seconds=max_seconds)
+    W, U = res.W, res.U
+    w, u = norms(task, W, U)
+    ce = float(res.R - 0.5 * lam * (float(np.sum(W * W)) + float(np.sum(U * U))))
+    C = W - W.mean(axis=1, keepdims=True)
+    info = dict(
+        sigma_W=np.linalg.svd(W, compute_uv=False), pca_W=np.linalg.svd(C, compute_uv=False), ce=ce, R=res.R,
+        R_convex=res.R_convex, lower_bound=res.lower_bound, gap=res.gap, rel_gap=res.rel_gap,
+        certified=res.certified, status=res.status, rank=res.width, width=int(W.shape[0]), message=res.message,
+        W=W, U=U,
+    )  # fmt: skip
+    return FiniteSamplePrediction("training optimum", w, u, info=info)

@@ -45,7 +45,12 @@ def register(sub) -> None:
     p.add_argument("--lam", type=real(), default=1e-3, help="weight decay lambda >= 0 (default 1e-3)")
     p.add_argument("--layernorm", action="store_true", help="network h* and risk (10) (W not penalized)")
     p.add_argument("--eps", type=real(), default=0.0, help="LayerNorm epsilon (PyTorch: 1e-5; paper: 0)")
-    p.add_argument("--backend", default="numpy", choices=("numpy", "numba", "cupy"))
+    p.add_argument(
+        "--backend",
+        default="numpy",
+        choices=("numpy", "numba", "cupy"),
+        help="engine of the exact risk: NumPy (default), numba kernels, or CuPy on a CUDA device",
+    )
     p.add_argument(
         "--max-seconds",
         type=real(lo=0.0, lo_open=True, inf_ok=True),

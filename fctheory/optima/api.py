@@ -1,19 +1,35 @@
 """The one entry point of the certified optima: :func:`optimum` dispatches on the network, the word frequencies
 and the data to the module that solves that problem (:mod:`~fctheory.optima.population`,
-:mod:`~fctheory.optima.collapsed`, :mod:`~fctheory.optima.star`)."""
+:mod:`~fctheory.optima.collapsed`, :mod:`~fctheory.optima.star`, :mod:`~fctheory.optima.empirical`)."""
 
 from __future__ import annotations
 
 import time
 
-from .._validate import Bool, Choice, Instance, Int, Real, Seed, fail, public
-from ..risk.enumeration import LIMIT, resolve_budget
+from .._validate import Anything, Bool, Choice, Instance, Int, Kind, Real, Seed, fail, public
+from ..risk.empirical import LABELS, SENTENCES
+from ..risk.plan import LIMIT, resolve_budget
 from ..task import Task
+from .empirical import deadline_of, optimum_empirical
 from .population import optimum_collapsed, optimum_enumerated
 from .result import OptimumResult
+from .sample import SAMPLE_BACKENDS
 from .star import optimum_star
 
-__all__ = ["optimum"]
+__all__ = ["optimum", "Sample"]
+
+
+class Sample(Kind):
+    """None, or a training sample (S, y): sentences (N × L word indices, int) and their labels (N,)."""
+
+    optional = True
+
+    def __call__(self, name, value):
+        if value is None:
+            return None
+        if not isinstance(value, (tuple, list)) or len(value) != 2:
+            fail(name, value, "must be None or a pair (S, y): sentences (N x L word indices) and labels (N,)")
+        return SENTENCES(name, value[0]), LABELS(name, value[1])
 
 
 @public(
@@ -30,6 +46,10 @@ __all__ = ["optimum"]
     max_seconds=LIMIT,
     max_bytes=LIMIT,
     symmetry=Bool(),
+    data=Sample(),
+    backend=Choice(*SAMPLE_BACKENDS),
+    client=Anything("None, a dask.distributed Client or a scheduler address (data= only)"),
+    blocks=Int(min=1, max=10**7).or_none(),
 )
 def optimum(
     task: Task,
@@ -46,6 +66,10 @@ def optimum(
     max_seconds=None,
     max_bytes=None,
     symmetry: bool = True,
+    data=None,
+    backend: str = "numba",
+    client=None,
+    blocks: int | None = None,
 ) -> OptimumResult:
     """The certified global minimiser of the true risk (5) of ``task``, or a bounded local one of (10).
 
@@ -67,24 +91,27 @@ def optimum(
         min R); a larger d pads with zero rows; a smaller d is refused (min R over that width may exceed
         the convex optimum). h*: the width to optimise over (default n_c + 1; d ≥ 2).
     precision : {"float", "interval"}
-        ``"interval"`` adds rigorous bounds (python-flint, the ``certify`` extra) on R, on min R and on the
-        gap, computed at the returned float weights (h only).
+        ``"interval"``: rigorous bounds (python-flint) on R, min R and the gap at the returned weights (h).
     tol : float
         Relative certified gap at which h's result counts as certified (default 1e-10).
     maxiter : int
         Proximal-gradient iterations at most, in all; also the L-BFGS iterations of each polish (at most 2000).
-    n_starts : int
-        h*: random starts of the local search.
-    seed : int, Generator or None
-        h*: seed of the random starts.
+    n_starts, seed : int, int or Generator or None
+        h*: random starts of the local search and their seed.
     workers : int or None
         Threads of each engine evaluation (default 1: the evaluations are small).
     max_seconds, max_bytes : float or None
-        Budget of each engine evaluation (None: the budget in force) and, for max_seconds, of the whole
-        solve (the result then says it stopped early).
+        Budget of each evaluation (None: the budget in force) and, for max_seconds, of the whole solve.
     symmetry : bool
-        h with uniform μ: solve the collapsed problem (default); ``False`` enumerates the sentences with the
-        exact engine as for any μ (the same minimum: a cross-check).
+        h, uniform μ: the collapsed problem (default); ``False`` enumerates as for any μ (a cross-check).
+    data : (S, y) or None
+        A training sample (sentences N × L, labels N): the optimum of the training objective R̂ instead of (5),
+        any μ and K, in factored form, certified with a guarded ‖∇f̂‖₂ (:mod:`fctheory.optima.empirical`);
+        a ``d`` below its rank gives a width-d local minimiser and both values (status "width-limited").
+    backend : {"numba", "numpy", "torch", "cupy"}
+        ``data=`` only: where f̂ and ∇f̂ run (torch: CUDA when available).
+    client, blocks : dask Client or address, int, optional
+        ``data=`` only: the sentences split into ``blocks`` (on the Dask cluster; default 4 per worker).
 
     Returns
     -------
@@ -94,7 +121,7 @@ def optimum(
     ------
     FCTheoryError
         Bad input, a task the engine refuses within the budget, ``precision="interval"`` without
-        python-flint or for h*, or a ``d`` below the rank of h's optimum.
+        python-flint or for h*, or (population) a ``d`` below the rank of h's optimum.
 
     Examples
     --------
@@ -102,6 +129,19 @@ def optimum(
     >>> optimum(fc.Task.random(2, 2, 3, 3, seed=0), lam=0.05).certified
     True
     """
+    return _dispatch(task, lam, network, data, d, tol, maxiter, precision, n_starts, seed, workers, max_seconds,
+                     max_bytes, symmetry, (backend, client, blocks))  # fmt: skip
+
+
+def _dispatch(task, lam, network, data, d, tol, maxiter, precision, n_starts, seed, workers, max_seconds, max_bytes,
+              symmetry, where) -> OptimumResult:  # fmt: skip
+    """The module that solves (network, μ, data)."""
+    if data is not None:
+        if network != "h":
+            fail("network", network, "the training-set optimum (data=) is certified for network h only")
+        sec, _ = resolve_budget(max_seconds, max_bytes)
+        t0 = time.perf_counter()
+        return optimum_empirical(task, lam, data, d, tol, maxiter, precision, where, deadline_of(sec, t0), t0)
     if network == "h*":
         if precision == "interval":
             fail("precision", precision, "the interval option certifies network h only (R* is not convex)")

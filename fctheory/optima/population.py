@@ -35,7 +35,9 @@ from .._nuclear import fenchel_bound, relative_gap, solve
 from .._validate import fail
 from ..configurations import type2_configuration, type3_configuration
 from ..network import U_from_hat, U_hat
-from ..risk.enumeration import SCORE_MAX, check_budget, enumerate_risk, estimate, evaluate, resolve_budget
+from ..risk.enumeration import enumerate_risk
+from ..risk.evaluation import evaluate
+from ..risk.plan import SCORE_MAX, check_budget, estimate, resolve_budget
 from ..tau import tau
 from .certificates import certify_optimality
 from .collapsed import collapsed_optimum
@@ -46,7 +48,7 @@ __all__ = ["EnumeratedF", "optimum_enumerated", "optimum_collapsed", "solve_h", 
 
 # ----------------------------------------------------------------------------------------- f and ∇f in X
 class EnumeratedF:
-    """f(X) and ∇f(X) ∈ R^(KL×n_w) from the exact engine's enumeration (:mod:`fctheory.risk._engine`).
+    """f(X) and ∇f(X) ∈ R^(KL×n_w) from the exact engine's enumeration (:mod:`fctheory.risk.enumeration`).
 
     The engine's scores are G3 = ÛᵀV reshaped to K×L×n_w, i.e. X itself, and its ∂R₀/∂G3 is K·∇f(X): the
     same enumeration as :func:`~fctheory.risk.evaluate_risk` at the lifted point W = I, Û = Xᵀ, without the

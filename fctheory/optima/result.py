@@ -48,8 +48,9 @@ class OptimumResult:
     certified : bool
         rel_gap ≤ the requested ``tol`` (h* : the relaxation closed the gap).
     status : str
-        ``"certified"``, ``"not certified"`` (h: gap above tol) or ``"local"`` (h*: a local minimiser with a
-        certified bound on its distance to the global minimum).
+        ``"certified"``, ``"not certified"`` (h: gap above tol), ``"local"`` (h*: a local minimiser with a
+        certified bound on its distance to the global minimum) or ``"width-limited"`` (``data=`` with d below
+        the rank of the optimum: a width-d local minimiser, the certified bound below it).
     message : str
     nit, nfev : int
         Proximal-gradient iterations and risk-and-gradient evaluations (polish included).
@@ -57,6 +58,10 @@ class OptimumResult:
     interval : dict or None
         With ``precision="interval"``: {"R": (lo, hi), "lower_bound": lo, "gap": hi, "rho": hi} — rigorous
         float64 bounds (R of the returned weights, the lower bound on min R, the gap, ‖∇f‖₂/λ).
+    R_convex : float
+        The training-set optimum (``data=``): min g = min R̂ over every width, the certified convex optimum;
+        it differs from ``R`` only when the requested ``d`` is below its rank (``R`` is then a width-d local
+        minimum's, status ``"width-limited"``). nan for the population optima.
     """
 
     X: np.ndarray
@@ -80,6 +85,7 @@ class OptimumResult:
     nfev: int
     seconds: float
     interval: dict | None = None
+    R_convex: float = float("nan")
 
 
 def balanced_factors(X, L: int, *, width: int | None = None):

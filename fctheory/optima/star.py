@@ -20,7 +20,7 @@ from scipy.optimize import minimize_scalar
 from .._nuclear import fenchel_bound, relative_gap
 from .._validate import fail
 from ..network import U_hat, phi
-from ..risk.enumeration import resolve_budget
+from ..risk.plan import resolve_budget
 from ..risk.minimize import minimize_true_risk
 from ..task import as_rng
 from .population import EnumeratedF, reference_risks, solve_h

@@ -25,7 +25,7 @@ from ..assumptions import check_assumption_A, check_assumption_B
 from ..network import U_hat
 from ..task import Task
 from ..tau import LAM
-from ..risk.enumeration import LIMIT
+from ..risk.plan import LIMIT
 from ..theorems import predict_type1, predict_type2, predict_type3
 from ..type3 import lambda_max_type3
 from .partial import (

@@ -17,14 +17,8 @@ Public API (also exported from :mod:`fctheory`):
 from typing import TYPE_CHECKING
 
 from ._brute import class_sentences, true_risk_bruteforce
-from ._engine import (
-    DEFAULT_MAX_BYTES,
-    DEFAULT_MAX_SECONDS,
-    CostEstimate,
-    RiskResult,
-    estimate_cost,
-    evaluate_risk,
-)
+from .evaluation import RiskResult, evaluate_risk
+from .plan import DEFAULT_MAX_BYTES, DEFAULT_MAX_SECONDS, CostEstimate, estimate_cost
 from .api import true_risk, true_risk_grad, unregularized_risk
 from ..io.weights import load_weights
 from .margins import ExpectedMargins, expected_margins

@@ -512,30 +512,58 @@ DEFAULTS = {
 
 
 def _parser():
-    p = argparse.ArgumentParser(prog="python -m fctheory.torch.lm", description=__doc__.split("\n\n")[0])
+    p = argparse.ArgumentParser(
+        prog="python -m fctheory.torch.lm",
+        description="Train a small causal language model and print the neural-collapse monitor's table: the next word "
+        "is the class, the final LayerNorm's outputs are the features, the output layer is the classifier. The "
+        "sentences of a random fctheory.Task (--corpus task, the default) or the English text of the standard "
+        "library's documentation topics, pydoc_data.topics (--corpus pydoc: a Zipfian vocabulary of about 3,100 "
+        "words, per-word values against their frequency).",
+    )
     p.add_argument(
         "--corpus",
         choices=sorted(DEFAULTS),
         default="task",
         help="task: a random Task's sentences (default); pydoc: the English text of pydoc_data.topics",
     )
-    p.add_argument("--n-c", type=int, default=16, help="task: concepts (default 16)")
-    p.add_argument("--s-c", type=int, default=1, help="task: words per concept (default 1: n_w = n_c)")
-    p.add_argument("--L", type=int, default=6, help="task: sentence length (default 6)")
-    p.add_argument("--K", type=int, default=256, help="task: latent variables (default 256)")
-    p.add_argument("--zipf", action="store_true", help="task: Zipf word frequencies within a concept")
+    p.add_argument("--n-c", type=int, default=16, help="task: concepts n_c (default 16)")
+    p.add_argument("--s-c", type=int, default=1, help="task: words per concept s_c (default 1: n_w = n_c)")
+    p.add_argument("--L", type=int, default=6, help="task: sentence length L (default 6)")
+    p.add_argument("--K", type=int, default=256, help="task: latent variables K (default 256)")
+    p.add_argument("--zipf", action="store_true", help="task: Zipf word frequencies within a concept (default uniform)")
     p.add_argument("--n-spl", type=int, default=1, help="task: sentences per latent variable (default 1)")
     p.add_argument("--length", type=int, default=32, help="pydoc: words per training sequence (default 32)")
-    p.add_argument("--fraction", type=float, default=1.0, help="pydoc: the first fraction of the text (default 1)")
+    p.add_argument(
+        "--fraction", type=float, default=1.0, help="pydoc: train on the first fraction of the text (default 1)"
+    )
     p.add_argument("--features", action="store_true", help="pydoc: also write the trained model's features.npz")
-    for name, kind in (("epochs", int), ("d", int), ("batch", int), ("lr", float), ("lam-W", float)):
-        p.add_argument(f"--{name}", type=kind, default=None, help="default per corpus (DEFAULTS)")
-    p.add_argument("--lam-H", type=float, default=None, help="default per corpus (DEFAULTS)")
-    p.add_argument("--layers", type=int, default=2)
-    p.add_argument("--heads", type=int, default=4)
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--threads", type=int, default=None, help="PyTorch's CPU threads (default per corpus)")
-    p.add_argument("--out", default=None, help="folder for the tables and the figures (out/lm, out/lm-text)")
+    p.add_argument("--epochs", type=int, default=None, help="passes over the training data (default 100; pydoc 12)")
+    p.add_argument("--d", type=int, default=None, help="embedding and feature dimension d (default 32)")
+    p.add_argument("--layers", type=int, default=2, help="transformer blocks (default 2)")
+    p.add_argument("--heads", type=int, default=4, help="attention heads per block; must divide d (default 4)")
+    p.add_argument("--batch", type=int, default=None, help="sequences per minibatch (default 16; pydoc 32)")
+    p.add_argument(
+        "--lr",
+        type=float,
+        default=None,
+        help="learning rate of AdamW, decayed to 0 over the epochs (cosine; default 3e-3; pydoc 1e-2)",
+    )
+    p.add_argument(
+        "--lam-W", type=float, default=None, help="weight decay lambda_W of the classifier (default 5e-3; pydoc 1e-3)"
+    )
+    p.add_argument(
+        "--lam-H",
+        type=float,
+        default=None,
+        help="penalty lambda_H on the features, (lambda_H/2)|H|^2 (default 1e-5; pydoc 1e-6)",
+    )
+    p.add_argument(
+        "--seed", type=int, default=0, help="seed of the task, the initialisation and the batches (default 0)"
+    )
+    p.add_argument("--threads", type=int, default=None, help="CPU threads of PyTorch (default 1; pydoc 2)")
+    p.add_argument(
+        "--out", default=None, help="folder for the tables and the figures (default out/lm; pydoc out/lm-text)"
+    )
     p.add_argument("--no-figures", action="store_true", help="write the tables only")
     return p
 

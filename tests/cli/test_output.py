@@ -148,7 +148,11 @@ def test_predict_json_follows_the_schema(capsys):
 
 def test_predict_paper_json_follows_the_schema(capsys):
     doc = validate(run(capsys, "predict", "--paper", "--json"), "predict")
-    assert doc["task"] is None and all(isinstance(r["ours"], float) for r in doc["results"]["rows"])
+    assert doc["task"] is None and doc["parameters"] == {"paper": True, "recompute": False}
+    for r in doc["results"]["rows"]:
+        for a in r["answers"]:
+            assert a["value"] is None or isinstance(a["value"], float) or all(isinstance(v, float) for v in a["value"])
+            assert a["error"] is None or isinstance(a["error"], float)
 
 
 def test_predict_type3_json_lists_mu_and_r(capsys):
@@ -277,6 +281,8 @@ def test_width_exempts_only_copyable_commands_and_paths():
     "argv",
     [
         ["predict", "--paper"],
+        ["optimum", "--preset", "k50"],
+        ["optimum", "--nc", "2", "--sc", "3", "--L", "2", "--K", "3", "--mu", "zipf", "--lam", "0.05"],
         ["predict", "type1"],
         ["predict", "type2", "--K", "1000", "--d", "100"],
         ["predict", "type1", "--lam", "1e-3,1e-2,1e-1", "--K", "50,1000"],

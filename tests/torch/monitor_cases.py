@@ -5,7 +5,7 @@ operations)."""
 import numpy as np
 import pytest
 
-torch = pytest.importorskip("torch")
+torch = pytest.importorskip("torch", reason="needs torch: pip install 'fctheory[torch]'")
 
 from fctheory.torch import NCMonitor  # noqa: E402
 

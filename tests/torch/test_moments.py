@@ -5,7 +5,7 @@ reference without the classes absent from the previous epoch."""
 import numpy as np
 import pytest
 
-torch = pytest.importorskip("torch")
+torch = pytest.importorskip("torch", reason="needs torch: pip install 'fctheory[torch]'")
 
 from fctheory import FCTheoryError, metrics  # noqa: E402
 from fctheory.torch import NCMonitor  # noqa: E402

@@ -8,7 +8,7 @@ import string
 import numpy as np
 import pytest
 
-pytest.importorskip("torch")
+pytest.importorskip("torch", reason="needs torch: pip install 'fctheory[torch]'")
 
 from fctheory import FCTheoryError  # noqa: E402
 from fctheory.torch.text import Corpus, pydoc_corpus, words_of  # noqa: E402
