@@ -421,6 +421,11 @@ CHECK_EVERY = 10
 DROP_RTOL = 1e-10
 #: warm-started power steps of the polish's estimates of σ₁(∇f) (full and off the span of X)
 POWER_STEPS = 3
+#: damping of the polish's scaled variables, relative to σ₁(X): (σ_i + ε·σ₁)^(−1/2)
+PRECOND_EPS = 1e-2
+#: L-BFGS iterations of one factored polish at most: then the factors are rebalanced, vanished directions
+#: dropped and the scaled variables recomputed (the preconditioner is frozen within a polish)
+LOWRANK_ROUND_ITER = 60
 
 
 class LowRankState:
@@ -558,7 +563,9 @@ class _Done(Exception):
     """Raised by the factored polish's callback to stop L-BFGS (the state is in the closure)."""
 
 
-def polish_factored(oracle, st, *, tol, maxiter, deadline, every=CHECK_EVERY, patience=3, grow_check=True, log=None):
+def polish_factored(
+    oracle, st, *, tol, maxiter, deadline, every=CHECK_EVERY, patience=3, grow_check=True, scaled=True, log=None
+):
     """L-BFGS on ψ(W, U) at the width of ``st`` (no growth), checking every ``every`` iterations the gap
     estimate ψ − s·E (s from a warm-started power estimate of σ₁(∇f), a lower bound: an *estimate*; the
     caller certifies with :func:`spectral_norm_bound`). Stops when the estimate is below STOP_FRACTION·tol·ψ;
@@ -569,11 +576,20 @@ def polish_factored(oracle, st, *, tol, maxiter, deadline, every=CHECK_EVERY, pa
     lam, r, n = st.lam, st.rank, st.W.shape[1]
     last, track = {}, {"best": math.inf, "since": 0, "v": None, "it": 0}
 
+    # scaled variables (ScaledGD, Tong–Ma–Chi 2021): W = T·W̃, U = T·Ũ with T = diag((σ_i + ε)^(−1/2)) from the
+    # row norms of the (balanced) start, so that L-BFGS sees the metric (UUᵀ)^(−1) of the factored problem and
+    # its speed no longer depends on the spread of X's singular values (a small σ_i otherwise moves at rate σ_i)
+    rn = np.sqrt(np.sum(st.W * st.W, axis=1) * np.sum(st.U * st.U, axis=1))  # σ_i at balanced factors
+    T = 1.0 / np.sqrt(rn + PRECOND_EPS * (float(rn.max()) if rn.size else 0.0) + 1e-300) if scaled else np.ones(r)
+    Tc = T[:, None]
+
     def fg(x, overflow="inf"):
-        W, U = x[: r * n].reshape(r, n), x[r * n :].reshape(r, -1)
+        W, U = Tc * x[: r * n].reshape(r, n), Tc * x[r * n :].reshape(r, -1)
         f, E, dW, dU, inner = oracle.factored(W, U)
         last["st"] = LowRankState(W, U, f, E, inner, lam)
-        return f + 0.5 * lam * float(x @ x), np.concatenate([(dW + lam * W).ravel(), (dU + lam * U).ravel()]), None
+        gW, gU = Tc * (dW + lam * W), Tc * (dU + lam * U)
+        psi = f + 0.5 * lam * (float(np.sum(W * W)) + float(np.sum(U * U)))
+        return psi, np.concatenate([gW.ravel(), gU.ravel()]), None
 
     def check(it, R, gn):
         track["it"] = it
@@ -603,12 +619,12 @@ def polish_factored(oracle, st, *, tol, maxiter, deadline, every=CHECK_EVERY, pa
             if track["since"] >= patience:
                 raise _Done
 
-    x = np.concatenate([st.W.ravel(), st.U.ravel()])
+    x = np.concatenate([(st.W / Tc).ravel(), (st.U / Tc).ravel()])
     R, g, _ = fg(x)
     try:
         with np.errstate(over="ignore", invalid="ignore"):
             out = lbfgs_iterate(fg, x, R, g, [R], "", 0.0, maxiter, 20, None, time.perf_counter(), check)
-        if not np.array_equal(last["st"].W.ravel(), out[1][: r * n]):
+        if not np.array_equal(last["st"].W.ravel(), (Tc * out[1][: r * n].reshape(r, n)).ravel()):
             fg(out[1])
         track["it"] = out[0]
     except _Done:
@@ -640,11 +656,11 @@ def solve_lowrank(oracle, lam, W0, U0, *, tol, maxiter, deadline, lipschitz=1.0,
     say = log or (lambda msg: None)
     f, E, _, _, inner = oracle.factored(W0, U0)
     st = LowRankState(W0, U0, f, E, inner, lam)
-    its, best_gap, cert, rnd = 0, math.inf, None, 0
+    its, best_gap, cert, rnd, stalls = 0, math.inf, None, 0, 0
     for rnd in range(1, 10**6):
         if st.rank:
             st, n_it = polish_factored(
-                oracle, st, tol=tol, maxiter=max(1, min(ROUND_ITER, maxiter - its)), deadline=deadline, log=log
+                oracle, st, tol=tol, maxiter=max(1, min(LOWRANK_ROUND_ITER, maxiter - its)), deadline=deadline, log=log
             )
             its += n_it
             W, U, sv = rebalance(st.W, st.U)
@@ -664,8 +680,9 @@ def solve_lowrank(oracle, lam, W0, U0, *, tol, maxiter, deadline, lipschitz=1.0,
         if time.perf_counter() > deadline or its >= maxiter:
             break
         st, s_off = grow(oracle, st, lipschitz=lipschitz, log=log)
-        # no direction to add and no progress: rounding has the last word (or ∇f disagrees with f)
-        if est_gap >= STALL_FACTOR * best_gap and s_off <= lam:
+        # no direction to add and no progress in three rounds: rounding has the last word (or ∇f disagrees with f)
+        stalls = stalls + 1 if est_gap >= STALL_FACTOR * best_gap and s_off <= lam else 0
+        if stalls >= 3:
             break
         best_gap = min(best_gap, est_gap)
     if cert is None or cert[3] - cert[0] > tol * abs(cert[3]):

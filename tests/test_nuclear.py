@@ -218,3 +218,18 @@ def test_lowrank_solver_reaches_theorem_1_from_the_origin():
     lb, rho, align, g = cert
     assert g == pytest.approx(Rmin, rel=1e-12) and lb <= Rmin * (1 + 1e-15) and g - lb <= 1e-10 * g
     assert st.rank == 2 and rho <= 1 + 1e-9
+
+
+def test_spectral_norm_bound_carries_the_a_priori_rounding_terms():
+    """The float Cholesky test proves t·I − M ⪰ −γ_(n+1)/(1 − γ_(n+1))·tr(t·I − M)·I only (Higham Thm 10.5): on
+    M = I_n the factorisation already passes just above t = 1, and the bound must still add that term (n·γ_(n+1)
+    relative, 4.4e-10 at n = 2000), and γ_m‖G‖_F² for the Gram matrix's own rounding."""
+    n = 2000
+    b = nu.spectral_norm_bound(np.eye(n), 1, float(n), 1.0)
+    u = 2.0**-53
+    g = (n + 1) * u / (1 - (n + 1) * u)
+    assert b**2 >= 1 + g / (1 - g) * n * (1 - 1e-3)
+    assert b**2 <= 1 + 2 * g * n
+    m = 10**6
+    b2 = nu.spectral_norm_bound(np.eye(3), m, 3.0, 1.0)
+    assert b2**2 >= 1 + m * u * 3.0 * (1 - 1e-3)

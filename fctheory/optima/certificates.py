@@ -125,7 +125,7 @@ def certify_optimality_empirical(task: Task, W, U, lam, S, y, *, prec: int = 128
     dict
         As :func:`certify_optimality`, for R̂: ``R`` (lo, hi), ``lower_bound``, ``gap``, ``rho``.
     """
-    check_data(task, S, y)
+    check_data(task, S, y, name="S")
     limit = INTERVAL_MAX_PAIRS if max_pairs is None else max_pairs
     if S.shape[0] * task.K > limit:
         fail("S", S, f"has {S.shape[0] * task.K} (sentence, class) pairs, above max_pairs={limit} for ball arithmetic")

@@ -173,6 +173,7 @@ def certify(
     True
     """
     check_weights(task, W, U)
+    _check_scale(task, W, U, lam)
     t0 = time.perf_counter()
     sec, _ = resolve_budget(max_seconds, max_bytes)
     deadline = deadline_of(sec, t0)
@@ -219,6 +220,16 @@ def _certify_population(task, W, U, lam, solve, tol, max_seconds, max_bytes) -> 
         opt = optimum(task, lam=lam, tol=tol, max_seconds=max_seconds, max_bytes=max_bytes)
         lb_opt, R_opt = opt.lower_bound, opt.R
     return _result(float(res.R), lb_net, lb_opt, R_opt, rho, align, W.shape[0], r, "population")
+
+
+def _check_scale(task, W, U, lam):
+    """Refuse weights whose scores (sums of d·L products) or penalty leave float64."""
+    with np.errstate(over="ignore"):
+        wmax, umax = float(np.max(np.abs(W))), float(np.max(np.abs(U)))
+        score = wmax * umax * W.shape[0] * task.L
+        pen = lam * (wmax * wmax * W.size + umax * umax * U.size)
+    if not (score <= 1e300 and pen <= 1e300):
+        fail("W", W, "the scores or the penalty (lam/2)(|W|^2 + |U|^2) overflow float64; use smaller weights")
 
 
 def _nuclear_and_rank(W, U):

@@ -100,7 +100,7 @@ class SampleOracle:
 def sample_problem(task, S, y, backend="numba", client=None, blocks=None):
     """(SampleF or BlockSample, SampleOracle) of the sentences (S, y), after the checks of the data and of the
     budget; with a Dask ``client`` or ``blocks``, the sentences split into blocks (:mod:`.sample_blocks`)."""
-    check_data(task, S, y)
+    check_data(task, S, y, name="data", name_y="data")
     N, KL, n_w = S.shape[0], task.K * task.L, task.n_w
     # the score table, ∇f̂ and its Gram, the softmax table P (N × K), the factors
     check_work("data", f"{N} sentences", bytes=8 * (3 * KL * n_w + min(KL, n_w) ** 2 + 2 * N * task.K),

@@ -21,6 +21,7 @@ from .partial import (
     COLLAPSED_STAR,
     EXACT,
     LEMMA_B,
+    SAMPLE_AVERAGE,
     PartialPrediction,
     PartialStarPrediction,
 )
@@ -48,4 +49,5 @@ __all__ = [
     "EXACT",
     "LEMMA_B",
     "APPROXIMATION",
+    "SAMPLE_AVERAGE",
 ]

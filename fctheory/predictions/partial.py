@@ -8,9 +8,11 @@ Network h*: the best feature-collapsed h* (:func:`fctheory.collapsed_optimum_sta
 
 from __future__ import annotations
 
+import json
 import math
 import weakref
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
@@ -18,7 +20,9 @@ from .._validate import result_type
 from .._errors import FCTheoryError
 from ..assumptions import lemma_B_properties
 from .._budget import get_budget
-from ..optima import optimum
+from ..io.tasks import task_fingerprint
+from ..network import U_hat
+from ..optima import optimum, sample_average_optimum
 from ..optima.collapsed import collapsed_optimum, collapsed_optimum_star
 from ..risk.enumeration import check_budget, estimate
 from ..partial import lemma_b_scale
@@ -32,6 +36,9 @@ EXACT = "exact (certified optimum)"
 LEMMA_B = "closed form under Lemma B"
 #: provenance: Theorem 1's formulas at this K (its counts (39) assume Assumption A, which no partial set meets)
 APPROXIMATION = "approximation (Theorem 1's K-only tau), error unknown"
+#: provenance: non-uniform μ beyond the exact engine, the population optimum estimated by the certified optima of
+#: fresh samples (fctheory.optima.sample_average_optimum), with its statistical error
+SAMPLE_AVERAGE = "sample-average approximation (certified optima of fresh samples), statistical error stated"
 
 
 @result_type
@@ -70,6 +77,15 @@ class PartialPrediction(PredictionBase):
     theorem1_c
         Theorem 1's word norm √(τ/n_w) at this K (the large-K idealisation), for comparison; None for
         non-uniform μ.
+    error
+        :data:`SAMPLE_AVERAGE`: the stated relative error of the word norms (statistical noise, and the SAA's
+        bias as its bracket of min R shows it); None otherwise (EXACT: the certified gap says it all).
+    w_norms_se
+        :data:`SAMPLE_AVERAGE`: the standard error of each predicted word norm (over the replicates), else None.
+    risk_bracket
+        :data:`SAMPLE_AVERAGE`: a statistical interval for min R, two standard errors below the replicates' mean
+        minimum (a lower bound in expectation) to two above a validation sample's R̂ at their average optimum (an
+        upper bound in expectation); else None.
     """
 
     provenance: str
@@ -89,6 +105,9 @@ class PartialPrediction(PredictionBase):
     trivial: bool
     gap: float | None
     theorem1_c: float | None
+    error: float | None = None
+    w_norms_se: np.ndarray | None = None
+    risk_bracket: tuple | None = None
 
 
 #: exact Assumption A/B and Lemma B checks for K < n_c^L only up to this K (they grow like K²)
@@ -300,12 +319,17 @@ def optimum_prediction(task, lam, res, provenance, a=1.0) -> PartialPrediction:
 
 
 def nonuniform_parts(task, lam, a=1.0):
-    """(optimum, prediction) for network h on a partial task with non-uniform μ: the certified optimum by
-    enumeration where it fits the budget (provenance :data:`EXACT`), else (None, None)."""
+    """(optimum or sample-average summary, prediction) for network h on a partial task with non-uniform μ: the
+    certified optimum by enumeration where it fits the budget (provenance :data:`EXACT`), else the sample-average
+    approximation (:data:`SAMPLE_AVERAGE`: stored for the task, or computed where it fits the budget), else
+    (None, None)."""
     opt = _enumerated_or_none(task, lam)
-    if opt is None:
+    if opt is not None:
+        return opt, optimum_prediction(task, lam, opt, EXACT, a)
+    summary = _sampled_or_none(task, lam)
+    if summary is None:
         return None, None
-    return opt, optimum_prediction(task, lam, opt, EXACT, a)
+    return summary, sample_average_prediction(task, lam, summary, a)
 
 
 def exact_prediction_or_none(task, lam):
@@ -313,3 +337,87 @@ def exact_prediction_or_none(task, lam):
     optimum (uniform μ) or the enumerated one (any μ), where it fits the budget in force; else None."""
     opt = _collapsed_or_none(task, lam) if task.is_uniform else _enumerated_or_none(task, lam)
     return None if opt is None else optimum_prediction(task, lam, opt, EXACT)
+
+
+# ============================================================================= the sample-average approximation
+#: the dispatcher's sample average: sentences per class of each sample, and independent samples
+SAA_N_SPL = 100
+SAA_REPLICATES = 3
+#: f̂ + ∇f̂ evaluations of one training-set optimum's solve, and seconds per (sentence, class, position) term of one
+#: evaluation (a lower bound, as the budget's other rates: docs/performance.md, the training-set optimum)
+SAA_EVALS = 300
+SAA_TERM_SECONDS = 2e-10
+#: sample averages stored for the tasks people ask about (the paper's Zipf latent set), by task fingerprint and λ:
+#: written by ``python -m proofs_check.training_sets --store``
+STORED_SAMPLE_AVERAGES = Path(__file__).with_name("sample_averages.json")
+
+_SAMPLED = weakref.WeakKeyDictionary()
+
+
+def stored_sample_average(task, lam) -> dict | None:
+    """The stored sample-average summary of (task, λ), or None."""
+    if not STORED_SAMPLE_AVERAGES.is_file():
+        return None
+    key = f"{task_fingerprint(task)}@{float(lam)!r}"
+    entry = json.loads(STORED_SAMPLE_AVERAGES.read_text(encoding="utf-8"))["entries"].get(key)
+    return None if entry is None else dict(entry, stored=True)
+
+
+def sample_average_summary(task, s) -> dict:
+    """What the dispatcher reads of a :class:`fctheory.optima.SampleAverageOptimum` (JSON-able, for the store)."""
+    Uh = U_hat(s.U, L=task.L)
+    words = s.W.reshape(s.W.shape[0], task.n_c, task.s_c).sum(axis=2)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        D = words / np.linalg.norm(words, axis=0)
+    off = ~np.eye(task.n_c, dtype=bool)
+    return dict(
+        w_norms=[float(v) for v in s.w_norms], w_norms_se=[float(v) for v in s.w_norms_se], tau=s.tau,
+        tau_se=s.tau_se, u_norm_mean=float(np.mean(s.u_norms)), u_norm_std=float(np.std(s.u_norms)),
+        norm_U=float(np.sqrt(np.sum(s.u_norms**2))), R_lower=s.R_lower, R_lower_se=s.R_lower_se, R_upper=s.R_upper,
+        R_upper_se=s.R_upper_se, pca_W=pca_sigmas(s.W, task.n_c - 1, 1.0), pca_U=pca_sigmas(Uh, task.n_c - 1, 1.0),
+        cos_across=float(np.mean((D.T @ D)[off])), n_spl=s.n_spl, replicates=s.replicates,
+        n_validation=s.n_validation, certified=s.certified, error=s.error, rel_gaps=[float(g) for g in s.rel_gaps],
+    )  # fmt: skip
+
+
+def _sampled_or_none(task, lam):
+    """The stored sample average of (task, λ), else the dispatcher's own (SAA_REPLICATES samples of SAA_N_SPL
+    sentences per class) where it fits the budget in force, else None."""
+    if not 1e-12 <= lam <= 1e12:
+        return None
+    stored = stored_sample_average(task, lam)
+    if stored is not None:
+        return stored
+    terms = SAA_REPLICATES * SAA_EVALS * task.K * SAA_N_SPL * task.K * task.L
+    sec = get_budget().max_seconds
+    if sec is not None and terms * SAA_TERM_SECONDS > sec:
+        return None
+
+    def solve():
+        s = sample_average_optimum(task, lam=lam, n_spl=SAA_N_SPL, replicates=SAA_REPLICATES, seed=0)
+        return _Certified(sample_average_summary(task, s), s.certified)
+
+    out = _remembered(_SAMPLED, task, float(lam), solve)
+    return None if out is None else out.summary
+
+
+@dataclass(frozen=True)
+class _Certified:
+    summary: dict
+    certified: bool
+
+
+def sample_average_prediction(task, lam, m: dict, a=1.0) -> PartialPrediction:
+    """The :class:`PartialPrediction` of a sample-average summary ``m`` (W norms × a, U norms ÷ a)."""
+    w = np.asarray(m["w_norms"], dtype=float)
+    prov = SAMPLE_AVERAGE + (
+        f" [{m['replicates']} samples of {m['n_spl']} sentences per class" + (", stored]" if m.get("stored") else "]")
+    )
+    ce = m["R_upper"] - lam * m["tau"]
+    return PartialPrediction(
+        provenance=prov, n_c=task.n_c, n_w=task.n_w, L=task.L, K=task.K, lam=float(lam), tau=float(m["tau"]),
+        w_norms=a * w, c=float(a * w.mean()), norm_W=float(a * np.sqrt(m["tau"])), norm_U=float(m["norm_U"] / a),
+        risk=float(m["R_upper"]), ce=float(ce), lambda_bound=None, trivial=bool(m["tau"] == 0), gap=None,
+        theorem1_c=None, error=float(m["error"]), w_norms_se=a * np.asarray(m["w_norms_se"], dtype=float),
+        risk_bracket=(float(m["R_lower"] - 2 * m["R_lower_se"]), float(m["R_upper"] + 2 * m["R_upper_se"])),
+    )  # fmt: skip

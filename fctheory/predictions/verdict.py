@@ -29,6 +29,7 @@ from ..risk.plan import LIMIT
 from ..theorems import predict_type1, predict_type2, predict_type3
 from ..type3 import lambda_max_type3
 from .partial import (
+    EXACT,
     exact_prediction_or_none,
     nonuniform_parts,
     ASSUMPTION_K_MAX,
@@ -258,39 +259,58 @@ def _type3_verdict(task, lam, a, reasons, notes, A, B):
 
 
 def _nonuniform_partial_verdict(task, lam, a, notes, A, B):
-    """Network h, non-uniform μ, K < n_c^L: no theorem; the certified optimum of (5) where it can be computed."""
+    """Network h, non-uniform μ, K < n_c^L: no theorem; the certified optimum of (5) where it can be computed by
+    enumeration, else its sample-average approximation (a statistical estimate, its error stated)."""
     reasons = [
         f"K = {task.K} < n_c^L = {task.n_latent}: Theorem 2 (non-uniform μ) needs all n_c^L latent "
         "variables; no theorem covers h with non-uniform word frequencies and K < n_c^L"
     ]
     opt, pp = nonuniform_parts(task, lam, a)
     if pp is None:
-        reasons[-1] += " (and the certified optimum by enumeration does not fit the budget in force)"
+        reasons[-1] += (
+            " (and neither its certified optimum by enumeration nor its sample-average approximation fits the "
+            "budget in force)"
+        )
         return _none(reasons, notes, A, B, lam, a)
-    notes.append(
-        f"the certified global minimiser of (5) ({pp.provenance}, gap {pp.gap:.1e}) is the prediction: "
-        "per-word norms from its balanced W"
-    )
-    words = opt.W.reshape(opt.W.shape[0], task.n_c, task.s_c)  # word (α, β) at [:, α, β]
-    concept_dirs = words.sum(axis=2)
-    off = ~np.eye(task.n_c, dtype=bool)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        D = concept_dirs / np.linalg.norm(concept_dirs, axis=0)
-        cos = D.T @ D
+    if pp.provenance == EXACT:
+        notes.append(
+            f"the certified global minimiser of (5) ({pp.provenance}, gap {pp.gap:.1e}) is the prediction: "
+            "per-word norms from its balanced W"
+        )
+        u_norm, pca_W, pca_U, cos = _geometry_of(task, opt.W, opt.U, a)
+    else:
+        notes.append(
+            f"the population optimum estimated from certified optima of fresh samples ({pp.provenance}): "
+            f"relative error {pp.error:.1e} on the word norms, min R in [{pp.risk_bracket[0]:.6g}, "
+            f"{pp.risk_bracket[1]:.6g}] (statistical estimates)"
+        )
+        u_norm, cos = opt["u_norm_mean"] / a, opt["cos_across"]
+        pca_W, pca_U = [a * v for v in opt["pca_W"]], [v / a for v in opt["pca_U"]]
     pred = {
         "R": pp.risk,
         "R0": pp.ce,
         "tau": pp.tau,
         "w_norm": pp.c,
         "w_norm_by_rank": [float(x) for x in pp.w_norms.reshape(task.n_c, task.s_c).mean(axis=0)],
-        "u_norm": float(np.mean(np.linalg.norm(opt.U.reshape(task.K, task.L, -1), axis=2))) / a,
-        "pca_W": pca_sigmas(opt.W, task.n_c - 1, a),
-        "pca_U": pca_sigmas(U_hat(opt.U, L=task.L), task.n_c - 1, 1 / a),
+        "u_norm": u_norm,
+        "pca_W": pca_W,
+        "pca_U": pca_U,
         "cos_within": None,
-        "cos_across": None if pp.trivial else float(np.mean(cos[off])),
+        "cos_across": None if pp.trivial else cos,
         "lambda_bound": None,
     }
     return TheoryVerdict(None, None, "", False, reasons, notes, lam, a, pred, A, B, pp, pp.provenance)
+
+
+def _geometry_of(task, W, U, a):
+    """(mean ‖u_(k,ℓ)‖ ÷ a, PCA σ of W × a and of Û ÷ a, mean cosine across the concepts' summed directions)."""
+    concept_dirs = W.reshape(W.shape[0], task.n_c, task.s_c).sum(axis=2)
+    off = ~np.eye(task.n_c, dtype=bool)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        D = concept_dirs / np.linalg.norm(concept_dirs, axis=0)
+        cos = float(np.mean((D.T @ D)[off]))
+    u_norm = float(np.mean(np.linalg.norm(U.reshape(task.K, task.L, -1), axis=2))) / a
+    return u_norm, pca_sigmas(W, task.n_c - 1, a), pca_sigmas(U_hat(U, L=task.L), task.n_c - 1, 1 / a), cos
 
 
 def _verdict_h(task, d, lam_W, lam_U, reasons, notes, A, B):

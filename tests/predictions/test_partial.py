@@ -173,3 +173,56 @@ def test_h_star_uncertified_collapsed_network_is_not_returned(monkeypatch):
     task = fc.Task.random(3, 2, 3, 9, seed=31)
     p = fc.predict(task, lam=LAM, network="h*", d=8)
     assert isinstance(p, fc.TypeIIPrediction)
+
+
+# ----------------------------------------------------------------------------- beyond enumeration: sample averages
+def _no_enumeration(monkeypatch):
+    import fctheory.predictions.partial as pr
+
+    monkeypatch.setattr(pr, "_enumerated_or_none", lambda task, lam: None)
+    pr._SAMPLED.clear()
+    return pr
+
+
+def test_beyond_enumeration_the_sample_average_answers_with_its_error(monkeypatch):
+    pr = _no_enumeration(monkeypatch)
+    p = fc.predict(ZIPF, lam=LAM)
+    assert p.provenance.startswith(pr.SAMPLE_AVERAGE) and "3 samples of 100 sentences per class" in p.provenance
+    exact = optimum(ZIPF, lam=LAM, symmetry=False)
+    w = np.linalg.norm(exact.W, axis=0)
+    assert p.gap is None and 0 < p.error < 0.2 and p.w_norms_se.shape == (ZIPF.n_w,)
+    assert np.max(np.abs(p.w_norms - w) / w) <= p.error  # the stated error covers the true one
+    lo, hi = p.risk_bracket
+    assert lo <= exact.R <= hi
+    v = applicable_theorem(ZIPF, d=4, lam_W=LAM / 4, lam_U=LAM * 4)  # the decay reduction applies as for EXACT
+    assert v.theorem is None and v.provenance == p.provenance
+    np.testing.assert_allclose(v.prediction.w_norms, 2 * p.w_norms, rtol=1e-12)
+    assert "relative error" in v.notes[-1]
+
+
+def test_a_stored_sample_average_is_used_for_its_task_only(monkeypatch, tmp_path):
+    from fctheory.io.tasks import task_fingerprint
+
+    pr = _no_enumeration(monkeypatch)
+    entry = dict(
+        w_norms=[1.0] * ZIPF.n_w, w_norms_se=[0.01] * ZIPF.n_w, tau=6.0, tau_se=0.1, u_norm_mean=0.5, u_norm_std=0.1,
+        norm_U=2.5, R_lower=0.28, R_lower_se=0.001, R_upper=0.29, R_upper_se=0.001, pca_W=[1.0, 0.5],
+        pca_U=[1.0, 0.5], cos_across=-0.5, n_spl=7, replicates=3, n_validation=7, certified=True, error=0.05,
+        rel_gaps=[1e-9] * 3,
+    )  # fmt: skip
+    store = tmp_path / "sample_averages.json"
+    store.write_text(json.dumps({"entries": {f"{task_fingerprint(ZIPF)}@{LAM!r}": entry}}), encoding="utf-8")
+    monkeypatch.setattr(pr, "STORED_SAMPLE_AVERAGES", store)
+    monkeypatch.setattr(pr, "sample_average_optimum", lambda *a, **k: pytest.fail("the stored entry was not used"))
+    p = fc.predict(ZIPF, lam=LAM)
+    assert "7 sentences per class, stored" in p.provenance and p.c == 1.0 and p.error == 0.05
+    with pytest.raises(fc.FCTheoryError):  # another λ, another task: not that entry (and nothing else fits)
+        with fc.budget(max_seconds=1e-9):
+            fc.predict(ZIPF, lam=2 * LAM)
+
+
+def test_neither_answer_fitting_the_budget_is_said(monkeypatch):
+    _no_enumeration(monkeypatch)
+    with fc.budget(max_seconds=1e-9):
+        v = applicable_theorem(ZIPF, d=4, lam_W=LAM, lam_U=LAM)
+        assert v.prediction is None and "sample-average approximation fits the budget" in v.reasons[0]
