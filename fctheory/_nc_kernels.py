@@ -78,7 +78,7 @@ def _unit_rows(M, out):
 @njit(**_NB)
 def _centred_unit(M, out):
     """The rows of M (at unit scale) minus their mean, the first row subtracted first, rescaled: e (as
-    fctheory.metrics.nc._centred_unit with M already at unit scale)."""
+    fctheory.metrics.simplex._centred_unit with M already at unit scale)."""
     K, d = M.shape
     M0 = np.empty((K, d))
     for i in range(K):
@@ -257,7 +257,8 @@ def statistics(counts, sums, scatter, sq, shift, upper, means, mu_G, sigma_W, si
         t = 0.0
         for j in range(d):
             t += s[k, j] * m[k, j]
-        class_var[k] = max(sq[k] * f2 - t, 0.0) / counts[k]
+        # a class of one sample has no spread: exactly 0 (q_k − ‖s_k‖² rounds to ~eps·q_k otherwise)
+        class_var[k] = 0.0 if counts[k] == 1 else max(sq[k] * f2 - t, 0.0) / counts[k]
         for j in range(d):
             means[k, j] = shift[k, j] * f + m[k, j]
     mu_G[:] = 0.0
@@ -362,7 +363,7 @@ def _singular_rows(Mc):
 @njit(**_NB)
 def _nc1(Mc, sigma_W, f2):
     """(ok, Papyan's NC1 Σ_i v_iᵀ (Σ_W·f2) v_i / s_i²) over the ≤ K−1 kept right singular vectors of M̃ (NaN
-    when none is kept: coinciding means), as fctheory.metrics.nc._between_directions keeps them; ok False when
+    when none is kept: coinciding means), as fctheory.metrics.variability._between_directions keeps them; ok False when
     the Jacobi sweeps did not converge."""
     K, d = Mc.shape
     ok, s, V = _singular_rows(Mc)

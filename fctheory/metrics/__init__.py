@@ -32,6 +32,7 @@ from .nc import (
     uniform_duality,
     uniformity,
 )
+from .classwise import PerClass, per_class
 
 __all__ = [
     "nc1",
@@ -53,6 +54,8 @@ __all__ = [
     "nc_summary",
     "nc_summary_from_moments",
     "ClassStatistics",
+    "per_class",
+    "PerClass",
     "NCAccumulator",
     "within_concept_spread",
     "frame_alignment",

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 import numpy as np
 
@@ -66,8 +67,39 @@ def _features(H, name="H", like=None):
 _HOST = (type(None), np.ndarray)
 
 
+class Present(NamedTuple):
+    """Which of the K classes have a sample: ``classes`` (their labels, increasing; K_p ≥ 2 of them) and
+    ``num_classes`` (K). The metrics are computed over the present classes only (an absent class has no mean)."""
+
+    classes: np.ndarray
+    num_classes: int
+
+    @property
+    def all(self) -> bool:
+        """Whether every class 0..K−1 is present."""
+        return self.classes.shape[0] == self.num_classes
+
+    def rows(self, A, name="W"):
+        """The rows of a K-row array A (e.g. the classifier W) that belong to the present classes."""
+        if self.all:
+            return A
+        return A[asarray_like(self.classes, A)] if type(A) is not np.ndarray else A[self.classes]
+
+
+def present_classes(counts, name="counts") -> Present:
+    """The :class:`Present` classes of per-class counts (K,): those with a positive count; refused when fewer
+    than 2 have one (no metric compares fewer than two classes)."""
+    counts = np.asarray(counts)
+    classes = np.flatnonzero(counts > 0)
+    if classes.size < 2:
+        fail(name, counts, f"needs at least 2 classes present (with a sample), got {classes.size}")
+    return Present(classes, int(counts.shape[0]))
+
+
 def _labels(y, N, K=None, like=None):
-    """(labels as int64 on like's device, K, host counts); the checks run on a host copy of y."""
+    """(labels on like's device, K_p, host counts, :class:`Present`): the labels of the K_p classes present,
+    renumbered 0..K_p−1 in increasing order of the original labels (unchanged when every class is present),
+    and their counts; the checks run on a host copy of y. Absent classes are allowed (K given or max(y) + 1)."""
     yh = np.asarray(to_numpy(y))
     if yh.ndim != 1 or yh.shape[0] != N:
         fail("y", yh, f"must be a 1-D label array of length N = {N} (one label per row of H), got shape {yh.shape}")
@@ -80,22 +112,21 @@ def _labels(y, N, K=None, like=None):
         fail("y", yh, "labels must be >= 0 (negative labels are refused, never wrapped)")
     Kd = int(yh.max()) + 1 if yh.size else 0
     if K is None:
-        if Kd > N:
-            # labels up to Kd-1 with only N samples: some class is empty; refuse before counting
-            # (np.bincount would allocate Kd counters, possibly billions)
-            fail("y", yh, f"every class 0..K-1 must occur, impossible with N = {N} samples and labels up to {Kd - 1}")
         K = Kd
-        if K < 2:
-            fail("y", yh, "needs at least 2 classes")
-    else:
-        if Kd > K:
-            fail("K", K, f"is smaller than the number of classes in y (labels up to {Kd - 1})")
-        if K > N:
-            fail("K", K, f"every class 0..K-1 must occur in y, impossible with N = {N} samples")
-    counts = np.bincount(yh, minlength=K)
-    if np.any(counts == 0):
-        fail("y", yh, f"every class 0..K-1 must occur (class {int(np.argmin(counts))} is empty)")
-    return asarray_like(yh.astype(np.int64), like), K, counts
+    elif Kd > K:
+        fail("K", K, f"is smaller than the number of classes in y (labels up to {Kd - 1})")
+    if K <= 4 * N + 64:  # counters for every class: O(N + K)
+        every = np.bincount(yh, minlength=K)
+        classes = np.flatnonzero(every)
+        counts = every[classes]
+    else:  # labels up to billions with few samples: sort them instead of allocating K counters
+        classes, counts = np.unique(yh, return_counts=True)
+    if classes.size < 2:
+        fail("y", yh, f"needs at least 2 classes present (labels of {classes.size} class)")
+    yh = yh.astype(np.int64)
+    if classes.size < K:  # renumber the present classes 0..K_p−1
+        yh = np.searchsorted(classes, yh)
+    return asarray_like(yh, like), int(classes.size), counts.astype(np.int64), Present(classes, int(K))
 
 
 def _onehot(xp, y, K):

@@ -16,24 +16,15 @@ from ._input import (
     _M,
     _Y,
     _exponent,
+    Present,
     _features,
     _scale_back,
+    present_classes,
 )
-from .moments import (
-    ClassStatistics,
-    _global_mean,
-)
-from .nc import (
-    _NC1_VARIANTS,
-    _RANK,
-    _RTOL,
-    _cdnv_from,
-    _check_W,
-    _nc1_from_stats,
-    _nc3_from,
-    _trace_variant,
-    nc2,
-)
+from .moments import ClassStatistics, _global_mean
+from .duality import _check_W, _nc3_from
+from .simplex import nc2
+from .variability import _NC1_VARIANTS, _RANK, _RTOL, _cdnv_from, _nc1_from_stats, _trace_variant
 
 
 @public_class
@@ -178,32 +169,33 @@ class NCAccumulator:
             self._merge(int(k), Hb[asarray_like(np.nonzero(yh == k)[0], Hb)])
         return self
 
-    def _check_all(self):
-        if np.any(self.n == 0):
-            fail(
-                "y",
-                f"counts {self.n.tolist()}",
-                f"every class must have been seen (class {int(np.argmin(self.n))} is empty)",
-            )
+    def _present(self) -> Present:
+        """The classes seen so far (at least 2): every metric is computed over them, as if the classes not yet
+        seen were removed from K."""
+        return present_classes(self.n, "y")
 
-    def _mu_G(self, global_mean):
-        return _global_mean(self.xp, self.mean, self.n, global_mean)
+    def _mu_G(self, p, global_mean):
+        return _global_mean(self.xp, p.rows(self.mean), self.n[p.classes], global_mean)
 
     def _scaled_statistics(self, global_mean="class_means", ddof=0) -> ClassStatistics:
-        self._check_all()
+        p = self._present()
         if not self.full:
             fail("full_scatter", False, "Σ_W needs full_scatter=True")
         N = int(self.n.sum())
-        sigma_W = self.xp.sum(self.scatter, axis=0) / N
-        mu_G = self._mu_G(global_mean)
-        Mc = self.mean - mu_G
-        sigma_B = (Mc.T @ Mc) / self.K
-        return ClassStatistics(copy_of(self.mean), mu_G, self.n.copy(), sigma_W, sigma_B, self._class_var(ddof))
+        sigma_W = self.xp.sum(self.scatter, axis=0) / N  # an unseen class's scatter is 0
+        mu_G = self._mu_G(p, global_mean)
+        means = p.rows(self.mean)
+        Mc = means - mu_G
+        sigma_B = (Mc.T @ Mc) / Mc.shape[0]
+        n = self.n[p.classes]
+        var = self._class_var(p, ddof)
+        return ClassStatistics(copy_of(means), mu_G, n.copy(), sigma_W, sigma_B, var, p.classes, p.num_classes)
 
-    def _class_var(self, ddof):
-        if ddof and np.any(self.n <= ddof):
+    def _class_var(self, p, ddof):
+        n = self.n[p.classes]
+        if ddof and np.any(n <= ddof):
             fail("ddof", ddof, "the unbiased class variance needs >= 2 samples per class")
-        return self.sq / asarray_like((self.n - ddof).astype(np.float64), self.sq)
+        return p.rows(self.sq) / asarray_like((n - ddof).astype(np.float64), self.sq)
 
     @public(global_mean=_GMEAN, ddof=_DDOF)
     def statistics(self, *, global_mean: str = "class_means", ddof: int = 0) -> ClassStatistics:
@@ -218,6 +210,8 @@ class NCAccumulator:
             _scale_back("H", show, st.sigma_W, 2 * e, "Σ_W"),
             _scale_back("H", show, st.sigma_B, 2 * e, "Σ_B"),
             _scale_back("H", show, st.class_var, 2 * e, "the class variances"),
+            st.classes,
+            st.num_classes,
         )
 
     @public(variant=_NC1_VARIANTS, global_mean=_GMEAN, pinv_rtol=_RTOL, rank=_RANK, legacy_positional=("variant",))
@@ -230,26 +224,27 @@ class NCAccumulator:
         rank: str = "auto",
     ) -> float:
         """NC1 of everything seen so far (see :func:`nc1` for the options)."""
-        self._check_all()
         xp = self.xp
         if variant != "papyan" and not self.full:
-            Mc = self.mean - self._mu_G(global_mean)
-            return _trace_variant(float(xp.sum(self.sq)) / int(self.n.sum()), float(xp.sum(Mc * Mc)) / self.K, variant)
+            p = self._present()
+            Mc = p.rows(self.mean) - self._mu_G(p, global_mean)
+            trB = float(xp.sum(Mc * Mc)) / Mc.shape[0]
+            return _trace_variant(float(xp.sum(self.sq)) / int(self.n.sum()), trB, variant)
         st = self._scaled_statistics(global_mean)
-        return _nc1_from_stats(xp, st.means, st.global_mean, st.sigma_W, self.K, variant, pinv_rtol, rank)
+        return _nc1_from_stats(xp, st.means, st.global_mean, st.sigma_W, st.K, variant, pinv_rtol, rank)
 
     @public(matrix=Bool(), ddof=_DDOF, dist_exp=Real(lo=0.0, lo_open=True, hi=64.0), reduction=Choice("mean", "cv"))
     def cdnv(self, *, matrix: bool = False, ddof: int = 0, dist_exp: float = 1.0, reduction: str = "mean"):
         """CDNV of everything seen so far (see :func:`cdnv` for the options)."""
-        self._check_all()
-        return _cdnv_from(self.mean, self._class_var(ddof), matrix, dist_exp, reduction, self._e)
+        p = self._present()
+        return _cdnv_from(p.rows(self.mean), self._class_var(p, ddof), matrix, dist_exp, reduction, self._e)
 
     @public(variant=Choice("etf", "identity", "zhu", "cosine"), global_mean=_GMEAN, legacy_positional=("variant",))
     def nc2(self, *, variant: str = "etf", global_mean: str = "class_means") -> float:
         """NC2 of the class means seen so far (see :func:`nc2`); ``global_mean="samples"`` centres
         at the sample mean (``nc2(means, counts=n)``)."""
-        self._check_all()
-        return nc2(self.mean, variant=variant, counts=self.n if global_mean == "samples" else None)
+        p = self._present()
+        return nc2(p.rows(self.mean), variant=variant, counts=self.n[p.classes] if global_mean == "samples" else None)
 
     @public(
         W=_M,
@@ -261,6 +256,6 @@ class NCAccumulator:
         """NC3 of the classifier W (K × d) against the class means seen so far (see :func:`nc3`)."""
         if variant == "cosine":
             fail("variant", variant, "the per-sample cosine NC3 needs the samples; use nc3(W, H, y)")
-        self._check_all()
-        W = _check_W(W, self.K, self.d, self.mean)
-        return _nc3_from(self.xp, W, self.mean, self._mu_G(global_mean), None, None, variant)
+        p = self._present()
+        W = p.rows(_check_W(W, self.K, self.d, self.mean))
+        return _nc3_from(self.xp, W, p.rows(self.mean), self._mu_G(p, global_mean), None, None, variant)

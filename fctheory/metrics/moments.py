@@ -25,7 +25,9 @@ from ._input import (
     _Y,
     _exponent,
     _features,
+    Present,
     _labels,
+    present_classes,
     _onehot,
     _scale_back,
     _scale_back_unchecked,
@@ -52,6 +54,10 @@ class ClassStatistics:
     sigma_W : (d, d) within-class covariance (1/N)Σ (h − μ_{y})(h − μ_{y})ᵀ.
     sigma_B : (d, d) between-class covariance (1/K)Σ_k (μ_k − μ_G)(μ_k − μ_G)ᵀ.
     class_var : (K,) Var_k = Σ_{h in class k} ‖h − μ_k‖² / (n_k − ddof) (CDNV's numerator terms).
+    classes : (K,) the label of each row (NumPy int64): 0..K−1 when every class is present. A class without
+        a sample has no row: the statistics are those of the K_p classes present (``K`` is K_p), and every
+        metric of them is computed over those classes, as if the absent ones were removed from K.
+    num_classes : int, the number of classes K the labels were drawn from (≥ the rows; the classifier's rows).
     """
 
     means: object
@@ -60,6 +66,24 @@ class ClassStatistics:
     sigma_W: object
     sigma_B: object
     class_var: object
+    classes: np.ndarray | None = None
+    num_classes: int | None = None
+
+    def __post_init__(self):
+        if self.classes is None:
+            object.__setattr__(self, "classes", np.arange(self.means.shape[0], dtype=np.int64))
+        if self.num_classes is None:
+            object.__setattr__(self, "num_classes", int(self.classes[-1]) + 1 if self.classes.size else 0)
+
+    @property
+    def present(self) -> Present:
+        """The present classes (:class:`fctheory.metrics._input.Present`: labels and K)."""
+        return Present(self.classes, self.num_classes)
+
+    @property
+    def absent(self) -> int:
+        """How many of the ``num_classes`` classes have no sample."""
+        return self.num_classes - self.K
 
     @property
     def K(self) -> int:
@@ -88,14 +112,16 @@ class ClassStatistics:
 
 
 def _first_pass(H, y, K, shift=False):
-    """(xp, H, y, K, counts, Y one-hot, class means, deviations D = H − μ_y, e) without any d×d matrix.
+    """(xp, H, y, K, counts, Y one-hot, class means, deviations D = H − μ_y, e, present) without any d×d matrix.
 
-    H is rescaled exactly by 2^-e first (every quantity below is then of H·2^-e). With ``shift`` the
-    returned H and class means are those of H − h_0 (h_0 the first row; exact when the rows share a
-    large offset, Sterbenz's lemma): only for translation-invariant callers.
+    Over the classes present only (:class:`~fctheory.metrics._input.Present` ``present``): ``K`` is their
+    number K_p, ``y`` their labels renumbered 0..K_p−1, ``counts`` and the means theirs. H is rescaled exactly
+    by 2^-e first (every quantity below is then of H·2^-e). With ``shift`` the returned H and class means are
+    those of H − h_0 (h_0 the first row; exact when the rows share a large offset, Sterbenz's lemma): only for
+    translation-invariant callers.
     """
     xp, H = _features(H)
-    y, K, counts = _labels(y, H.shape[0], K, H)
+    y, K, counts, present = _labels(y, H.shape[0], K, H)
     H, e = _unit(xp, H)
     Y = _onehot(xp, y, K)
     cnt = asarray_like(counts.astype(np.float64), H)[:, None]
@@ -117,7 +143,7 @@ def _first_pass(H, y, K, shift=False):
         H = H - h0
     else:
         means = rep + mr
-    return xp, H, y, K, counts, Y, means, D, e
+    return xp, H, y, K, counts, Y, means, D, e, present
 
 
 def _global_mean(xp, means, counts, how):
@@ -156,7 +182,8 @@ def class_statistics(H, y, *, K: int | None = None, global_mean: str = "class_me
     H : array_like, (N, d)
         Features, one sample per row (NumPy or CuPy).
     y : array_like of int, (N,)
-        Labels in {0, …, K−1}; every class must occur.
+        Labels in {0, …, K−1}. A class without a sample has no row: the statistics are those of the classes
+        present (at least 2; ``classes`` lists their labels, ``num_classes`` is K).
     K : int, optional
         Number of classes (default: max(y) + 1).
     global_mean : {"class_means", "samples"}
@@ -179,7 +206,7 @@ def class_statistics(H, y, *, K: int | None = None, global_mean: str = "class_me
         Hf.shape[1],
         "class_statistics (d x d covariances)",
     )
-    xp, Hs, y, K, counts, Y, means, D, e = _first_pass(Hf, y, K, shift=True)
+    xp, Hs, y, K, counts, Y, means, D, e, present = _first_pass(Hf, y, K, shift=True)
     h0 = _unit(xp, Hf)[0][0]  # the row _first_pass subtracted (of the unit-scaled features)
     N = Hs.shape[0]
     sigma_W = (D.T @ D) / N
@@ -195,6 +222,8 @@ def class_statistics(H, y, *, K: int | None = None, global_mean: str = "class_me
         _scale_back("H", show, sigma_W, 2 * e, "Σ_W"),
         _scale_back("H", show, sigma_B, 2 * e, "Σ_B"),
         _scale_back("H", show, class_var, 2 * e, "the class variances"),
+        present.classes,
+        present.num_classes,
     )
 
 
@@ -210,7 +239,9 @@ def class_statistics_from_moments(counts, sums, scatter, sq, shift, *, global_me
     Parameters
     ----------
     counts : array_like of int, (K,)
-        Samples per class n_k; every class must have been seen.
+        Samples per class n_k. A class with n_k = 0 (absent) has no row: the statistics are those of the
+        classes present (at least 2; ``classes`` lists their indices, ``num_classes`` is K); its sums,
+        squared norms and shift (finite) do not enter the statistics.
     sums : array_like, (K, d)
         s_k.
     scatter : array_like, (d, d)
@@ -227,7 +258,7 @@ def class_statistics_from_moments(counts, sums, scatter, sq, shift, *, global_me
     The arrays may be of any supported library (NumPy, CuPy, PyTorch): the statistics are computed in
     float64 in the namespace and on the device of ``sums``.
     """
-    xp, sums, scatter, sq, shift, n_h = _moments(counts, sums, scatter, sq, shift)
+    xp, sums, scatter, sq, shift, n_h, present = _moments(counts, sums, scatter, sq, shift)
     K = sums.shape[0]
     # the moments of the features h·2^-e (exact): sums and shifts scale with 2^-e, the second moments with
     # 2^-2e, so no product below can overflow; the statistics are scaled back (and refused if they overflow)
@@ -240,6 +271,8 @@ def class_statistics_from_moments(counts, sums, scatter, sq, shift, *, global_me
     W = 0.5 * (W + W.T) / float(n_h.sum())
     var = sq - (sums * m).sum(axis=1)
     var = xp.maximum(var, xp.zeros_like(var)) / n
+    # a class of one sample has no spread: exactly 0 (q_k − ‖s_k‖²/n_k rounds to ~eps·q_k otherwise)
+    var = xp.where(n == 1.0, xp.zeros_like(var), var)
     means = shift + m
     mu_G = _global_mean(xp, means, n_h, global_mean)
     Mc = means - mu_G
@@ -255,6 +288,8 @@ def class_statistics_from_moments(counts, sums, scatter, sq, shift, *, global_me
         back("sums", show, W, 2 * e, "Σ_W"),
         back("sums", show, (Mc.T @ Mc) / K, 2 * e, "Σ_B"),
         back("sums", show, var, 2 * e, "the class variances"),
+        present.classes,
+        present.num_classes,
     )
 
 
@@ -276,6 +311,8 @@ def _moments(counts, sums, scatter, sq, shift):
         )
     if n_h.dtype.kind not in "iu" or np.any(n_h < 0):
         fail("counts", n_h, "must be non-negative integer class counts")
-    if np.any(n_h == 0):
-        fail("counts", n_h, f"every class must have been seen (class {int(np.argmin(n_h))} is empty)")
-    return xp, sums, scatter, sq, shift, n_h
+    present = present_classes(n_h)
+    if not present.all:  # the rows of the present classes (an absent class's moments are not read)
+        rows = present.classes
+        sums, sq, shift, n_h = present.rows(sums), present.rows(sq), present.rows(shift), n_h[rows]
+    return xp, sums, scatter, sq, shift, n_h, present

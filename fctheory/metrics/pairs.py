@@ -2,7 +2,8 @@
 
 CDNV (review eq. (51)), NC2 (distance of M̃M̃ᵀ to a scaled simplex ETF, Súkeník et al.'s NC2A), the
 equiangularity of the class means (review eq. (6)) and NC3's "etf" variant (review eq. (8)) are sums over
-pairs of classes. Up to :data:`LARGE_K` classes :mod:`fctheory.metrics.nc` forms their K×K matrices; from
+pairs of classes. Up to :data:`LARGE_K` classes :mod:`fctheory.metrics.variability`,
+:mod:`~fctheory.metrics.simplex` and :mod:`~fctheory.metrics.duality` form their K×K matrices; from
 there on they are computed here, in tiles: the Gram block G = A_I·A_Jᵀ of T×T class pairs is one BLAS product
 (GEMM), and one compiled pass (:func:`fctheory._nc_kernels.pair_tile`) adds the tile's terms to a handful of
 sums. Memory O(K·m + T²) (T = :data:`TILE`), work K²·m multiply-adds (half of them for the symmetric sums).
@@ -43,6 +44,7 @@ __all__ = [
     "pair_sums",
     "tiled_budget",
     "cdnv_tiled",
+    "cdnv_rows",
     "frame_distance_tiled",
     "equiangularity_tiled",
     "cdnv_sample",
@@ -170,6 +172,64 @@ def cdnv_tiled(means, class_var, *, dist_exp=1.0, reduction="mean", name="H"):
     # population std / mean over the pairs: a second pass, shifted by the mean (no E[V²] − E[V]² cancellation)
     dev = pair_sums(Mc, var=var, want=("cdnv",), dist_exp=dist_exp, var_shift=mean)["cdnv_dev"] / P
     return math.sqrt(max(dev, 0.0)) / mean, 0.0
+
+
+def cdnv_rows(A, var, *, tile=None, name="st"):
+    """Per class k, the mean over j ≠ k of V_kj = (Var_k + Var_j)/(2‖a_k − a_j‖²): the CDNV's row means (their
+    mean is the CDNV). NaN for a class whose mean coincides with another's.
+
+    ``A`` (K × m) the centred class means at unit scale, ``var`` (K,) their variances at the same scale. In
+    tiles of ``tile`` classes (default :data:`ROW_TILE`): memory O(K·m + T²), K²·m/2 multiply-adds (one BLAS
+    product per tile pair i ≤ j, whose sums go to both rows). Every squared distance is within
+    :data:`PAIR_RTOL`: the same guard as the pair sums (a distance whose expansion ‖a‖² + ‖b‖² − 2⟨a, b⟩ may be
+    off by more is recomputed from the exact differences).
+    """
+    A = _host(A)
+    var = _host(var).reshape(-1)
+    K, m = A.shape
+    tiled_budget(name, f"statistics of K = {K} classes", K, m, what="per-class CDNV (tiles of class pairs)")
+    sq = np.einsum("ij,ij->i", A, A)
+    close = PAIR_RTOL / ((m + 3) * _EPS)
+    rows = np.zeros(K)
+    bad = np.zeros(K, dtype=bool)
+    T = int(tile or ROW_TILE)
+    for i0 in range(0, K, T):
+        a, sa, va = A[i0 : i0 + T], sq[i0 : i0 + T], var[i0 : i0 + T]
+        for j0 in range(i0, K, T):
+            b, sb, vb = A[j0 : j0 + T], sq[j0 : j0 + T], var[j0 : j0 + T]
+            d2 = _tile_sq_distances(a, b, sa, sb, close, diagonal=i0 == j0)
+            zero = d2 == 0.0
+            if zero.any():
+                bad[i0 + np.nonzero(zero.any(axis=1))[0]] = True
+                bad[j0 + np.nonzero(zero.any(axis=0))[0]] = True
+                d2[zero] = np.inf
+            V = (va[:, None] + vb[None, :]) / (2.0 * d2)
+            rows[i0 : i0 + a.shape[0]] += V.sum(axis=1)
+            if j0 != i0:  # the pairs (j, i) of the tile below the diagonal: the same terms, for the rows j
+                rows[j0 : j0 + b.shape[0]] += V.sum(axis=0)
+    rows /= K - 1
+    rows[bad] = math.nan
+    return rows
+
+
+#: classes per side of a tile of :func:`cdnv_rows` (a few 1024×1024 float64 arrays: 8 MB each)
+ROW_TILE = 1024
+
+
+def _tile_sq_distances(a, b, sa, sb, close, diagonal):
+    """‖a_i − b_j‖² of a tile from one product, the cancelling ones recomputed from the exact differences; the
+    diagonal of a diagonal tile (a is b) is +∞ (no term)."""
+    ss = sa[:, None] + sb[None, :]
+    d2 = ss - 2.0 * (a @ b.T)
+    redo = d2 * close <= ss
+    if diagonal:
+        np.fill_diagonal(redo, False)
+        np.fill_diagonal(d2, np.inf)
+    if redo.any():
+        i, j = np.nonzero(redo)
+        D = a[i] - b[j]
+        d2[i, j] = np.einsum("ij,ij->i", D, D)
+    return d2
 
 
 def frame_distance_tiled(A, variant, *, B=None, name="M"):

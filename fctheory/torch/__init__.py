@@ -18,6 +18,13 @@ except ImportError as exc:  # pragma: no cover - depends on the install
 
 from .distributed import all_reduce_moments, rebase_moments, sync_active
 from .monitor import NCMonitor
-from .plots import plot_history
+from .plots import plot_classes, plot_history
 
-__all__ = ["NCMonitor", "all_reduce_moments", "plot_history", "rebase_moments", "sync_active"]
+__all__ = [
+    "NCMonitor",
+    "all_reduce_moments",
+    "plot_classes",
+    "plot_history",
+    "rebase_moments",
+    "sync_active",
+]

@@ -64,10 +64,15 @@ def logged_numbers(row, prefix) -> dict:
 
 
 def write_outputs(monitor, out, figure) -> None:
-    """``nc_history.parquet`` and (``figure``) ``nc_history.png`` of the monitor in the folder ``out``."""
+    """``nc_history.parquet`` and (``figure``) ``nc_history.png`` of the monitor in the folder ``out``, and its
+    per-class values ``nc_classes.parquet`` and ``nc_classes.png`` (against class frequency) when it has them."""
     if out is None or monitor is None or not monitor.rows:
         return
     os.makedirs(out, exist_ok=True)
     monitor.save(os.path.join(out, "nc_history.parquet"))
     if figure:
         monitor.plot(os.path.join(out, "nc_history.png"))
+    if monitor.per_class and not monitor.class_table().empty:
+        monitor.save_classes(os.path.join(out, "nc_classes.parquet"))
+        if figure:
+            monitor.plot_classes(os.path.join(out, "nc_classes.png"))

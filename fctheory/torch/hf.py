@@ -42,8 +42,9 @@ class NCMonitorCallback(transformers.TrainerCallback):
     Parameters
     ----------
     num_classes : int, optional
-        K (≥ 2), the vocabulary; default: the rows of the classifier's weight. Every class must occur as a next
-        token (a label at a position t ≥ 1) in each monitored epoch (the monitor's rule).
+        K (≥ 2), the vocabulary; default: the rows of the classifier's weight. A token that never occurs as a next
+        token in a monitored epoch (most of a real vocabulary) is absent: the epoch's metrics are over the tokens
+        present (see :class:`fctheory.torch.NCMonitor`; the row's ``K_present``).
     lam_H : float
         The UFM's feature penalty (λ_H/2)‖H‖² (over all N next-token features, loss averaged over N).
     lam_W : float, optional
@@ -66,7 +67,9 @@ class NCMonitorCallback(transformers.TrainerCallback):
     ignore_index : int
         Label of the positions left out (−100, as Hugging Face's loss).
     out : str, optional
-        Folder for ``nc_history.parquet`` and (``figure=True``) ``nc_history.png``, written when training ends.
+        Folder for ``nc_history.parquet``, ``nc_classes.parquet`` (the per-token values) and (``figure=True``)
+        ``nc_history.png`` and ``nc_classes.png`` (per-token values against token frequency), written when
+        training ends.
     figure : bool
         Also draw the figure (needs matplotlib).
     prefix : str

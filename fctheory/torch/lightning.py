@@ -30,7 +30,8 @@ class NCMonitorCallback(pl.Callback):
     Parameters
     ----------
     num_classes : int
-        K (≥ 2); every class must occur in each training epoch.
+        K (≥ 2). A class absent from a training epoch is left out of that epoch's metrics (see
+        :class:`NCMonitor`: every metric over the classes present; the row's ``K_present``).
     layer : str, optional
         Dotted name (as in ``named_modules()``) of the penultimate module, whose output is the feature
         vector; a forward hook feeds it, with the labels of the current training batch, to the monitor.
@@ -52,7 +53,9 @@ class NCMonitorCallback(pl.Callback):
         ``labels(batch)`` gives the batch's label tensor; default ``batch[1]`` (an ``(x, y)`` batch) or
         the first of ``batch["y"]``, ``["labels"]``, ``["label"]``, ``["target"]`` for a dict batch.
     out : str, optional
-        Folder for ``nc_history.parquet`` and (``figure=True``) ``nc_history.png``, written when fitting ends.
+        Folder for ``nc_history.parquet``, ``nc_classes.parquet`` (the per-class values) and (``figure=True``)
+        ``nc_history.png`` and ``nc_classes.png`` (per-class values against class frequency), written when
+        fitting ends.
     figure : bool
         Also draw the figure (needs matplotlib).
     prefix : str

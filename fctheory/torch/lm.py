@@ -1,5 +1,5 @@
-"""A small causal language model trained on the sentences of a :class:`fctheory.Task`, watched by
-:class:`fctheory.torch.NCMonitor`: neural collapse with the next word as the class (K = n_w).
+"""A small causal language model trained on the sentences of a :class:`fctheory.Task` or on real English text,
+watched by :class:`fctheory.torch.NCMonitor`: neural collapse with the next word as the class.
 
 The sentences are those of the task model of section 2 (:meth:`fctheory.Task.sample`: a latent variable
 z_k, then at each position ℓ a word (z_{k,ℓ}, β_ℓ) with β_ℓ ~ μ). A causal transformer (randomly
@@ -11,9 +11,12 @@ N = (number of sentences)·(L − 1) next-word predictions, + (λ_W/2)‖W‖² 
 N features; in a minibatch (λ_H/2)·N·mean‖h‖²).
 
 :func:`train_lm` runs it (one evaluation pass over the training sentences per epoch feeds the monitor);
-``python -m fctheory.torch.lm`` is its command line (``--help``; a small default that runs in about a minute
-on one CPU thread). :func:`next_token_pairs` (features and next-token labels of a causal LM's hidden states)
-is shared with the Hugging Face callback (:mod:`fctheory.torch.hf`).
+:func:`train_text_lm` trains the same model on a word-level corpus of real text (:mod:`fctheory.torch.text`:
+the standard library's documentation topics, a Zipfian vocabulary of about 3,100 words, most of them rare,
+compared per word against its frequency). ``python -m fctheory.torch.lm`` is their command line (``--help``;
+``--corpus task``, the default, runs in about a minute on one CPU thread; ``--corpus pydoc`` the real text).
+:func:`next_token_pairs` (features and next-token labels of a causal LM's hidden states) is shared with the
+Hugging Face callback (:mod:`fctheory.torch.hf`).
 
 The lowest training cross-entropy any causal model can reach is the empirical conditional entropy of the next
 word given its prefix (:func:`prefix_entropy`); with s_c > 1 the word β_ℓ is independent of its prefix, so
@@ -23,26 +26,30 @@ the words of one concept have one feature distribution, and their class means se
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import time
 
 import numpy as np
 import torch
 
-from .._files import atomic_path
+from .._files import atomic_path, write_json, write_npz
 from .._plot import pyplot
 from .._validate import Anything, Bool, Instance, Int, PathOut, Real, Seed, fail, public, public_class
 from ..task import Task, as_rng
 from .monitor import NCMonitor
+from .text import Corpus, pydoc_corpus
 
 __all__ = [
     "CausalLM",
+    "frequency_bands",
     "next_token_pairs",
     "plot_lm",
     "prefix_accuracy",
     "prefix_entropy",
     "task_sentences",
     "train_lm",
+    "train_text_lm",
 ]
 
 
@@ -308,8 +315,9 @@ def train_lm(
     progress : bool
         The monitor's tqdm bar.
     out : path, optional
-        Folder for ``history.parquet``, and with ``figures`` ``nc_history.png`` (the monitor's figure) and
-        ``lm_curves.png`` (:func:`plot_lm`).
+        Folder for ``history.parquet`` and ``classes.parquet`` (the monitor's tables), and with ``figures``
+        ``nc_history.png`` and ``nc_classes.png`` (the monitor's figures: over the epochs, per word against its
+        frequency) and ``lm_curves.png`` (:func:`plot_lm`).
     figures : bool
         Draw the figures into ``out`` (needs matplotlib; a few seconds).
 
@@ -320,17 +328,95 @@ def train_lm(
         and ``accuracy`` (of the evaluation pass after the epoch), their bounds ``prefix_entropy`` and
         ``prefix_accuracy``), ``monitor``, ``model``, ``sentences``, ``prefix_entropy``, ``seconds``.
     """
+    torch.manual_seed(seed)
+    X = task_sentences(task, n_spl, seed=seed)
+    kw = dict(epochs=epochs, batch=batch, lr=lr, weight_decay=weight_decay, lam_W=lam_W, lam_H=lam_H, seed=seed)
+    model = dict(d=d, n_layer=n_layer, n_head=n_head)
+    title = f"{task!r}, d = {d}, {n_layer} layers"
+    return _train(X, task.n_w, task.L, model, kw, threads, progress, out, figures, title)
+
+
+@public(
+    corpus=Instance(Corpus),
+    length=Int(min=2),
+    epochs=Int(min=1),
+    d=Int(min=1),
+    n_layer=Int(min=1),
+    n_head=Int(min=1),
+    batch=Int(min=1),
+    lr=Real(lo=0.0, lo_open=True),
+    lam_W=Real(lo=0.0, lo_open=True),
+    lam_H=Real(lo=0.0, lo_open=True),
+    weight_decay=Real(lo=0.0),
+    seed=Int(min=0, max=2**63 - 1),
+    threads=Int(min=1),
+    progress=Bool(),
+    out=PathOut(dir=True).or_none(),
+    figures=Bool(),
+    features=Bool(),
+)
+def train_text_lm(
+    corpus,
+    *,
+    length: int = 32,
+    epochs: int = 12,
+    d: int = 32,
+    n_layer: int = 2,
+    n_head: int = 4,
+    batch: int = 32,
+    lr: float = 1e-2,
+    lam_W: float = 1e-3,
+    lam_H: float = 1e-6,
+    weight_decay: float = 1e-4,
+    seed: int = 0,
+    threads: int = 2,
+    progress: bool = True,
+    out=None,
+    figures: bool = True,
+    features: bool = False,
+) -> dict:
+    """Train a :class:`CausalLM` on real text (a :class:`fctheory.torch.text.Corpus`, e.g.
+    :func:`~fctheory.torch.text.pydoc_corpus`), monitoring neural collapse of the next word per epoch.
+
+    The classes are the corpus' vocabulary (K = ``corpus.vocab_size``), Zipf-distributed: a few words are most of
+    the text and most words are rare; a word that never follows another in the sequences is absent from every
+    epoch (the monitor computes over the words present). The training set is the text cut into sequences of
+    ``length`` words (:meth:`~fctheory.torch.text.Corpus.sequences`); the objective, the optimiser, the
+    evaluation pass that feeds the monitor and the outputs are those of :func:`train_lm`, whose parameters these
+    are (``length``: the sequence length, the model's context; ``features``: also write ``features.npz`` into
+    ``out``, the trained model's next-word features H (N × d, float32), labels y and K, e.g. for
+    ``benchmarks/monitor_text_peers.py``).
+
+    Returns
+    -------
+    dict
+        As :func:`train_lm` (``sentences`` the sequences), and ``corpus`` (its :meth:`summary`).
+    """
+    torch.manual_seed(seed)
+    X = torch.from_numpy(corpus.sequences(length))
+    kw = dict(epochs=epochs, batch=batch, lr=lr, weight_decay=weight_decay, lam_W=lam_W, lam_H=lam_H, seed=seed)
+    title = f"{corpus.source}: {corpus.n_words} words, K = {corpus.vocab_size}; d = {d}, {n_layer} layers"
+    model = dict(d=d, n_layer=n_layer, n_head=n_head)
+    res = _train(X, corpus.vocab_size, length, model, kw, threads, progress, out, figures, title, features)
+    res["corpus"] = corpus.summary()
+    if out is not None:
+        write_json(os.path.join(out, "corpus.json"), res["corpus"], name="out")
+    return res
+
+
+def _train(X, K, max_len, model_kw, kw, threads, progress, out, figures, title, features=False) -> dict:
+    """A :class:`CausalLM` of K words trained on the sequences X with the monitor (:func:`_fit`), its files written
+    into ``out`` (with ``features``, the trained model's next-word features too); the dict of :func:`train_lm`."""
     previous = torch.get_num_threads()
     torch.set_num_threads(threads)
     try:
-        torch.manual_seed(seed)
-        X = task_sentences(task, n_spl, seed=seed)
-        model = CausalLM(task.n_w, task.L, d=d, n_layer=n_layer, n_head=n_head)
+        torch.manual_seed(kw["seed"])
+        model = CausalLM(K, max_len, **model_kw)
         monitor = NCMonitor(
-            task.n_w, lam_W=lam_W, lam_H=lam_H, classifier=model.head, total_epochs=epochs, progress=progress
+            K, lam_W=kw["lam_W"], lam_H=kw["lam_H"], classifier=model.head, total_epochs=kw["epochs"], progress=progress
         )
         t0 = time.perf_counter()
-        _fit(model, X, monitor, epochs, batch, lr, weight_decay, lam_W, lam_H, seed)
+        _fit(model, X, monitor, **kw)
         seconds = time.perf_counter() - t0
         monitor.close()
     finally:
@@ -339,14 +425,29 @@ def train_lm(
     if out is not None:
         os.makedirs(out, exist_ok=True)
         monitor.save(os.path.join(out, "history.parquet"))
+        monitor.save_classes(os.path.join(out, "classes.parquet"))
         if figures:
             monitor.plot(os.path.join(out, "nc_history.png"))
-            plot_lm(table, os.path.join(out, "lm_curves.png"), title=f"{task!r}, d = {d}, {n_layer} layers")
+            monitor.plot_classes(os.path.join(out, "nc_classes.png"))
+            plot_lm(table, os.path.join(out, "lm_curves.png"), title=title)
+        if features:
+            _write_features(model, X, K, os.path.join(out, "features.npz"))
     floor = float(table["prefix_entropy"].iloc[0])
     return dict(table=table, monitor=monitor, model=model, sentences=X, prefix_entropy=floor, seconds=seconds)
 
 
-def _fit(model, X, monitor, epochs, batch, lr, weight_decay, lam_W, lam_H, seed):
+def _write_features(model, X, K, path, chunk=1024):
+    """The next-word features of the sequences X under the trained model (evaluation mode, float32) with their
+    labels and K, as ``features.npz`` (kind "lm_features": ``H`` (N × d), ``y`` (N,), ``K``)."""
+    model.eval()
+    with torch.no_grad():
+        pairs = [next_token_pairs(model.features(x), x) for x in X.split(chunk)]
+    H = torch.cat([h for h, _ in pairs]).float().numpy()
+    y = torch.cat([t for _, t in pairs]).numpy()
+    write_npz(path, {"H": H, "y": y, "K": np.array(K)}, kind="lm_features", name="out")
+
+
+def _fit(model, X, monitor, *, epochs, batch, lr, weight_decay, lam_W, lam_H, seed):
     """The epochs of :func:`train_lm`: AdamW with a cosine schedule, then an evaluation pass feeding the monitor."""
     floor, best = prefix_entropy(X), prefix_accuracy(X)
     groups = [
@@ -403,60 +504,131 @@ def plot_lm(table, path, *, title: str = ""):
     return path
 
 
-def main(argv=None) -> dict:
-    """``python -m fctheory.torch.lm``: train on a random task and print the monitor's table (see ``--help``)."""
+#: the command line's defaults per corpus (``--corpus task``: a random Task's sentences; ``pydoc``: real text)
+DEFAULTS = {
+    "task": dict(epochs=100, d=32, batch=16, lr=3e-3, lam_W=5e-3, lam_H=1e-5, threads=1, out="out/lm"),
+    "pydoc": dict(epochs=12, d=32, batch=32, lr=1e-2, lam_W=1e-3, lam_H=1e-6, threads=2, out="out/lm-text"),
+}
+
+
+def _parser():
     p = argparse.ArgumentParser(
         prog="python -m fctheory.torch.lm",
-        description="Train a small causal language model on the sentences of a random fctheory.Task and print the "
-        "neural-collapse monitor's table: the next word is the class (K = n_w), the final LayerNorm's outputs are "
-        "the features, the output layer is the classifier.",
+        description="Train a small causal language model and print the neural-collapse monitor's table: the next word "
+        "is the class, the final LayerNorm's outputs are the features, the output layer is the classifier. The "
+        "sentences of a random fctheory.Task (--corpus task, the default) or the English text of the standard "
+        "library's documentation topics, pydoc_data.topics (--corpus pydoc: a Zipfian vocabulary of about 3,100 "
+        "words, per-word values against their frequency).",
     )
-    p.add_argument("--n-c", type=int, default=16, help="concepts n_c (default 16)")
-    p.add_argument("--s-c", type=int, default=1, help="words per concept s_c (default 1: n_w = n_c)")
-    p.add_argument("--L", type=int, default=6, help="sentence length L (default 6)")
-    p.add_argument("--K", type=int, default=256, help="latent variables K (default 256)")
-    p.add_argument("--zipf", action="store_true", help="Zipf word frequencies within a concept (default uniform)")
-    p.add_argument("--n-spl", type=int, default=1, help="sentences per latent variable (default 1)")
-    p.add_argument("--epochs", type=int, default=100, help="passes over the training sentences (default 100)")
-    p.add_argument("--d", type=int, default=32, help="embedding and feature dimension d (default 32)")
+    p.add_argument(
+        "--corpus",
+        choices=sorted(DEFAULTS),
+        default="task",
+        help="task: a random Task's sentences (default); pydoc: the English text of pydoc_data.topics",
+    )
+    p.add_argument("--n-c", type=int, default=16, help="task: concepts n_c (default 16)")
+    p.add_argument("--s-c", type=int, default=1, help="task: words per concept s_c (default 1: n_w = n_c)")
+    p.add_argument("--L", type=int, default=6, help="task: sentence length L (default 6)")
+    p.add_argument("--K", type=int, default=256, help="task: latent variables K (default 256)")
+    p.add_argument("--zipf", action="store_true", help="task: Zipf word frequencies within a concept (default uniform)")
+    p.add_argument("--n-spl", type=int, default=1, help="task: sentences per latent variable (default 1)")
+    p.add_argument("--length", type=int, default=32, help="pydoc: words per training sequence (default 32)")
+    p.add_argument(
+        "--fraction", type=float, default=1.0, help="pydoc: train on the first fraction of the text (default 1)"
+    )
+    p.add_argument("--features", action="store_true", help="pydoc: also write the trained model's features.npz")
+    p.add_argument("--epochs", type=int, default=None, help="passes over the training data (default 100; pydoc 12)")
+    p.add_argument("--d", type=int, default=None, help="embedding and feature dimension d (default 32)")
     p.add_argument("--layers", type=int, default=2, help="transformer blocks (default 2)")
     p.add_argument("--heads", type=int, default=4, help="attention heads per block; must divide d (default 4)")
-    p.add_argument("--batch", type=int, default=16, help="sentences per minibatch (default 16)")
+    p.add_argument("--batch", type=int, default=None, help="sequences per minibatch (default 16; pydoc 32)")
     p.add_argument(
         "--lr",
         type=float,
-        default=3e-3,
-        help="learning rate of AdamW, decayed to 0 over the epochs (cosine; default 3e-3)",
+        default=None,
+        help="learning rate of AdamW, decayed to 0 over the epochs (cosine; default 3e-3; pydoc 1e-2)",
     )
-    p.add_argument("--lam-W", type=float, default=5e-3, help="weight decay lambda_W of the classifier (default 5e-3)")
     p.add_argument(
-        "--lam-H", type=float, default=1e-5, help="penalty lambda_H on the features, (lambda_H/2)|H|^2 (default 1e-5)"
+        "--lam-W", type=float, default=None, help="weight decay lambda_W of the classifier (default 5e-3; pydoc 1e-3)"
+    )
+    p.add_argument(
+        "--lam-H",
+        type=float,
+        default=None,
+        help="penalty lambda_H on the features, (lambda_H/2)|H|^2 (default 1e-5; pydoc 1e-6)",
     )
     p.add_argument(
         "--seed", type=int, default=0, help="seed of the task, the initialisation and the batches (default 0)"
     )
-    p.add_argument("--threads", type=int, default=1, help="CPU threads of PyTorch (default 1)")
-    p.add_argument("--out", default="out/lm", help="folder for the table and the figures (default out/lm)")
-    p.add_argument("--no-figures", action="store_true", help="write the table only")
-    a = p.parse_args(argv)
-    task = Task.random(a.n_c, a.s_c, a.L, a.K, mu="zipf" if a.zipf else "uniform", seed=a.seed)
-    kw = dict(n_spl=a.n_spl, epochs=a.epochs, d=a.d, n_layer=a.layers, n_head=a.heads, batch=a.batch, lr=a.lr)
-    res = train_lm(
-        task, **kw, lam_W=a.lam_W, lam_H=a.lam_H, seed=a.seed, threads=a.threads, out=a.out, figures=not a.no_figures
+    p.add_argument("--threads", type=int, default=None, help="CPU threads of PyTorch (default 1; pydoc 2)")
+    p.add_argument(
+        "--out", default=None, help="folder for the tables and the figures (default out/lm; pydoc out/lm-text)"
     )
+    p.add_argument("--no-figures", action="store_true", help="write the tables only")
+    return p
+
+
+def main(argv=None) -> dict:
+    """``python -m fctheory.torch.lm``: train on a random task's sentences (``--corpus task``) or on the English
+    text of :mod:`pydoc_data.topics` (``--corpus pydoc``) and print the monitor's table (see ``--help``)."""
+    a = _parser().parse_args(argv)
+    for key, value in DEFAULTS[a.corpus].items():
+        if getattr(a, key) is None:
+            setattr(a, key, value)
+    kw = dict(epochs=a.epochs, d=a.d, n_layer=a.layers, n_head=a.heads, batch=a.batch, lr=a.lr, lam_W=a.lam_W)
+    kw.update(lam_H=a.lam_H, seed=a.seed, threads=a.threads, out=a.out, figures=not a.no_figures)
+    if a.corpus == "pydoc":
+        corpus = pydoc_corpus()
+        if a.fraction < 1.0:
+            corpus = corpus.head(a.fraction)
+        res = train_text_lm(corpus, length=a.length, features=a.features, **kw)
+        print(json.dumps({k: v for k, v in res["corpus"].items() if k != "top_words"}))
+    else:
+        task = Task.random(a.n_c, a.s_c, a.L, a.K, mu="zipf" if a.zipf else "uniform", seed=a.seed)
+        res = train_lm(task, n_spl=a.n_spl, **kw)
+        print(task, end=" ")
+    _print_run(res, a.out)
+    return res
+
+
+def _print_run(res, out):
+    """The run's summary on stdout: the table at a few epochs, the per-frequency values of the last epoch."""
     df = res["table"]
-    cols = ["epoch", "train_loss", "loss", "accuracy", "nc1", "nc1_trace_ratio", "cdnv", "nc2", "nc2_W", "nc3"]
-    cols += ["nc4", "dist_W_gram", "dist_means_gram", "W_norm_sq_ratio", "H_norm_sq_ratio"]
+    cols = ["epoch", "train_loss", "loss", "accuracy", "K_present", "nc1", "nc1_trace_ratio", "cdnv", "nc2"]
+    cols += ["nc2_W", "nc3", "nc4", "dist_W_gram", "dist_means_gram", "W_norm_sq_ratio", "H_norm_sq_ratio"]
     rows = sorted({0, len(df) // 10, len(df) // 4, len(df) // 2, len(df) - 1})
     best = float(df["prefix_accuracy"].iloc[0])
-    print(
-        task, f"N = {int(df['N'].iloc[0])} next-word predictions; least CE {res['prefix_entropy']:.4f} nats,", end=" "
-    )
+    print(f"N = {int(df['N'].iloc[0])} next-word predictions; least CE {res['prefix_entropy']:.4f} nats,", end=" ")
     print(f"best accuracy {best:.4f}")
     print(df[[c for c in cols if c in df]].iloc[rows].to_string(index=False, float_format=lambda v: f"{v:.4g}"))
+    print("per class, last epoch, medians by class count:")
+    print(frequency_bands(res["monitor"].class_table()).to_string(index=False, float_format=lambda v: f"{v:.4g}"))
     mon = float(df["monitor_seconds"].sum())
-    print(f"{res['seconds']:.1f} s, of which monitor {mon:.2f} s; written to {a.out}")
-    return res
+    print(f"{res['seconds']:.1f} s, of which monitor {mon:.2f} s" + (f"; written to {out}" if out else ""))
+
+
+@public(table=Anything("the monitor's class table, a pandas DataFrame"), epoch=Int(min=0).or_none())
+def frequency_bands(table, *, epoch: int | None = None):
+    """The per-class values of one epoch of a monitor's class table (default the last), summarised by frequency
+    band: for the classes seen 1, 2–9, 10–99, 100–999 and ≥ 1000 times, their number and the median of each value
+    (pandas DataFrame, one row per non-empty band)."""
+    if len(table) == 0 or "count" not in table:
+        fail("table", f"table with columns {list(table.columns)}", "must be a non-empty class table")
+    epoch = int(table["epoch"].max()) if epoch is None else epoch
+    part = table[table["epoch"] == epoch]
+    if len(part) == 0:
+        fail(
+            "epoch", epoch, f"must be an epoch of the table ({int(table['epoch'].min())}..{int(table['epoch'].max())})"
+        )
+    edges = [1, 2, 10, 100, 1000, np.inf]
+    names = ["1", "2-9", "10-99", "100-999", ">=1000"]
+    band = np.searchsorted(edges, part["count"].to_numpy(), side="right") - 1
+    values = [
+        c for c in ("var_rel", "cdnv", "mean_norm", "ufm_mean_norm", "w_norm", "ufm_w_norm", "w_cos") if c in part
+    ]
+    out = part.assign(band=[names[b] for b in band]).groupby("band", sort=False)[values].median()
+    out.insert(0, "classes", part.assign(band=[names[b] for b in band]).groupby("band", sort=False).size())
+    return out.reindex([n for n in names if n in out.index]).reset_index()
 
 
 if __name__ == "__main__":  # pragma: no cover - the command line

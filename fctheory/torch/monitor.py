@@ -21,258 +21,31 @@ import torch
 from .._files import atomic_path
 from .._threads import blas_threads
 from .._validate import Anything, Bool, Choice, Int, PathOut, Real, fail, public, public_class
-from .._nc_kernels import KEYS as SUMMARY_KEYS
-from .._nc_kernels import JACOBI_MAX_K, epoch_numbers
-from ..metrics import ClassStatistics, class_statistics_from_moments, nc_summary_from_moments
-from ..metrics.nc import nc_summary_and_frames
 from ..metrics import pairs as _pairs
-from ..ufm.gram import gram_distance_from_fit
-from ..nc_diagnosis import applicable_result, ufm_distances
-from ..nc_diagnosis.statistics import distances_from_kernel_norms
-from . import _kernels
+from . import _epoch
+from ._moments import _HOST_DTYPES, _host_float64, _Moments
 from .distributed import all_reduce_moments, sync_active
-from .plots import plot_history
+from .plots import plot_classes, plot_history
 
 __all__ = ["NCMonitor"]
 
-# from d = 2·_BLOCK on, the d×d scatter is accumulated by row blocks against the columns right of their
-# diagonal: fewer flops than the full product, in products still large enough for BLAS to run at speed
-_BLOCK = 128
-# on the CPU the scatter's upper triangle is summed by the compiled kernel up to this width (1.7× faster than
-# torch's product on one thread at d = 64 to 128, 1.2× at 256); from about d = 512 on torch's blocked BLAS
-# products are as fast, and threaded as the user set torch's threads
-_HOST_SCATTER_MAX_D = 256
-# the features' dtypes the CPU kernels read as they are (others are first copied into a float64 buffer)
-_HOST_DTYPES = (torch.float32, torch.float64)
-_NO_BIAS = np.empty(0)
+
+#: the layers (K·d entries of the class means) whose per-class values are computed when asked for, not each epoch
+_DEFERRED_MAX = 2**16
 
 
-class _Moments:
-    """One epoch's moments of the per-class shifted features on one device (see statistics_from_moments)."""
-
-    def __init__(self, K, d, device, ref_means, drop=None, scratch=None, host=None):
-        f64 = dict(dtype=torch.float64, device=device)
-        # per batch shape, the (B, d) float64 features and shifted features (and a view of the latter's
-        # transpose), reused from batch to batch and from epoch to epoch (the monitor passes its own dict):
-        # fresh ones cost an allocation each
-        self.scratch = {} if scratch is None else scratch
-        self.counts = torch.zeros(K, dtype=torch.int64, device=device)
-        self.sums = torch.zeros(K, d, **f64)
-        self.scatter = torch.zeros(d, d, **f64)
-        self.sq = torch.zeros(K, **f64)
-        self.shift = torch.zeros(K, d, **f64)
-        self.disagree = torch.zeros((), dtype=torch.int64, device=device)
-        self.blocks = None if d < 2 * _BLOCK else range(0, d, _BLOCK)  # row blocks of the scatter's upper part
-        self.drop = drop  # called when check_finite refuses the epoch (the monitor forgets it), or None
-        # on the CPU the per-batch work is done by compiled kernels (fctheory.torch._kernels) on NumPy views of
-        # these tensors (shared memory: the tensors, which the distributed path reduces, see every batch); the
-        # scatter then holds its upper triangle only, like the blocked GPU path
-        self.host = torch.device(device).type == "cpu" if host is None else host
-        self.upper = self.host or self.blocks is not None
-        if self.host:
-            self.arrays = tuple(t.numpy() for t in (self.counts, self.sums, self.scatter, self.sq, self.shift))
-            self.disagree_view = self.disagree.view(1).numpy()
-            self.have = torch.zeros(K, dtype=torch.bool)  # a tensor for the distributed path, written by its view
-            self.have_view = self.have.numpy()
-            self.mu2, self.mu_offset = np.empty((K, d)), np.empty(K)
-            self._set_ref(ref_means)
-            return
-        self.ref = ref_means  # the previous epoch's class means (shift and NC4 reference), or None
-        # shift each class by a point close to its mean so that S − Σ s sᵀ/n does not cancel: the previous
-        # epoch's mean, else (first epoch) the class's first sample, set as the class first appears
-        self.complete = ref_means is not None  # every class has its shift
-        self.nc4 = None
-        if ref_means is None:
-            self.have = torch.zeros(K, dtype=torch.bool, device=device)
-        else:
-            self.shift.copy_(ref_means)
-            # NC4's product: rows [W; 2μ] and offsets [b (0 without a bias); −‖μ‖²] (W and b set per batch).
-            # The views are made once: the rows and offsets of the classifier, the product's right factor,
-            # and the (B, 2, K) shape of its scores
-            w = torch.cat([torch.zeros_like(ref_means), 2.0 * ref_means])
-            offset = torch.cat([torch.zeros(K, **f64), -(ref_means * ref_means).sum(dim=1)])
-            self.nc4 = (w[:K], offset[:K], offset, w.T, (-1, 2, K))
-
-    def _set_ref(self, mu):
-        """CPU: the shifts and NC4's reference from the previous epoch's means ``mu`` (NumPy float64) or None."""
-        self.ref = mu
-        shift = self.arrays[4]
-        if mu is None:
-            shift.fill(0.0)
-            self.have_view.fill(False)
-        else:
-            shift[...] = mu
-            self.have_view.fill(True)
-            np.multiply(mu, 2.0, out=self.mu2)
-            np.einsum("kd,kd->k", mu, mu, out=self.mu_offset)
-            np.negative(self.mu_offset, out=self.mu_offset)
-
-    def reusable(self, d) -> bool:
-        """Whether this epoch's CPU moments can serve the next epoch (:meth:`reset`): same width, and its
-        tensors still the ones the views see (a distributed reduction replaces them)."""
-        return (
-            self.host
-            and self.sums.shape[1] == d
-            and self.sums.data_ptr() == self.arrays[1].ctypes.data
-            and self.scatter.data_ptr() == self.arrays[2].ctypes.data
-        )
-
-    def reset(self, ref_means) -> "_Moments":
-        """Zero the CPU moments for a new epoch shifted by ``ref_means`` (allocating nothing)."""
-        for a in self.arrays[:4]:
-            a.fill(0)
-        self.disagree_view[0] = 0
-        self._set_ref(ref_means)
-        return self
-
-    def add_host(self, H, y, W, b, empty):
-        """Add a batch on the CPU: features ``H`` (detached), labels ``y`` (checked here), optionally the
-        classifier's current (W, b) for NC4 (``empty``: empty arrays of their NumPy type, for an epoch without
-        NC4). Labels outside [0, K−1] are refused before anything is added."""
-        yn = y.numpy()
-        if H.dtype not in _HOST_DTYPES:  # e.g. half precision: copied into a reused float64 buffer
-            key = (H.shape, H.device)
-            buf = self.scratch.get(key)
-            if buf is None:
-                buf = self._scratch(key)
-            H = buf[0].copy_(H)
-        # NC4 needs the classifier's weights and the previous epoch's means. Its absence is an empty array of the
-        # weights' own type (``empty``): one compiled variant of the kernel serves the epochs with and without NC4
-        Wn, bn = empty
-        if W is not None and self.ref is not None:
-            Wn, bn = _host_view(W), (bn if b is None else _host_view(b))
-        counts, sums, scatter, sq, shift = self.arrays
-        small = H.shape[1] <= _HOST_SCATTER_MAX_D
-        Dt, disagree = _kernels.add_batch(
-            H.numpy(), yn, shift, self.have_view, counts, sums, sq, scatter, small, Wn, bn, self.mu2, self.mu_offset
-        )
-        if disagree < 0:  # nothing was added
-            K = self.counts.shape[0]
-            fail("labels", f"values {int(yn.min())}..{int(yn.max())}", f"must lie in [0, K-1] = [0, {K - 1}]")
-        self.disagree_view[0] += disagree
-        if not small:  # torch's BLAS products on the shifted rows (d × B), the upper block triangle only
-            Dt = torch.from_numpy(Dt)
-            for lo in self.blocks:
-                self.scatter[lo : lo + _BLOCK, lo:].addmm_(Dt[lo : lo + _BLOCK], Dt[lo:].T)
-
-    def add(self, H, y, counts, W=None, b=None):
-        """Add a batch: real features ``H`` (detached), labels ``y`` and their class counts (``bincount(y)``)."""
-        key = (H.shape, H.device)
-        buf = self.scratch.get(key)
-        if buf is None:
-            buf = self._scratch(key)
-        if H.dtype is not torch.float64:
-            H = buf[0].copy_(H)
-        if not self.complete:
-            self._shift_new_classes(H, y, counts)
-        D = torch.sub(H, self.shift.index_select(0, y), out=buf[1])
-        self.counts += counts
-        self.sums.index_add_(0, y, D)
-        self.sq.index_add_(0, y, torch.linalg.vecdot(D, D))  # Σ_j D_ij², as (D * D).sum(1) in one call
-        if self.blocks is None:
-            self.scatter.addmm_(buf[2], D)  # buf[2] is Dᵀ, a view made with the buffer
-        else:  # the upper block triangle only (DᵀD is symmetric): 5/8 of the flops at d = 512
-            for lo in self.blocks:
-                self.scatter[lo : lo + _BLOCK, lo:].addmm_(D[:, lo : lo + _BLOCK].T, D[:, lo:])
-        if W is not None and self.nc4 is not None:
-            # one product and one argmax for both decisions: the logits h·W + b and 2⟨h, μ_c⟩ − ‖μ_c‖², minus the
-            # squared distance to the previous epoch's means up to ‖h‖² (×2 and the negation are exact, and
-            # argmax takes the first of tied maxima as argmin does of minima). The classifier's current
-            # weights are copied (in float64, on this device) into the first K rows.
-            w_top, b_top, offset, wT, shape = self.nc4
-            w_top.copy_(W)
-            if b is not None:
-                b_top.copy_(b)
-            decide = torch.addmm(offset, H, wT).view(shape).argmax(dim=2)
-            # the two decisions differ iff their difference is non-zero: one kernel fewer than != and sum
-            self.disagree += torch.count_nonzero(torch.sub(*decide.unbind(1)))
-
-    def _scratch(self, key):
-        """The buffers of a new (batch shape, device): kept for the few shapes last seen (a training's batches
-        usually come in one or two sizes)."""
-        if len(self.scratch) >= 4:
-            self.scratch.clear()
-        shape, device = key
-        # normal tensors even when made under torch.inference_mode: they are written in later epochs, perhaps
-        # outside it (a normal tensor may be written inside it, an inference tensor never outside)
-        with torch.inference_mode(False):
-            # the features in float64 and the shifted rows (the CPU kernels use the first only, for other dtypes)
-            H, D = (torch.empty(shape, dtype=torch.float64, device=device) for _ in range(2))
-        buf = self.scratch[key] = (H, D, D.T)
-        return buf
-
-    def _shift_new_classes(self, H, y, counts):
-        """First epoch: a class seen for the first time is shifted by its first sample."""
-        new = (counts > 0) & ~self.have
-        if not bool(new.any()):
-            return
-        K = self.have.shape[0]
-        first = torch.full((K,), y.shape[0], dtype=torch.int64, device=y.device)
-        first.scatter_reduce_(0, y, torch.arange(y.shape[0], device=y.device), reduce="amin")
-        self.shift[new] = H[first[new]]
-        self.have |= new
-        # once every class has its shift the per-batch bookkeeping stops (one check per batch until then)
-        self.complete = bool(self.have.all())
-
-    def check_finite(self):
-        """Refuse the epoch if a batch had non-finite entries, or entries whose squares overflow float64.
-
-        Checked once per epoch instead of per batch (a host synchronisation on a GPU), on one scalar: such an
-        entry makes its class's Σ_i ‖D_i‖² (squares, never cancelled) and so their sum infinite or NaN, and a
-        finite sum bounds every other moment (the scatter's diagonal sums to it, |Σ_i D_ij| ≤ √(n·Σ_i D_ij²)).
-        The monitor then forgets the epoch (``drop``), so that the next one starts afresh.
-        """
-        # the ufunc's reduce: the same sum as ndarray.sum without its Python wrapper
-        if math.isfinite(np.add.reduce(self.sq.numpy()) if self.host else float(self.sq.sum())):
-            return
-        if self.drop is not None:
-            self.drop()
-        fail(
-            "features",
-            "a batch of this epoch with non-finite entries (or entries whose squares overflow float64)",
-            "must be finite; the epoch's moments are dropped",
-        )
-
-    def host_moments(self):
-        """CPU: NumPy views of the moments (counts, sums, scatter, sq, shift) as they stand now (a distributed
-        reduction replaces the tensors, so the views are taken afresh)."""
-        return tuple(t.numpy() for t in (self.counts, self.sums, self.scatter, self.sq, self.shift))
-
-    def summary(self, W=None):
-        """(statistics, NC metrics) of the epoch's moments; ``W`` the classifier (NumPy float64) or None."""
-        counts, sums, scatter, sq, shift = self.on_host()
-        # the moments are the monitor's own well-formed arrays: the body of the public function, without
-        # its argument checks (which copy every array; the body checks shapes, counts and finiteness itself)
-        return nc_summary_from_moments.__wrapped__(counts, sums, scatter, sq, shift, W, upper=self.upper)
-
-    def on_host(self):
-        """The five moments as NumPy arrays (views on the CPU; one transfer from another device)."""
-        # one transfer to the host (one synchronisation on a GPU) for the five moments: the counts ride along
-        # as float64, exact below 2^53
-        if self.host:  # already there: views, no copy
-            counts, sums, scatter, sq, shift = self.host_moments()
-        else:
-            moments = (self.counts.to(torch.float64), self.sums, self.scatter, self.sq, self.shift)
-            host = torch.cat([t.ravel() for t in moments]).cpu().numpy()
-            counts, sums, scatter, sq, shift = (
-                part.reshape(t.shape)
-                for part, t in zip(np.split(host, np.cumsum([t.numel() for t in moments])[:-1]), moments)
-            )
-            counts = counts.astype(np.int64)
-        return counts, sums, scatter, sq, shift
-
-
-def _host_view(t):
-    """A detached tensor as a NumPy array the kernels read: a view of a CPU float32/float64 tensor, else a float64
-    copy."""
-    if t.device.type == "cpu" and t.dtype in _HOST_DTYPES:
-        return t.numpy()
-    return t.to(device="cpu", dtype=torch.float64).numpy()
-
-
-def _host_float64(t):
-    """A parameter's values as a float64 NumPy array (a view of a CPU float64 one: read at once, never kept)."""
-    return np.asarray(_host_view(t.detach()), dtype=np.float64)
+def _reference_means(st, K):
+    """(K × d class means of the statistics ``st``, the absent classes or None): an absent class's row is the mean
+    of the present classes' means (a shift close to the data; NC4 never takes it as the nearest mean)."""
+    means = np.asarray(st.means, dtype=np.float64)
+    if st.K == K:
+        return means, None
+    ref = np.empty((K, means.shape[1]))
+    ref[:] = means.sum(axis=0) / st.K
+    ref[st.classes] = means
+    absent = np.ones(K, dtype=bool)
+    absent[st.classes] = False
+    return ref, absent
 
 
 class _Epoch:
@@ -345,7 +118,9 @@ class NCMonitor:
     Parameters
     ----------
     num_classes : int
-        K (≥ 2); labels lie in {0, …, K−1} and every class must be seen in each epoch.
+        K (≥ 2); labels lie in {0, …, K−1}. A class may be absent from an epoch (no sample; most of a
+        vocabulary in a language model's epoch): every metric is then computed over the classes present (at
+        least 2; the row's ``K_present`` says how many), as if the absent ones were removed from K.
     lam_W : float
         Weight decay on the last layer W (the UFM's (λ_W/2)‖W‖²).
     lam_H : float
@@ -372,6 +147,12 @@ class NCMonitor:
         first one when ``classifier`` is given).
     process_group : optional
         The ``torch.distributed`` process group to combine over (default: the world).
+    per_class : bool
+        Also record each epoch's per-class values (:func:`fctheory.metrics.per_class`: variability, CDNV,
+        norms, alignment of each present class, with the UFM optimum's per-class norms) for
+        :meth:`class_table` and :meth:`plot_classes` (the plots against class frequency). For layers of up to
+        K·d = 65,536 entries the epoch keeps its statistics and a copy of W and the values are computed when first
+        asked for (out of the training loop); larger layers compute them as the epoch ends.
 
     Notes
     -----
@@ -381,7 +162,10 @@ class NCMonitor:
     :meth:`begin_epoch` / :meth:`end_epoch`. NC4 compares the classifier's decisions during the epoch
     with the nearest class mean of the *previous* epoch (one pass, no stored features): NaN in the
     first epoch, and equal to :func:`fctheory.metrics.nc4` when the features and the classifier did not
-    change between the two epochs (e.g. an evaluation pass after training converged).
+    change between the two epochs (e.g. an evaluation pass after training converged); a class absent from
+    the previous epoch has no mean and is never the nearest one (the classifier still decides among all K).
+    The UFM optimum the rows compare with is that of the present classes with the epoch's counts, against the
+    classifier's rows of those classes.
     """
 
     #: CPU features go through the compiled kernels (fctheory.torch._kernels); False: through the tensor
@@ -400,6 +184,7 @@ class NCMonitor:
         progress=Bool(),
         sync=Bool().or_none(),
         process_group=Anything("a torch.distributed process group").or_none(),
+        per_class=Bool(),
     )
     def __init__(
         self,
@@ -415,6 +200,7 @@ class NCMonitor:
         progress: bool = True,
         sync: bool | None = None,
         process_group=None,
+        per_class: bool = True,
     ):
         if classifier is not None:
             w = getattr(classifier, "weight", None)
@@ -438,13 +224,19 @@ class NCMonitor:
         self._progress, self._total, self._bar = progress, total_epochs, None
         self._moments = None
         self._open = False
-        self._ref = None  # the last epoch's class means (NumPy float64), the next epoch's shifts and NC4 reference
+        # the last epoch's class means (NumPy float64, K × d; an absent class's row the mean of the present ones),
+        # the next epoch's shifts and NC4 reference, with the absent classes (bool, K; None when none was)
+        self._ref, self._ref_absent = None, None
         self._ref_device = None  # the device of its features
         self._pending = None
         self._handle = None
         self._seconds = 0.0
         self._t_epoch = None
-        self._app, self._app_key = None, None
+        self._ufm = _epoch.UFMReference(loss=loss, K=num_classes, lam_W=lam_W, lam_H=lam_H, lam_b=lam_b, bias=self.bias)
+        self.per_class = per_class
+        # (epoch, per-class columns) of the monitored epochs; for small layers (K·d ≤ _DEFERRED_MAX) the columns are
+        # computed when first asked for, from the epoch's statistics and a copy of W kept until then
+        self._class_rows: list = []
         self._scratch: dict = {}  # the moments' per-batch buffers (see _Moments), kept from epoch to epoch
         self._spare = None  # the last ended epoch's CPU moments, zeroed and reused by the next epoch
         # NC4 off (first epoch, no classifier) as the CPU kernel takes it: empty arrays of the classifier's own
@@ -496,14 +288,15 @@ class NCMonitor:
         if m is None:
             # the previous epoch's means (host float64): read as they are on the CPU, copied to another device
             ref = self._ref if (self._ref is not None and self._ref.shape[1] == H.shape[1]) else None
+            absent = None if ref is None else self._ref_absent
             if ref is not None and not host:  # a tensor on the features' device
                 ref = torch.as_tensor(ref, device=H.device)
             spare, self._spare = self._spare, None
             if spare is not None and host and spare.reusable(H.shape[1]):
-                m = self._moments = spare.reset(ref)
+                m = self._moments = spare.reset(ref, absent)
             else:
                 m = self._moments = _Moments(
-                    self.K, H.shape[1], H.device, ref, self._drop_epoch, self._scratch, host=host
+                    self.K, H.shape[1], H.device, ref, self._drop_epoch, self._scratch, host=host, absent=absent
                 )
         clf = self.classifier
         W = b = None
@@ -622,7 +415,9 @@ class NCMonitor:
         single = self.K * d * max(self.K, d) > 2**16 and self.K < _pairs.LARGE_K
         with blas_threads(1) if single else contextlib.nullcontext():
             row = self._row(m)
-        self._ref, self._ref_device = self.statistics.means, m.sums.device  # NumPy float64 (host statistics)
+        if row.get("K_present", 0) >= 2:  # the next epoch's shifts and NC4 reference: this epoch's class means
+            self._ref, self._ref_absent = _reference_means(self.statistics, self.K)
+            self._ref_device = m.sums.device
         self._moments, self._open = None, False
         self._spare = m if m.host else None
         self._seconds += time.perf_counter() - t0
@@ -640,7 +435,7 @@ class NCMonitor:
         if self._ref is not None:
             host = self._ref_device.type == "cpu" and self._cpu_kernels
             ref = self._ref if host else torch.as_tensor(self._ref, device=self._ref_device)
-            return _Moments(self.K, self._ref.shape[1], self._ref_device, ref, host=host)
+            return _Moments(self.K, self._ref.shape[1], self._ref_device, ref, host=host, absent=self._ref_absent)
         if self.classifier is not None:
             w = self.classifier.weight
             return _Moments(self.K, w.shape[1], w.device, None, host=w.device.type == "cpu" and self._cpu_kernels)
@@ -652,104 +447,24 @@ class NCMonitor:
             W = _host_float64(self.classifier.weight)
             if self.bias:
                 b = _host_float64(self.classifier.bias)
-        got = self._host_numbers(m, W, b) if m.host else None
-        if got is None and self.K >= _pairs.LARGE_K:
-            got = self._large_numbers(m, W, b)
-        if got is None:
-            st, summary = m.summary(W)
-            app = self._applicability(st.d, st.counts.tolist())
-            # the body without its argument checks (see summary()): st, W, b and the optimum are the monitor's
-            distances = ufm_distances.__wrapped__(st, W, b, app.optimum, n_spl=app.n_spl)
-        else:
-            st, summary, distances, app = got
-        N = st.N
-        row = {"epoch": len(self.rows), "N": N}
+        counts, got = _epoch.numbers(m, W, b, self._ufm)
+        N, K_present = int(counts.sum()), int(np.count_nonzero(counts))
+        row = {"epoch": len(self.rows), "N": N, "K_present": K_present}
+        if got is None:  # fewer than 2 classes present: nothing is defined, the epoch is still recorded
+            return row
+        st, summary, distances, cmp = got
         row.update(summary)
         if W is not None:
             row["nc4"] = int(m.disagree) / N if m.ref is not None else math.nan
         row.update(distances)
-        row["ufm_applies"] = app.applies
-        self.statistics, self.applicability = st, app
+        row["ufm_applies"] = cmp.app.applies
+        self.statistics, self.applicability = st, cmp.app
+        if self.per_class:
+            if st.K * st.d <= _DEFERRED_MAX:  # a few hundred µs of array calls: not in the training loop
+                self._class_rows.append((row["epoch"], (st, None if W is None else W.copy(), cmp)))
+            else:
+                self._class_rows.append((row["epoch"], _epoch.class_values(st, W, cmp)))
         return row
-
-    def _host_numbers(self, m, W, b):
-        """(statistics, summary, UFM distances, applicability) of CPU moments from one compiled call
-        (fctheory._nc_kernels.epoch_numbers: the kernels of nc_summary_from_moments and ufm_distances), or None
-        where those functions must decide (inputs outside the kernels' range, an empty class, a classifier of
-        the wrong width, a bias the optimum does not have)."""
-        counts, sums, scatter, sq, shift = m.host_moments()
-        K, d = sums.shape
-        if K > JACOBI_MAX_K:
-            return None  # beyond the compiled kernel's classes: _large_numbers or the public functions
-        n = counts.tolist()
-        if 0 in n:
-            return None  # refused by the statistics, naming the empty class
-        app = self._applicability(d, n)
-        opt = app.optimum  # the library's own optimum: its Grams and bias are float64 NumPy arrays
-        if W is not None and W.shape != (K, d) or (b is not None and opt.bias is None):
-            return None
-        ok, means, mu_G, sigma_W, sigma_B, class_var, summary, norms, h_norm_sq = epoch_numbers(
-            counts,
-            sums,
-            scatter,
-            sq,
-            shift,
-            m.upper,
-            np.empty((0, d)) if W is None else W,
-            _NO_BIAS if b is None else b,
-            opt.means_gram,
-            opt.means_gram if W is None else opt.W_gram,
-            _NO_BIAS if b is None else opt.bias,
-        )
-        if not ok:
-            return None
-        st = ClassStatistics(means, mu_G, counts.astype(np.int64), sigma_W, sigma_B, class_var)
-        summary = dict(zip(SUMMARY_KEYS if W is not None else SUMMARY_KEYS[:8], summary.tolist()))
-        kw = dict(K=K, n_spl=app.n_spl, W=W is not None, b=b is not None)
-        return st, summary, distances_from_kernel_norms(norms, h_norm_sq / sum(n), opt, **kw), app
-
-    def _large_numbers(self, m, W, b):
-        """(statistics, summary, UFM distances, applicability) from pairs.LARGE_K classes on: the statistics of the
-        moments, nc_summary's one tiled pass over the class pairs (two with a classifier), and the distances to
-        the optimum's Grams from that pass's frame fits (no K×K matrix, no further pass); None where the public
-        functions must decide (an empty class, a classifier of another width: they refuse it)."""
-        counts, sums, scatter, sq, shift = m.on_host()
-        K, d = sums.shape
-        if 0 in counts.tolist() or (W is not None and W.shape != (K, d)):
-            return None
-        if m.upper:
-            scatter = np.triu(scatter) + np.triu(scatter, 1).T
-        st = class_statistics_from_moments.__wrapped__(counts, sums, scatter, sq, shift)
-        summary, frames = nc_summary_and_frames.__wrapped__(st, W)
-        app = self._applicability(d, st.counts.tolist())
-        opt = app.optimum
-        use_b = b is not None and opt.bias is not None
-        norms = np.full(6, math.nan)  # the layout of fctheory._nc_kernels.ufm_norms
-        norms[0], norms[1] = gram_distance_from_fit(frames["means"], opt.means_gram, st.means), opt.means_gram.norm()
-        if W is not None:
-            norms[2], norms[3] = gram_distance_from_fit(frames["W"], opt.W_gram, W), opt.W_gram.norm()
-            norms[4] = float(np.einsum("ij,ij->", W, W))
-        if use_b:
-            norms[5] = float(np.linalg.norm(b - opt.bias))
-        kw = dict(K=K, n_spl=app.n_spl, W=W is not None, b=use_b)
-        return st, summary, distances_from_kernel_norms(norms, st.H_norm_sq / st.N, opt, **kw), app
-
-    def _applicability(self, d, counts):
-        """The UFM result for width d and these class counts (a list): solved once per training."""
-        key = (d, tuple(counts))
-        if self._app_key != key:  # the optimum depends on the counts and d only
-            self._app = applicable_result(
-                loss=self.loss,
-                K=self.K,
-                d=d,
-                counts=np.asarray(counts, dtype=np.int64),
-                lam_W=self.lam_W,
-                lam_H=self.lam_H,
-                lam_b=self.lam_b,
-                bias=self.bias,
-            )
-            self._app_key = key
-        return self._app
 
     def _show(self, row):
         if not self._progress:
@@ -800,4 +515,47 @@ class NCMonitor:
             path,
             title=f"K = {self.K}, λ_W = {self.lam_W:g}, λ_H = {self.lam_H:g}, "
             f"{self.loss}{' + bias' if self.bias else ''}",
+        )
+
+    @public()
+    def class_table(self):
+        """pandas DataFrame of the per-class values, one row per (epoch, class present): ``epoch``, ``class``,
+        ``count``, ``frequency``, ``var``, ``var_rel``, ``cdnv``, ``mean_norm``, ``centred_norm``, with a
+        classifier ``w_norm`` and ``w_cos`` (see :class:`fctheory.metrics.PerClass`), and the UFM optimum's
+        ``ufm_mean_norm`` (and ``ufm_w_norm``). Empty without ``per_class``."""
+        try:
+            import pandas as pd  # noqa: PLC0415 - optional dependency
+        except ImportError:  # pragma: no cover - depends on the install
+            fail("class_table", "pandas", "needs pandas (pip install pandas)")
+        frames = [pd.DataFrame({"epoch": epoch, **cols}) for epoch, cols in self._class_columns()]
+        return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=["epoch", "class"])
+
+    def _class_columns(self) -> list:
+        """The (epoch, per-class columns) of the recorded epochs, the deferred ones computed now (once)."""
+        rows = self._class_rows
+        for i, (epoch, cols) in enumerate(rows):
+            if isinstance(cols, tuple):
+                rows[i] = (epoch, _epoch.class_values(*cols))
+        return rows
+
+    @public(path=PathOut())
+    def save_classes(self, path) -> str:
+        """Write :meth:`class_table` as Parquet (pyarrow) at ``path``, atomically; returns the path."""
+        df = self.class_table()
+        with atomic_path(path, name="path") as tmp:
+            df.to_parquet(tmp, engine="pyarrow", index=False)
+        return path
+
+    @public(path=PathOut(), epochs=Anything("epoch numbers (ints) or None").or_none())
+    def plot_classes(self, path, *, epochs=None) -> str:
+        """Per-class values against class frequency, one point per class (see :func:`fctheory.torch.plot_classes`):
+        the first and last recorded epochs, or the ``epochs`` given."""
+        if not self._class_rows:
+            fail("path", path, "nothing to plot: no epoch with per-class values has ended yet")
+        df = self.class_table()
+        return plot_classes(
+            df,
+            path,
+            epochs=epochs,
+            title=f"K = {self.K}, λ_W = {self.lam_W:g}, λ_H = {self.lam_H:g}, {self.loss}",
         )

@@ -90,6 +90,7 @@ EXAMPLES = {
         W=W, st=metrics.class_statistics(H, Y), variant="duality", global_mean="class_means"
     ),
     "fctheory.metrics.nc_summary": lambda: dict(st=metrics.class_statistics(H, Y), W=W),
+    "fctheory.metrics.per_class": lambda: dict(st=metrics.class_statistics(H, Y), W=W),
     "fctheory.metrics.nc_summary_from_moments": lambda: dict(
         counts=np.full(K, N_PER),
         sums=N_PER * (MEANS - MEANS[0]),
@@ -164,6 +165,11 @@ SKIP = {}
 
 # documented NaN fields: quantities the model does not define (docs/ufm.md, UFMOptimum docstring)
 ALLOW_NONFINITE = {
+    "fctheory.metrics.per_class": {
+        "w_cos": "NaN by design: the cosine of a zero classifier row (W = 0) is undefined",
+        "var_rel": "NaN by design: undefined when every class mean coincides (tr Σ_B = 0)",
+        "cdnv": "NaN by design: undefined for a class whose mean coincides with another's",
+    },
     "fctheory.ufm.norm_constrained_ce": {"H_norm_sq": "NaN by design: ‖H‖² = N·Ω_H depends on n, not an argument"},
     "fctheory.ufm.output_ball": {"W_norm_sq": "NaN by design: the output-ball model has no classifier W"},
     "fctheory.ufm.layernorm_ce": {"H_norm_sq": "NaN by design (closed form): LayerNorm fixes ‖x_i‖² = d, N is free"},

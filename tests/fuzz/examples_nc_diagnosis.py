@@ -125,6 +125,15 @@ def _plotted_monitor():
     return mon
 
 
+def _classes_monitor():
+    """Two epochs whose per-class values keep only one plotted column (var_rel): the per-class figure has one
+    panel (tests/torch/test_plots.py draws the full one)."""
+    mon = _monitor(2)
+    keep = ("class", "count", "frequency", "var_rel")
+    mon._class_rows = [(e, {k: cols[k] for k in keep}) for e, cols in mon._class_columns()]
+    return mon
+
+
 def _fed_monitor():
     """Two ended epochs and a third one holding a batch, ready for ``end_epoch``."""
     mon = _monitor(2)
@@ -156,6 +165,7 @@ TORCH_EXAMPLES = {
         progress=False,
         sync=None,
         process_group=None,
+        per_class=True,
     ),
     "fctheory.torch.NCMonitor.update": lambda: (_monitor(1), dict(features=H, labels=Y)),
     "fctheory.torch.NCMonitor.attach": lambda: (_monitor(), dict(module=_torch().nn.Identity())),
@@ -167,6 +177,18 @@ TORCH_EXAMPLES = {
     "fctheory.torch.NCMonitor.table": lambda: (_monitor(2), {}),
     "fctheory.torch.NCMonitor.save": lambda: (_monitor(2), dict(path=os.path.join(_tmp(), "history.parquet"))),
     "fctheory.torch.NCMonitor.plot": lambda: (_plotted_monitor(), dict(path=os.path.join(_tmp(), "history.png"))),
+    "fctheory.torch.NCMonitor.class_table": lambda: (_monitor(2), {}),
+    "fctheory.torch.NCMonitor.save_classes": lambda: (
+        _monitor(2),
+        dict(path=os.path.join(_tmp(), "classes.parquet")),
+    ),
+    "fctheory.torch.NCMonitor.plot_classes": lambda: (
+        _classes_monitor(),
+        dict(path=os.path.join(_tmp(), "classes.png"), epochs=None),
+    ),
+    "fctheory.torch.plot_classes": lambda: dict(
+        df=_classes_monitor().class_table(), path=os.path.join(_tmp(), "classes.png"), epochs=[0, 1], title="tiny"
+    ),
     "fctheory.torch.plot_history": lambda: dict(
         df=_plotted_monitor().table(), path=os.path.join(_tmp(), "history.png"), title="tiny"
     ),

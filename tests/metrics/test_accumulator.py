@@ -2,15 +2,29 @@
 whole set — sized against the budget to the byte, exact for nearly collapsed classes whatever the batching,
 equal to the in-memory statistics and metrics."""
 
+import math
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from fctheory import FCTheoryError
-from fctheory.metrics import NCAccumulator, cdnv, class_statistics, nc1, nc2, nc3, nc4
+from fctheory.metrics import (
+    NCAccumulator,
+    cdnv,
+    cdnv_from_statistics,
+    class_statistics,
+    nc1,
+    nc1_from_statistics,
+    nc2,
+    nc3,
+    nc3_from_statistics,
+    nc4,
+)
 
 from .test_nc import random_data
+from .test_variability import DATA, RTOL
 
 
 @pytest.mark.parametrize("full", [True, False])
@@ -83,3 +97,41 @@ def test_streaming_accumulator_equals_in_memory(case, batch):
         for i in range(0, len(y), batch)
     )
     assert dis / len(y) == pytest.approx(nc4(W, H, y), abs=1e-15)
+
+
+def test_accumulated_statistics_give_the_accumulators_metrics():
+    H, y, W = DATA[0]
+    acc = NCAccumulator(K=4, d=9)
+    for i in range(0, y.size, 5):
+        acc.update(H[i : i + 5], y[i : i + 5])
+    st = acc.statistics()
+    assert math.isclose(nc1_from_statistics(st), acc.nc1(), rel_tol=RTOL)
+    assert math.isclose(cdnv_from_statistics(st), acc.cdnv(), rel_tol=RTOL)
+    assert math.isclose(nc3_from_statistics(W, st), acc.nc3(W), rel_tol=RTOL)
+
+
+def test_classes_not_yet_seen_are_left_out_of_every_metric():
+    # an accumulator of K = 10 fed 4 classes: its statistics and metrics are those of the 4 (one-pass = two-pass)
+    rng = np.random.default_rng(3)
+    present = np.array([0, 3, 4, 9])
+    y = np.concatenate([present, rng.choice(present, 30)])
+    H = 2.0 * rng.standard_normal((10, 5))[y] + rng.standard_normal((y.size, 5))
+    W = rng.standard_normal((10, 5))
+    acc = NCAccumulator(10, 5)
+    for i in range(0, y.size, 7):
+        acc.update(H[i : i + 7], y[i : i + 7])
+    yr = np.searchsorted(present, y)
+    st = acc.statistics()
+    assert st.classes.tolist() == present.tolist() and st.num_classes == 10
+    np.testing.assert_allclose(st.means, class_statistics(H, yr).means, rtol=1e-12)
+    assert acc.nc1() == pytest.approx(nc1(H, yr), rel=1e-10)
+    assert acc.cdnv() == pytest.approx(cdnv(H, yr), rel=1e-10)
+    assert acc.nc2() == pytest.approx(nc2(class_statistics(H, yr).means), rel=1e-10)
+    assert acc.nc3(W) == pytest.approx(nc3(W[present], H, yr), rel=1e-10)
+    trace_only = NCAccumulator(10, 5, full_scatter=False)
+    trace_only.update(H, y)
+    assert trace_only.nc1(variant="trace_ratio") == pytest.approx(nc1(H, yr, variant="trace_ratio"), rel=1e-10)
+    one = NCAccumulator(10, 5)
+    one.update(H[y == 3], y[y == 3])
+    with pytest.raises(FCTheoryError, match="at least 2 classes present"):
+        one.nc1()

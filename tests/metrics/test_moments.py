@@ -8,9 +8,19 @@ import numpy as np
 import pytest
 
 from fctheory import FCTheoryError
-from fctheory.metrics import ClassStatistics, class_statistics, class_statistics_from_moments
+from fctheory.metrics import (
+    ClassStatistics,
+    cdnv,
+    cdnv_from_statistics,
+    class_statistics,
+    class_statistics_from_moments,
+    nc1,
+    nc1_from_statistics,
+    nc3,
+    nc3_from_statistics,
+)
 
-from .test_nc_from_statistics import DATA, RTOL, _data, _moments
+from .test_variability import DATA, RTOL, _data, _moments
 
 
 @pytest.mark.parametrize("global_mean", ["class_means", "samples"])
@@ -73,7 +83,8 @@ def test_moments_whose_statistics_overflow_are_refused_naming_sums():
 @pytest.mark.parametrize(
     ("change", "param"),
     [
-        (lambda m: (np.array([3, 0, 1, 1, 1, 1]),) + m[1:], "counts"),
+        (lambda m: (np.array([3, 0, 0, 0, 0, 0]),) + m[1:], "counts"),  # one class present
+        (lambda m: (np.array([3, -1, 1, 1, 1, 1]),) + m[1:], "counts"),
         (lambda m: (m[0] + 0.5,) + m[1:], "counts"),
         (lambda m: m[:2] + (m[2][1:],) + m[3:], "sums"),
         (lambda m: m[:3] + (np.append(m[3], np.nan),) + m[4:], "sq"),
@@ -133,3 +144,56 @@ def test_moments_at_unit_scale_are_not_rescaled():
         np.array([1, 1]), np.zeros((2, 1)), np.zeros((1, 1)), np.zeros(2), np.array([[0.75], [-0.75]])
     )
     assert np.array_equal(st.means, [[0.75], [-0.75]]) and np.array_equal(st.sigma_B, [[0.5625]])
+
+
+def test_metrics_from_moments_equal_the_metrics_of_the_features():
+    H, y, W = DATA[0]
+    K = int(y.max()) + 1
+    st = class_statistics_from_moments(*_moments(H, y, K, [int(np.nonzero(y == k)[0][0]) for k in range(K)]))
+    assert math.isclose(nc1_from_statistics(st), nc1(H, y), rel_tol=1e-12)
+    assert math.isclose(cdnv_from_statistics(st), cdnv(H, y), rel_tol=1e-12)
+    assert math.isclose(nc3_from_statistics(W, st), nc3(W, H, y), rel_tol=1e-12)
+
+
+def test_moments_with_absent_classes_give_the_statistics_of_the_present_ones():
+    # the samples of 3 of 6 classes: the moments' rows of the other 3 (count 0) hold anything finite, never read;
+    # the statistics equal those of the moments with the absent rows removed, and name the present classes
+    H, y, _ = DATA[1]
+    keep = np.array([0, 2, 5])
+    sel = np.isin(y, keep)
+    H, y = H[sel], y[sel]
+    first = [int(np.nonzero(y == k)[0][0]) if k in keep else 0 for k in range(6)]
+    counts, sums, scatter, sq, shift = _moments(H, y, 6, first)
+    assert counts[[1, 3, 4]].tolist() == [0, 0, 0]
+    for a in (sums, sq, shift):
+        a[[1, 3, 4]] = 7.0
+    st = class_statistics_from_moments(counts, sums, scatter, sq, shift)
+    ref = class_statistics_from_moments(*_moments(H, np.searchsorted(keep, y), 3, [first[k] for k in keep]))
+    assert st.K == 3 and st.num_classes == 6 and st.classes.tolist() == keep.tolist() and st.absent == 3
+    for a, b in zip(
+        [st.means, st.global_mean, st.counts, st.sigma_W, st.sigma_B, st.class_var],
+        [ref.means, ref.global_mean, ref.counts, ref.sigma_W, ref.sigma_B, ref.class_var],
+    ):
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-14)
+
+
+def test_a_class_of_one_sample_has_exactly_zero_variance_from_any_shift():
+    # q_k − ‖s_k‖²/n_k cancels to rounding noise for n_k = 1 when the shift is not the sample itself
+    rng = np.random.default_rng(11)
+    H = rng.standard_normal((7, 40)) * 1e3
+    y = np.array([0, 0, 1, 2, 2, 2, 3])  # classes 1 and 3 have one sample
+    shift = rng.standard_normal((4, 40))  # far from the samples
+    D = H - shift[y]
+    sums = np.zeros((4, 40))
+    np.add.at(sums, y, D)
+    # the singletons' squared norms one ulp above ‖s_k‖² (as another summation order may round them): without the
+    # rule q_k − ‖s_k‖² leaves that ulp as a variance
+    sq = np.bincount(y, weights=[math.fsum(r * r) for r in D], minlength=4)
+    sq[[1, 3]] = np.nextafter(sq[[1, 3]], np.inf)
+    st = class_statistics_from_moments(np.bincount(y, minlength=4), sums, D.T @ D, sq, shift)
+    assert st.class_var[1] == 0.0 and st.class_var[3] == 0.0 and st.class_var[0] > 0
+    # the compiled kernel of nc_summary_from_moments (host float64 moments, ≤ 32 classes) likewise
+    from fctheory.metrics import nc_summary_from_moments
+
+    kst, _ = nc_summary_from_moments(np.bincount(y, minlength=4), sums, D.T @ D, sq, shift)
+    assert kst.class_var[1] == 0.0 and kst.class_var[3] == 0.0 and kst.class_var[0] > 0

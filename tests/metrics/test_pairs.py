@@ -156,3 +156,132 @@ def test_tensors_take_the_same_tiled_path(tiled):
     got, ref = metrics.nc_summary(metrics.class_statistics(Ht, yt), Wt), metrics.nc_summary(st, W)
     for key in ref:
         assert got[key] == pytest.approx(ref[key], rel=1e-10), key
+
+
+# ----------------------------------------------------------------------------- where the expansion cancels
+def _close_rows(rng, m, delta):
+    """Two rows a (entries in [0.5, 1)) and b = fl(a + δu), u uniform in [−1, 1]^m: ‖b − a‖ ≈ δ‖u‖."""
+    a = rng.uniform(0.5, 1.0, size=m)
+    return a, a + delta * rng.uniform(-1.0, 1.0, size=m)
+
+
+def _exact_sq(a, b):
+    """‖a − b‖² in exact rational arithmetic, rounded once."""
+    from fractions import Fraction
+
+    return float(sum((Fraction(x) - Fraction(y)) ** 2 for x, y in zip(a.tolist(), b.tolist())))
+
+
+# separations from far (no cancellation) to ~1e-8 of the rows' norm (16 digits lost): every relative error of a
+# squared distance the kernel uses must stay within PAIR_RTOL, the module's stated (rigorous) bound
+LADDER = [10.0**-k for k in range(0, 9)] + [3e-2, 3e-4, 3e-6]
+
+
+@pytest.mark.parametrize("m", [3, 16, 100])
+def test_every_squared_distance_is_within_pair_rtol_from_far_to_nearly_coincident(m):
+    # one pair per call: cdnv_sum is its single V = (v_a + v_b)/(2‖a − b‖²), compared with the exact one. The
+    # ratio (‖a‖² + ‖b‖²)/‖a − b‖² runs from ~1 to ~1e17 over the ladder, so every decision of the recompute
+    # guard is exercised: loosening it (recomputing fewer pairs) lets ‖a‖² + ‖b‖² − 2⟨a, b⟩ through where its
+    # rounding, up to (m + 3)·eps·ratio, exceeds 1e-11 (a guard loosened 100× already fails here)
+    rng = np.random.default_rng(m)
+    for delta in LADDER:
+        for _ in range(4):
+            a, b = _close_rows(rng, m, delta)
+            var = rng.uniform(0.5, 2.0, size=2)
+            s = pairs.pair_sums(np.stack([a, b]), var=var, want=("cdnv",))
+            exact = (var[0] + var[1]) / (2.0 * _exact_sq(a, b))
+            assert s["cdnv_sum"] == pytest.approx(exact, rel=pairs.PAIR_RTOL), (m, delta)
+
+
+def test_the_guard_recomputes_exactly_the_pairs_whose_error_bound_exceeds_pair_rtol():
+    # rows of unit-scale norm: the pair is recomputed iff (m + 3)·eps·(‖a‖² + ‖b‖²)/d² ≥ PAIR_RTOL (d² as formed)
+    rng = np.random.default_rng(5)
+    m = 16
+    eps = float(np.finfo(np.float64).eps)
+    for delta in LADDER:
+        a, b = _close_rows(rng, m, delta)
+        s = pairs.pair_sums(np.stack([a, b]), var=np.ones(2), want=("cdnv",))
+        ratio = (a @ a + b @ b) / _exact_sq(a, b)
+        bound = (m + 3) * eps * ratio
+        if bound > 2 * pairs.PAIR_RTOL:
+            assert s["recomputed"] == 1, delta
+        elif bound < 0.5 * pairs.PAIR_RTOL:
+            assert s["recomputed"] == 0, delta
+
+
+@pytest.mark.parametrize("T", [7, 64])
+def test_near_coincident_means_in_tiles_at_one_above_a_multiple_of_the_tile(T):
+    # K = 2T + 1: the last tile row and column hold one class; near-coincident pairs sit inside tiles, across
+    # tile boundaries and in that last row, at separations down to 1e-8 of the rows' size
+    rng = np.random.default_rng(T)
+    K, m = 2 * T + 1, 12
+    A = rng.uniform(0.5, 1.0, size=(K, m))
+    close = [(0, 1), (T - 1, T), (T, 2 * T), (2 * T - 1, 2 * T), (3, 2 * T - 2)]
+    for (i, j), delta in zip(close, (1e-8, 1e-6, 1e-5, 1e-7, 1e-3)):
+        A[j] = A[i] + delta * rng.uniform(-1.0, 1.0, size=m)
+    var = rng.uniform(0.5, 2.0, size=K)
+    s = pairs.pair_sums(A, var=var, want=("cdnv", "cos", "frame"), tile=T)
+    # oracle: every pair from its exact differences (rational), summed with math.fsum
+    i, j = np.triu_indices(K, 1)
+    V = [(var[p] + var[q]) / (2.0 * _exact_sq(A[p], A[q])) for p, q in zip(i.tolist(), j.tolist())]
+    # terms within PAIR_RTOL each, their sum within that plus the summation's rounding (K terms per row, K/T tiles)
+    assert s["cdnv_sum"] == pytest.approx(math.fsum(V), rel=pairs.PAIR_RTOL + 1e-13)
+    G = A @ A.T
+    nr = np.sqrt(np.diag(G))
+    C = G / np.outer(nr, nr)
+    assert s["cos_sum"] == pytest.approx(C[i, j].sum(), rel=1e-13)
+    assert s["gram_sq"] == pytest.approx((G * G).sum(), rel=1e-13)
+    assert s["recomputed"] >= 4 and s["coincide"] == 0
+
+
+@pytest.mark.parametrize("K", [65, 129])
+def test_every_tiled_metric_equals_the_K_by_K_path_at_one_above_a_multiple_of_the_tile(tiled, K):
+    # TILE = 64 (the fixture): K = 64·q + 1 leaves a last tile of a single class, on and off the diagonal
+    H, y = _features(K=K, d=7, seed=K)
+    st = metrics.class_statistics(H, y)
+    W = np.random.default_rng(K).normal(size=(K, 7))
+    cases = [(metrics.nc2, (st.means,), dict(variant=v)) for v in ("etf", "identity", "zhu", "cosine")]
+    cases += [(metrics.equiangularity, (st.means,), dict(variant=v)) for v in ("max_angle", "std", "shifted_mean")]
+    cases += [(metrics.cdnv, (H, y), dict(reduction=r)) for r in ("mean", "cv")]
+    cases += [(metrics.nc3, (W, H, y), dict(variant="etf"))]
+    for fn, args, kw in cases:
+        got, ref = fn(*args, **kw), _dense(fn, *args, **kw)
+        assert got == pytest.approx(ref, rel=RTOL, abs=1e-15), (fn.__name__, kw, got, ref)
+    got, ref = metrics.nc_summary(st, W), _dense(metrics.nc_summary, st, W)
+    for key in ref:
+        assert got[key] == pytest.approx(ref[key], rel=RTOL, abs=1e-15), key
+
+
+def test_a_tiled_pass_at_one_above_a_multiple_of_the_tile_reads_every_pair_once():
+    # the orthonormal rows of test_a_tiled_pass_reads_every_pair_once, K = 4·7 + 1: a lost last class (a tile
+    # range that stops one short) changes every sum
+    K = 29
+    s = pairs.pair_sums(np.eye(K), var=np.ones(K), want=("cdnv", "cos", "frame"), tile=7)
+    P = K * (K - 1) / 2
+    assert s["cdnv_sum"] == pytest.approx(P / 2, rel=1e-15)
+    assert s["cos_abs"] == pytest.approx(P / (K - 1), rel=1e-15)
+    assert s["gram_sq"] == K and s["frame"] == K
+
+
+# ----------------------------------------------------------------------------- the CDNV's row means
+@pytest.mark.parametrize(("K", "T"), [(29, 7), (64, 64), (129, 64)])
+def test_cdnv_rows_equal_the_exact_pairwise_means_with_near_coincident_pairs(K, T):
+    rng = np.random.default_rng(K)
+    m = 9
+    A = rng.uniform(0.5, 1.0, size=(K, m))
+    for (i, j), delta in zip([(0, 1), (T - 1, T % K), (K - 2, K - 1)], (1e-8, 1e-6, 1e-4)):
+        A[j] = A[i] + delta * rng.uniform(-1.0, 1.0, size=m)
+    var = rng.uniform(0.5, 2.0, size=K)
+    got = pairs.cdnv_rows(A, var, tile=T)
+    d2 = np.array([[_exact_sq(A[p], A[q]) if p != q else np.inf for q in range(K)] for p in range(K)])
+    want = ((var[:, None] + var[None, :]) / (2.0 * d2)).sum(axis=1) / (K - 1)
+    # each row's terms within PAIR_RTOL, summed over at most K terms per tile
+    np.testing.assert_allclose(got, want, rtol=pairs.PAIR_RTOL + 1e-13)
+
+
+def test_cdnv_rows_mark_the_classes_of_coinciding_means_nan():
+    rng = np.random.default_rng(0)
+    A = rng.normal(size=(20, 3))
+    A[13] = A[4]
+    got = pairs.cdnv_rows(A, np.ones(20), tile=8)
+    assert np.isnan(got[[4, 13]]).all() and np.isfinite(np.delete(got, [4, 13])).all()

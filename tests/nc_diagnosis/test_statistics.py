@@ -59,10 +59,10 @@ def test_collapsed_features_give_zero_nc1():
     assert m["nc1"] == 0.0 and m["nc1_trace_ratio"] == 0.0 and m["cdnv"] == 0.0
 
 
-def test_an_empty_class_in_the_moments_is_refused():
+def test_moments_with_fewer_than_two_classes_present_are_refused():
     z = np.zeros((K, D))
     with pytest.raises(FCTheoryError, match="counts"):
-        statistics_from_moments(np.array([3, 0, 1, 1, 1]), z, np.zeros((D, D)), np.zeros(K), z)
+        statistics_from_moments(np.array([3, 0, 0, 0, 0]), z, np.zeros((D, D)), np.zeros(K), z)
 
 
 def test_import_fctheory_and_nc_diagnosis_do_not_import_torch():

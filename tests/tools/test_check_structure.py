@@ -160,16 +160,11 @@ def test_a_file_over_800_lines_is_caught_and_800_pass(cs, tmp_path):
     assert cs.main(["--root", str(root), "pkg"]) == 1
 
 
-def test_the_allowed_long_files_are_the_two_left_to_the_imbalanced_data_change(cs, tmp_path):
-    assert cs.LONG_FILES_ALLOWED == (
-        "fctheory/metrics/nc.py",
-        "fctheory/torch/monitor.py",
-    )
+def test_no_long_file_is_allowed_any_more(cs, tmp_path):
+    assert cs.LONG_FILES_ALLOWED == ()  # metrics/nc.py and torch/monitor.py, the last two, were split
     files = {"fctheory/__init__.py": "", "fctheory/metrics/__init__.py": "", "fctheory/metrics/nc.py": "x = 1\n" * 900}
     root = _tree(tmp_path, files)
-    assert cs.check(root, ["fctheory"]) == []  # allowed
-    (root / "fctheory/metrics/other.py").write_text("x = 1\n" * 900)
-    assert [line.split(":")[0] for line in cs.check(root, ["fctheory"])] == ["fctheory/metrics/other.py"]
+    assert [line.split(":")[0] for line in cs.check(root, ["fctheory"])] == ["fctheory/metrics/nc.py"]
 
 
 def test_the_repository_has_no_file_over_800_lines_but_the_allowed_ones(cs):

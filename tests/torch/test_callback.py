@@ -72,15 +72,27 @@ def test_logged_numbers_keep_the_numbers_and_leave_out_counters_and_flags():
 
 
 class _Monitor:
-    def __init__(self, rows):
+    def __init__(self, rows, classes=False):
         self.rows = rows
         self.calls = []
+        self.per_class = classes
 
     def save(self, path):
         self.calls.append(("save", path))
 
     def plot(self, path):
         self.calls.append(("plot", path))
+
+    def class_table(self):
+        import pandas as pd
+
+        return pd.DataFrame({"epoch": [0], "class": [1]})
+
+    def save_classes(self, path):
+        self.calls.append(("save_classes", path))
+
+    def plot_classes(self, path):
+        self.calls.append(("plot_classes", path))
 
 
 def test_write_outputs_writes_the_table_and_the_figure_only_when_there_is_something(tmp_path):
@@ -97,6 +109,16 @@ def test_write_outputs_writes_the_table_and_the_figure_only_when_there_is_someth
     write_outputs(mon, str(out), True)
     assert [c for c, _ in mon.calls] == ["save", "plot"]
     assert mon.calls[1][1] == os.path.join(str(out), "nc_history.png")
+    # with per-class values: their table, and their figure with figure=True
+    mon = _Monitor([{"nc1": 1.0}], classes=True)
+    write_outputs(mon, str(out), True)
+    assert mon.calls[2:] == [
+        ("save_classes", os.path.join(str(out), "nc_classes.parquet")),
+        ("plot_classes", os.path.join(str(out), "nc_classes.png")),
+    ]
+    mon = _Monitor([{"nc1": 1.0}], classes=True)
+    write_outputs(mon, str(out), False)
+    assert [c for c, _ in mon.calls] == ["save", "save_classes"]
 
 
 def test_check_names_accepts_str_and_none_and_refuses_the_rest_naming_it():

@@ -171,3 +171,63 @@ def test_refusals(tmp_path):
         NCMonitorCallback(lam_H=LAM_H, labels="labels")
     with pytest.raises(FCTheoryError, match="table"):
         NCMonitorCallback(lam_H=LAM_H).table()
+
+
+# ----------------------------------------------------------------------------- an epoch of real English text
+def test_an_epoch_of_real_text_over_a_vocabulary_mostly_absent(tmp_path):
+    """A tiny GPT-2 over the 3,100-word vocabulary of pydoc_data.topics, one epoch on its first 2% (sequences of
+    16 words): most tokens never occur as a next token, the epoch is recorded over those that do, with finite
+    metrics equal to the two-pass reference functions on the recorded training hidden states."""
+    from fctheory.torch.text import pydoc_corpus
+
+    corpus = pydoc_corpus().head(0.02)
+    seqs = torch.from_numpy(corpus.sequences(16))
+
+    class Text(torch.utils.data.Dataset):
+        def __len__(self):
+            return len(seqs)
+
+        def __getitem__(self, i):
+            return {"input_ids": seqs[i], "labels": seqs[i]}
+
+    torch.manual_seed(0)
+    config = transformers.GPT2Config(
+        vocab_size=corpus.vocab_size, n_positions=16, n_embd=16, n_layer=1, n_head=2, bos_token_id=0, eos_token_id=0
+    )
+    model = transformers.GPT2LMHeadModel(config)
+    record = []
+    model.register_forward_pre_hook(
+        lambda m, a, kw: record.append([None, kw["labels"].clone()]) if m.training else None, with_kwargs=True
+    )
+    model.transformer.ln_f.register_forward_hook(
+        lambda m, i, out: record[-1].__setitem__(0, out.detach().clone()) if m.training else None
+    )
+    cb = NCMonitorCallback(lam_W=LAM_W, lam_H=LAM_H, out=str(tmp_path / "nc"))
+    args = transformers.TrainingArguments(
+        output_dir=str(tmp_path / "trainer"),
+        num_train_epochs=1,
+        per_device_train_batch_size=16,
+        report_to="none",
+        save_strategy="no",
+        logging_strategy="no",
+        use_cpu=True,
+        disable_tqdm=True,
+        seed=0,
+    )
+    transformers.Trainer(model=model, args=args, train_dataset=Text(), callbacks=[cb]).train()
+    row = cb.table().iloc[0]
+    H = torch.cat([h[:, :-1].reshape(-1, 16) for h, _ in record]).double().numpy()
+    y = torch.cat([lab[:, 1:].reshape(-1) for _, lab in record]).numpy()
+    present = np.unique(y)
+    assert row["N"] == y.size and row["K_present"] == present.size < 0.3 * corpus.vocab_size
+    # NC1 divides by the squared singular values of the centred means: one-pass moments and two passes agree to
+    # ~eps·κ² (κ = s_max/s_min of the 16 between-class directions: 3.6e4 here, so ~1e-7 where the task's is 1e-12)
+    means = np.stack([H[y == k].mean(axis=0) for k in present])
+    s = np.linalg.svd(means - means.mean(axis=0), compute_uv=False)
+    kappa = s[0] / s[-1]
+    eps = float(np.finfo(np.float64).eps)
+    assert row["nc1"] == pytest.approx(nc1(H, y, K=corpus.vocab_size), rel=max(1e-9, 4 * eps * kappa**2))
+    assert row["nc2"] == pytest.approx(nc2(np.stack([H[y == k].mean(axis=0) for k in present])), rel=1e-9)
+    cols = ["nc1", "nc1_trace_ratio", "nc2", "nc2_W", "nc3", "dist_W_gram", "dist_means_gram", "W_norm_sq"]
+    assert np.isfinite(row[cols].to_numpy(dtype=float)).all()
+    assert (tmp_path / "nc" / "nc_classes.parquet").is_file() and (tmp_path / "nc" / "nc_classes.png").is_file()

@@ -187,3 +187,53 @@ def test_train_lm_refuses_bad_arguments():
         train_lm(task, lam_H=0.0)
     with pytest.raises(FCTheoryError, match="task"):
         train_lm("not a task")
+
+
+# ----------------------------------------------------------------------------- real English text
+TEXT = ["--corpus", "pydoc", "--fraction", "0.04", "--length", "16", "--epochs", "3", "--d", "16", "--layers", "1"]
+TEXT += ["--heads", "2", "--batch", "16", "--lr", "1e-2", "--threads", "1", "--seed", "0"]
+
+
+@pytest.fixture(scope="module")
+def text_run(tmp_path_factory):
+    out = tmp_path_factory.mktemp("lm-text")
+    return main([*TEXT, "--out", str(out)]), out
+
+
+def test_the_text_model_trains_on_the_first_words_of_the_corpus_with_most_words_absent(text_run):
+    """The fast version of the real-text example (the first 4% of pydoc_data.topics, 3 epochs): one row per epoch,
+    over exactly the words that follow another in the sequences (most of the 3,100-word vocabulary is absent),
+    with finite metrics; the loss falls; the per-word table and figure are written."""
+    from fctheory.torch.text import pydoc_corpus
+
+    res, out = text_run
+    corpus = pydoc_corpus().head(0.04)
+    X = corpus.sequences(16)
+    present = np.unique(X[:, 1:])
+    df = res["table"]
+    assert df["epoch"].tolist() == [0, 1, 2] and (df["N"] == X.shape[0] * 15).all()
+    assert (df["K_present"] == present.size).all() and present.size < 0.5 * corpus.vocab_size
+    assert res["monitor"].K == corpus.vocab_size == res["corpus"]["vocabulary"]
+    cols = ["nc1", "nc1_trace_ratio", "nc2", "nc2_W", "nc3", "dist_W_gram", "dist_means_gram", "W_norm_sq"]
+    assert np.isfinite(df[cols].to_numpy(dtype=float)).all()
+    assert df["loss"].iloc[-1] < df["loss"].iloc[0]
+    classes = pd.read_parquet(out / "classes.parquet")
+    last = classes[classes["epoch"] == 2]
+    assert last["class"].tolist() == present.tolist()
+    assert last["count"].tolist() == np.bincount(X[:, 1:].ravel())[present].tolist()
+    for name in ("history.parquet", "corpus.json", "nc_classes.png", "nc_history.png", "lm_curves.png"):
+        assert (out / name).is_file(), name
+
+
+def test_frequency_bands_are_the_medians_of_each_band(text_run):
+    from fctheory.torch.lm import frequency_bands
+
+    table = text_run[0]["monitor"].class_table()
+    bands = frequency_bands(table, epoch=1)
+    part = table[table["epoch"] == 1]
+    ones = part[part["count"] == 1]
+    assert bands["band"].iloc[0] == "1" and bands["classes"].iloc[0] == len(ones)
+    assert bands["var_rel"].iloc[0] == pytest.approx(ones["var_rel"].median(), rel=1e-15)
+    assert bands["classes"].sum() == len(part)
+    with pytest.raises(FCTheoryError, match="epoch"):
+        frequency_bands(table, epoch=9)

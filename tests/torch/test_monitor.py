@@ -11,74 +11,7 @@ torch = pytest.importorskip("torch", reason="needs torch: pip install 'fctheory[
 from fctheory import FCTheoryError, metrics, ufm  # noqa: E402
 from fctheory.torch import NCMonitor  # noqa: E402
 
-K, D = 4, 6
-
-
-@pytest.fixture(autouse=True, params=["cpu-kernels", "tensor-ops"])
-def cpu_path(request, monkeypatch):
-    """Every test runs CPU features through the compiled kernels (the default) and through the tensor
-    operations of the GPU path, which a CPU-only machine checks this way."""
-    monkeypatch.setattr(NCMonitor, "_cpu_kernels", request.param == "cpu-kernels")
-    return request.param
-
-
-def _data(seed=0, N=203, offset=1e3):
-    """Unbalanced labels, class means with a large common offset (cancellation-prone moments)."""
-    rng = np.random.default_rng(seed)
-    y = rng.integers(0, K, N)
-    y[:K] = np.arange(K)
-    H = offset + 5.0 * rng.standard_normal((K, D))[y] + rng.standard_normal((N, D))
-    return H, y
-
-
-def _two_pass(H, y):
-    """Independent oracle: class means first, then the deviations (plain NumPy loops)."""
-    means = np.stack([H[y == k].mean(axis=0) for k in range(K)])
-    Dev = H - means[y]
-    sigma_W = Dev.T @ Dev / len(y)
-    var = np.array([np.sum(Dev[y == k] ** 2) / np.sum(y == k) for k in range(K)])
-    return means, sigma_W, var
-
-
-def _feed(mon, H, y, sizes=(17, 64, 1, 50)):
-    i, j = 0, 0
-    while i < len(y):
-        b = sizes[j % len(sizes)]
-        mon.update(torch.as_tensor(H[i : i + b]), torch.as_tensor(y[i : i + b]))
-        i, j = i + b, j + 1
-
-
-def _rel(a, b):
-    return float(np.max(np.abs(a - b)) / np.max(np.abs(b)))
-
-
-@pytest.mark.parametrize("epochs", [1, 2])
-def test_streaming_statistics_equal_two_pass_numpy(epochs):
-    """Epoch 1 shifts each class by its first sample, epoch 2 by the previous epoch's mean: both
-    reproduce the two-pass means, Σ_W and class variances to 1e-12 despite the 1e3 offset."""
-    H, y = _data()
-    mon = NCMonitor(K, lam_W=1e-3, lam_H=1e-3, progress=False)
-    for _ in range(epochs):
-        with mon.epoch():
-            _feed(mon, H, y)
-    means, sigma_W, var = _two_pass(H, y)
-    st = mon.statistics
-    assert _rel(st.means, means) < 1e-12
-    assert _rel(st.sigma_W, sigma_W) < 1e-12
-    assert _rel(st.class_var, var) < 1e-12
-    assert st.counts.tolist() == np.bincount(y, minlength=K).tolist()
-
-
-def test_float32_features_accumulate_in_float64():
-    """float32 batches: the statistics are those of the float32 values in float64 arithmetic."""
-    H, y = _data(offset=10.0)
-    H32 = H.astype(np.float32)
-    mon = NCMonitor(K, lam_W=1e-3, lam_H=1e-3, progress=False)
-    with mon.epoch():
-        _feed(mon, H32, y)
-    _, sigma_W, _ = _two_pass(H32.astype(np.float64), y)
-    assert mon.statistics.sigma_W.dtype == np.float64
-    assert _rel(mon.statistics.sigma_W, sigma_W) < 1e-12
+from monitor_cases import D, K, _data, _feed, _rel, _two_pass, cpu_path  # noqa: E402, F401
 
 
 def test_metrics_equal_fctheory_metrics_on_the_same_features():
@@ -213,20 +146,6 @@ def test_bad_features_and_constructor_arguments_are_refused():
         NCMonitor(K, lam_W=1e-3, lam_H=1e-3, classifier=torch.nn.Linear(D, K + 1))
 
 
-@pytest.mark.parametrize("bad", [float("nan"), float("inf"), -float("inf"), 1e200])
-def test_non_finite_features_are_refused_when_the_epoch_ends(bad):
-    """A batch with a NaN, an infinity or an entry whose square overflows float64 (1e200) is accepted by
-    update() (no host synchronisation per batch) and the epoch is refused when it ends, naming features."""
-    H, y = _data()
-    H[57, 2] = bad  # not the first sample of its class (the first epoch's shift)
-    mon = NCMonitor(K, lam_W=1e-3, lam_H=1e-3, progress=False)
-    mon.begin_epoch()
-    _feed(mon, H, y)
-    with pytest.raises(FCTheoryError, match="features=.*non-finite.*must be finite; the epoch's moments are dropped"):
-        mon.end_epoch()
-    assert mon.rows == []
-
-
 def test_the_epoch_after_a_refused_one_starts_afresh():
     """After the refusal the monitor holds no epoch: the next batches (without begin_epoch) start a new one,
     whose statistics are those of its own data alone."""
@@ -270,14 +189,6 @@ def test_epochs_under_inference_mode_alternate_with_normal_ones():
     assert _rel(mon.statistics.sigma_W, sigma_W) < 1e-12
 
 
-def test_an_epoch_missing_a_class_is_refused():
-    mon = NCMonitor(K, lam_W=1e-3, lam_H=1e-3, progress=False)
-    mon.begin_epoch()
-    mon.update(torch.randn(3, D), torch.as_tensor([0, 1, 2]))
-    with pytest.raises(FCTheoryError, match="class 3"):
-        mon.end_epoch()
-
-
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
 def test_statistics_on_a_cuda_device_equal_two_pass_numpy():
     H, y = _data()
@@ -299,26 +210,6 @@ def test_progress_bar_shows_the_epochs(capsys):
     mon.close()
     err = capsys.readouterr().err
     assert "NC monitor" in err and "2/2" in err
-
-
-def test_wide_features_use_the_blocked_scatter_and_equal_two_pass_numpy():
-    """d = 300 (≥ 256: the scatter is accumulated by row blocks of 128, the last one 44 wide) gives the
-    two-pass Σ_W, exactly symmetric."""
-    rng = np.random.default_rng(3)
-    d, N = 300, 411
-    y = rng.integers(0, K, N)
-    y[:K] = np.arange(K)
-    H = 10.0 + 3.0 * rng.standard_normal((K, d))[y] + rng.standard_normal((N, d))
-    mon = NCMonitor(K, lam_W=1e-3, lam_H=1e-3, progress=False)
-    for _ in range(2):
-        with mon.epoch():
-            for idx in np.array_split(np.arange(N), 3):
-                mon.update(torch.as_tensor(H[idx]), torch.as_tensor(y[idx]))
-    means = np.stack([H[y == k].mean(axis=0) for k in range(K)])
-    Dev = H - means[y]
-    st = mon.statistics
-    assert _rel(st.sigma_W, Dev.T @ Dev / N) < 1e-12
-    assert np.array_equal(st.sigma_W, st.sigma_W.T)
 
 
 @pytest.mark.parametrize(
@@ -389,54 +280,6 @@ def test_features_of_another_width_in_the_next_epoch_start_afresh():
         fresh.update(X[:, :4], Y)
     for key in ("nc1", "cdnv", "nc2", "H_norm_sq_per_sample", "dist_means_gram"):
         assert mon.rows[1][key] == pytest.approx(fresh.rows[0][key], rel=1e-12), key
-
-
-def test_the_epochs_statistics_are_the_two_pass_class_statistics():
-    """monitor.statistics after an epoch: every field of metrics.class_statistics of the same features
-    (means, global mean, int64 counts, Σ_W, Σ_B, class variances) to 1e-12."""
-    H, y = _data(seed=9, offset=2.0)
-    mon = NCMonitor(K, lam_W=1e-3, lam_H=1e-3, progress=False)
-    for _ in range(2):
-        with mon.epoch():
-            _feed(mon, H, y)
-    st, ref = mon.statistics, metrics.class_statistics(H, y)
-    assert st.counts.dtype == np.int64 and np.array_equal(st.counts, ref.counts)
-    for field in ("means", "global_mean", "sigma_W", "sigma_B", "class_var"):
-        assert _rel(np.asarray(getattr(st, field)), np.asarray(getattr(ref, field))) < 1e-12, field
-
-
-@pytest.mark.parametrize("bias", [True, False])
-def test_the_ufm_entries_of_a_row_are_ufm_distances_of_the_epoch(bias):
-    """The row's UFM columns are exactly ufm_distances' keys and values for the epoch's statistics, and
-    h_over_w is √(‖H‖²/N) / √(‖W‖²/K) of the features themselves."""
-    from fctheory.nc_diagnosis import applicable_result, ufm_distances
-
-    H, y = _data(seed=10)
-    fc = torch.nn.Linear(D, K, bias=bias).double()
-    mon = NCMonitor(K, lam_W=1e-3, lam_H=1e-3, classifier=fc, progress=False)
-    with mon.epoch():
-        _feed(mon, H, y)
-    row, st = mon.rows[-1], mon.statistics
-    W = fc.weight.detach().numpy()
-    b = fc.bias.detach().numpy() if bias else None
-    app = applicable_result(loss="ce", K=K, d=D, counts=st.counts, lam_W=1e-3, lam_H=1e-3, lam_b=0.0, bias=bias)
-    expected = ufm_distances(st, W, b, app.optimum, n_spl=app.n_spl)
-    for key, value in expected.items():
-        assert row[key] == pytest.approx(value, rel=1e-12, abs=1e-15), key
-    h_over_w = math.sqrt(np.sum(H * H) / len(y)) / math.sqrt(np.sum(W * W) / K)
-    assert row["h_over_w"] == pytest.approx(h_over_w, rel=1e-12)
-
-
-def test_rows_without_a_classifier_have_no_classifier_columns():
-    H, y = _data(seed=11)
-    mon = NCMonitor(K, lam_W=1e-3, lam_H=1e-3, progress=False)
-    with mon.epoch():
-        _feed(mon, H, y)
-    summary = metrics.nc_summary(mon.statistics)
-    row = mon.rows[-1]
-    assert not {"nc2_W", "equinorm_W", "mean_cos_W", "W_norm_sq", "nc3", "nc4", "dist_W_gram", "h_over_w"} & set(row)
-    for key, value in summary.items():
-        assert row[key] == pytest.approx(value, rel=1e-12, abs=2e-14, nan_ok=True), key
 
 
 def test_a_classifier_of_another_width_is_refused_naming_W():

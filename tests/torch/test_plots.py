@@ -5,11 +5,12 @@ optimum, and a PNG at the requested path."""
 import numpy as np
 import pytest
 
-pytest.importorskip("torch", reason="needs torch: pip install 'fctheory[torch]'")
+torch = pytest.importorskip("torch", reason="needs torch: pip install 'fctheory[torch]'")
 pd = pytest.importorskip("pandas")
 pytest.importorskip("matplotlib")
 import matplotlib.pyplot as real_pyplot  # noqa: E402
 
+from fctheory import FCTheoryError  # noqa: E402
 from fctheory.torch import plots  # noqa: E402
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
@@ -160,3 +161,30 @@ def test_panels_without_data_are_hidden(draw):
 def test_title_becomes_the_suptitle(drawn):
     _, fig = drawn
     assert fig._suptitle is not None and fig._suptitle.get_text() == "run 7"
+
+
+def test_the_per_class_figure_is_written_for_chosen_epochs_and_refuses_others(tmp_path):
+    from fctheory.torch import NCMonitor, plot_classes
+
+    rng = np.random.default_rng(0)
+    K, d = 30, 5
+    y = np.concatenate([np.arange(K), rng.zipf(1.5, 400) % K])  # Zipfian class frequencies
+    H = 3.0 * rng.standard_normal((K, d))[y] + rng.standard_normal((y.size, d))
+    fc = torch.nn.Linear(d, K).double()
+    mon = NCMonitor(K, lam_W=1e-3, lam_H=1e-3, classifier=fc, progress=False)
+    for _ in range(3):
+        with mon.epoch():
+            mon.update(torch.as_tensor(H), torch.as_tensor(y))
+    path = mon.plot_classes(str(tmp_path / "classes.png"))
+    assert (tmp_path / "classes.png").stat().st_size > 10_000 and path.endswith("classes.png")
+    plot_classes(mon.class_table(), str(tmp_path / "one.png"), epochs=[1])
+    assert (tmp_path / "one.png").is_file()
+    with pytest.raises(FCTheoryError, match="epochs"):
+        plot_classes(mon.class_table(), str(tmp_path / "bad.png"), epochs=[7])
+    with pytest.raises(FCTheoryError, match="df"):
+        plot_classes(mon.class_table().iloc[:0], str(tmp_path / "empty.png"))
+    with pytest.raises(FCTheoryError, match="nothing to plot"):
+        NCMonitor(K, lam_W=1e-3, lam_H=1e-3, per_class=False, progress=False).plot_classes(str(tmp_path / "x.png"))
+    mon.save_classes(str(tmp_path / "classes.parquet"))
+    pd = pytest.importorskip("pandas")
+    pd.testing.assert_frame_equal(pd.read_parquet(tmp_path / "classes.parquet"), mon.class_table())

@@ -184,3 +184,28 @@ def test_a_float32_classifier_gives_the_entries_of_its_float64_copy():
     assert got.keys() == ref.keys()
     for key in ref:
         assert got[key] == ref[key] or (math.isnan(got[key]) and math.isnan(ref[key])), key
+
+
+@pytest.mark.parametrize("K_present", [4, 40])  # the compiled kernel's path (≤ 32 classes) and the reference path
+@pytest.mark.parametrize("upper", [False, True])
+def test_nc_summary_from_moments_with_absent_classes_is_that_of_the_present_ones(K_present, upper):
+    from fctheory.metrics import nc_summary_from_moments
+
+    rng = np.random.default_rng(K_present)
+    K, d = int(2.5 * K_present), 7  # 60% of the classes absent
+    present = np.sort(rng.choice(K, size=K_present, replace=False))
+    y = np.concatenate([present, rng.choice(present, size=5 * K_present)])
+    H = 3.0 * rng.standard_normal((K, d))[y] + rng.standard_normal((y.size, d))
+    W = rng.standard_normal((K, d))
+    counts = np.bincount(y, minlength=K)
+    shift = np.zeros((K, d))
+    sums = np.zeros((K, d))
+    np.add.at(sums, y, H)
+    sq = np.bincount(y, weights=(H * H).sum(1), minlength=K)
+    S = H.T @ H
+    st, got = nc_summary_from_moments(counts, sums, np.triu(S) if upper else S, sq, shift, W, upper=upper)
+    ref = nc_summary(class_statistics(H, np.searchsorted(present, y)), W[present])
+    assert st.K == K_present and st.num_classes == K and st.classes.tolist() == present.tolist()
+    for key in ref:
+        assert math.isfinite(got[key]), key
+        assert got[key] == pytest.approx(ref[key], rel=1e-9, abs=1e-12), key

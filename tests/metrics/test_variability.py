@@ -1,4 +1,4 @@
-"""NC1, CDNV and NC3 from class statistics alone equal the feature-based metrics; class statistics from
+"""NC1 and CDNV (fctheory.metrics.variability): from class statistics alone they equal the feature-based metrics;
 one-pass moments equal the two-pass ones; the ClassStatistics properties against direct sums."""
 
 import math
@@ -9,11 +9,9 @@ import pytest
 from fctheory import FCTheoryError
 from fctheory.metrics import (
     ClassStatistics,
-    NCAccumulator,
     cdnv,
     cdnv_from_statistics,
     class_statistics,
-    class_statistics_from_moments,
     nc1,
     nc1_from_statistics,
     nc3,
@@ -75,21 +73,6 @@ def test_cdnv_from_statistics_equals_cdnv_of_the_features(ddof, option):
         np.testing.assert_allclose(got, want, rtol=RTOL, atol=0, err_msg=str(i))
 
 
-@pytest.mark.parametrize("variant", ["duality", "duality_squared", "etf"])
-@pytest.mark.parametrize("global_mean", ["class_means", "samples"])
-def test_nc3_from_statistics_equals_nc3_of_the_features(variant, global_mean):
-    for i, (H, y, W) in enumerate(DATA):
-        got = nc3_from_statistics(W, class_statistics(H, y), variant=variant, global_mean=global_mean)
-        want = nc3(W, H, y, variant=variant, global_mean=global_mean)
-        assert math.isclose(got, want, rel_tol=RTOL, abs_tol=1e-15), i
-
-
-def test_the_per_sample_cosine_nc3_is_not_offered_from_statistics():
-    H, y, W = DATA[0]
-    with pytest.raises(FCTheoryError, match="variant"):
-        nc3_from_statistics(W, class_statistics(H, y), variant="cosine")
-
-
 def test_metrics_from_statistics_of_huge_features_equal_those_of_the_features():
     H, y, W = DATA[1]
     st = class_statistics(H * 1e150, y)  # Σ_W ~ 1e300: the squares of the centred means would overflow
@@ -106,26 +89,6 @@ def test_metrics_from_statistics_refuse_coinciding_class_means_naming_st():
     for fn in (nc1_from_statistics, lambda s: nc1_from_statistics(s, variant="trace_ratio"), cdnv_from_statistics):
         with pytest.raises(FCTheoryError, match=r"\bst\b"):
             fn(st)
-
-
-def test_metrics_from_moments_equal_the_metrics_of_the_features():
-    H, y, W = DATA[0]
-    K = int(y.max()) + 1
-    st = class_statistics_from_moments(*_moments(H, y, K, [int(np.nonzero(y == k)[0][0]) for k in range(K)]))
-    assert math.isclose(nc1_from_statistics(st), nc1(H, y), rel_tol=1e-12)
-    assert math.isclose(cdnv_from_statistics(st), cdnv(H, y), rel_tol=1e-12)
-    assert math.isclose(nc3_from_statistics(W, st), nc3(W, H, y), rel_tol=1e-12)
-
-
-def test_accumulated_statistics_give_the_accumulators_metrics():
-    H, y, W = DATA[0]
-    acc = NCAccumulator(K=4, d=9)
-    for i in range(0, y.size, 5):
-        acc.update(H[i : i + 5], y[i : i + 5])
-    st = acc.statistics()
-    assert math.isclose(nc1_from_statistics(st), acc.nc1(), rel_tol=RTOL)
-    assert math.isclose(cdnv_from_statistics(st), acc.cdnv(), rel_tol=RTOL)
-    assert math.isclose(nc3_from_statistics(W, st), acc.nc3(W), rel_tol=RTOL)
 
 
 def test_cdnv_of_many_classes_in_row_blocks_equals_the_pairwise_formula():
