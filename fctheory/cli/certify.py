@@ -135,7 +135,8 @@ def run(args) -> int:
     rows = [[k, v] for k, v in out.items() if k not in ("message", "interval", "bound_description", "lam")]
     if c.interval is not None:
         iv = c.interval
-        rows += [["interval R", list(iv["R"])], ["interval lower_bound", iv["lower_bound"]], ["interval gap", iv["gap"]]]
+        rows += [["interval R", list(iv["R"])], ["interval lower_bound", iv["lower_bound"]]]
+        rows += [["interval gap", iv["gap"]]]
     print(table(rows, ["quantity", "value"]))
     say(f"bound: {out['bound_description']}")
     say(out["message"])

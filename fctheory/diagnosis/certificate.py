@@ -62,10 +62,13 @@ def certificate_fields(c, lam: float) -> dict:
                                       "lower_bound_optimum", "R_optimum", "rho", "align", "width", "rank",
                                       "objective", "message", "seconds")}  # fmt: skip
     out["bound"] = _bound_used(c)
-    out["bound_description"] = (
-        "Fenchel bound at the solved optimum" if out["bound"] == "optimum" else "Fenchel bound at the network's own "
-        "weights (no solve)" + ("" if math.isfinite(c.lower_bound_optimum) else "; the optimum was not solved")
-    )
+    solved = math.isfinite(c.lower_bound_optimum)
+    if out["bound"] == "optimum":
+        out["bound_description"] = "the Fenchel bound at the solved optimum"
+    else:
+        out["bound_description"] = "the Fenchel bound at the network's own weights" + (
+            " (at least the bound at the solved optimum)" if solved else " (no solve for the optimum)"
+        )
     out["lam"] = float(lam)
     if c.interval is not None:
         out["interval"] = c.interval

@@ -107,7 +107,8 @@ def load_sentences(path, *, task=None, name="path") -> Sentences:
     """
     data = load_npz(path, name=name)
     if not {"S", "y"} <= set(data):
-        fail(name, path, f"a sentence file holds arrays 'S' (N x L word indices) and 'y' (N labels); found {sorted(data)}")
+        found = sorted(data)
+        fail(name, path, f"a sentence file holds arrays 'S' (N x L word indices) and 'y' (N labels); found {found}")
     S, y = _INDICES(name, data["S"]), _LABELS(name, data["y"])
     if y.shape[0] != S.shape[0]:
         fail(name, path, f"holds {S.shape[0]} sentences but {y.shape[0]} labels")

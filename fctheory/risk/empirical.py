@@ -46,7 +46,7 @@ LAM = Real(lo=1e-12, hi=1e6)
 # ----------------------------------------------------------------------------- checks and statistics
 def check_data(task: Task, X, y=None, *, need_y=True, name="X", name_y="y"):
     """Shapes of the sentences against the task; every word must belong to its class's concept (errors name
-    the parameters ``name`` and ``name_y``). The one home of the check: :func:`fctheory.io.sentences.check_sentences`."""
+    the parameters ``name`` and ``name_y``). The check's one home: :func:`fctheory.io.sentences.check_sentences`."""
     check_sentences(task, X, y, name=name, name_y=name_y)
 
 
