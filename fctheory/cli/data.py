@@ -60,6 +60,8 @@ def run_training_set(rf, name: str = "WEIGHTS"):
 def _source(args):
     """(task, n_spl, seed, what) from exactly one of RUN, --preset and the task options."""
     given = [o for o in _TASK_OPTIONS if getattr(args, o, None) is not None]
+    if args.run is not None:  # the path first: a refusal names it whatever else is on the line
+        args.run = PathIn(dir=os.path.isdir(args.run))("RUN", args.run)
     if args.preset is not None:
         if args.run is not None or given:
             fail("--preset", args.preset, "fixes the task: drop " + ("RUN" if args.run else f"--{given[0]}"))
@@ -73,7 +75,7 @@ def _source(args):
     if args.run is not None:
         if given:
             fail(f"--{given[0].replace('_', '-')}", getattr(args, given[0]), "the run fixes the task: drop it")
-        rf = load_run(PathIn(dir=os.path.isdir(args.run))("RUN", args.run))
+        rf = load_run(args.run)
         if rf.task is None:
             fail("RUN", args.run, "records no task (a run directory or trainer checkpoint holds one)")
         cfg = rf.config or {}

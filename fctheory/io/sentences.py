@@ -23,7 +23,7 @@ import numpy as np
 
 from .._budget import check_work
 from .._files import load_npz, write_npz
-from .._validate import Array, Instance, Int, PathIn, PathOut, fail, public, result_type
+from .._validate import Anything, Array, Instance, Int, PathIn, PathOut, fail, public, result_type
 from ..task import Task
 from .tasks import check_latent, make_task
 
@@ -94,7 +94,8 @@ def save_sentences(path, S, y, *, task=None, n_spl=None, seed=None) -> str:
     return write_npz(path, arrays, kind=SENTENCES_KIND)
 
 
-@public(path=PathIn(), task=Instance(Task).or_none(), name=Instance(str))
+@public(path=Anything("an existing sentence file (checked in the body, naming `name`)"), task=Instance(Task).or_none(),
+        name=Instance(str))  # fmt: skip
 def load_sentences(path, *, task=None, name="path") -> Sentences:
     """Read a sentence file (:func:`save_sentences`, or a plain ``.npz`` with arrays ``S`` and ``y``).
 
@@ -105,6 +106,7 @@ def load_sentences(path, *, task=None, name="path") -> Sentences:
     -------
     Sentences
     """
+    path = PathIn()(name, path)
     data = load_npz(path, name=name)
     if not {"S", "y"} <= set(data):
         found = sorted(data)
