@@ -28,6 +28,9 @@ def test_the_trainers_training_set():
         S, y = training_sentences(task, n_spl=4, seed=seed)
         ref = make_data(task, n_spl=4, seed=seed)
         assert np.array_equal(S, ref.X_train) and np.array_equal(y, ref.y_train)
+        # the stream the trainer documents (fctheory.trainer.data): default_rng([seed, 1])
+        S1, y1 = task.sample(4, seed=np.random.default_rng([seed, 1]))
+        assert np.array_equal(S, S1) and np.array_equal(y, y1)
 
 
 def test_a_plain_npz_is_read_without_a_task(tmp_path):
