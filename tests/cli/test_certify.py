@@ -128,7 +128,7 @@ def _file(folder, name, **arrays):
 
 
 def test_bad_files_paths_and_shapes_exit_2_naming_the_parameter(problem, capsys):
-    f, task, S, y = problem["folder"], problem["task"], problem["S"], problem["y"]
+    f, S, y = problem["folder"], problem["S"], problem["y"]
     opt, data = f / "opt.npz", f / "s.npz"
     assert "path=" in _refused(capsys, f / "missing.npz", "--lam", LAM)
     assert "--data=" in _refused(capsys, opt, "--data", f / "missing.npz", "--lam", LAM)
