@@ -23,6 +23,7 @@ def _sentence_file():
     S, y = fc.io.training_sentences(task, n_spl=2, seed=0)
     return fc.io.save_sentences(os.path.join(scratch_dir("sentences-"), "s.npz"), S, y, task=task, n_spl=2, seed=0)
 
+
 EXAMPLES = {
     "fctheory.io.to_json": lambda: dict(
         v={"R": np.float64(0.5), "ok": np.bool_(True), "x": np.arange(3)}, notes=[], path="results", dps=20
