@@ -13,6 +13,8 @@ from .._validate import Bool, Int, PathOut, Real, fail
 from ..diagnosis import diagnose
 from ..io import load_run
 from ._output import print_json, say
+from ._sentences import DATA_HELP, read_sentences
+from .data import run_training_set
 from ._table import table
 from ._task_options import add_task_arguments, task_from_args
 
@@ -69,9 +71,43 @@ def register(sub) -> None:
         action="store_true",
         help="also read a fully pickled nn.Module: EXECUTES CODE FROM THE FILE (trusted files only)",
     )
+    t = p.add_argument_group(
+        "training objective",
+        "the certificate of the network's own training objective (network h): its sentences from --data, or "
+        "regenerated from a run's task and configuration (n_spl, seed)",
+    )
+    t.add_argument(
+        "--data",
+        default=None,
+        metavar="SENTENCES.npz",
+        help=DATA_HELP,
+    )
+    t.add_argument(
+        "--certificate",
+        default="auto",
+        choices=("auto", "network", "optimum", "none"),
+        help="where the certified lower bound is taken: the network's own weights (network, instant), also the "
+        "solved optimum (optimum), the optimum on small samples only (auto, default), or no certificate (none)",
+    )
     p.add_argument("--out", default=None, help="folder for report.md, diagnosis.json and the figures")
     p.add_argument("--json", action="store_true", help="print the diagnosis as the fctheory/1 JSON object")
     p.set_defaults(func=run)
+
+
+def _training_data(args, rf, task):
+    """((S, y) or None, where they came from): --data, else the run's training set from its configuration."""
+    if args.certificate == "none":
+        if args.data is not None:
+            fail("--data", args.data, "gives the sentences of a certificate, but --certificate none asks for none")
+        return None, None
+    if args.data is not None:
+        sf = read_sentences(args.data, task)
+        return sf.data, os.path.abspath(args.data)
+    found = run_training_set(rf)
+    if found is None:
+        return None, None
+    S, y, n_spl, seed = found
+    return (S, y), f"regenerated from the run's configuration (n_spl = {n_spl}, seed = {seed})"
 
 
 def _config_value(args_value, config, key, flag, kind):
@@ -99,6 +135,7 @@ def run(args) -> int:
     if eps is None:
         eps = _EPS_PYTORCH if layernorm else 0.0
     n = Int(min=2, max=10**9)("--samples", args.samples) if args.samples is not None else None
+    data, data_source = _training_data(args, rf, task)
     D = diagnose(
         W=rf.W,
         U=rf.U,
@@ -115,16 +152,18 @@ def run(args) -> int:
         rtol=Real(lo=0)("--rtol", args.rtol),
         backend=args.backend,
         assumptions=not args.no_assumptions,
+        data=data,
+        certificate="auto" if args.certificate == "none" else args.certificate,
     )
     report = D.report(args.out) if args.out is not None else None
     if args.json:
-        _print_json(args, D, rf, report, layernorm=layernorm, eps=eps, n=n)
+        _print_json(args, D, rf, report, layernorm=layernorm, eps=eps, n=n, data_source=data_source)
         return 0
-    _print_text(args, D, rf, report)
+    _print_text(args, D, rf, report, data_source)
     return 0
 
 
-def _print_json(args, D, rf, report, *, layernorm, eps, n) -> None:
+def _print_json(args, D, rf, report, *, layernorm, eps, n, data_source) -> None:
     """The fctheory/1 object: the diagnosis (task and versions in the envelope), where it came from, the options."""
     out = D.to_dict()
     out.pop("task", None)
@@ -147,11 +186,13 @@ def _print_json(args, D, rf, report, *, layernorm, eps, n) -> None:
         "backend": args.backend,
         "assumptions": not args.no_assumptions,
         "out": None if args.out is None else os.path.abspath(args.out),
+        "data": data_source,
+        "certificate": args.certificate,
     }
     print_json("diagnose", task=D.task, parameters=params, results=out)
 
 
-def _print_text(args, D, rf, report) -> None:
+def _print_text(args, D, rf, report, data_source=None) -> None:
     """The diagnosis as text: risk, theory and why it may not apply, the comparison table, the verdict."""
     t = D.task
     say(f"{rf.source} {args.weights}: network {D.network}, d={D.d}, {t!r}, λ_W={D.lam_W:g}, λ_U={D.lam_U:g}")
@@ -171,5 +212,17 @@ def _print_text(args, D, rf, report) -> None:
         say(f"  note: {n_}")
     print(table([[q, o, p] for q, o, p in D.comparison()], ["quantity", "observed", "theory"]))
     say(f"verdict: {D.verdict}")
+    _print_certificate(D.certificate, data_source)
     if report:
         say(f"report: {os.path.abspath(report)}")
+
+
+def _print_certificate(c, data_source) -> None:
+    """One or two lines: how far the network is from the optimum of its own training objective, which bound."""
+    if c is None:
+        return
+    if not c["available"]:
+        say(f"training objective ({data_source}): no certificate: {c['reason']}")
+        return
+    say(f"training objective ({c['N']} sentences, {data_source}): {c['message']}")
+    say(f"  lower bound: {c['bound_description']}")

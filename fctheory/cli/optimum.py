@@ -7,18 +7,27 @@ frequencies, any K; enumeration of the sentences otherwise, refused with one lin
 Network h*: :func:`fctheory.optimum` with ``network="h*"`` (a local minimiser and a certified lower bound, small
 tasks), or with ``--collapsed`` :func:`fctheory.collapsed_optimum_star` (the best feature-collapsed h*, any K).
 
+Network h on a training set (``--data SENTENCES.npz``, a sentence file of :mod:`fctheory.io.sentences`):
+:func:`fctheory.optimum` with ``data=(S, y)``, the certified global minimiser of the training objective R̂ of those
+sentences (the task from the options, the preset, or the sentence file).
+
 Each kind of optimum is one entry of :data:`SOLVERS` (``what`` it is, the function that answers it): an answer
-of another kind (the training-set optimum on given sentences) is a new entry and the options that choose it.
+of another kind is a new entry and the options that choose it. ``--out FILE.npz`` writes the optimum's weights
+(W, U, the task and the decays) in the format ``fctheory certify`` and ``fctheory diagnose`` read.
 """
 
 from __future__ import annotations
 
-from .._validate import fail
+import os
+
+from .._files import write_npz
+from .._validate import PathOut, fail
 from ..optima import collapsed_optimum_star, optimum
 from ..trainer.presets import PRESETS, get_preset
 from ._optima import summary_h, summary_h_star, summary_star
 from ._output import add_format_options, print_json, say
-from ._table import fmt, integer, real, table
+from ._sentences import DATA_HELP, read_sentences
+from ._table import fmt, hint, integer, real, table
 from ._task_options import add_task_arguments, task_from_args
 
 __all__ = ["register", "run", "SOLVERS"]
@@ -60,6 +69,19 @@ def register(sub) -> None:
         default=None,
         help="longest solve before it stops uncertified (default: the work budget's)",
     )
+    t = p.add_argument_group("training set", "network h on given sentences instead of the true risk (5)")
+    t.add_argument(
+        "--data",
+        default=None,
+        metavar="SENTENCES.npz",
+        help=DATA_HELP + "; the optimum of their training objective (the task: the options, the preset or the file's)",
+    )
+    p.add_argument(
+        "--out",
+        default=None,
+        metavar="FILE.npz",
+        help="write the optimum's weights W, U (with the task and lambda) to an .npz that certify and diagnose read",
+    )
     add_format_options(p, csv_ok=False)
     p.set_defaults(func=run)
 
@@ -77,6 +99,11 @@ def _problem(args):
         return p.task(), network, lam, args.d if args.d is not None else (p.d if network == "h*" else None), p.name
     if args.quick:
         fail("--quick", True, "chooses a preset's small version: add --preset NAME")
+    given = any(getattr(args, o) is not None for o in ("task", "nc", "sc", "L", "K", "Z"))
+    sentences = getattr(args, "sentences", None)
+    if not given and sentences is not None and sentences.task is not None:
+        task = sentences.task if args.mu is None else task_from_args(args, file_task=sentences.task)
+        return task, args.network or "h", 1e-3 if args.lam is None else args.lam, args.d, None
     task = task_from_args(args, random_Z=True)
     return task, args.network or "h", 1e-3 if args.lam is None else args.lam, args.d, None
 
@@ -84,7 +111,15 @@ def _problem(args):
 def _solve_h(task, lam, d, args) -> tuple:
     res = optimum(task, lam=lam, d=d, tol=args.tol, max_seconds=args.max_seconds)
     how = "collapsed problem (uniform mu)" if task.is_uniform else "enumeration of the sentences"
-    return f"global minimiser of (5), network h: {how}", {**summary_h(task, res, lam), "status": res.status}
+    return f"global minimiser of (5), network h: {how}", {**summary_h(task, res, lam), "status": res.status}, res
+
+
+def _solve_data(task, lam, d, args) -> tuple:
+    S, y = args.sentences.data
+    res = optimum(task, lam=lam, d=d, tol=args.tol, max_seconds=args.max_seconds, data=(S, y))
+    what = (f"global minimiser of the training objective of {S.shape[0]} sentences, network h "
+            "(factored solve, Fenchel certificate)")  # fmt: skip
+    return what, {**summary_h(task, res, lam), "status": res.status, "R_convex": res.R_convex}, res
 
 
 def _solve_star(task, lam, d, args) -> tuple:
@@ -93,14 +128,39 @@ def _solve_star(task, lam, d, args) -> tuple:
             fail("--d", None, "is needed for h*: the embedding dimension (LayerNorm features have norm sqrt(d))")
         res = collapsed_optimum_star(task, lam=lam, d=d, tol=args.tol)
         what = "best feature-collapsed network h* (certified among feature-collapsed networks of any width)"
-        return what, summary_star(task, res)
+        return what, summary_star(task, res), None
     res = optimum(task, lam=lam, network="h*", d=d, tol=args.tol, max_seconds=args.max_seconds)
     what = "network h*: best local minimiser of (10) and a certified lower bound on min R* (width d)"
-    return what, {**summary_h_star(task, res, lam), "status": res.status}
+    return what, {**summary_h_star(task, res, lam), "status": res.status}, res
 
 
-#: each kind of optimum: (network, collapsed) -> the function that solves it
-SOLVERS = {("h", False): _solve_h, ("h*", False): _solve_star, ("h*", True): _solve_star}
+#: each kind of optimum: (network, kind) -> the function that solves it (what it is, its summary, the result
+#: whose W, U --out writes, or None); kind: "population" (the true risk (5)), "collapsed", "data" (sentences)
+SOLVERS = {
+    ("h", "population"): _solve_h,
+    ("h*", "population"): _solve_star,
+    ("h*", "collapsed"): _solve_star,
+    ("h", "data"): _solve_data,
+}
+
+
+def _kind(args, network) -> str:
+    if args.collapsed and network != "h*":
+        fail("--collapsed", True, "chooses the best feature-collapsed h*: add --network h* (or a preset of h*)")
+    if args.data is not None:
+        if network != "h" or args.collapsed:
+            fail("--data", args.data, "the training-set optimum is of network h: drop --network h* / --collapsed")
+        return "data"
+    return "collapsed" if args.collapsed else "population"
+
+
+def _save(path, task, res, network, lam) -> None:
+    """The optimum's weights as a weights file (W, U, Z, mu and the decays: what load_run reads as a run)."""
+    if res is None:
+        fail("--out", path, "this optimum (the best feature-collapsed h*) has no weights W, U to write")
+    ln = network == "h*"
+    write_npz(path, {"W": res.W, "U": res.U, "Z": task.Z, "mu": task.mu, "lam_W": 0.0 if ln else lam, "lam_U": lam,
+                     "layernorm": ln}, kind="weights", name="--out")  # fmt: skip
 
 
 #: fields only --json prints (one entry per word, the message printed as prose)
@@ -117,12 +177,22 @@ def _shown(key, value, task):
 
 
 def run(args) -> int:
+    out_path = PathOut()("--out", args.out) if args.out is not None else None  # refused before any work
+    if out_path is not None and not out_path.lower().endswith(".npz"):
+        fail("--out", args.out, "the weights are written as an .npz: end the name with .npz")
+    args.sentences = read_sentences(args.data) if args.data is not None else None
     task, network, lam, d, preset = _problem(args)
-    if args.collapsed and network != "h*":
-        fail("--collapsed", True, "chooses the best feature-collapsed h*: add --network h* (or a preset of h*)")
-    what, out = SOLVERS[(network, bool(args.collapsed))](task, lam, d, args)
+    kind = _kind(args, network)
+    if args.sentences is not None:
+        args.sentences = read_sentences(args.data, task)  # the sentences against the task
+    what, out, res = SOLVERS[(network, kind)](task, lam, d, args)
+    if out_path is not None:
+        _save(out_path, task, res, network, lam)
     params = {"preset": preset, "quick": bool(args.quick), "network": network, "lam": lam, "d": d}
     params.update(collapsed=bool(args.collapsed), tol=args.tol, max_seconds=args.max_seconds)
+    params.update(data=None if args.data is None else os.path.abspath(args.data), out=out_path)
+    if args.sentences is not None:
+        params["N"] = int(args.sentences.S.shape[0])
     if args.json:
         print_json("optimum", task=task, parameters=params, results={"optimum": what, **out})
         return 0
@@ -130,4 +200,6 @@ def run(args) -> int:
     say(f"task: {task!r}{f' (preset {preset})' if preset else ''}, lambda = {lam:g}{f', d = {d}' if d else ''}")
     print(table([[k, _shown(k, v, task)] for k, v in out.items() if k not in _JSON_ONLY], ["quantity", "value"]))
     say(out["message"])
+    if out_path is not None:
+        print(hint("weights written", os.path.abspath(out_path)))
     return 0

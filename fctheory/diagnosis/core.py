@@ -14,7 +14,9 @@ frequencies μ) and weight decays (λ_W, λ_U), :func:`diagnose` reports
 * relative distances to the nearest type-I/III (h) or type-II (h*) configuration
   (:mod:`fctheory.metrics.collapse`), word norms against frequency rank with the type-I constant or
   type-III curve, ‖u_{k,ℓ}‖, PCA spectra of W (φ(W) for h*) and of the u_{k,ℓ}, cosines within and
-  across concepts.
+  across concepts;
+* with the training sentences (``data=``), the certificate of the network's own training objective
+  (:mod:`fctheory.diagnosis.certificate`): "within X% of the global optimum of its own training objective".
 
 Unequal weight decays are reduced to the theorems exactly (W = aW′, U = U′/a with
 a = (λ_U/λ_W)^{1/4} turns the penalty into that of (5) at λ = √(λ_Wλ_U)); the theorem, its
@@ -33,6 +35,7 @@ import numpy as np
 
 from .._backend import to_numpy
 from .._budget import get_budget
+from .._errors import FCTheoryError
 from .._validate import Array, Bool, Choice, Instance, Int, PathOut, Real, Seed, fail, public, result_type
 from ..io import task_to_dict, to_json, versions
 from ..metrics.geometry import collapse_distances, norms_by_rank, weight_geometry
@@ -41,6 +44,8 @@ from ..predictions import TheoryVerdict, applicable_theorem
 from ..risk import estimate_cost, evaluate_risk
 from ..risk.montecarlo import check_magnitude, monte_carlo_risk, penalty_terms, safe_norm
 from ..task import Task, task_first
+from ..risk.empirical import check_data
+from .certificate import TrainingData, training_certificate
 from .report import plot_diagnosis, write_report
 
 __all__ = ["diagnose", "Diagnosis", "applicable_theorem", "TheoryVerdict"]
@@ -61,7 +66,9 @@ class Diagnosis:
     ``distance_notes``, ``fitted`` (constants of the nearest configurations); ``W_norms``,
     ``phiW_norms`` (h*), ``W_norm_by_rank``, ``W_norm_by_rank_std``, ``U_norms`` (K×L),
     ``pca_W``, ``pca_U``, ``cos_W_within``, ``cos_W_across``, ``cos_U_within``, ``cos_U_across``;
-    ``matches_theorem`` and ``verdict`` (one line); ``W``, ``U`` (the weights, float64).
+    ``matches_theorem`` and ``verdict`` (one line); ``certificate`` (with ``data``: the certificate of the
+    training objective as a dict, :func:`fctheory.diagnosis.certificate.training_certificate`; else None);
+    ``W``, ``U`` (the weights, float64).
     """
 
     task: Task
@@ -105,6 +112,7 @@ class Diagnosis:
     seconds: float
     W: np.ndarray = field(repr=False)
     U: np.ndarray = field(repr=False)
+    certificate: dict | None = None
 
     # ----------------------------------------------------------------- views
     def comparison(self) -> list:
@@ -206,6 +214,7 @@ class Diagnosis:
             "comparison": [{"quantity": q, "observed": o, "predicted": p} for q, o, p in self.comparison()],
             "matches_theorem": self.matches_theorem,
             "verdict": self.verdict,
+            "certificate": self.certificate,
             "rtol": self.rtol,
             "seconds": self.seconds,
             "versions": versions(),
@@ -361,6 +370,8 @@ def verdict_sentence(theory, *, R, dist, exact, critical, grad_rel, ci, confiden
     backend=Choice("numpy", "numba", "cupy"),
     assumptions=Bool(),
     distances=Bool(),
+    data=TrainingData(),
+    certificate=Choice("auto", "network", "optimum"),
     legacy_positional=("lam_W", "lam_U"),
 )
 def diagnose(
@@ -381,6 +392,8 @@ def diagnose(
     backend="numpy",
     assumptions=True,
     distances=True,
+    data=None,
+    certificate="auto",
 ):
     """Diagnose trained weights (W, U) of h or h* against Theorems 1–3 (see the module docstring).
 
@@ -419,6 +432,14 @@ def diagnose(
         Check Assumptions A and B on Z.
     distances : bool
         Fit the nearest collapse configurations.
+    data : (S, y), TrainData or None
+        The training sentences (N × L word indices) and labels, or ``run.data`` of :func:`fctheory.train`:
+        then ``certificate`` holds how far the network is from the global optimum of its own training objective
+        (:func:`fctheory.certify`, network h, both decays positive; otherwise the reason it is not available).
+    certificate : {"auto", "network", "optimum"}
+        Where the certified lower bound is taken: at the network's own weights only (``"network"``: one
+        evaluation, seconds at the paper's scale), also at the solved optimum (``"optimum"``), or the optimum
+        too on small samples, N·K ≤ 20,000 (``"auto"``). The result says which bound was used.
 
     Returns
     -------
@@ -451,6 +472,7 @@ def _diagnose(o) -> Diagnosis:
     theory = applicable_theorem(task, d=d, assumptions=o.assumptions, **kw)
     geo, dist, dnotes, fitted = _geometry(task, W, U, o.layernorm, o.eps, o.distances)
     R = R0 + penalty
+    cert = _certificate(o) if o.data is not None else None
     ci, conf, rtol = mc_fields["R_ci"], o.confidence, o.rtol
     matches, verdict = verdict_sentence(
         theory,
@@ -490,5 +512,18 @@ def _diagnose(o) -> Diagnosis:
         seconds=time.perf_counter() - t0,
         W=W,
         U=U,
+        certificate=cert,
         **{k: kw[k] for k in ("lam_W", "lam_U", "eps")},
     )
+
+
+def _certificate(o) -> dict:
+    """The training objective's certificate (its data checked here, naming ``data``); a refusal of the certificate
+    itself (a budget, weights whose scores overflow) is reported as the reason it is not available."""
+    S, y = o.data
+    check_data(o.task, S, y, name="data", name_y="data")
+    try:
+        return training_certificate(o.task, o.W, o.U, lam_W=o.lam_W, lam_U=o.lam_U, layernorm=o.layernorm,
+                                    data=(S, y), how=o.certificate)  # fmt: skip
+    except FCTheoryError as exc:
+        return {"available": False, "reason": str(exc)}

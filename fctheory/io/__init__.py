@@ -8,6 +8,8 @@
   frequencies from files (:func:`load_latent`, :func:`load_frequencies`);
 * weights (:func:`load_weights`, :func:`weights_from_state_dict`): ``.npz``, trainer checkpoints,
   ``.safetensors`` and PyTorch state_dicts in the authors' notebook layout;
+* sentence files (:func:`load_sentences`, :func:`save_sentences`, :class:`Sentences`): a training set (S, y),
+  optionally with its task; :func:`training_sentences`, the trainer's training set of a task, n_spl and seed;
 * run directories (:func:`load_run`, :func:`save_run`, :class:`RunFiles`);
 * the trainer's checkpoint format (:mod:`fctheory.io.checkpoint`: written by ``train(checkpoint=...)``, read
   and verified by ``train(resume=...)``, :func:`load_run` and :func:`load_weights`).
@@ -17,6 +19,7 @@ docs/api.md ("File formats") lists every format.
 
 from ._versions import versions
 from .json import to_json
+from .sentences import SENTENCES_KIND, Sentences, load_sentences, save_sentences, training_sentences
 from .runs import RUN_FORMAT, RunFiles, load_run, save_run
 from .tasks import (
     TASK_FORMAT,
@@ -51,6 +54,11 @@ __all__ = [
     "load_run",
     "save_run",
     "RunFiles",
+    "load_sentences",
+    "save_sentences",
+    "Sentences",
+    "training_sentences",
+    "SENTENCES_KIND",
     "TASK_FORMAT",
     "TASK_VERSION",
     "RUN_FORMAT",

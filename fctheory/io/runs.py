@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .._files import load_json, write_json, write_npz
-from .._validate import Anything, Array, Bool, Instance, PathOut, as_path, fail, public, result_type
+from .._validate import Anything, Array, Bool, Instance, PathOut, Real, as_path, fail, public, result_type
 from ..task import Task
 from .checkpoint import read_checkpoint
 from .tasks import check_latent, load_task, make_task, save_task
@@ -66,7 +66,8 @@ def load_run(path, *, allow_pickle=False):
 
     * a folder written by ``fctheory train --out DIR``: ``weights.npz``, ``task.json``, ``config.json``;
     * a trainer checkpoint (``*.ckpt.npz``): weights, task and configuration inside;
-    * an ``.npz`` with ``W``/``U`` (task when it holds ``Z``, with ``mu`` or uniform) or a state_dict
+    * an ``.npz`` with ``W``/``U`` (task when it holds ``Z``, with ``mu`` or uniform; the configuration's
+      ``lam_W``, ``lam_U``, ``layernorm`` when it holds them, as ``fctheory optimum --out`` writes) or a state_dict
       (``.npz``, ``.safetensors``, PyTorch) — see :func:`~fctheory.io.load_weights`.
 
     ``allow_pickle=True`` also reads a fully pickled ``nn.Module`` — this executes code from the file.
@@ -109,7 +110,20 @@ def load_run(path, *, allow_pickle=False):
             )
         mu = np.asarray(extra["mu"], dtype=np.float64) if "mu" in extra else "uniform"
         task = make_task(n_c, n_w // n_c, L, Z, mu, "Z")
+        config = _recorded_decays(extra)
     return _checked(RunFiles(W, U, task, config, source, path))
+
+
+def _recorded_decays(extra: dict) -> dict:
+    """The decays and the network an ``.npz`` of weights records (``fctheory optimum --out`` writes them)."""
+    config = {}
+    for key in ("lam_W", "lam_U"):
+        if key in extra:
+            config[key] = Real(lo=0.0)(key, extra[key].item() if np.ndim(extra[key]) == 0 else extra[key])
+    if "layernorm" in extra:
+        config["layernorm"] = Bool()("layernorm", extra["layernorm"].item() if np.ndim(extra["layernorm"]) == 0
+                                     else extra["layernorm"])  # fmt: skip
+    return config
 
 
 def _checked(run: RunFiles) -> RunFiles:

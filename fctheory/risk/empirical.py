@@ -17,6 +17,7 @@ import numpy as np
 
 from .._budget import check_work
 from .._validate import Array, Instance, Int, Real, Seed, fail, public
+from ..io.sentences import check_sentences
 from ..task import Task, as_rng
 from .minimize import lbfgs_iterate, safe_norm
 
@@ -45,28 +46,8 @@ LAM = Real(lo=1e-12, hi=1e6)
 # ----------------------------------------------------------------------------- checks and statistics
 def check_data(task: Task, X, y=None, *, need_y=True, name="X", name_y="y"):
     """Shapes of the sentences against the task; every word must belong to its class's concept (errors name
-    the parameters ``name`` and ``name_y``)."""
-    if X.shape[1] != task.L:
-        fail(name, X, f"must have L = {task.L} columns (one word per position), got {X.shape[1]}")
-    if X.shape[0] == 0:
-        fail(name, X, "must contain at least one sentence")
-    if X.max() >= task.n_w:
-        fail(name, X, f"word indices must be < n_w = {task.n_w}")
-    if y is None:
-        return
-    if y.shape[0] != X.shape[0]:
-        fail(name_y, y, f"must have one label per sentence ({X.shape[0]}), got {y.shape[0]}")
-    if y.max() >= task.K:
-        fail(name_y, y, f"labels must be < K = {task.K}")
-    bad = (X // task.s_c) != task.Z[y]
-    if bad.any():
-        i, l = np.argwhere(bad)[0]
-        fail(
-            name,
-            X,
-            f"sentence {i} (class {y[i]}) has word {X[i, l]} of concept {X[i, l] // task.s_c} at "
-            f"position {l}, but z_(k,l) = {task.Z[y[i], l]} (sentences must come from the task)",
-        )
+    the parameters ``name`` and ``name_y``). The check's one home: :func:`fctheory.io.sentences.check_sentences`."""
+    check_sentences(task, X, y, name=name, name_y=name_y)
 
 
 @public(task=Instance(Task), X=SENTENCES)

@@ -21,6 +21,7 @@ import numpy as np
 from .._budget import check_work
 from .._validate import Array, Bool, Choice, Instance, Int, Real, Seed, fail, public, public_class
 from ..io import task_object, to_json
+from ..io.sentences import draw_training
 from ..task import Task
 
 __all__ = [
@@ -195,7 +196,7 @@ def make_data(task: Task, *, n_spl: int, seed, n_test: int = 5) -> TrainData:
 
 def sample_data(task: Task, n_spl: int, seed: int, n_test: int) -> TrainData:
     """:func:`make_data` for arguments already checked and budgeted (the trainer's configuration)."""
-    X, y = task.sample(n_spl, seed=np.random.default_rng([seed, 1]))
+    X, y = draw_training(task, n_spl, seed)  # the one home of the training stream (fctheory.io.sentences)
     if n_test > 0:
         Xt, yt = task.sample(n_test, seed=np.random.default_rng([seed, 2]))
     else:

@@ -111,3 +111,46 @@ def test_missing_and_damaged_weights_exit_2(tmp_path, capsys):
     assert main(["diagnose", str(tmp_path / "bad.pt"), "--nc", "3", "--lam-W", "0", "--lam-U", "0"]) == 2
     err = capsys.readouterr().err
     assert "nope.pt" in err and "bad.pt" in err
+
+
+# ----------------------------------------------------------------------------- the training objective's certificate
+@pytest.fixture
+def small_run(tmp_path):
+    """A run directory of a short training run (its task and configuration: n_spl, seed, decays)."""
+    task = fc.Task.random(3, 2, 3, 5, seed=3)
+    run = fc.train(task, n_spl=3, d=4, epochs=20, seed=4, backend="numpy", keep_data=True, lam_W=0.02, lam_U=0.02)
+    fc.io.save_run(tmp_path / "run", task, run.W, run.U, run.config.to_dict())
+    return tmp_path / "run", task, run
+
+
+def test_a_run_is_certified_on_its_own_training_sentences(small_run, capsys):
+    path, task, run = small_run
+    assert main(["diagnose", str(path), "--certificate", "network", "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    c = doc["results"]["certificate"]
+    ref = fc.certify(task, run.W.astype(np.float64), run.U.astype(np.float64), lam=0.02,
+                     data=(run.data.X_train, run.data.y_train), solve=False)  # fmt: skip
+    assert c["available"] and c["N"] == 15 and c["bound"] == "network"
+    for key in ("R", "lower_bound", "gap", "rel_gap"):
+        assert c[key] == pytest.approx(getattr(ref, key), rel=1e-12)
+    assert "regenerated from the run's configuration" in doc["parameters"]["data"]
+    # the same sentences from a file, and the table's two lines
+    fc.io.save_sentences(path / "s.npz", run.data.X_train, run.data.y_train, task=task)
+    assert main(["diagnose", str(path), "--certificate", "network", "--data", str(path / "s.npz")]) == 0
+    out = capsys.readouterr().out
+    assert "training objective (15 sentences" in out and "of its own training objective" in out
+    assert "lower bound: the Fenchel bound at the network's own weights" in out
+
+
+def test_the_certificate_options_refuse_with_one_line(small_run, capsys):
+    path, task, run = small_run
+    assert main(["diagnose", str(path), "--certificate", "none", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["results"]["certificate"] is None
+    other = fc.Task.random(3, 2, 3, 5, seed=9)
+    S, y = fc.io.training_sentences(other, n_spl=2, seed=0)
+    np.savez(path / "foreign.npz", S=S, y=y)
+    for argv in (["--data", str(path / "foreign.npz")], ["--data", str(path / "none.npz")],
+                 ["--certificate", "none", "--data", str(path / "foreign.npz")]):  # fmt: skip
+        assert main(["diagnose", str(path), *argv]) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and "--data=" in err, err

@@ -5,9 +5,24 @@ examples_diagnose.py).
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 
 import fctheory as fc
+
+from .harness import scratch_dir
+
+
+def _sentence_task():
+    return fc.Task.random(3, 2, 2, 4, seed=0)
+
+
+def _sentence_file():
+    task = _sentence_task()
+    S, y = fc.io.training_sentences(task, n_spl=2, seed=0)
+    return fc.io.save_sentences(os.path.join(scratch_dir("sentences-"), "s.npz"), S, y, task=task, n_spl=2, seed=0)
+
 
 EXAMPLES = {
     "fctheory.io.to_json": lambda: dict(
@@ -19,6 +34,16 @@ EXAMPLES = {
     "fctheory.io.task_from_sizes": lambda: dict(
         n_c=3, s_c=2, L=2, K=4, mu="zipf", seed=0, random_Z=True, names={"K": "--K"}, hint=""
     ),
+    "fctheory.io.training_sentences": lambda: dict(task=_sentence_task(), n_spl=2, seed=0),
+    "fctheory.io.save_sentences": lambda: dict(
+        path=os.path.join(scratch_dir("sentences-"), "s.npz"),
+        S=fc.io.training_sentences(_sentence_task(), n_spl=2, seed=0)[0],
+        y=fc.io.training_sentences(_sentence_task(), n_spl=2, seed=0)[1],
+        task=_sentence_task(),
+        n_spl=2,
+        seed=0,
+    ),
+    "fctheory.io.load_sentences": lambda: dict(path=_sentence_file(), task=_sentence_task(), name="--data"),
 }
 
 SKIP = {}

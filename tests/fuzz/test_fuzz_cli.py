@@ -41,6 +41,23 @@ import pytest
 VALID_ARGV = {
     "predict": ["predict", "type1", "--nc", "3", "--nw", "6", "--L", "2", "--K", "9", "--lam", "0.01", "--json"],
     "optimum": ["optimum", "--nc", "2", "--sc", "2", "--L", "2", "--K", "3", "--lam", "0.05", "--json"],
+    "certify": ["certify", "{weights}", "--lam", "0.01", "--no-solve", "--json"],
+    "data": [
+        "data",
+        "--nc",
+        "2",
+        "--sc",
+        "2",
+        "--L",
+        "2",
+        "--K",
+        "3",
+        "--n-spl",
+        "2",
+        "--out",
+        "{tmp}/s.npz",
+        "--json",
+    ],
     "check": ["check", "--list", "--json", "--only", "thmG-nuclear*"],
     "train": [
         "train",
@@ -110,6 +127,8 @@ NAMES = {
     ("risk", "weights"): ("path",),
     ("check", "only"): ("only",),
     ("diagnose", "weights"): ("path",),
+    ("certify", "weights"): ("path",),
+    ("data", "run"): ("RUN",),
     ("sweep", "spec"): ("path",),
 }
 
