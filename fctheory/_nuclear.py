@@ -18,7 +18,7 @@ import time
 
 import numpy as np
 
-from scipy.linalg import LinAlgError, cholesky
+from scipy.linalg import LinAlgError, cholesky, eigh
 from scipy.sparse.linalg import ArpackNoConvergence, LinearOperator, eigsh, svds
 
 from ._lbfgs import lbfgs_iterate
@@ -82,6 +82,8 @@ def fenchel_bound(f, G, X, lam, nuc, *, gop=None, E=None, inner=None):
 # ----------------------------------------------------------------------------- ‖∇f‖₂ without a full SVD
 #: unit roundoff of float64
 UNIT = 2.0**-53
+#: the Gram size up to which the norm bound starts from a dense symmetric eigensolver (LAPACK, O(n³)) over ARPACK
+DENSE_EIG_MAX = 4096
 
 
 def _gamma(k) -> float:
@@ -161,11 +163,12 @@ def spectral_norm_bound(M, m, fro2, estimate=None) -> float:
     n = M.shape[0]
     if n == 0 or not fro2 > 0:
         return 0.0
-    if estimate is None:
+    if estimate is None:  # only where the search starts: a dense solver up to a few thousand (ARPACK crawls on
+        # the cluster of ≈ λ values at the top of ∇f's spectrum near an optimum), a loose Lanczos beyond
         theta = (
-            float(eigsh(M, k=1, which="LA", return_eigenvectors=False)[0])
-            if n > 2
-            else float(np.linalg.eigvalsh(M)[-1])
+            float(eigh(M, eigvals_only=True, subset_by_index=[n - 1, n - 1], check_finite=False)[0])
+            if n <= DENSE_EIG_MAX
+            else float(eigsh(M, k=1, which="LA", tol=1e-6, return_eigenvectors=False)[0])
         )
     else:
         theta = float(estimate) ** 2

@@ -31,13 +31,15 @@ import math
 import platform
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 
 from .._validate import check_mu
 from .._version import __version__
+from ..io.sentences import training_sentences
 from ..io.tasks import task_fingerprint
-from ..optima import collapsed_optimum, collapsed_optimum_star
+from ..optima import certify, collapsed_optimum, collapsed_optimum_star, optimum
 from ..theorems import predict_type1, predict_type2
 from ..trainer.presets import get_preset
 from ..type3 import lambda_max_type3
@@ -60,6 +62,13 @@ RECOMPUTE = {
     "collapsed_optimum_star": "fctheory optimum --preset {name} --collapsed",
 }
 PROVENANCES = ("reported", "theorem", "exact", "exact certified", "approximation", "none")
+#: the presets whose training-set optimum is stored: the certified global minimiser of the training objective of
+#: the sentences their trainer drew (what the trained network minimised), ``--write --training-sets``
+TRAINING = ("fig3", "k50", "fig4b")
+#: the certified relative gap a stored training-set optimum must meet
+TRAINING_TOL = 1e-8
+#: the trained networks' numbers this project recorded (docs/partial-tasks.md: the presets trained to the end)
+RECORDED_W = {"fig4a": (0.62165, 0.768), "fig4b": (0.34362, 0.845)}
 
 
 def answer(source: str, value, provenance: str, error=None, note: str = "") -> dict:
@@ -103,23 +112,72 @@ def stored_best(name: str, store: Path | None = None) -> dict | None:
     return dict(entry, stored=True)
 
 
+def compute_training(name: str, weights=None, *, quick: bool = False) -> dict:
+    """The certified optimum of the preset's own training sentences (drawn from its seed, as the trainer draws
+    them): solved now, or ``weights`` = (W, U) of a solved one, certified again at those weights (no solve)."""
+    p = get_preset(name, quick=quick)
+    task = p.task()
+    S, y = training_sentences(task, n_spl=p.n_spl, seed=p.seed)
+    if weights is None:
+        res = optimum(task, lam=p.lam_U, data=(S, y), tol=TRAINING_TOL, max_seconds=7200)
+    else:
+        W, U = (np.asarray(a, dtype=np.float64) for a in weights)
+        c = certify(task, W, U, lam=p.lam_U, data=(S, y), solve=False)
+        res = SimpleNamespace(W=W, U=U, R=c.R, lower_bound=c.lower_bound, gap=c.gap, rel_gap=c.rel_gap,
+                              certified=c.rel_gap <= TRAINING_TOL, width=c.rank, message=c.message,
+                              seconds=c.seconds)  # fmt: skip
+    out = summary_h(task, res, p.lam_U)
+    w = out.pop("word_norms")
+    out.pop("norms_by_rank", None)
+    out.update(method="training_optimum", lam=p.lam_U, latent_set_sha256=task_fingerprint(task), n_spl=p.n_spl,
+               seed=p.seed, N=int(len(y)), word_norm_std=float(np.std(w)),
+               sigma_W=np.linalg.svd(res.W, compute_uv=False)[:10])  # fmt: skip
+    return out
+
+
+def stored_training(name: str, store: Path | None = None) -> dict | None:
+    """The stored training-set optimum of the preset, or None (none stored, or for other sentences)."""
+    store = STORE if store is None else store
+    if name not in TRAINING or not store.is_file():
+        return None
+    entry = json.loads(store.read_text(encoding="utf-8")).get("training_sets", {}).get(name)
+    p = get_preset(name)
+    if entry is None or entry["latent_set_sha256"] != task_fingerprint(p.task()) or entry["seed"] != p.seed:
+        return None
+    return dict(entry, stored=True)
+
+
 def best_answers(*, recompute: bool = False) -> dict:
     """{preset: its optimum's summary or None}: stored certificates, or solved now with ``recompute``."""
     return {name: (compute_best(name) if recompute else stored_best(name)) for name in ("fig3", "k50", "fig4c")}
 
 
-def write_store(path: Path) -> dict:
-    """Solve every preset's optimum and write the certificates to ``path`` (``python -m fctheory.cli.paper``)."""
-    presets = {}
-    for name in SOLVED:
-        best = compute_best(name)
-        presets[name] = {k: (v.tolist() if isinstance(v, np.ndarray) else v) for k, v in best.items()}
+def _plain(d: dict) -> dict:
+    return {k: (v.tolist() if isinstance(v, np.ndarray) else v) for k, v in d.items()}
+
+
+def write_store(path: Path, *, training=(), weights: Path | None = None) -> dict:
+    """Solve every preset's optimum and write the certificates to ``path`` (``python -m fctheory.cli.paper``);
+    with ``training`` (preset names of :data:`TRAINING`) also their training-set optima (minutes each;
+    ``weights``: a folder of ``<preset>.optimum.npz`` (W, U) already solved, certified again here); the other
+    stored training-set optima are kept."""
+    presets = {name: _plain(compute_best(name)) for name in SOLVED}
+    old = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+    train = dict(old.get("training_sets", {}))
+    for name in training:
+        f = None if weights is None else Path(weights) / f"{name}.optimum.npz"
+        w = None
+        if f is not None and f.is_file():
+            with np.load(f) as z:
+                w = (z["W"], z["U"])
+        train[name] = _plain(compute_training(name, w))
     data = {
-        "generated_by": "python -m fctheory.cli.paper --write",
+        "generated_by": "python -m fctheory.cli.paper --write" + "".join(f" --training-sets {n}" for n in training),
         "fctheory_version": __version__,
         "date": datetime.date.today().isoformat(),
         "machine": f"{platform.machine()}, Python {platform.python_version()}, numpy {np.__version__}",
         "presets": presets,
+        "training_sets": train,
     }
     path.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
     return data
@@ -292,10 +350,52 @@ def _zipf_rows(name, quick) -> list:
     specs = [
         ("lambda_max", "lambda_max of (9)", [("notes", 1.1515e-4, "derivation notes")]
          * paper, lmax, lmax_law, "lambda_max", ""),
+        ("word_norm_trained", "mean ||w|| (trained network)",
+         [("project run", RECORDED_W[name][0], f"this project's {p.epochs}-epoch run (std {RECORDED_W[name][1]})")]
+         * (paper and name in RECORDED_W), 0.0, type3, "word_norm_mean", ""),
         ("pca_W_1", "PCA sigma_1 of W", [("notebook", nb[0], "run")] * paper, 0.0, type3, "pca_W", ""),
         ("pca_U_1", "PCA sigma_1 of u_kl", [("notebook", nb[1], "run")] * paper, 0.0, type3, "pca_U", ""),
     ]  # fmt: skip
     return _rows_of(name, task, _setting(p, task), specs, None)
+
+
+#: rows that a training-set optimum answers: row key -> its field (or a function of the stored summary)
+TRAINING_FIELDS = {
+    "word_norm_trained": "word_norm_mean",
+    "pca_W_1": _pca("pca_W", 0),
+    "pca_W_2": _pca("pca_W", 1),
+    "pca_U_1": _pca("pca_U", 0),
+    "pca_U_2": _pca("pca_U", 1),
+    "u_norm": "u_norm_mean",
+    "ce": "ce",
+}
+
+
+def _training_answer(name: str, train: dict | None, field, key: str) -> dict:
+    """The row's answer from the preset's training-set optimum (stored), or why there is none."""
+    if train is None:
+        why = ("not stored: fig4a's 500,000 training sentences need `fctheory optimum --data` on blocks (a Dask "
+               "cluster)" if name == "fig4a" else
+               "not stored (python -m fctheory.cli.paper --write --training-sets solves it, minutes)")  # fmt: skip
+        return answer("training-set optimum", None, "none", None, why)
+    value = field(train) if callable(field) else train[field]
+    note = (
+        f"certified global minimiser of the training objective of the preset's own {train['N']:,} training sentences "
+        f"(seed {train['seed']}): what the trained network minimised; width {train['width']}"
+    )
+    if key == "word_norm_trained":
+        note += f"; spread (std) {train['word_norm_std']:.4g}"
+    return answer("training-set optimum", value, "exact certified", float(train["rel_gap"]), note)
+
+
+def _add_training(rows: list, name: str, train: dict | None) -> list:
+    """Append the training-set optimum's answer to the rows it answers (every row for a stored optimum; only
+    the trained network's word norm otherwise, to say why it is missing)."""
+    for row in rows:
+        field = TRAINING_FIELDS.get(row["key"])
+        if field is not None and (train is not None or row["key"] == "word_norm_trained"):
+            row["answers"].append(_training_answer(name, train, field, row["key"]))
+    return rows
 
 
 def _named(best, name):
@@ -310,12 +410,13 @@ def paper_rows(best=None, *, quick: bool = False) -> list:
     ``quick``: the presets' seconds-long versions (no paper numbers: the paper reports the full ones).
     """
     best = best_answers() if best is None and not quick else (best or {})
+    train = {} if quick else {name: stored_training(name) for name in TRAINING}
     rows = []
     for name in ("fig3", "k50"):
-        rows += _uniform_h_rows(name, best, quick)
+        rows += _add_training(_uniform_h_rows(name, best, quick), name, None if quick else train.get(name))
     rows += _star_rows("fig4c", best, quick)
     for name in ("fig4a", "fig4b"):
-        rows += _zipf_rows(name, quick)
+        rows += _zipf_rows(name, quick) if quick else _add_training(_zipf_rows(name, quick), name, train.get(name))
     return rows
 
 
@@ -324,12 +425,28 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python -m fctheory.cli.paper", description=__doc__.splitlines()[0])
     ap.add_argument("--write", action="store_true", help=f"solve fig3, k50 and fig4c now and write {STORE.name}")
     ap.add_argument("--out", type=Path, default=None, help="where to write (default: the package's own file)")
+    ap.add_argument(
+        "--training-sets",
+        nargs="*",
+        choices=TRAINING,
+        default=None,
+        metavar="PRESET",
+        help=f"also the certified optima of these presets' training sentences (default with the option: "
+        f"{', '.join(TRAINING)}; minutes each)",
+    )
+    ap.add_argument(
+        "--weights",
+        type=Path,
+        default=None,
+        help="a folder of <preset>.optimum.npz (W, U) already solved: certified again instead of solved",
+    )
     args = ap.parse_args(argv)
     if not args.write:
         ap.print_help()
         return 0
     out = STORE if args.out is None else args.out
-    data = write_store(out)
+    training = () if args.training_sets is None else (tuple(args.training_sets) or TRAINING)
+    data = write_store(out, training=training, weights=args.weights)
     for name, entry in data["presets"].items():
         print(f"{name}: {entry['method']}, rel. gap {entry['rel_gap']:.1e}, {entry['seconds']:.1f} s")
     print(f"wrote {out}")

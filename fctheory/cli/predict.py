@@ -378,10 +378,16 @@ def _exact_cell(a, common: str, marks: dict) -> str:
     return f"{_cell(a['value'])} {marks.setdefault(extra, '*' * (len(marks) + 1))}"
 
 
+def _common_note(answers) -> str:
+    """The shortest note of the certified (or missing) answers of a column: said once under the table."""
+    return min((a["note"] for a in answers if a["provenance"] in ("exact certified", "none")), key=len, default="")
+
+
 def _print_preset(name, rows) -> None:
     p = get_preset(name)
     exact = [a for r in rows for a in r["answers"] if a["source"] == "exact optimum"]
-    common = min((a["note"] for a in exact if a["provenance"] in ("exact certified", "none")), key=len, default="")
+    train = [a for r in rows for a in r["answers"] if a["source"] == "training-set optimum"]
+    common, common_t = _common_note(exact), _common_note([a for a in train if a["value"] is not None])
     print()
     say(f"{name}: {p.description}; {rows[0]['setting']}, lambda_W={p.lam_W:g}, lambda_U={p.lam_U:g}")
     cells, marks, why = [], {}, {}
@@ -400,11 +406,18 @@ def _print_preset(name, rows) -> None:
         cells.append(
             [r["quantity"], reported or "-", _theorem_cell(t), _exact_cell(by["exact optimum"], common, marks)]
         )
-    print(table(cells, ["quantity", "paper", "theorem (error)", "exact optimum"]))
+        if common_t:
+            ta = by.get("training-set optimum")
+            cells[-1].append("-" if ta is None else _exact_cell(ta, common_t, marks))
+    print(table(cells, ["quantity", "paper", "theorem (error)", "exact optimum"] + ["training set"] * bool(common_t)))
     for note in why:
         say(f"theorem: {note}")
     if common:
         say(("exact optimum: " if exact[0]["provenance"] != "none" else "exact optimum: none: ") + common)
+    if common_t:
+        say(f"training set: {common_t}")
+    elif train:
+        say(f"training set: none: {train[0]['note']}")
     for extra, mark in marks.items():
         say(f"{mark} {extra}")
 
@@ -418,7 +431,9 @@ def _print_paper(rows) -> None:
         "paper: the paper's number (nb: the authors' notebook run; notes: the derivation notes). theorem: Theorem 1, "
         "2 or 3 at the preset's sizes; in parentheses its error against the exact optimum where it is used outside "
         "its hypotheses (a partial latent set). exact optimum: the certified minimiser of the population risk on "
-        "the preset's own latent set. --json gives every number with its provenance."
+        "the preset's own latent set. training set: the certified minimiser of the training objective of the "
+        "preset's own training sentences (what its trained network minimised). --json gives every number with its "
+        "provenance."
     )
 
 
