@@ -59,6 +59,7 @@ from ..task import as_rng
 from .empirical import sample_problem
 from .population import EnumeratedF, reference_risks, solve_h
 from .result import OptimumResult
+from .sample import factors_to_network
 
 __all__ = [
     "StarSample",
@@ -112,8 +113,8 @@ def relaxation_penalty(lp, n, d, lam, lam_W=0.0, eps=0.0) -> float:
 
 
 def _maximise(value, lo, hi, xrel=1e-8):
-    """The best evaluated λ′ of a bounded scalar search for the maximum of ``value(λ′) → (bound, ρ)`` on
-    [lo, hi] (to ``xrel``·hi in λ′), and its (bound, ρ)."""
+    """The best evaluated λ′ of a bounded scalar search for the maximum of ``value(λ′) → (bound, …)`` on
+    [lo, hi] (to ``xrel``·hi in λ′), and its value."""
     memo = {}
 
     def neg(lp):
@@ -191,8 +192,8 @@ def optimum_star_sample(prob: StarSample, search, where, deadline, t0) -> Optimu
     tol, maxiter, n_starts, seed = search
     task = prob.task
     _, oracle = sample_problem(task, prob.S, prob.y, *where)  # the data's and the budget's checks first
-    W, U, info, nfev = _local_star(prob, maxiter, n_starts, seed, deadline)
-    lb, lp, rho, nit = star_sample_lower_bound(prob, oracle, tol, maxiter, deadline)
+    lb, lp, rho, nit, relaxed = star_sample_lower_bound(prob, oracle, tol, maxiter, deadline)
+    W, U, info, nfev = _local_star(prob, maxiter, n_starts, seed, deadline, relaxed)
     R = float(info["R"])
     gap = R - lb
     ok = bool(gap <= tol * abs(R) or gap <= 0.0)
@@ -201,7 +202,8 @@ def optimum_star_sample(prob: StarSample, search, where, deadline, t0) -> Optimu
         rel_gap=relative_gap(gap, R), rho=rho, align=float("nan"), grad_norm=float(info["grad_norm"]),
         R_type1=_type2_value(prob), R_type3=float("nan"), network="h*", certified=ok,
         status="certified" if ok else "local",
-        message=(f"best local minimiser of the training objective of h* of {n_starts} starts (|grad| = "
+        message=(f"best local minimiser of the training objective of h* of {n_starts} random starts and one from "
+                 f"the relaxation's solution (|grad| = "
                  f"{info['grad_norm']:.1e}); global lower bound from the convex relaxation (the training-set "
                  f"h-problem at lambda' = {lp:.6g}, {prob.n_seen} words seen, d = {prob.d}): gap {gap:.2e}"
                  + ("" if ok else " (a relaxation bound, not a proof of global optimality)")),
@@ -209,15 +211,27 @@ def optimum_star_sample(prob: StarSample, search, where, deadline, t0) -> Optimu
     )  # fmt: skip
 
 
-def _local_star(prob, maxiter, n_starts, seed, deadline):
-    """The best of ``n_starts`` :func:`minimize_empirical_risk` runs on R̂* (random starts of ``seed``)."""
+def _local_star(prob, maxiter, n_starts, seed, deadline, relaxed):
+    """The best of :func:`minimize_empirical_risk` runs on R̂*: from the relaxation's solution ``relaxed`` (balanced
+    factors of X*(λ'), r × n_w and r × L·K) rounded to width d, then from ``n_starts`` random starts of ``seed``."""
     rng = as_rng(seed)
+    task, d = prob.task, prob.d
+    starts = [None] * n_starts
+    if relaxed[0].shape[0]:
+        W, U = factors_to_network(*relaxed, task.K, task.L)
+        r = W.shape[0]
+        keep = min(r, d)  # the top directions (the factors are sorted by singular value), zero rows below
+        W0, U0 = np.zeros((d, task.n_w)), np.zeros((task.K, task.L, d))
+        W0[:keep], U0[:, :, :keep] = W[:keep], U.reshape(task.K, task.L, r)[:, :, :keep]
+        # a little noise: no constant column of W (unseen words are 0 there; φ with ε = 0 refuses them)
+        starts.insert(0, (W0 + 1e-3 * rng.standard_normal(W0.shape), U0.reshape(task.K, task.L * d)))
     best, nfev = None, 0
-    for i in range(n_starts):
+    for i, start in enumerate(starts):
         if i and time.perf_counter() > deadline:
             break
-        W, U, info = minimize_empirical_risk(prob.task, prob.S, prob.y, d=prob.d, lam=prob.lam, seed=rng, gtol=1e-10,
-                                             maxiter=maxiter, **prob._star)  # fmt: skip
+        W0, U0 = start if start is not None else (None, None)
+        W, U, info = minimize_empirical_risk(task, prob.S, prob.y, d=d, lam=prob.lam, seed=rng, W0=W0, U0=U0,
+                                             gtol=1e-10, maxiter=maxiter, **prob._star)  # fmt: skip
         nfev += info["nit"]
         if best is None or info["R"] < best[2]["R"]:
             best = (W, U, info)
@@ -226,10 +240,11 @@ def _local_star(prob, maxiter, n_starts, seed, deadline):
 
 def star_sample_lower_bound(prob: StarSample, oracle, tol, maxiter, deadline):
     """max_λ' LB_ĥ(λ') − ψ*(λ') (module docstring) and R̂* ≥ 0; returns (bound, λ', ρ at λ', L-BFGS iterations
-    of the h-solves). ``oracle``: the sample's :class:`fctheory.optima.empirical.SampleOracle`."""
+    of the h-solves, the factors of the h-solution at λ'). ``oracle``: the sample's
+    :class:`fctheory.optima.empirical.SampleOracle`."""
     task, n, d = prob.task, prob.n_seen, prob.d
     if task.K == 1:  # one class: f̂ ≡ 0 and R̂* ≥ 0 is the bound
-        return 0.0, 0.0, 0.0, 0
+        return 0.0, 0.0, 0.0, 0, (np.zeros((0, task.n_w)), np.zeros((0, task.L * task.K)))
     warm = [np.zeros((0, task.n_w)), np.zeros((0, task.L * task.K))]
     its = [0]
 
@@ -239,14 +254,14 @@ def star_sample_lower_bound(prob: StarSample, oracle, tol, maxiter, deadline):
         warm[:] = st.W, st.U
         its[0] += n_it
         # cert[0]: the Fenchel bound with the guarded ‖∇f̂‖₂, a lower bound of min f̂ + λ'‖·‖_* wherever it stopped
-        return cert[0] - relaxation_penalty(lp, n, d, prob.lam, prob.lam_W, prob.eps), cert[1]
+        return cert[0] - relaxation_penalty(lp, n, d, prob.lam, prob.lam_W, prob.eps), cert[1], (st.W, st.U)
 
     shift = math.sqrt(prob.lam_W * prob.eps)
     lo = math.sqrt(prob.lam) * shift
     hi = math.sqrt(prob.lam) * (math.sqrt(2.0 * math.log(task.K) / (n * d)) + shift)
     # the bound is flat at its maximum: an error δ in λ' costs O(δ²) of it, and each evaluation is a solve
-    lp, (lb, rho) = _maximise(value, lo, hi, xrel=1e-5)
-    return max(lb, 0.0), lp, rho, its[0]
+    lp, (lb, rho, relaxed) = _maximise(value, lo, hi, xrel=1e-5)
+    return max(lb, 0.0), lp, rho, its[0], relaxed
 
 
 def _type2_value(prob):
