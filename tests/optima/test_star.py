@@ -13,6 +13,7 @@ from scipy.special import logsumexp
 from fctheory import FCTheoryError, Task, true_risk
 from fctheory.network import U_hat, phi
 from fctheory.optima import optimum
+from fctheory.optima.star import relaxation_penalty
 from fctheory.risk import class_sentences, minimize_true_risk
 from fctheory.risk.empirical import minimize_empirical_risk
 
@@ -144,3 +145,22 @@ def test_sample_bad_input_is_refused():
             optimum(task, **{**kw, **extra})
     with pytest.raises(FCTheoryError, match="lam_W"):
         optimum(task, lam=0.01, network="h*", lam_W=0.01)
+
+
+@pytest.mark.parametrize("lam_W,eps", [(0.02, 1e-3), (1e-3, 1e-5), (0.0, 1e-5), (0.5, 0.0)])
+def test_relaxation_penalty_is_the_sup_over_feature_norms(lam_W, eps):
+    # ψ*(λ')/n = sup_{0 ≤ x < d} λ'²x/(2λ) − (λ_W ε d/2)·x/(d − x), x = ‖φ_ε(w)‖² (the proof in fctheory.optima.star),
+    # found here on a fine grid refined by a bounded scalar search: the closed form is neither above it nor below
+    lam, d, n = 0.01, 3, 7
+    c = lam_W * eps * d / 2
+    for lp in np.sqrt(lam * lam_W * eps) * np.array([0.0, 0.5, 0.999, 1.001, 2.0, 30.0]) + [0, 0, 0, 0, 0, 1e-4]:
+
+        def q(x, lp=lp):
+            return lp * lp * x / (2 * lam) - c * x / (d - x)
+
+        xs = np.linspace(0.0, d * (1 - 1e-12), 20001)
+        i = int(np.argmax(q(xs)))
+        fine = minimize_scalar(lambda x: -q(x), bounds=(xs[max(i - 1, 0)], xs[min(i + 1, xs.size - 1)]), method="bounded",
+                               options=dict(xatol=1e-14))  # fmt: skip
+        sup = max(q(xs[i]), -fine.fun, 0.0)
+        assert relaxation_penalty(lp, n, d, lam, lam_W, eps) == pytest.approx(n * sup, rel=1e-9, abs=1e-300)
