@@ -64,6 +64,7 @@ ASSERTIONS = {
     "empirical-certificate": (12, 6),
     "empirical-certify-sound": (28, 4),
     "empirical-interval": (7, 7),
+    "empirical-star-relaxation": (14, 5),
 }
 
 

@@ -14,7 +14,7 @@ from .empirical import deadline_of, optimum_empirical
 from .population import optimum_collapsed, optimum_enumerated
 from .result import OptimumResult
 from .sample import SAMPLE_BACKENDS
-from .star import optimum_star
+from .star import check_star_sample, optimum_star, optimum_star_sample
 
 __all__ = ["optimum", "Sample"]
 
@@ -50,6 +50,8 @@ class Sample(Kind):
     backend=Choice(*SAMPLE_BACKENDS),
     client=Anything("None, a dask.distributed Client or a scheduler address (data= only)"),
     blocks=Int(min=1, max=10**7).or_none(),
+    lam_W=Real(lo=0.0, hi=1e12).or_none(),
+    eps=Real(lo=0.0, hi=1e6).or_none(),
 )
 def optimum(
     task: Task,
@@ -70,14 +72,14 @@ def optimum(
     backend: str = "numba",
     client=None,
     blocks: int | None = None,
+    lam_W: float | None = None,
+    eps: float | None = None,
 ) -> OptimumResult:
     """The certified global minimiser of the true risk (5) of ``task``, or a bounded local one of (10).
 
-    Network h: min_X f(X) + λ‖X‖_* (X = ÛᵀW, (159)–(167)) by FISTA with singular-value thresholding on the
-    exact engine's ∇f, balanced (W, U) of the smallest width, an L-BFGS polish and the duality-gap
-    certificate of :mod:`fctheory.risk.convex`; uniform μ: the same problem in the collapsed coordinates
-    (:func:`fctheory.collapsed_optimum`, any K). Network h*: the best of ``n_starts`` L-BFGS runs on (10)
-    with a certified lower bound on min R* from a convex relaxation (docs/optimum.md).
+    Network h: min_X f(X) + λ‖X‖_* (X = ÛᵀW, (159)–(167)) certified by its Fenchel dual (uniform μ: in the collapsed
+    coordinates, :func:`fctheory.collapsed_optimum`, any K). Network h*: the best of ``n_starts`` L-BFGS runs on (10)
+    and a certified lower bound on min R* from a convex relaxation (docs/optimum.md, :mod:`fctheory.optima.star`).
 
     Parameters
     ----------
@@ -96,22 +98,21 @@ def optimum(
         Relative certified gap at which h's result counts as certified (default 1e-10).
     maxiter : int
         Proximal-gradient iterations at most, in all; also the L-BFGS iterations of each polish (at most 2000).
-    n_starts, seed : int, int or Generator or None
-        h*: random starts of the local search and their seed.
-    workers : int or None
-        Threads of each engine evaluation (default 1: the evaluations are small).
+    n_starts, seed, workers : int, int or Generator or None, int or None
+        h*: random starts of the local search and their seed; threads of each engine evaluation (default 1).
     max_seconds, max_bytes : float or None
         Budget of each evaluation (None: the budget in force) and, for max_seconds, of the whole solve.
     symmetry : bool
         h, uniform μ: the collapsed problem (default); ``False`` enumerates as for any μ (a cross-check).
     data : (S, y) or None
-        A training sample (sentences N × L, labels N): the optimum of the training objective R̂ instead of (5),
-        any μ and K, in factored form, certified with a guarded ‖∇f̂‖₂ (:mod:`fctheory.optima.empirical`);
-        a ``d`` below its rank gives a width-d local minimiser and both values (status "width-limited").
-    backend : {"numba", "numpy", "torch", "cupy"}
-        ``data=`` only: where f̂ and ∇f̂ run (torch: CUDA when available).
-    client, blocks : dask Client or address, int, optional
-        ``data=`` only: the sentences split into ``blocks`` (on the Dask cluster; default 4 per worker).
+        A training sample (sentences N × L, labels N): the training objective instead of (5), any μ and K
+        (:mod:`fctheory.optima.empirical`; h*: the trainer's). h: a ``d`` below the optimum's rank gives a
+        width-d local minimiser and both values (status "width-limited").
+    backend, client, blocks : {"numba", "numpy", "torch", "cupy"}, dask Client or address, int, optional
+        ``data=`` only: where f̂ and ∇f̂ run (torch: CUDA when available); the sentences split into ``blocks``
+        (on the Dask ``client``; default 4 per worker).
+    lam_W, eps : float, optional
+        h* with ``data=`` only: W's decay (default ``lam``, U's) and LayerNorm's eps (default 1e-5), as the trainer.
 
     Returns
     -------
@@ -129,18 +130,25 @@ def optimum(
     >>> optimum(fc.Task.random(2, 2, 3, 3, seed=0), lam=0.05).certified
     True
     """
-    return _dispatch(task, lam, network, data, d, tol, maxiter, precision, n_starts, seed, workers, max_seconds,
-                     max_bytes, symmetry, (backend, client, blocks))  # fmt: skip
+    return _dispatch(task, lam, network, data, d, tol, maxiter, precision, (lam_W, eps, n_starts, seed), workers,
+                     max_seconds, max_bytes, symmetry, (backend, client, blocks))  # fmt: skip
 
 
-def _dispatch(task, lam, network, data, d, tol, maxiter, precision, n_starts, seed, workers, max_seconds, max_bytes,
+def _dispatch(task, lam, network, data, d, tol, maxiter, precision, star, workers, max_seconds, max_bytes,
               symmetry, where) -> OptimumResult:  # fmt: skip
-    """The module that solves (network, μ, data)."""
+    """The module that solves (network, μ, data); ``star`` = (λ_W, ε, n_starts, seed) of h*."""
+    lam_W, eps, n_starts, seed = star
+    if (lam_W is not None or eps is not None) and (data is None or network != "h*"):
+        fail("lam_W" if lam_W is not None else "eps", lam_W if lam_W is not None else eps,
+             "is an option of network h* on a training sample (network='h*' with data=)")  # fmt: skip
     if data is not None:
-        if network != "h":
-            fail("network", network, "the training-set optimum (data=) is certified for network h only")
         sec, _ = resolve_budget(max_seconds, max_bytes)
         t0 = time.perf_counter()
+        if network == "h*":
+            if precision == "interval":
+                fail("precision", precision, "the interval option certifies network h only (R̂* is not convex)")
+            prob = check_star_sample(task, lam, data, d, lam_W, eps)
+            return optimum_star_sample(prob, (tol, maxiter, n_starts, seed), where, deadline_of(sec, t0), t0)
         return optimum_empirical(task, lam, data, d, tol, maxiter, precision, where, deadline_of(sec, t0), t0)
     if network == "h*":
         if precision == "interval":

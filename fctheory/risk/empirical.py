@@ -16,8 +16,9 @@ from __future__ import annotations
 import numpy as np
 
 from .._budget import check_work
-from .._validate import Array, Instance, Int, Real, Seed, fail, public
+from .._validate import Array, Bool, Instance, Int, Real, Seed, fail, public
 from ..io.sentences import check_sentences
+from ..network import phi, phi_jacobian_vjp
 from ..task import Task, as_rng
 from .minimize import lbfgs_iterate, safe_norm
 
@@ -93,17 +94,23 @@ def colnorm(A, axis):
 
 
 # ----------------------------------------------------------------------------- the empirical risk
-def empirical_risk(task, W, U, X, y, lam, grad=True):
-    """R̂ (h network) and its gradient; W d×n_w, U K×Ld. Plain float64 NumPy."""
+def empirical_risk(task, W, U, X, y, lam, grad=True, *, layernorm=False, eps=0.0, lam_W=None):
+    """R̂ (h network) and its gradient; W d×n_w, U K×Ld. Plain float64 NumPy.
+
+    ``layernorm``: the trainer's objective of h*, (1/N) Σ_i CE(h*_{W,U}(x_i), y_i) with φ of ``eps`` (the
+    trainer's LayerNorm, :func:`fctheory.network.phi`). The penalty is (λ_W/2)‖W‖² + (λ/2)‖U‖² with
+    λ_W = ``lam_W`` (default λ, the trainer's default of equal decays)."""
     d, N, L = W.shape[0], X.shape[0], task.L
-    F = W.T[X].reshape(N, L * d)  # concat(w_{x_1}, ..., w_{x_L})
+    lam_W = lam if lam_W is None else lam_W
+    V = phi(W, eps=eps) if layernorm else W
+    F = V.T[X].reshape(N, L * d)  # concat(w_{x_1}, ..., w_{x_L}) (of φ(W) for h*)
     S = F @ U.T
     m = S.max(axis=1, keepdims=True)
     ex = np.exp(S - m)
     z = ex.sum(axis=1, keepdims=True)
     rows = np.arange(N)
     ce = np.log(z[:, 0]) + m[:, 0] - S[rows, y]
-    R = float(ce.mean()) + 0.5 * lam * (float(np.sum(W * W)) + float(np.sum(U * U)))
+    R = float(ce.mean()) + 0.5 * (lam_W * float(np.sum(W * W)) + lam * float(np.sum(U * U)))
     if not grad:
         return R, None, None
     G = ex / z
@@ -111,9 +118,10 @@ def empirical_risk(task, W, U, X, y, lam, grad=True):
     G /= N
     dU = G.T @ F + lam * U
     dF = (G @ U).reshape(N * L, d)
-    dW = np.zeros((task.n_w, d))
-    np.add.at(dW, X.ravel(), dF)
-    return R, dW.T + lam * W, dU
+    dV = np.zeros((task.n_w, d))
+    np.add.at(dV, X.ravel(), dF)
+    dW = phi_jacobian_vjp(W, dV.T, eps) if layernorm else dV.T
+    return R, dW + lam_W * W, dU
 
 
 def check_weights(task, W, U):
@@ -202,6 +210,9 @@ def lbfgs(fg, x0, gtol, maxiter, memory=20):
     init_scale=Real(lo=0.0, lo_open=True, hi=1e3),
     gtol=Real(lo=0.0, lo_open=True),
     maxiter=Int(min=1, max=10**7),
+    layernorm=Bool(),
+    eps=Real(lo=0.0, hi=1e6),
+    lam_W=Real(lo=0.0, hi=1e6).or_none(),
 )
 def minimize_empirical_risk(
     task: Task,
@@ -216,8 +227,12 @@ def minimize_empirical_risk(
     init_scale: float = 0.1,
     gtol: float = 1e-10,
     maxiter: int = 20000,
+    layernorm: bool = False,
+    eps: float = 1e-5,
+    lam_W: float | None = None,
 ):
-    """The exact minimiser of the empirical risk R̂ (L-BFGS with exact gradients, ‖∇R̂‖ ≤ gtol).
+    """The exact minimiser of the empirical risk R̂ (L-BFGS with exact gradients, ‖∇R̂‖ ≤ gtol), or with
+    ``layernorm`` a local minimiser of the trainer's objective of h* (:func:`empirical_risk`).
 
     Parameters
     ----------
@@ -230,6 +245,12 @@ def minimize_empirical_risk(
         Random start N(0, init_scale²) when W0/U0 are not given.
     W0, U0 : array_like, optional
     init_scale, gtol, maxiter
+    layernorm : bool
+        Network h*: φ(W) (LayerNorm without parameters, :func:`fctheory.network.phi`) in place of W.
+    eps : float
+        h*: LayerNorm's eps (default 1e-5, the trainer's and PyTorch's; 0 is the paper's φ).
+    lam_W : float or None
+        h*: weight decay of W (default λ, the trainer's default); h always decays W by λ.
 
     Returns
     -------
@@ -240,6 +261,11 @@ def minimize_empirical_risk(
     """
     check_data(task, X, y)
     check_size(task, X.shape[0], d, "minimize_empirical_risk")
+    if layernorm and d < 2:
+        fail("d", d, "network h* needs d >= 2 (LayerNorm of a scalar is undefined)")
+    if not layernorm and lam_W is not None:
+        fail("lam_W", lam_W, "is an option of network h* (layernorm=True); h decays W and U by lam")
+    star = dict(layernorm=layernorm, eps=eps, lam_W=lam_W) if layernorm else {}
     n_w, K, L = task.n_w, task.K, task.L
     rng = as_rng(seed)
     W = W0 if W0 is not None else init_scale * rng.standard_normal((d, n_w))
@@ -252,7 +278,7 @@ def minimize_empirical_risk(
 
     def fg(x):
         with np.errstate(over="ignore", invalid="ignore"):
-            R, dW, dU = empirical_risk(task, x[:nW].reshape(d, n_w), x[nW:].reshape(K, L * d), X, y, lam)
+            R, dW, dU = empirical_risk(task, x[:nW].reshape(d, n_w), x[nW:].reshape(K, L * d), X, y, lam, **star)
         if not np.isfinite(R):
             return np.inf, np.full_like(x, np.inf), None
         return R, np.concatenate([dW.ravel(), dU.ravel()]), None

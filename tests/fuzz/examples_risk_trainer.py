@@ -122,6 +122,8 @@ EXAMPLES = {
         backend="numba",
         client=None,
         blocks=None,
+        lam_W=None,
+        eps=None,
     ),
     "fctheory.certify": lambda: dict(
         task=fc.Task.random(2, 1, 2, 3, seed=0),

@@ -11,7 +11,8 @@ from proofs_check import empirical_checks as ec
 
 
 def test_checks_pass_and_their_mutants_are_caught():
-    for check in (ec.check_empirical_certificate, ec.check_empirical_certify, ec.check_empirical_interval):
+    for check in (ec.check_empirical_certificate, ec.check_empirical_certify, ec.check_empirical_interval,
+                  ec.check_empirical_star):  # fmt: skip
         assert check(quick=True)
         with pytest.raises(CheckFailed):
             check(mutant=True, quick=True)
@@ -29,3 +30,13 @@ def test_independent_risk_and_dual_agree_with_the_library_and_bound_the_minimum(
     assert ec.sample_dual(task, S, y, X, G, lam) <= res.R  # weak duality from a random point
     Ro, _, Go, Xo = ec.sample_risk(task, S, y, res.W, res.U, lam)
     assert Ro - ec.sample_dual(task, S, y, Xo, Go, lam) <= 1e-10 * Ro  # tight at the optimum
+
+
+def test_independent_star_risk_is_the_librarys_h_star_objective():
+    task = Task.random(3, 2, 2, 5, seed=1, mu="zipf")
+    S, y = task.sample(3, seed=2)
+    rng = np.random.default_rng(0)
+    W, U = rng.normal(size=(3, task.n_w)), rng.normal(size=(task.K, task.L * 3))
+    for lam_W, eps in ((0.0, 0.0), (0.03, 1e-5), (0.0, 0.5)):
+        R = empirical_risk(task, W, U, S, y, 0.02, grad=False, layernorm=True, eps=eps, lam_W=lam_W)[0]
+        assert ec.star_risk(task, S, y, W, U, 0.02, lam_W, eps) == pytest.approx(R, rel=1e-13)
