@@ -13,6 +13,7 @@ from proofs_check import get_checks
 TOLERANCES = {
     "empirical-certificate": {"balance": 1e-10, "gap": 1e-10, "rel": 1e-12},
     "empirical-certify-sound": {"rel": 1e-12},
+    "empirical-star-relaxation": {"gap": 1e-09, "rel": 1e-12, "search": 1e-07},
     "empirical-interval": {"gap": 1e-10, "rel": 1e-15, "solve": 1e-12, "rho": 1e-12, "ball": 1e-6},
     "lemmaB-i-pascal": {},
     "lemmaB-ii-sums": {},
