@@ -348,7 +348,7 @@ SAA_REPLICATES = 3
 SAA_EVALS = 300
 SAA_TERM_SECONDS = 2e-10
 #: sample averages stored for the tasks people ask about (the paper's Zipf latent set), by task fingerprint and λ:
-#: written by ``python -m proofs_check.training_sets --store``
+#: written by ``python -m proofs_check.training_sets --store-saa PRESET``
 STORED_SAMPLE_AVERAGES = Path(__file__).with_name("sample_averages.json")
 
 _SAMPLED = weakref.WeakKeyDictionary()

@@ -66,3 +66,17 @@ def test_report_is_strict_json_and_markdown(solved, tmp_path):
     assert "| tiny |" in text and "python -m proofs_check.training_sets --test" in text
     data = json.loads((tmp_path / "ts" / "summary.json").read_text(encoding="utf-8"), parse_constant=pytest.fail)
     assert data["rows"][0]["memorisation_err_mean"] is None and data["lam"] == T.LAM
+
+
+def test_a_stored_sample_average_is_what_the_dispatcher_answers(tmp_path, monkeypatch):
+    """--store-saa writes the entry fctheory.predict reads for that task and λ (and only for them)."""
+    import fctheory.predictions.partial as fpp
+
+    path = tmp_path / "sample_averages.json"
+    monkeypatch.setattr(fpp, "STORED_SAMPLE_AVERAGES", path)
+    task = fc.Task.random(3, 2, 2, 4, seed=0, mu="zipf")
+    entry = T.store_sample_average(task, 0.02, n_spl=10, replicates=2, seed=1, path=str(path))
+    p = fpp.sample_average_prediction(task, 0.02, fpp.stored_sample_average(task, 0.02))
+    assert "stored" in p.provenance and p.w_norms == pytest.approx(entry["w_norms"], rel=1e-15)
+    assert fpp.stored_sample_average(task, 0.03) is None
+    assert json.loads(path.read_text(encoding="utf-8"), parse_constant=pytest.fail)["entries"]
