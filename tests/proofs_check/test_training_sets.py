@@ -80,3 +80,16 @@ def test_a_stored_sample_average_is_what_the_dispatcher_answers(tmp_path, monkey
     assert "stored" in p.provenance and p.w_norms == pytest.approx(entry["w_norms"], rel=1e-15)
     assert fpp.stored_sample_average(task, 0.03) is None
     assert json.loads(path.read_text(encoding="utf-8"), parse_constant=pytest.fail)["entries"]
+
+
+def test_a_network_narrower_than_rank_x_star_is_compared_with_the_width_d_minimiser(solved):
+    """rank X* > d: the prediction is the width-d minimiser from X*'s top d directions, whose R̂ is at or above
+    the convex minimum; a width-d network at that minimiser is predicted exactly."""
+    task, S, y, opt, cache = solved
+    assert opt["rank"] >= 2
+    W1, U1 = T._truncate(task, opt["W"], opt["U"], 1)
+    W1, U1, _ = fc.finite_sample.minimize_empirical_risk(task, S, y, 1, T.LAM, W0=W1, U0=U1, gtol=1e-9)
+    row = T.setting_row(TINY, W1, U1, source="width 1", cache=cache)
+    wl = row["width_limited"]
+    assert wl["R"] >= row["R_opt"] * (1 - 1e-12) and row["excess_trained"] > 0
+    assert wl["w_mean_err"] <= 1e-6 and wl["sigma_err_max"] <= 1e-6
