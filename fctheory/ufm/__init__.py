@@ -8,6 +8,7 @@ features U acts on).
 """
 
 from ._common import NumericalOptimum, UFMOptimum
+from .imbalanced import CertifiedUFMOptimum
 from .regularized import ce, ce_objective, convex_ce, convex_mse, mse, mse_objective, solve_ce, solve_mse
 from .constrained import (
     max_margin,
@@ -42,6 +43,7 @@ from .perturbation import (
 # every public name (the module ``perturbation`` stays importable as an attribute)
 __all__ = [
     "UFMOptimum",
+    "CertifiedUFMOptimum",
     "NumericalOptimum",
     "ce",
     "mse",

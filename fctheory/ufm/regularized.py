@@ -22,9 +22,10 @@ from fractions import Fraction
 import numpy as np
 
 from .._budget import check_work
-from .._validate import Array, Bool, Choice, Int, Seed, fail, public
+from .._validate import Array, Bool, Choice, Int, Real, Seed, fail, public
 from ..metrics import pairs as _pairs
 from .gram import frame_gram
+from .imbalanced import ce_counts, check_counts, mse_counts
 from ._common import (
     KIND_K,
     KIND_LAM,
@@ -89,12 +90,49 @@ def _extras_q(lq, lKq):
     return {"q": exp_or_none(lq), "Kq": exp_or_none(lKq), "log_q": float(lq)}
 
 
-_CLOSED_KINDS = dict(K=KIND_K, n_spl=KIND_N, lam_W=KIND_LAM, lam_H=KIND_LAM, bias=Bool())
+_CLOSED_KINDS = dict(
+    K=KIND_K.or_none(),
+    n_spl=KIND_N.or_none(),
+    lam_W=KIND_LAM,
+    lam_H=KIND_LAM,
+    bias=Bool(),
+    counts=Array(ndim=1, integer=True, min=0).or_none(),
+)
+_CE_KINDS = dict(
+    _CLOSED_KINDS,
+    tol=Real(lo=1e-15, hi=1.0),
+    maxiter=Int(min=1, max=10**7),
+    max_seconds=Real(lo=0.0, lo_open=True).or_none(),
+)
 
 
-@public(**_CLOSED_KINDS, renamed={"n": "n_spl"}, legacy_positional=("K", "n_spl", "lam_W", "lam_H", "bias"))
-def ce(*, K: int, n_spl: int, lam_W: float, lam_H: float, bias: bool = False) -> UFMOptimum:
-    """Global optimum of the weight-decay cross-entropy UFM (review eq. (21)).
+def _sizes(K, n_spl, counts):
+    """The count groups (``counts`` given) or None (the balanced closed form, K and n_spl required)."""
+    if counts is not None:
+        if n_spl is not None:
+            fail("n_spl", n_spl, "give either n_spl (n_spl samples in every class) or counts, not both")
+        return check_counts(counts, K)
+    for name, value in (("K", K), ("n_spl", n_spl)):
+        if value is None:
+            fail(name, value, "is required (or give counts=, one sample count per class)")
+    return None
+
+
+@public(**_CE_KINDS, renamed={"n": "n_spl"}, legacy_positional=("K", "n_spl", "lam_W", "lam_H", "bias"))
+def ce(
+    *,
+    K: int | None = None,
+    n_spl: int | None = None,
+    lam_W: float,
+    lam_H: float,
+    bias: bool = False,
+    counts=None,
+    tol: float = 1e-10,
+    maxiter: int = 20000,
+    max_seconds: float | None = None,
+) -> UFMOptimum:
+    """Global optimum of the weight-decay cross-entropy UFM (review eq. (21)), for n_spl samples in every class
+    (closed form) or for any class ``counts`` (certified convex program).
 
     With q = √(nλ_Wλ_H): if K·q < 1,
 
@@ -108,13 +146,23 @@ def ce(*, K: int, n_spl: int, lam_W: float, lam_H: float, bias: bool = False) ->
     ----------
     K, n_spl : int
         Classes (≥ 2) and samples per class (≥ 1); the K×K Gram matrices are sized against the
-        memory budget first.
+        memory budget first. With ``counts``, K is optional (it must equal len(counts)) and n_spl not given.
     lam_W, lam_H : float
-        Weight decay on W and H (> 0, any magnitude: the formulas are evaluated through log q).
+        Weight decay on W and H (> 0, any magnitude: the formulas are evaluated through log q; with
+        ``counts``, λ = √(Nλ_Wλ_H) must lie in [1e-8, 1e8]).
     bias : bool
-        Include an unregularised bias. The optimum is unchanged (b* = 0): the convex
+        Include an unregularised bias. The balanced optimum is unchanged (b* = 0): the convex
         reformulation (23) is invariant under class permutations, and a symmetric bias b ∝ 1
         does not change the loss.
+    counts : array_like of int, optional
+        n_k ≥ 0 samples of each class (zeros allowed: an absent class keeps its classifier row in every
+        softmax). Returns a :class:`~fctheory.ufm.imbalanced.CertifiedUFMOptimum`: the minimum of the convex
+        reduction (docs/ufm.md, "Any class counts"; :mod:`fctheory.ufm.imbalanced`) over the count groups,
+        solved by proximal gradient and certified by a Fenchel lower bound (``lower_bound``, ``gap``,
+        ``rel_gap``, ``certified``).
+    tol, maxiter, max_seconds
+        ``counts`` only: the relative certified gap to reach (default 1e-10), the proximal iterations at most,
+        and a wall-clock limit (default: the budget in force).
 
     Notes
     -----
@@ -124,6 +172,10 @@ def ce(*, K: int, n_spl: int, lam_W: float, lam_H: float, bias: bool = False) ->
     ``extras["q"]``/``["Kq"]`` are None when beyond the float64 range (``extras["log_q"]`` is always
     given); a ρ* or ‖H*‖² beyond the float64 range (λ_H/λ_W > ~1e600) is refused.
     """
+    groups = _sizes(K, n_spl, counts)
+    if groups is not None:
+        kw = dict(lam_W=lam_W, lam_H=lam_H, bias=bias, tol=tol, maxiter=maxiter, max_seconds=max_seconds)
+        return ce_counts(groups, **kw)
     n = n_spl  # the papers' n (samples per class)
     if K < _pairs.LARGE_K:  # dense K×K Grams; from LARGE_K on the three numbers of a FrameGram
         gram_budget("K", K, K, 3, "ufm.ce")
@@ -169,8 +221,12 @@ def ce(*, K: int, n_spl: int, lam_W: float, lam_H: float, bias: bool = False) ->
 
 
 @public(**_CLOSED_KINDS, renamed={"n": "n_spl"}, legacy_positional=("K", "n_spl", "lam_W", "lam_H", "bias"))
-def mse(*, K: int, n_spl: int, lam_W: float, lam_H: float, bias: bool = False) -> UFMOptimum:
-    """Global optimum of the weight-decay MSE UFM (review eq. (28)).
+def mse(
+    *, K: int | None = None, n_spl: int | None = None, lam_W: float, lam_H: float, bias: bool = False, counts=None
+) -> UFMOptimum:
+    """Global optimum of the weight-decay MSE UFM (review eq. (28)), for n_spl samples in every class or any
+    class ``counts`` (a :class:`~fctheory.ufm.imbalanced.CertifiedUFMOptimum`: X* is the singular-value
+    soft-thresholding of diag(√π), centred by P = I − √π√πᵀ with a bias; docs/ufm.md, "Any class counts").
 
     With q = √(nλ_Wλ_H) and s = (1 − K·q)₊ (singular-value thresholding of the target):
 
@@ -182,6 +238,9 @@ def mse(*, K: int, n_spl: int, lam_W: float, lam_H: float, bias: bool = False) -
     In both cases h_{k,i} = √(λ_W/(nλ_H))·w_k and (0, 0) (with b = 1/K) is optimal iff K·q ≥ 1.
     Evaluated through log q (any λ > 0, any n); norms beyond the float64 range are refused.
     """
+    groups = _sizes(K, n_spl, counts)
+    if groups is not None:
+        return mse_counts(groups, lam_W=lam_W, lam_H=lam_H, bias=bias)
     n = n_spl  # the papers' n (samples per class)
     if K < _pairs.LARGE_K:  # dense K×K Grams; from LARGE_K on the three numbers of a FrameGram
         gram_budget("K", K, K, 3, "ufm.mse")
