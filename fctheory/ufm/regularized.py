@@ -289,46 +289,76 @@ def _unpack(x, K, m, N, bias):
     return W, H, b
 
 
-def _check_point(W, H, b, n):
-    """Shapes of (W, H, b) for n samples per class: W (K, d), H (d, K·n_spl), b (K,)."""
+def _check_point(W, H, b, N, n=None):
+    """Shapes of (W, H, b) for N samples (n per class when given): W (K, d), H (d, N), b (K,)."""
     K, m = W.shape
     if K < 2:
         fail("W", W, f"must have K >= 2 rows (classes), got shape {W.shape}")
-    if H.shape != (m, K * n):
-        fail("H", H, f"must have shape (m, K*n) = ({m}, {K * n}) for W of shape {W.shape} and n = {n}, got {H.shape}")
+    if H.shape != (m, N):
+        if n is not None:
+            fail("H", H, f"must have shape (m, K*n) = ({m}, {N}) for W of shape {W.shape} and n = {n}, got {H.shape}")
+        fail("H", H, f"must have shape (m, N) = ({m}, {N}) for W of shape {W.shape} and these counts, got {H.shape}")
     if b is not None and b.shape != (K,):
         fail("b", b, f"must have K = {K} entries, got shape {b.shape}")
     return K
 
 
+def _labels_of(K, n_spl, counts):
+    """(K, N) for n_spl samples per class or for ``counts`` (exactly one of them given)."""
+    if counts is not None:
+        if n_spl is not None:
+            fail("n_spl", n_spl, "give either n_spl (n_spl samples in every class) or counts, not both")
+        if counts.size < 2 or int(counts.sum()) < 1:
+            fail("counts", counts, "must have K >= 2 entries and at least one sample")
+        if K is not None and K != counts.size:
+            fail("counts", counts, f"must have K = {K} entries, got {counts.size}")
+        return counts.size, int(counts.sum())
+    for name, value in (("K", K), ("n_spl", n_spl)):
+        if value is None:
+            fail(name, value, "is required (or give counts=, one sample count per class)")
+    return K, K * n_spl
+
+
+def _labels(K, n_spl, counts):
+    """The class-major labels (after the sizes were checked)."""
+    return labels(K, n_spl) if counts is None else np.repeat(np.arange(K), counts)
+
+
 _OBJ_KINDS = dict(
-    W=Array(ndim=2), H=Array(ndim=2), b=Array(ndim=1).or_none(), n_spl=KIND_N, lam_W=KIND_LAM0, lam_H=KIND_LAM0
+    W=Array(ndim=2),
+    H=Array(ndim=2),
+    b=Array(ndim=1).or_none(),
+    n_spl=KIND_N.or_none(),
+    lam_W=KIND_LAM0,
+    lam_H=KIND_LAM0,
+    counts=Array(ndim=1, integer=True, min=0).or_none(),
 )
 
 
-def _ce_objective(W, H, b, n, lam_W, lam_H):
-    K = W.shape[0]
-    y = labels(K, n)
+def _ce_objective(W, H, b, y, lam_W, lam_H):
     Z = W @ H + (b[:, None] if b is not None else 0.0)
     loss, G = softmax_ce(Z, y)
     val = loss + 0.5 * lam_W * np.sum(W * W) + 0.5 * lam_H * np.sum(H * H)
     return val, G @ H.T + lam_W * W, W.T @ G + lam_H * H, (G.sum(axis=1) if b is not None else None)
 
 
-def _mse_objective(W, H, b, n, lam_W, lam_H):
+def _mse_objective(W, H, b, y, lam_W, lam_H):
     K = W.shape[0]
     N = H.shape[1]
-    Y = np.repeat(np.eye(K), n, axis=1)
+    Y = np.zeros((K, N))
+    Y[y, np.arange(N)] = 1.0
     R = W @ H + (b[:, None] if b is not None else 0.0) - Y
     val = 0.5 * np.sum(R * R) / N + 0.5 * lam_W * np.sum(W * W) + 0.5 * lam_H * np.sum(H * H)
     G = R / N
     return val, G @ H.T + lam_W * W, W.T @ G + lam_H * H, (G.sum(axis=1) if b is not None else None)
 
 
-def _checked_objective(fn, W, H, b, n, lam_W, lam_H):
-    _check_point(W, H, b, n)
+def _checked_objective(fn, W, H, b, n_spl, counts, lam_W, lam_H):
+    K, N = _labels_of(W.shape[0], n_spl, counts)
+    _check_point(W, H, b, N, n_spl)
+    y = _labels(K, n_spl, counts)
     with np.errstate(over="ignore", invalid="ignore"):
-        out = fn(W, H, b, n, lam_W, lam_H)
+        out = fn(W, H, b, y, lam_W, lam_H)
     check_finite_result(
         "W",
         f"array of shape {W.shape}",
@@ -342,24 +372,23 @@ def _checked_objective(fn, W, H, b, n, lam_W, lam_H):
 
 
 @public(**_OBJ_KINDS, renamed={"n": "n_spl"}, legacy_positional=("n_spl", "lam_W", "lam_H"))
-def ce_objective(W, H, b, *, n_spl, lam_W, lam_H):
+def ce_objective(W, H, b, *, n_spl=None, lam_W, lam_H, counts=None):
     """Value and gradients (dW, dH, db) of the CE UFM objective (21) at (W, H, b); b may be None.
 
-    W is K×d, H is d×(K·n_spl) (class-major columns), b has K entries; λ_W, λ_H ≥ 0. A point so large
-    that the objective overflows float64 is refused.
+    W is K×d, H is d×N (class-major columns: n_spl per class, N = K·n_spl, or ``counts[k]`` of class k), b has
+    K entries; λ_W, λ_H ≥ 0; the loss is averaged over the N samples. A point so large that the objective
+    overflows float64 is refused.
     """
-    n = n_spl  # the papers' n (samples per class)
-    return _checked_objective(_ce_objective, W, H, b, n, lam_W, lam_H)
+    return _checked_objective(_ce_objective, W, H, b, n_spl, counts, lam_W, lam_H)
 
 
 @public(**_OBJ_KINDS, renamed={"n": "n_spl"}, legacy_positional=("n_spl", "lam_W", "lam_H"))
-def mse_objective(W, H, b, *, n_spl, lam_W, lam_H):
+def mse_objective(W, H, b, *, n_spl=None, lam_W, lam_H, counts=None):
     """Value and gradients (dW, dH, db) of the MSE UFM objective (28); b may be None.
 
-    Shapes as in :func:`ce_objective`.
+    Shapes (and ``counts``) as in :func:`ce_objective`.
     """
-    n = n_spl  # the papers' n (samples per class)
-    return _checked_objective(_mse_objective, W, H, b, n, lam_W, lam_H)
+    return _checked_objective(_mse_objective, W, H, b, n_spl, counts, lam_W, lam_H)
 
 
 def _solver_lams(K, n, lam_W, lam_H):
@@ -375,23 +404,26 @@ def _solver_lams(K, n, lam_W, lam_H):
         fail("n_spl", n, f"the numerical solvers need q = sqrt(n_spl*lam_W*lam_H) in [{lo:g}, {hi:g}], got {q:.3g}")
 
 
-def _solve(obj, K, n, m, lam_W, lam_H, bias, n_starts, seed, scale, what):
-    _solver_lams(K, n, lam_W, lam_H)
-    N = K * n
+def _solve(obj, K, sizes, counts, m, lam_W, lam_H, bias, n_starts, seed, scale, what):
+    n_spl = sizes.get("n_spl")
+    K, N = _labels_of(K, n_spl, counts)
+    sizes = dict(K=K, n_spl=n_spl, d=m) if counts is None else dict(K=K, counts=N, d=m)
+    _solver_lams(K, n_spl if counts is None else max(1, N // K), lam_W, lam_H)
     dim = K * m + m * N + (K if bias else 0)
     solver_budget(
-        dict(K=K, n_spl=n, d=m),
+        sizes,
         dim=dim,
         flops=8 * K * m * N + 30 * K * N,
         n_starts=n_starts,
         extra_bytes=8 * 8 * K * N,
         what=what,
     )
+    y = _labels(K, n_spl, counts)
     rng = rng_of(seed)
 
     def fun(x):
         W, H, b = _unpack(x, K, m, N, bias)
-        v, gW, gH, gb = obj(W, H, b, n, lam_W, lam_H)
+        v, gW, gH, gb = obj(W, H, b, y, lam_W, lam_H)
         g = np.concatenate([gW.ravel(), gH.ravel()] + ([gb] if bias else []))
         return v, g
 
@@ -404,48 +436,63 @@ def _solve(obj, K, n, m, lam_W, lam_H, bias, n_starts, seed, scale, what):
 
 
 _SOLVE_KINDS = dict(
-    K=KIND_K, n_spl=KIND_N, d=Int(min=1), lam_W=KIND_LAM, lam_H=KIND_LAM, bias=Bool(), n_starts=KIND_STARTS, seed=Seed()
+    K=KIND_K.or_none(),
+    n_spl=KIND_N.or_none(),
+    d=Int(min=1),
+    lam_W=KIND_LAM,
+    lam_H=KIND_LAM,
+    bias=Bool(),
+    n_starts=KIND_STARTS,
+    seed=Seed(),
+    counts=Array(ndim=1, integer=True, min=0).or_none(),
 )
 
 
 @public(
     **_SOLVE_KINDS, renamed={"n": "n_spl", "m": "d"}, legacy_positional=("K", "n_spl", "d", "lam_W", "lam_H", "bias")
 )
-def solve_ce(*, K, n_spl, d, lam_W, lam_H, bias=False, n_starts=3, seed=None) -> NumericalOptimum:
-    """Numerical minimiser of the CE UFM (21) by multi-start L-BFGS in dimension d.
+def solve_ce(
+    *, K=None, n_spl=None, d, lam_W, lam_H, bias=False, n_starts=3, seed=None, counts=None
+) -> NumericalOptimum:
+    """Numerical minimiser of the CE UFM (21) by multi-start L-BFGS on (W, H, b) in dimension d, for n_spl
+    samples per class or for ``counts`` (H then has N = Σ counts class-major columns).
 
-    Needs λ_W, λ_H and q = √(nλ_Wλ_H) in [1e-8, 1e8] (:data:`SOLVER_LAM_RANGE`); the problem size
+    Needs λ_W, λ_H and q = √(nλ_Wλ_H) (n = N/K) in [1e-8, 1e8] (:data:`SOLVER_LAM_RANGE`); the problem size
     is checked against the budget before any work.
     """
-    n, m = n_spl, d  # the papers' n (samples per class) and m (feature dimension)
-    return _solve(_ce_objective, K, n, m, lam_W, lam_H, bias, n_starts, seed, 1.0, "ufm.solve_ce (L-BFGS)")
+    sizes = dict(n_spl=n_spl)
+    return _solve(_ce_objective, K, sizes, counts, d, lam_W, lam_H, bias, n_starts, seed, 1.0, "ufm.solve_ce (L-BFGS)")
 
 
 @public(
     **_SOLVE_KINDS, renamed={"n": "n_spl", "m": "d"}, legacy_positional=("K", "n_spl", "d", "lam_W", "lam_H", "bias")
 )
-def solve_mse(*, K, n_spl, d, lam_W, lam_H, bias=False, n_starts=3, seed=None) -> NumericalOptimum:
-    """Numerical minimiser of the MSE UFM (28) by multi-start L-BFGS in dimension d (λ range and
+def solve_mse(
+    *, K=None, n_spl=None, d, lam_W, lam_H, bias=False, n_starts=3, seed=None, counts=None
+) -> NumericalOptimum:
+    """Numerical minimiser of the MSE UFM (28) by multi-start L-BFGS in dimension d (sizes, λ range and
     budget as in :func:`solve_ce`)."""
-    n, m = n_spl, d  # the papers' n (samples per class) and m (feature dimension)
-    return _solve(_mse_objective, K, n, m, lam_W, lam_H, bias, n_starts, seed, 0.5, "ufm.solve_mse (L-BFGS)")
+    sizes = dict(n_spl=n_spl)
+    return _solve(
+        _mse_objective, K, sizes, counts, d, lam_W, lam_H, bias, n_starts, seed, 0.5, "ufm.solve_mse (L-BFGS)"
+    )
 
 
 # ----------------------------------------------------------------------------- convex reformulations
 _CVX_SOLVERS = ("CLARABEL", "SCS")
 
 
-def _convex(K, n, lam_W, lam_H, bias, loss, solver):
-    _solver_lams(K, n, lam_W, lam_H)
-    N = K * n
+def _convex(K, n_spl, counts, lam_W, lam_H, bias, loss, solver):
+    K, N = _labels_of(K, n_spl, counts)
+    if counts is not None:
+        blame = ("counts", counts)
+    else:
+        blame = ("n_spl", n_spl) if n_spl >= K else ("K", K)
+    _solver_lams(K, n_spl if counts is None else max(1, N // K), lam_W, lam_H)
     # an interior-point SDP on (K+N)² unknowns: measured ~1e-6·(K+N)^4 s
-    check_work(
-        "n_spl" if n >= K else "K",
-        n if n >= K else K,
-        bytes=8 * 60 * (K + N) ** 2,
-        seconds=seconds_of(1000 * (K + N) ** 4),
-        what=f"ufm.convex_{loss} (cvxpy SDP)",
-    )
+    what = f"ufm.convex_{loss} (cvxpy SDP)"
+    check_work(*blame, bytes=8 * 60 * (K + N) ** 2, seconds=seconds_of(1000 * (K + N) ** 4), what=what)
+    y = _labels(K, n_spl, counts)
     try:
         import cvxpy as cp  # noqa: PLC0415 - optional heavy import
     except ImportError as exc:  # pragma: no cover
@@ -453,7 +500,8 @@ def _convex(K, n, lam_W, lam_H, bias, loss, solver):
     Z = cp.Variable((K, N))
     b = cp.Variable(K) if bias else None
     logits = Z + (cp.reshape(b, (K, 1), order="F") @ np.ones((1, N)) if bias else 0)
-    Y = np.repeat(np.eye(K), n, axis=1)
+    Y = np.zeros((K, N))
+    Y[y, np.arange(N)] = 1.0
     if loss == "ce":
         data = (cp.sum(cp.log_sum_exp(logits, axis=0)) - cp.sum(cp.multiply(Y, logits))) / N
     else:
@@ -480,24 +528,31 @@ def _convex(K, n, lam_W, lam_H, bias, loss, solver):
     fail("solver", solver, "the convex program was not solved (" + "; ".join(errors) + ")")
 
 
-_CVX_KINDS = dict(K=KIND_K, n_spl=KIND_N, lam_W=KIND_LAM, lam_H=KIND_LAM, bias=Bool(), solver=Choice(*_CVX_SOLVERS))
+_CVX_KINDS = dict(
+    K=KIND_K.or_none(),
+    n_spl=KIND_N.or_none(),
+    lam_W=KIND_LAM,
+    lam_H=KIND_LAM,
+    bias=Bool(),
+    solver=Choice(*_CVX_SOLVERS),
+    counts=Array(ndim=1, integer=True, min=0).or_none(),
+)
 
 
 @public(**_CVX_KINDS, renamed={"n": "n_spl"}, legacy_positional=("K", "n_spl", "lam_W", "lam_H", "bias"))
-def convex_ce(*, K, n_spl, lam_W, lam_H, bias=False, solver="CLARABEL"):
+def convex_ce(*, K=None, n_spl=None, lam_W, lam_H, bias=False, solver="CLARABEL", counts=None):
     """Value of the convex reformulation (23)–(24) of the CE UFM, solved with cvxpy (d ≥ K).
 
-    Returns (value, Z, b). Interior-point accuracy (~1e-7), an independent check of :func:`ce`.
-    λ range as in :func:`solve_ce`; the SDP is sized against the budget (≈1e-6·(K+N)⁴ s). A solver
-    failure (CLARABEL falls back to SCS) is reported as :class:`~fctheory.FCTheoryError`.
+    Returns (value, Z, b), Z the K × N logits of every sample (n_spl per class, or ``counts[k]`` of class k:
+    nothing is assumed about collapse or the count groups, an oracle independent of :func:`ce`). Interior-point
+    accuracy (~1e-7). λ range as in :func:`solve_ce`; the SDP is sized against the budget (≈1e-6·(K+N)⁴ s). A
+    solver failure (CLARABEL falls back to SCS) is reported as :class:`~fctheory.FCTheoryError`.
     """
-    n = n_spl  # the papers' n (samples per class)
-    return _convex(K, n, lam_W, lam_H, bias, "ce", solver)
+    return _convex(K, n_spl, counts, lam_W, lam_H, bias, "ce", solver)
 
 
 @public(**_CVX_KINDS, renamed={"n": "n_spl"}, legacy_positional=("K", "n_spl", "lam_W", "lam_H", "bias"))
-def convex_mse(*, K, n_spl, lam_W, lam_H, bias=False, solver="CLARABEL"):
+def convex_mse(*, K=None, n_spl=None, lam_W, lam_H, bias=False, solver="CLARABEL", counts=None):
     """Value of the nuclear-norm reformulation of the MSE UFM, solved with cvxpy (d ≥ K); see
     :func:`convex_ce`."""
-    n = n_spl  # the papers' n (samples per class)
-    return _convex(K, n, lam_W, lam_H, bias, "mse", solver)
+    return _convex(K, n_spl, counts, lam_W, lam_H, bias, "mse", solver)
