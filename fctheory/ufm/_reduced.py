@@ -72,7 +72,7 @@ class ReducedCE:
         """(ℓ_b, A) for logits L and t: A[a, b] = log(multiplicity) + logit − own logit of every other type
         (a ≠ b: the m_a classes of group a; a = b: the m_b − 1 others of the own group)."""
         idx = self.idx
-        own_shift = t / (self.mp * self.sq)  # t_b/(m_b√π_b)
+        own_shift = np.where(self.multi, t, 0.0) / (self.mp * self.sq)  # t_b/(m_b√π_b); no t for a singleton
         Lbb = L[idx, idx]
         own = Lbb + own_shift
         A = self.logm[:, None] + L - own[None, :]
@@ -137,19 +137,20 @@ class ReducedCE:
             g, H = self._c_derivatives(P, one_minus_own, ell)
             step = _psd_solve(H, -g)
             dec = -float(g @ step)  # ≈ 2(φ − min φ)
-            if not dec > 1e-32:
+            if not dec > 0:
                 break
+            # below φ's resolution the decrease cannot be seen: Newton's full step (quadratic region), then stop
+            resolved = dec > 64 * np.finfo(float).eps * max(abs(phi), 1.0)
             tau = 1.0
             while True:
                 phin, _, tn, elln, An = self._phi(M, c + tau * step)
-                # below ~1e-20 φ cannot resolve the decrease: Newton's full step is taken (quadratic region)
-                if phin <= phi - 0.25 * tau * dec or dec < 1e-20:
+                if phin <= phi - 0.25 * tau * dec or not resolved:
                     break
                 tau *= 0.5
                 if tau < 1e-12:
                     return c - c.mean(), t
             c, phi, t, ell, A = c + tau * step, phin, tn, elln, An
-            if dec < 1e-26:
+            if not resolved:
                 break
         return c - c.mean(), t
 
@@ -242,6 +243,7 @@ def certify_ce(red: ReducedCE, M, t, c):
     makes the bias part vanish exactly; the bound is then s·Σ w H(q) (0, i.e. uninformative, if q < 0).
     """
     lam = red.lam
+    t = np.where(red.multi, t, 0.0)  # a group of one class has no within-group part
     f, P, omo, ell = red.evaluate(M, t, c)
     nucM = nuclear_norm(M)
     g = f + lam * (nucM + float(np.sum(np.abs(t))))
