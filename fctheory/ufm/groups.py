@@ -54,9 +54,17 @@ class CountGroups:
     present = property(lambda self: self.counts > 0)
 
 
-def count_groups(counts) -> CountGroups:
-    """Group K classes by their counts (a 1-D array of non-negative integers, not all zero)."""
+def count_groups(counts, *, exchangeable: bool = True) -> CountGroups:
+    """Group K classes by their counts (a 1-D array of non-negative integers, not all zero).
+
+    ``exchangeable=False`` gives every class its own group (no symmetry used: the reduced problem is then the
+    K-class problem itself, the independent check of the symmetry reduction)."""
     counts = np.asarray(counts, dtype=np.int64)
+    if not exchangeable:
+        order = np.argsort(-counts, kind="stable")
+        label = np.empty(counts.size, dtype=np.int64)
+        label[order] = np.arange(counts.size)
+        return CountGroups(counts, counts[order], np.ones(counts.size, dtype=np.int64), label)
     values, inverse, sizes = np.unique(-counts, return_inverse=True, return_counts=True)
     return CountGroups(counts, -values, sizes.astype(np.int64), inverse.astype(np.int64).ravel())
 

@@ -176,6 +176,11 @@ def ce(
     if groups is not None:
         kw = dict(lam_W=lam_W, lam_H=lam_H, bias=bias, tol=tol, maxiter=maxiter, max_seconds=max_seconds)
         return ce_counts(groups, **kw)
+    return _ce_closed(K, n_spl, lam_W, lam_H, bias)
+
+
+def _ce_closed(K, n_spl, lam_W, lam_H, bias) -> UFMOptimum:
+    """The closed form of :func:`ce` for n_spl samples in every class."""
     n = n_spl  # the papers' n (samples per class)
     if K < _pairs.LARGE_K:  # dense K×K Grams; from LARGE_K on the three numbers of a FrameGram
         gram_budget("K", K, K, 3, "ufm.ce")
