@@ -208,10 +208,11 @@ class FeatureDiagnosis:
     Attributes: ``K``, ``N``, ``d``, ``counts``, ``loss``, ``bias`` (whether the layer has one),
     ``lam_W``, ``lam_H``, ``lam_b``, ``rtol``; ``applicability`` (:class:`UFMApplicability`, with the
     optimum); ``metrics`` (NC1–NC4, CDNV, equinorm, cosines, norms, over the classes present:
-    ``classes_present``); ``distances`` (to the optimum, see :func:`fctheory.nc_diagnosis.statistics.ufm_distances`,
-    and ``dist_bias_relative``: ‖b − b*‖/‖b*‖, centred for cross-entropy, where b* ≠ 0); ``checks`` ({name: deviation} compared
-    with ``rtol``); ``matches`` (True/False, None when the result does not apply); ``verdict`` (one
-    line); ``statistics`` (:class:`~fctheory.nc_diagnosis.statistics.FeatureStatistics`), ``W``, ``b``.
+    ``classes_present``); ``distances`` (to the optimum, see
+    :func:`fctheory.nc_diagnosis.statistics.ufm_distances`, and ``dist_bias_relative``: ‖b − b*‖/‖b*‖, centred
+    for cross-entropy, where b* ≠ 0); ``checks`` ({name: deviation} compared with ``rtol``); ``matches``
+    (True/False, None when the result does not apply); ``verdict`` (one line); ``statistics``
+    (:class:`~fctheory.nc_diagnosis.statistics.FeatureStatistics`, all K classes), ``W``, ``b``.
     """
 
     K: int
