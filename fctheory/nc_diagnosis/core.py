@@ -209,8 +209,8 @@ class FeatureDiagnosis:
     ``lam_W``, ``lam_H``, ``lam_b``, ``rtol``; ``applicability`` (:class:`UFMApplicability`, with the
     optimum); ``metrics`` (NC1–NC4, CDNV, equinorm, cosines, norms, over the classes present:
     ``classes_present``); ``distances`` (to the optimum, see
-    :func:`fctheory.nc_diagnosis.statistics.ufm_distances`, and ``dist_bias_relative``: ‖b − b*‖/‖b*‖, centred
-    for cross-entropy, where b* ≠ 0); ``checks`` ({name: deviation} compared with ``rtol``); ``matches``
+    :func:`fctheory.nc_diagnosis.statistics.ufm_distances`, and ``dist_bias_relative``: ‖b − b*‖ over the
+    bias's scale, centred for cross-entropy); ``checks`` ({name: deviation} compared with ``rtol``); ``matches``
     (True/False, None when the result does not apply); ``verdict`` (one line); ``statistics``
     (:class:`~fctheory.nc_diagnosis.statistics.FeatureStatistics`, all K classes), ``W``, ``b``.
     """
@@ -310,16 +310,24 @@ def _checks(app, metrics, dist):
 
 
 def _bias_check(opt, b, counts):
-    """‖b − b*‖/‖b*‖ as the verdict checks it, or None (no bias to compare, or b* = 0): for cross-entropy,
-    whose loss ignores b → b + c·1, both centred over the classes present with a finite b*; for MSE as they are."""
+    """‖b − b*‖ relative to the bias's scale, as the verdict checks it, or None (no bias to compare, or none
+    to scale by). MSE: ‖b − b*‖/‖b*‖. Cross-entropy, whose loss ignores b → b + c·1: both centred over the
+    classes present with a finite b*, over max(‖b*‖, √m·(RMS of the optimum's centred logits)) (m compared
+    classes): for nearly balanced counts b* is tiny and the logits are the scale a bias error acts on."""
     if b is None or opt.bias is None:
         return None
     bs = np.asarray(opt.bias, dtype=np.float64)
     keep = np.isfinite(bs) & (counts > 0)
     bb, bs = b[keep], bs[keep]
+    scale = float(np.linalg.norm(bs))
     if opt.model.startswith("ce"):
         bb, bs = bb - bb.mean(), bs - bs.mean()
-    scale = float(np.linalg.norm(bs))
+        scale = float(np.linalg.norm(bs))
+        W, means = getattr(opt, "W", None), getattr(opt, "means", None)
+        if W is not None and means is not None:
+            Z = W @ means[:, counts > 0]  # the optimum's logits of every present class, without the bias
+            Z = Z - Z.mean(axis=0)
+            scale = max(scale, math.sqrt(keep.sum() * float(np.mean(Z * Z))))
     return float(np.linalg.norm(bb - bs)) / scale if scale > 0 else None
 
 

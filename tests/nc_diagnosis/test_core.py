@@ -181,3 +181,13 @@ def test_verdict_refuses_a_classifier_whose_norm_is_off_by_a_factor_in_either_di
     assert D.applicability.applies and D.matches is False
     assert D.checks["‖W‖² ratio − 1"] == pytest.approx(abs(scale**2 - 1), rel=1e-2)
     assert D.verdict.startswith("does NOT match")
+
+
+def test_the_cross_entropy_bias_is_checked_up_to_a_common_shift():
+    counts = np.array([12, 7, 7, 3, 1])
+    H, y, W, b = _trained_counts_ufm(counts, 5e-3, 1e-2, bias=True)
+    shifted = diagnose_features(H, y, W, b + 5.0, lam_W=5e-3, lam_H=1e-2, rtol=1e-3)
+    assert shifted.matches is True and shifted.checks["bias (relative)"] < 1e-3
+    off = b + np.array([0.0, 0.0, 0.0, 0.0, 1.0])  # the rarest class's bias raised by 1 logit
+    wrong = diagnose_features(H, y, W, off, lam_W=5e-3, lam_H=1e-2, rtol=1e-3)
+    assert wrong.matches is False and "bias (relative)" in wrong.verdict
