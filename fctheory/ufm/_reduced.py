@@ -206,6 +206,49 @@ class ReducedCE:
         f, P, omo, _ = self.evaluate(M, t, c)
         return f + self.lam * float(np.sum(t)), self.grad_M(P, omo)
 
+    # ------------------------------------------------------------------------------------------ ∇²F (no bias)
+    def _curvature(self, M, t):
+        """(Pt, ν, h_tt, h_mt) at (M, t): the type totals Pt (own class in its group's), and the pieces of the
+        Schur complement of the inner t (docs: ∇²F = ∇²_MM f − ∇²_Mt f (∂²_tt f)⁻¹ ∇²_tM f, column by column)."""
+        _, P, _, ell = self.evaluate(M, t, self.c)
+        idx = self.idx
+        Pown = np.exp(-ell)
+        Po = P[idx, idx].copy()
+        Pt = P.copy()
+        Pt[idx, idx] = Po + Pown
+        e_own = 1.0 / (self.mp * self.sq)  # ∂(own logit)/∂t_b
+        e_o = np.where(self.multi, e_own / np.where(self.multi, self.mp - 1.0, 1.0), 0.0)  # −∂(other)/∂t_b
+        nu = Pown * e_own - Po * e_o
+        htt = self.w * (Pown * e_own**2 + Po * e_o**2 - nu**2)
+        hmt = -self.w[None, :] * Pt * self.scale * nu[None, :]
+        hmt[idx, idx] = self.w * self.scale[idx, idx] * nu * (1.0 - Pt[idx, idx])
+        return Pt, htt, hmt
+
+    def hessian(self, M, t):
+        """D ↦ ∇²F(M)[D] (no bias): f's Hessian column by column, w_b S_b(diag(Pt) − PtPtᵀ)S_b, less the Schur
+        term of the active t_b (F minimises over them)."""
+        Pt, htt, hmt = self._curvature(M, t)
+        S, w, act = self.scale, self.w, self.active
+
+        def apply(D):
+            dz = D * S
+            mu = (Pt * dz).sum(axis=0)
+            out = w[None, :] * S * (Pt * dz - Pt * mu[None, :])
+            if act.any():
+                corr = np.where(act, (hmt * D).sum(axis=0) / np.where(act, htt, 1.0), 0.0)
+                out = out - hmt * corr[None, :]
+            return out
+
+        return apply
+
+    def hessian_diagonal(self, M, t):
+        """The diagonal of ∇²F(M) (no bias), the preconditioner's start."""
+        Pt, htt, hmt = self._curvature(M, t)
+        diag = self.w[None, :] * self.scale**2 * (Pt - Pt * Pt)
+        if self.active.any():
+            diag = diag - np.where(self.active[None, :], hmt**2 / np.where(self.active, htt, 1.0)[None, :], 0.0)
+        return diag
+
     def floor(self) -> float:
         return FLOOR_ULPS * np.finfo(float).eps * max(self.amax, 1.0)
 

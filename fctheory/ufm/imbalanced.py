@@ -34,6 +34,7 @@ from .._nuclear import nuclear_norm, relative_gap, solve
 from .._validate import fail, result_type
 from ..metrics import pairs as _pairs
 from ._common import UFMOptimum, single_thread_blas
+from ._newton import newton_polish
 from ._reduced import ReducedCE, certify_ce
 from .groups import CountGroups, count_groups, group_gram, lift, psd_sqrt
 
@@ -138,12 +139,33 @@ def _lambda0_ce(red: ReducedCE) -> float:
     return max(gop, float(np.max(red.sq[red.multi], initial=0.0)))
 
 
+#: the relative gap to which the first-order solver is run (its polish stops 100× below) before Newton takes over
+NEWTON_FROM = 1e-2
+
+
 def _solve_ce(red: ReducedCE, tol: float, deadline: float, maxiter: int):
-    """(M, t, c, nit) from :func:`fctheory._nuclear.solve` (f's Hessian in M is ≤ 1 in norm: diag(P) − qqᵀ)."""
-    M0 = np.zeros((red.G, red.Gp))
-    with np.errstate(under="ignore"):
-        M, _, _, _, nit = solve(red, red.lam, M0, lipschitz=0.5, tol=tol, maxiter=maxiter, deadline=deadline,
-                                floor=red.floor)  # fmt: skip
+    """(M, t, c, nit): :func:`fctheory._nuclear.solve` (f's Hessian in M is ≤ 1 in norm: diag(P) − qqᵀ), to
+    NEWTON_FROM first where Newton's method (:func:`fctheory.ufm._newton.newton_polish`) may finish the job (no bias:
+    it needs the optimum to have full rank, the small-λ regime where the first-order solver crawls), then to tol
+    from where it left off."""
+    M = np.zeros((red.G, red.Gp))
+    nit = 0
+    stages = [max(tol, NEWTON_FROM), tol] if not red.bias else [tol]
+    for k, goal in enumerate(stages):
+        with np.errstate(under="ignore"):
+            M, _, _, _, it = solve(red, red.lam, M, lipschitz=0.5, tol=goal, maxiter=maxiter, deadline=deadline,
+                                   floor=red.floor)  # fmt: skip
+        nit += it
+        t, c = red.inner(M)
+        g, lb, _, _ = certify_ce(red, M, t, c)
+        if g - lb <= tol * abs(g) or time.perf_counter() > deadline:
+            break
+        if k == 0 and not red.bias:  # f is evaluated to relative accuracy: worth it even below the ulp floor
+            Mn, gn, lbn = newton_polish(red, M, tol=tol, deadline=deadline)
+            if gn - lbn < g - lb:
+                M, g, lb = Mn, gn, lbn
+            if g - lb <= tol * abs(g):
+                break
     t, c = red.inner(M)
     return M, t, c, nit
 
