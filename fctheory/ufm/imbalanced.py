@@ -324,7 +324,7 @@ def mse_counts(groups: CountGroups, *, lam_W, lam_H, bias) -> CertifiedUFMOptimu
         M = (U * sh) @ Vt
         within = np.sqrt(pi)  # the within-group singular value of T (and of TP: P acts on group means only)
         tw = np.maximum(within - lam, 0.0) * (m[:Gp] - 1.0)
-        value, lb = _mse_certificate(A, M, s, sh, within, tw, m[:Gp], lam)
+        value, lb = mse_certificate(A, M, within, tw, m[:Gp], lam)
         out = _outputs(groups, M, tw, lam, lam_W, lam_H, rows=G)
     lam0 = max(float(s[0]) if s.size else 0.0, float(np.max(within[m[:Gp] >= 2], initial=0.0)))
     gap = value - lb
@@ -345,17 +345,18 @@ def mse_counts(groups: CountGroups, *, lam_W, lam_H, bias) -> CertifiedUFMOptimu
     )  # fmt: skip
 
 
-def _mse_certificate(A, M, s, sh, within, tw, mp, lam):
-    """(value, lower bound) of ½‖X − A‖² + λ‖X‖_* over the group means and the within-group parts: the primal at
-    the computed X, the dual ⟨Λ, A⟩ − ½‖Λ‖² at Λ = A − X scaled into ‖Λ‖₂ ≤ λ (weak duality)."""
+def mse_certificate(A, M, within, tw, mp, lam):
+    """(value, lower bound) of ½‖X − A‖² + λ‖X‖_* over the group means (X ↔ M) and the within-group parts
+    (t_b = (m_b − 1)β_b against the within-group singular value of A, √π_b): the primal at the given point, and the
+    dual ⟨Λ, A⟩ − ½‖Λ‖² at Λ = A − M scaled into ‖Λ‖₂ ≤ λ (weak duality; scalar parts alike)."""
     R = A - M
-    value = 0.5 * float(np.sum(R * R)) + lam * float(np.sum(sh))
+    value = 0.5 * float(np.sum(R * R)) + lam * float(np.sum(np.linalg.svd(M, compute_uv=False)))
     Lam = R * min(1.0, lam / max(float(np.linalg.norm(R, 2)) if R.size else 0.0, 1e-300))
     lb = float(np.sum(Lam * A)) - 0.5 * float(np.sum(Lam * Lam))
     k = mp - 1.0  # multiplicity of each group's within-group singular value
     bw = tw / np.where(k > 0, k, 1.0)
     rw = within - bw
-    value += float(np.sum(k * (0.5 * rw * rw + lam * bw)))
-    lw = np.minimum(rw, lam)  # the scalar dual point, |Λ| ≤ λ
+    value += float(np.sum(k * (0.5 * rw * rw + lam * np.abs(bw))))
+    lw = np.clip(rw, -lam, lam)  # the scalar dual point, |Λ| ≤ λ
     lb += float(np.sum(k * (lw * within - 0.5 * lw * lw)))
     return value, lb

@@ -244,3 +244,36 @@ def test_bad_counts_are_refused_naming_the_parameter(fn, kw, name, match):
     args = dict(lam_W=1e-2, lam_H=1e-2) | kw
     with pytest.raises(FCTheoryError, match=rf"^{name}=.*{match}"):
         fn(**args)
+
+
+def test_a_solve_stopped_early_says_it_is_not_certified():
+    r = ufm.ce(counts=[8, 3, 1, 1], lam_W=1e-3, lam_H=1e-3, bias=True, maxiter=1)
+    assert not r.certified and r.rel_gap > 1e-10 and r.message.startswith("not certified")
+    assert r.lower_bound <= r.value  # still a valid bound, just not a tight one
+    full = ufm.ce(counts=[8, 3, 1, 1], lam_W=1e-3, lam_H=1e-3, bias=True)
+    assert r.lower_bound <= full.value <= r.value
+
+
+@pytest.mark.parametrize("bias", [False, True])
+def test_the_mse_bound_never_exceeds_the_minimum_and_the_gap_covers_the_excess(bias):
+    from fctheory.ufm.imbalanced import mse_certificate
+
+    counts = [9, 4, 4, 1, 1, 1, 0]
+    r = ufm.mse(counts=counts, lam_W=2e-2, lam_H=1e-2, bias=bias)
+    g = r.reduced["groups"]
+    M, tw, lam = r.reduced["M"], r.reduced["t"], r.reduced["lam"]
+    m = g.sizes.astype(float)
+    pi = g.values[: g.Gp] / g.N
+    A = np.zeros((g.G, g.Gp))
+    A[np.arange(g.Gp), np.arange(g.Gp)] = np.sqrt(pi)
+    if bias:
+        A -= np.outer(np.sqrt(m) * np.concatenate([pi, np.zeros(g.G - g.Gp)]), np.sqrt(m[: g.Gp] * pi))
+    value, lb = mse_certificate(A, M, np.sqrt(pi), tw, m[: g.Gp], lam)
+    assert value == pytest.approx(r.value, rel=1e-14) and lb == pytest.approx(r.lower_bound, rel=1e-14)
+    rng = np.random.default_rng(5)
+    for eps in (1e-4, 1e-2, 1.0):
+        for _ in range(5):
+            v, b = mse_certificate(A, M + eps * rng.standard_normal(M.shape), np.sqrt(pi),
+                                   tw + eps * rng.standard_normal(tw.shape), m[: g.Gp], lam)  # fmt: skip
+            assert b <= r.value * (1 + 1e-14)  # a lower bound wherever it is computed
+            assert v - b >= v - r.value - 1e-15  # the gap covers the excess
