@@ -135,7 +135,8 @@ def baseline_time(task, W, U, grad):
 
 def kernel_comparison(results, L=7):
     """Each numba kernel against its NumPy (array-API) counterpart, on the L = 7 task's data."""
-    from fctheory.risk import _engine as E
+    from fctheory.risk import _blocks as B
+    from fctheory.risk import _layout as E
     from fctheory.risk import _kernels as Kn
 
     task = Task.full(3, 4, L)
@@ -143,8 +144,8 @@ def kernel_comparison(results, L=7):
     G3 = 0.3 * np.random.default_rng(0).standard_normal((K, L, task.n_w))
     m = (L + 1) // 2
     conc, _ = E._groups(task.Z, 0, m)
-    t_nb, _ = best_time(lambda: E._bases(np, G3, conc, 0, 4, True), 3)
-    t_np, _ = best_time(lambda: E._bases(np, G3, conc, 0, 4, False), 3)
+    t_nb, _ = best_time(lambda: B._bases(np, G3, conc, 0, 4, True), 3)
+    t_np, _ = best_time(lambda: B._bases(np, G3, conc, 0, 4, False), 3)
     print(
         f"  kernel partial scores + shifted exponentials ({conc.shape[0]} prefixes x K x 4^{m}): "
         f"numba {t_nb:.3f} s, NumPy {t_np:.3f} s"
@@ -175,7 +176,7 @@ def kernel_comparison(results, L=7):
             )
 
         def xp():
-            E._post_group_xp(np, S0.copy(), aA, aB, pA, pB, grad)
+            B._post_group_xp(np, S0.copy(), aA, aB, pA, pB, grad)
 
         t_nb, _ = best_time(nb, 5)
         t_np, _ = best_time(xp, 5)
@@ -202,7 +203,7 @@ def kernel_comparison(results, L=7):
 def repeated_calls(n, rounds=5):
     """Per-call wall and CPU seconds of risk + gradient on a small task, with the per-task tables kept or
     dropped before every call; medians over ``rounds`` interleaved rounds of ``n // rounds`` calls."""
-    from fctheory.risk import _engine as E
+    from fctheory.risk import _layout as E
 
     task = Task.random(3, 3, 3, 20, seed=0)
     W, U = weights(task, 8)

@@ -32,7 +32,7 @@ if _TYPE_CHECKING:
     from .tau import H, H_prime, lambda_trivial, tau
     from .tau_star import H_star, H_star_prime, tau_star
     from .type3 import Type3Solution, lambda_max_type3, solve_type3
-    from .collapsed import (
+    from .optima import (
         CollapsedOptimum,
         CollapsedOptimumStar,
         collapsed_optimum,
@@ -40,6 +40,9 @@ if _TYPE_CHECKING:
         collapsed_risk,
     )
     from .partial import LemmaBScale, lemma_b_scale
+
+    # the certified optima (fctheory.optima): population, collapsed, training-set, h*
+    from .optima import Certificate, OptimumResult, certify, certify_optimality, optimum
     from .predictions import (
         PartialPrediction,
         PartialStarPrediction,
@@ -73,9 +76,6 @@ if _TYPE_CHECKING:
         evaluate_risk,
         expected_margins,
         minimize_true_risk,
-        OptimumResult,
-        certify_optimality,
-        optimum,
         true_risk,
         true_risk_bruteforce,
         true_risk_grad,
@@ -83,7 +83,7 @@ if _TYPE_CHECKING:
     )
 
     # neural collapse: metrics and unconstrained-features-model optima (fctheory.metrics.nc1, fctheory.ufm.ce, ...)
-    from . import metrics, risk, ufm
+    from . import metrics, optima, predictions, risk, ufm
 
     # file formats (fctheory.io: task, weight, run and checkpoint files, the JSON codec)
     from . import io
@@ -225,6 +225,8 @@ __all__ = [
     "minimize_true_risk",
     "optimum",
     "OptimumResult",
+    "certify",
+    "Certificate",
     "certify_optimality",
     "true_risk",
     "true_risk_bruteforce",
@@ -246,6 +248,8 @@ __all__ = [
     "metrics",
     "ufm",
     "risk",
+    "optima",
+    "predictions",
     "diagnose",
     "Diagnosis",
     "load_task",

@@ -15,11 +15,13 @@ norms. This module predicts that spread from the task and the actual training se
   ∇(R̂ − R), through the true risk's Hessian, reduced by symmetry to one closed form per word;
 * :func:`perturbation_full` — (b) in the full (W, U) space for enumerable tasks: Newton step with
   Hessian-vector products of the exact-risk engine (the test oracle of (b));
+* :func:`predict_training_optimum` — the certified global minimiser of the training objective R̂ itself
+  (:func:`fctheory.optimum` with ``data=``): every statistic of a network trained to its optimum (balancedness:
+  WᵀW = (X*ᵀX*)^(1/2)), with no ansatz;
 * :func:`predict_reduced` — (c) the empirical risk minimised exactly inside the collapse ansatz
   w_(α,β) = r_(α,β) f_α, u_{k,ℓ} = c_{k,ℓ} f_{z_kℓ} (n_w + KL scalars instead of d(n_w + KL));
-* :func:`empirical_risk_grad`, :func:`minimize_empirical_risk` — the empirical risk and its exact
-  minimiser (L-BFGS to ‖∇R̂‖ ≤ 1e-10), the reference the predictors are tested against;
-* :func:`word_counts`, :func:`norms` — the statistics compared.
+* :func:`empirical_risk_grad`, :func:`minimize_empirical_risk`, :func:`word_counts`, :func:`norms` — the
+  empirical risk, its minimiser by L-BFGS and the statistics compared (home: :mod:`fctheory.risk.empirical`).
 """
 
 from __future__ import annotations
@@ -33,13 +35,12 @@ from scipy.sparse.linalg import LinearOperator, minres
 
 from ._budget import check_work
 from ._errors import FCTheoryError
-from ._validate import Array, Instance, Int, Real, Seed, fail, public, result_type
-from .collapsed import collapsed_optimum
+from ._validate import Array, Instance, Int, Real, fail, public, result_type
+from .optima import collapsed_optimum
 from .frames import equiangular_frame
 from .risk import true_risk_grad
-from .risk.convex import optimum as _population_optimum
-from .risk.minimize import lbfgs_iterate, safe_norm
-from .task import Task, as_rng
+from .optima import optimum as _population_optimum
+from .task import Task
 from .tau import tau
 from .type3 import solve_type3
 
@@ -54,12 +55,23 @@ __all__ = [
     "perturbation_full",
     "predict_reduced",
     "predict_on_optimum",
+    "predict_training_optimum",
 ]
 
-_X = Array(ndim=2, integer=True, min=0)
-_Y = Array(ndim=1, integer=True, min=0)
-#: λ of the predictors: the solves are scaled for weight decays of practice (the paper's is 1e-3)
-_LAM = Real(lo=1e-12, hi=1e6)
+from .risk.empirical import (
+    LABELS,
+    LAM,
+    SENTENCES,
+    check_data,
+    check_size,
+    check_weights,
+    empirical_risk,
+    empirical_risk_grad,
+    lbfgs,
+    minimize_empirical_risk,
+    norms,
+    word_counts,
+)
 
 
 @result_type
@@ -88,249 +100,6 @@ class FiniteSamplePrediction:
     theory_word_norm: float = float("nan")
     theory_u_norm: float = float("nan")
     info: dict = field(default_factory=dict, repr=False)
-
-
-# ----------------------------------------------------------------------------- checks and statistics
-def _check_data(task: Task, X, y=None, *, need_y=True):
-    """Shapes of the sentences against the task; every word must belong to its class's concept."""
-    if X.shape[1] != task.L:
-        fail("X", X, f"must have L = {task.L} columns (one word per position), got {X.shape[1]}")
-    if X.shape[0] == 0:
-        fail("X", X, "must contain at least one sentence")
-    if X.max() >= task.n_w:
-        fail("X", X, f"word indices must be < n_w = {task.n_w}")
-    if y is None:
-        return
-    if y.shape[0] != X.shape[0]:
-        fail("y", y, f"must have one label per sentence ({X.shape[0]}), got {y.shape[0]}")
-    if y.max() >= task.K:
-        fail("y", y, f"labels must be < K = {task.K}")
-    bad = (X // task.s_c) != task.Z[y]
-    if bad.any():
-        i, l = np.argwhere(bad)[0]
-        fail(
-            "X",
-            X,
-            f"sentence {i} (class {y[i]}) has word {X[i, l]} of concept {X[i, l] // task.s_c} at "
-            f"position {l}, but z_(k,l) = {task.Z[y[i], l]} (sentences must come from the task)",
-        )
-
-
-@public(task=Instance(Task), X=_X)
-def word_counts(task: Task, X) -> np.ndarray:
-    """N_(α,β): how many times each word occurs in the sentences X (all positions).
-
-    Parameters
-    ----------
-    task : Task
-    X : array_like of int, shape (N, L)
-        Word indices α·s_c + β (as :meth:`Task.sample` returns).
-
-    Returns
-    -------
-    ndarray of int64, shape (n_w,)
-    """
-    _check_data(task, X)
-    return np.bincount(X.ravel(), minlength=task.n_w).astype(np.int64)
-
-
-@public(task=Instance(Task), W=Array(ndim=2), U=Array(ndim=2))
-def norms(task: Task, W, U):
-    """(‖w_(α,β)‖ for every word, ‖u_{k,ℓ}‖ as a K×L array) of weights (W d×n_w, U K×(L·d)).
-
-    Returns
-    -------
-    word_norm : ndarray, shape (n_w,)
-    u_norm : ndarray, shape (K, L)
-    """
-    d = W.shape[0]
-    if W.shape[1] != task.n_w:
-        fail("W", W, f"must have shape (d, n_w) with n_w = {task.n_w}, got {W.shape}")
-    if U.shape != (task.K, task.L * d):
-        fail("U", U, f"must have shape (K, L*d) = ({task.K}, {task.L * d}), got {U.shape}")
-    return _colnorm(W, 0), _colnorm(U.reshape(task.K, task.L, d), 2)
-
-
-def _colnorm(A, axis):
-    """‖·‖₂ along ``axis`` without overflow/underflow of the squares (entries up to 1e308)."""
-    m = np.max(np.abs(A), axis=axis, keepdims=True)
-    safe = np.where(m > 0, m, 1.0)
-    return np.squeeze(safe, axis=axis) * np.sqrt(np.sum((A / safe) ** 2, axis=axis))
-
-
-# ----------------------------------------------------------------------------- the empirical risk
-def _erisk(task, W, U, X, y, lam, grad=True):
-    """R̂ (h network) and its gradient; W d×n_w, U K×Ld. Plain float64 NumPy."""
-    d, N, L = W.shape[0], X.shape[0], task.L
-    F = W.T[X].reshape(N, L * d)  # concat(w_{x_1}, ..., w_{x_L})
-    S = F @ U.T
-    m = S.max(axis=1, keepdims=True)
-    ex = np.exp(S - m)
-    z = ex.sum(axis=1, keepdims=True)
-    rows = np.arange(N)
-    ce = np.log(z[:, 0]) + m[:, 0] - S[rows, y]
-    R = float(ce.mean()) + 0.5 * lam * (float(np.sum(W * W)) + float(np.sum(U * U)))
-    if not grad:
-        return R, None, None
-    G = ex / z
-    G[rows, y] -= 1.0
-    G /= N
-    dU = G.T @ F + lam * U
-    dF = (G @ U).reshape(N * L, d)
-    dW = np.zeros((task.n_w, d))
-    np.add.at(dW, X.ravel(), dF)
-    return R, dW.T + lam * W, dU
-
-
-def _check_weights(task, W, U):
-    if W.shape[1] != task.n_w:
-        fail("W", W, f"must have shape (d, n_w) with n_w = {task.n_w}, got {W.shape}")
-    if U.shape != (task.K, task.L * W.shape[0]):
-        fail("U", U, f"must have shape (K, L*d) = ({task.K}, {task.L * W.shape[0]}), got {U.shape}")
-
-
-def _check_size(task, N, d, what):
-    check_work(
-        "X",
-        f"{N} sentences",
-        items=N * task.K,
-        bytes=8 * (3 * N * task.K + N * task.L * d + 3 * task.K * task.L * d + 3 * d * task.n_w),
-        what=what,
-    )
-
-
-@public(task=Instance(Task), W=Array(ndim=2), U=Array(ndim=2), X=_X, y=_Y, lam=Real(lo=0.0))
-def empirical_risk_grad(task: Task, W, U, X, y, lam):
-    """The empirical risk R̂ of the sentences (X, y) for network h (eq. (2)) and its gradient.
-
-    R̂ = (1/N) Σ_i CE(h_{W,U}(x_i), y_i) + (λ/2)(‖W‖_F² + ‖U‖_F²): the true risk (5) with D_{z_k}
-    replaced by the empirical law of class k's sentences (what SGD with weight decay λ minimises).
-
-    Parameters
-    ----------
-    task : Task
-    W : array_like, shape (d, n_w)
-    U : array_like, shape (K, L·d)
-    X : array_like of int, shape (N, L)
-        Sentences (word indices); every word must belong to its class's concept.
-    y : array_like of int, shape (N,)
-        Labels.
-    lam : float
-        λ ≥ 0.
-
-    Returns
-    -------
-    R : float
-    dW : ndarray, shape (d, n_w)
-    dU : ndarray, shape (K, L·d)
-    """
-    _check_weights(task, W, U)
-    _check_data(task, X, y)
-    _check_size(task, X.shape[0], W.shape[0], "empirical_risk_grad")
-    with np.errstate(over="ignore", invalid="ignore"):
-        R, dW, dU = _erisk(task, W, U, X, y, lam)
-    if not np.isfinite(R) or not (np.all(np.isfinite(dW)) and np.all(np.isfinite(dU))):
-        fail("W", W, "the scores overflow float64 (weights too large)")
-    return R, dW, dU
-
-
-def _lbfgs(fg, x0, gtol, maxiter, memory=20):
-    """L-BFGS of the exact-risk minimiser (strong-Wolfe line search down to ‖∇‖ ≤ gtol)."""
-
-    f, g = fg(x0)[:2]
-    with np.errstate(over="ignore", invalid="ignore"):
-        it, x, f, g, hist, msg = lbfgs_iterate(
-            lambda x, overflow="inf": fg(x),
-            x0,
-            f,
-            g,
-            [f],
-            "maximum number of iterations reached",
-            gtol,
-            maxiter,
-            memory,
-            None,
-            0.0,
-            None,
-        )
-    return x, f, safe_norm(g), it, msg
-
-
-@public(
-    task=Instance(Task),
-    X=_X,
-    y=_Y,
-    d=Int(min=1, max=2**20),
-    lam=_LAM,
-    seed=Seed(),
-    W0=Array(ndim=2).or_none(),
-    U0=Array(ndim=2).or_none(),
-    init_scale=Real(lo=0.0, lo_open=True, hi=1e3),
-    gtol=Real(lo=0.0, lo_open=True),
-    maxiter=Int(min=1, max=10**7),
-)
-def minimize_empirical_risk(
-    task: Task,
-    X,
-    y,
-    d: int,
-    lam,
-    *,
-    seed=None,
-    W0=None,
-    U0=None,
-    init_scale: float = 0.1,
-    gtol: float = 1e-10,
-    maxiter: int = 20000,
-):
-    """The exact minimiser of the empirical risk R̂ (L-BFGS with exact gradients, ‖∇R̂‖ ≤ gtol).
-
-    Parameters
-    ----------
-    task : Task
-    X, y : sentences and labels (see :func:`empirical_risk_grad`).
-    d : int
-    lam : float
-        λ > 0.
-    seed : int, Generator or None
-        Random start N(0, init_scale²) when W0/U0 are not given.
-    W0, U0 : array_like, optional
-    init_scale, gtol, maxiter
-
-    Returns
-    -------
-    W : ndarray (d, n_w)
-    U : ndarray (K, L·d)
-    info : dict
-        ``R``, ``grad_norm``, ``nit``, ``message``, ``success`` (grad_norm ≤ gtol).
-    """
-    _check_data(task, X, y)
-    _check_size(task, X.shape[0], d, "minimize_empirical_risk")
-    n_w, K, L = task.n_w, task.K, task.L
-    rng = as_rng(seed)
-    W = W0 if W0 is not None else init_scale * rng.standard_normal((d, n_w))
-    U = U0 if U0 is not None else init_scale * rng.standard_normal((K, L * d))
-    if W.shape != (d, n_w):
-        fail("W0", W, f"must have shape (d, n_w) = ({d}, {n_w})")
-    if U.shape != (K, L * d):
-        fail("U0", U, f"must have shape (K, L*d) = ({K}, {L * d})")
-    nW = d * n_w
-
-    def fg(x):
-        with np.errstate(over="ignore", invalid="ignore"):
-            R, dW, dU = _erisk(task, x[:nW].reshape(d, n_w), x[nW:].reshape(K, L * d), X, y, lam)
-        if not np.isfinite(R):
-            return np.inf, np.full_like(x, np.inf), None
-        return R, np.concatenate([dW.ravel(), dU.ravel()]), None
-
-    x, f, gn, it, msg = _lbfgs(fg, np.concatenate([W.ravel(), U.ravel()]), gtol, maxiter)
-    if not np.isfinite(f):
-        fail("init_scale", init_scale, "the minimisation left float64 (start too large)")
-    return (
-        x[:nW].reshape(d, n_w).copy(),
-        x[nW:].reshape(K, L * d).copy(),
-        dict(R=f, grad_norm=gn, nit=it, message=msg, success=gn <= gtol),
-    )
 
 
 # ----------------------------------------------------------------------------- the symmetric optimum
@@ -397,7 +166,7 @@ def _plugin_theory(task: Task, lam, full: bool) -> tuple:
     return theory_r, theory_c, _qbar(task, s)
 
 
-@public(task=Instance(Task), X=_X, lam=_LAM)
+@public(task=Instance(Task), X=SENTENCES, lam=LAM)
 def predict_plugin(task: Task, X, lam) -> FiniteSamplePrediction:
     """(a) Plug-in: Theorem 2's type-III system (7)–(8) with each word's empirical frequency.
 
@@ -431,7 +200,7 @@ def predict_plugin(task: Task, X, lam) -> FiniteSamplePrediction:
     -------
     FiniteSamplePrediction
     """
-    _check_data(task, X)
+    check_data(task, X)
     n_c, K, L = task.n_c, task.K, task.L
     kappa = n_c / (n_c - 1)
     full = _log_p(task) >= -1e-12
@@ -491,7 +260,7 @@ def _pi(task, P):
     return pi
 
 
-@public(task=Instance(Task), X=_X, y=_Y, lam=_LAM)
+@public(task=Instance(Task), X=SENTENCES, y=LABELS, lam=LAM)
 def predict_perturbation(task: Task, X, y, lam) -> FiniteSamplePrediction:
     """(b) First-order perturbation of Theorem 1's optimum by ∇(R̂ − R), reduced by symmetry.
 
@@ -531,7 +300,7 @@ def predict_perturbation(task: Task, X, y, lam) -> FiniteSamplePrediction:
     """
     if not task.is_uniform:
         fail("task", task, "predict_perturbation needs uniform words (Theorem 1's optimum)")
-    _check_data(task, X, y)
+    check_data(task, X, y)
     check_work(
         "task",
         task,
@@ -570,7 +339,7 @@ def _reduced_fg(task, F, X, y, lam):
         r, c = x[:n_w], x[n_w:].reshape(K, L)
         W = Fw * r
         U = (Fz * c).transpose(1, 2, 0).reshape(K, L * F.shape[0])
-        R, dW, dU = _erisk(task, W, U, X, y, lam)
+        R, dW, dU = empirical_risk(task, W, U, X, y, lam)
         gr = np.sum(Fw * dW, axis=0)
         gc = np.sum(Fz * dU.reshape(K, L, -1).transpose(2, 0, 1), axis=0)
         return R, np.concatenate([gr, gc.ravel()]), None
@@ -580,9 +349,9 @@ def _reduced_fg(task, F, X, y, lam):
 
 @public(
     task=Instance(Task),
-    X=_X,
-    y=_Y,
-    lam=_LAM,
+    X=SENTENCES,
+    y=LABELS,
+    lam=LAM,
     gtol=Real(lo=0.0, lo_open=True),
     maxiter=Int(min=1, max=10**7),
     r0=Array(ndim=1).or_none(),
@@ -617,9 +386,9 @@ def predict_reduced(
     FiniteSamplePrediction
         ``info``: R (reduced empirical risk), grad_norm, nit, message.
     """
-    _check_data(task, X, y)
+    check_data(task, X, y)
     n_c, n_w, K, L = task.n_c, task.n_w, task.K, task.L
-    _check_size(task, X.shape[0], n_c - 1, "predict_reduced")
+    check_size(task, X.shape[0], n_c - 1, "predict_reduced")
     F = equiangular_frame(n_c, n_c - 1)
     if r0 is None or c0 is None:
         try:
@@ -645,7 +414,7 @@ def predict_reduced(
             return np.inf, np.full_like(x, np.inf), None
         return R, g, None
 
-    x, f, gn, it, msg = _lbfgs(fg, np.concatenate([r_s, c_s.ravel()]), gtol, maxiter)
+    x, f, gn, it, msg = lbfgs(fg, np.concatenate([r_s, c_s.ravel()]), gtol, maxiter)
     if not np.isfinite(f):
         fail("r0", r_s, "the minimisation left float64 (start too large)")
     r, c = x[:n_w], x[n_w:].reshape(K, L)
@@ -678,9 +447,9 @@ def _directions_of(task, lam):
 
 @public(
     task=Instance(Task),
-    X=_X,
-    y=_Y,
-    lam=_LAM,
+    X=SENTENCES,
+    y=LABELS,
+    lam=LAM,
     gtol=Real(lo=0.0, lo_open=True),
     maxiter=Int(min=1, max=10**7),
 )
@@ -718,23 +487,23 @@ def predict_on_optimum(task: Task, X, y, lam, *, gtol: float = 1e-9, maxiter: in
         the prediction), grad_norm, nit, message, rho, width, R_population (min R of (5)), population_gap, and
         the fitted weights W (r × n_w) and U (K × L·r).
     """
-    _check_data(task, X, y)
+    check_data(task, X, y)
     n_w, K, L = task.n_w, task.K, task.L
     opt, source = _directions_of(task, lam)
     r = opt.W.shape[0]
-    _check_size(task, X.shape[0], r, "predict_on_optimum")
+    check_size(task, X.shape[0], r, "predict_on_optimum")
     rho0 = np.linalg.norm(opt.W, axis=0)
     # a word at the origin of θ* keeps some direction (the first axis): weight decay alone acts on it there
     D = np.where(rho0 > 0, opt.W / np.where(rho0 > 0, rho0, 1.0), np.eye(r, 1))
 
     def fg(x):
         with np.errstate(over="ignore", invalid="ignore"):
-            R, dW, dU = _erisk(task, D * x[:n_w], x[n_w:].reshape(K, L * r), X, y, lam)
+            R, dW, dU = empirical_risk(task, D * x[:n_w], x[n_w:].reshape(K, L * r), X, y, lam)
         if not np.isfinite(R):
             return np.inf, np.full_like(x, np.inf), None
         return R, np.concatenate([np.sum(D * dW, axis=0), dU.ravel()]), None
 
-    x, f, gn, it, msg = _lbfgs(fg, np.concatenate([rho0, opt.U.ravel()]), gtol, maxiter)
+    x, f, gn, it, msg = lbfgs(fg, np.concatenate([rho0, opt.U.ravel()]), gtol, maxiter)
     rho, U = x[:n_w], x[n_w:].reshape(K, L * r)
     u = np.linalg.norm(U.reshape(K, L, r), axis=2)
     info = dict(R=f, grad_norm=gn, nit=it, message=msg, rho=rho, width=r, R_population=opt.R,
@@ -753,9 +522,9 @@ def predict_on_optimum(task: Task, X, y, lam, *, gtol: float = 1e-9, maxiter: in
 # ----------------------------------------------------------------------------- (b) full space, enumerable
 @public(
     task=Instance(Task),
-    X=_X,
-    y=_Y,
-    lam=_LAM,
+    X=SENTENCES,
+    y=LABELS,
+    lam=LAM,
     W=Array(ndim=2),
     U=Array(ndim=2),
     h=Real(lo=0.0, lo_open=True, hi=0.1),
@@ -794,8 +563,8 @@ def perturbation_full(
         ``info``: dW, dU (the first-order displacement), grad (∇R̂(θ*)), minres info.
     """
 
-    _check_weights(task, W, U)
-    _check_data(task, X, y)
+    check_weights(task, W, U)
+    check_data(task, X, y)
     d, n_w, K, L = W.shape[0], task.n_w, task.K, task.L
     nW = d * n_w
     _, gW, gU = empirical_risk_grad(task, W, U, X, y, lam)
@@ -832,3 +601,64 @@ def perturbation_full(
         float(np.mean(un)),
         dict(dW=dW, dU=dU, grad=g, minres_info=int(info), d_word_norm=dwn, d_u_norm=dun),
     )
+
+
+@public(
+    task=Instance(Task),
+    X=SENTENCES,
+    y=LABELS,
+    lam=LAM,
+    d=Int(min=1, max=2**20).or_none(),
+    tol=Real(lo=0.0, lo_open=True, hi=1.0),
+    max_seconds=Real(lo=0.0, lo_open=True, inf_ok=True).or_none(),
+)
+def predict_training_optimum(
+    task: Task, X, y, lam, *, d: int | None = None, tol: float = 1e-8, max_seconds=None
+) -> FiniteSamplePrediction:
+    """A network h trained on (X, y), predicted from the certified global minimiser of its training objective.
+
+    R̂(W, U) = (1/N) Σ_i CE(h(x_i), y_i) + (λ/2)(‖W‖² + ‖U‖²) has, over every width d ≥ rank X*, the minimum of the
+    convex min_X f̂(X) + λ‖X‖_* (X = ÛᵀW; Claim G with the empirical average for the expectation), which
+    :func:`fctheory.optimum` with ``data=(X, y)`` certifies. Every global minimiser of R̂ is a balanced factorisation
+    of X*: WᵀW = (X*ᵀX*)^(1/2) and ÛÛᵀ = (X*X*ᵀ)^(1/2), so each word norm ‖w_(α,β)‖, the singular values of W
+    (√σ_i(X*): the collapse directions and the memorisation directions alike), ‖u_(k,ℓ)‖ and the train
+    cross-entropy f̂(X*) are the same for every minimiser, whatever its rotation: they are what a network trained
+    to the optimum shows. Where the network's width d is below rank X*, the width-d objective's minimum lies above
+    the convex one: the prediction is then the width-d local minimiser started from the truncated optimum
+    (``info["status"] == "width-limited"``), and the convex optimum is a certified lower bound of it.
+
+    Parameters
+    ----------
+    task : Task
+    X, y : the training sentences (N × L word indices) and labels.
+    lam : float
+        λ > 0 (both decays).
+    d : int, optional
+        The trained network's width (default: any width, the convex optimum).
+    tol : float
+        Relative certified gap of the solve (default 1e-8).
+    max_seconds : float, optional
+        Time limit of the solve (default: the budget in force).
+
+    Returns
+    -------
+    FiniteSamplePrediction
+        ``method`` "training optimum"; ``word_norm`` (n_w,), ``u_norm`` (K, L); ``info``: ``sigma_W`` (the
+        singular values of W, decreasing), ``pca_W`` (those of W's columns centred on their mean, as
+        docs/reproduction.md's PCA), ``ce`` (f̂ at the prediction: the train cross-entropy), ``R``,
+        ``R_convex`` (min R̂ over every width), ``lower_bound``, ``gap``, ``rel_gap``, ``certified``, ``status``,
+        ``rank`` (rank X*), ``width``, ``message``, ``W``, ``U``.
+    """
+    check_data(task, X, y)
+    res = _population_optimum(task, lam=lam, data=(X, y), d=d, tol=tol, max_seconds=max_seconds)
+    W, U = res.W, res.U
+    w, u = norms(task, W, U)
+    ce = float(res.R - 0.5 * lam * (float(np.sum(W * W)) + float(np.sum(U * U))))
+    C = W - W.mean(axis=1, keepdims=True)
+    info = dict(
+        sigma_W=np.linalg.svd(W, compute_uv=False), pca_W=np.linalg.svd(C, compute_uv=False), ce=ce, R=res.R,
+        R_convex=res.R_convex, lower_bound=res.lower_bound, gap=res.gap, rel_gap=res.rel_gap,
+        certified=res.certified, status=res.status, rank=res.width, width=int(W.shape[0]), message=res.message,
+        W=W, U=U,
+    )  # fmt: skip
+    return FiniteSamplePrediction("training optimum", w, u, info=info)

@@ -83,7 +83,9 @@ def run_from_args(args) -> int:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m proofs_check", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m proofs_check", description="Run the paper's lemmas as checks and print a table."
+    )
     add_arguments(parser)
     args = parser.parse_args(argv)
     try:

@@ -276,10 +276,10 @@ MUTANTS: list[LibraryMutant] = [
             ("sigma = _solve_sigma(sys)", "sigma = _solve_sigma(sys) + 1e-7"),
         ),
     ),
-    # ---- predictions.py
+    # ---- theorems.py (the prediction objects of Theorems 1-3)
     M(
         "predict1-c-prime",
-        "fctheory.predictions",
+        "fctheory.theorems",
         "predict_type1",
         "c_prime=_s(root(np.log(K_a) + np.log(L_a)))",
         "c_prime=_s(root(np.log(K_a)))",
@@ -288,7 +288,7 @@ MUTANTS: list[LibraryMutant] = [
     ),
     M(
         "predict1-pca",
-        "fctheory.predictions",
+        "fctheory.theorems",
         "predict_type1",
         "pca_sigma=_s(np.sqrt(t / (n_c_a - 1)))",
         "pca_sigma=_s(np.sqrt(t / n_c_a))",
@@ -297,7 +297,7 @@ MUTANTS: list[LibraryMutant] = [
     ),
     M(
         "predict2-c",
-        "fctheory.predictions",
+        "fctheory.theorems",
         "predict_type2",
         "c=_s(np.exp(log_ts - 0.5 * (np.log(K_a) + np.log(L_a))))",
         "c=_s(np.exp(log_ts - 0.5 * np.log(K_a)))",
@@ -306,7 +306,7 @@ MUTANTS: list[LibraryMutant] = [
     ),
     M(
         "predict3-ce-n_c",
-        "fctheory.predictions",
+        "fctheory.theorems",
         "predict_type3",
         "np.log1p((n_c_a[..., None] - 1) * np.exp(-x))",
         "np.log1p(n_c_a[..., None] * np.exp(-x))",
@@ -315,7 +315,7 @@ MUTANTS: list[LibraryMutant] = [
     ),
     M(
         "predict3-reg",
-        "fctheory.predictions",
+        "fctheory.theorems",
         "predict_type3",
         "log_norm_W2 = log_nc + log_sum_r2",
         "log_norm_W2 = log_sum_r2",
@@ -398,8 +398,8 @@ MUTANTS: list[LibraryMutant] = [
     # ---- the exact true risk: fctheory/risk/
     M(
         "risk-penalty-half",
-        "fctheory.risk._engine",
-        "evaluate_risk|_evaluate",
+        "fctheory.risk.evaluation",
+        "evaluate_risk|evaluate",
         "penalty = 0.5 * lam *",
         "penalty = lam *",
         "true risk penalty lambda(||W||^2 + ||U||^2) (1/2 dropped)",
@@ -407,8 +407,8 @@ MUTANTS: list[LibraryMutant] = [
     ),
     M(
         "risk-grad-no-lamU",
-        "fctheory.risk._engine",
-        "evaluate_risk|_evaluate",
+        "fctheory.risk.evaluation",
+        "evaluate_risk|evaluate",
         "res.grad_U = U_from_hat(dUh, L=L) + lam * U",
         "res.grad_U = U_from_hat(dUh, L=L)",
         "true_risk_grad: dR/dU missing lambda U",
@@ -416,8 +416,8 @@ MUTANTS: list[LibraryMutant] = [
     ),
     M(
         "risk-eps-ignored",
-        "fctheory.risk._engine",
-        "evaluate_risk|_evaluate",
+        "fctheory.risk.evaluation",
+        "evaluate_risk|evaluate",
         "V = phi(W, eps=eps) if layernorm else W",
         "V = phi(W) if layernorm else W",
         "true risk of h*: LayerNorm eps ignored",
@@ -425,8 +425,8 @@ MUTANTS: list[LibraryMutant] = [
     ),
     M(
         "risk-grad-no-1/K",
-        "fctheory.risk._engine",
-        "evaluate_risk|_evaluate",
+        "fctheory.risk.evaluation",
+        "evaluate_risk|evaluate",
         "gG = gG3.reshape(K * L, task.n_w) / K",
         "gG = gG3.reshape(K * L, task.n_w)",
         "true_risk_grad without the 1/K of (5)",
@@ -434,7 +434,7 @@ MUTANTS: list[LibraryMutant] = [
     ),
     M(
         "risk-target-in-normalizer",
-        "fctheory.risk._engine",
+        "fctheory.risk.enumeration",
         "_run_group_inner",
         "        saved = buf[rows_k, cols_loc].copy()\n        buf[rows_k, cols_loc] = 0.0\n",
         "        saved = buf[rows_k, cols_loc].copy()\n",
@@ -459,10 +459,10 @@ MUTANTS: list[LibraryMutant] = [
         "true_risk_bruteforce: cross-entropy softplus(t) clipped to max(t, 0)",
         ("risk-engine",),
     ),
-    # ---- assumption checkers: fctheory/assumptions.py
+    # ---- assumption checkers: fctheory/assumptions/
     M(
         "assumptionA-exponent",
-        "fctheory.assumptions",
+        "fctheory.assumptions.assumption_a",
         "_expected_35",
         "(n_c - 1) ** r, N)",
         "(n_c - 1) ** (r + 1), N)",
@@ -471,7 +471,7 @@ MUTANTS: list[LibraryMutant] = [
     ),
     M(
         "lemmaB-theta",
-        "fctheory.assumptions",
+        "fctheory.assumptions.lemma_b",
         "lemma_B_properties",
         "theta = 1 - Fraction(a, 1) / s",
         "theta = 1 - Fraction(a, 1) / (s + 1)",
@@ -499,7 +499,7 @@ MUTANTS: list[LibraryMutant] = [
     ),
     M(
         "lemmaB-ZZt",
-        "fctheory.assumptions",
+        "fctheory.assumptions.lemma_b",
         "lemma_B_properties",
         "K * L * np.eye(n_c, dtype=np.int64)",
         "K * np.eye(n_c, dtype=np.int64)",
@@ -508,18 +508,18 @@ MUTANTS: list[LibraryMutant] = [
     ),
     M(
         "assumptionB-unsymmetrised",
-        "fctheory.assumptions",
+        "fctheory.assumptions.assumption_b",
         "_gamma_vectors",
         "G[..., a, b] + G[..., b, a]",
         "G[..., a, b]",
         "(44) with the off-diagonal entries of Gamma not symmetrised",
         ("assumptionB-lemmaC",),
     ),
-    # ---- the certified optimum: fctheory/risk/convex.py
+    # ---- the certified optima: fctheory/optima/
     M(
         "optimum-grad-scale",
-        "fctheory.risk.convex",
-        "_FX.__call__",
+        "fctheory.optima.population",
+        "EnumeratedF.__call__",
         "gG3.reshape(X.shape) / task.K",
         "gG3.reshape(X.shape) / (task.K + 1)",
         "optimum: the engine's gradient in X divided by K + 1 instead of K (the solver minimises the wrong problem)",
@@ -527,7 +527,7 @@ MUTANTS: list[LibraryMutant] = [
     ),
     M(
         "collapsed-score-scale",
-        "fctheory.collapsed",
+        "fctheory.optima.collapsed",
         "_Fc.__call__",
         "S = (V.reshape(self.shape2) @ self.OH).T / self.root",
         "S = (V.reshape(self.shape2) @ self.OH).T / self.root**2",
@@ -537,7 +537,7 @@ MUTANTS: list[LibraryMutant] = [
     ),
     M(
         "collapsed-star-no-deficit",
-        "fctheory.collapsed",
+        "fctheory.optima.collapsed",
         "_star_bound",
         "    if deficit < 0:",
         "    if deficit < -1e300:",
@@ -557,12 +557,77 @@ MUTANTS: list[LibraryMutant] = [
     ),
     M(
         "optimum-interval-no-dual-scaling",
-        "fctheory.risk.convex",
-        "certify_optimality",
-        "s = flint.arb(1) if math.sqrt(t) <= float(lam) else lam_b / flint.arb(t).sqrt()",
-        "s = flint.arb(1)",
+        "fctheory.optima.certificates",
+        "_bounds|certify_optimality",
+        "s = min(1.0, enclosure(lam_b / flint.arb(t).sqrt(), prec).lo)",
+        "s = 1.0",
         "certify_optimality: the dual point not scaled into the ball ||Y||_2 <= lambda (s = 1 always)",
         ("optimum-interval",),
+    ),
+    # ---- the training-set optimum and the certificate of trained networks: fctheory/optima/, fctheory/_nuclear.py
+    M(
+        "empirical-grad-scale",
+        "fctheory.optima.sample",
+        "SampleF.__init__",
+        "self.be.inv_n = 1.0 / self.N",
+        "self.be.inv_n = 1.0 / (self.N + 1)",
+        "training-set optimum: the gradient of f_hat divided by N + 1 instead of N (the solver minimises another "
+        "problem and the certificate's dual point is not the gradient's)",
+        ("empirical-certificate",),
+    ),
+    M(
+        "empirical-entropy-term",
+        "fctheory.optima.sample",
+        "_Numba.terms",
+        "return float(np.sum(ce)), float(np.sum(ent)), P",
+        "return float(np.sum(ce)), float(np.sum(ce)), P",
+        "training-set certificate: the entropy term E of the Fenchel bound taken as the cross entropy f_hat",
+        ("empirical-certificate", "empirical-certify-sound"),
+    ),
+    M(
+        "empirical-norm-unguarded",
+        "fctheory.optima.empirical",
+        "SampleOracle.norm_bound",
+        "return spectral_norm_bound(M, m, fro2, estimate)",
+        "return 0.999 * float(self.top(1, tol=1e-12)[1][0])",
+        "training-set certificate: ||grad f_hat||_2 from Lanczos (0.1% low) instead of the Cholesky-guarded bound",
+        ("empirical-certify-sound", "empirical-certificate"),
+    ),
+    M(
+        "fenchel-no-dual-scaling",
+        "fctheory._nuclear",
+        "fenchel_bound",
+        "s = 1.0 if gop <= lam else lam / gop",
+        "s = 1.0",
+        "the Fenchel bound without the dual scaling s = min(1, lambda/||grad f||_2) (E claimed as a lower bound)",
+        ("empirical-certify-sound",),
+    ),
+    M(
+        "interval-entropy-wrong-end",
+        "fctheory.optima.certificates",
+        "_bounds",
+        "E_lo = enclosure(E, prec).lo",
+        "E_lo = enclosure(E, prec).hi",
+        "ball-arithmetic certificates: the entropy term E taken from the upper end of its ball",
+        ("empirical-interval",),
+    ),
+    M(
+        "interval-R-wrong-end",
+        "fctheory.optima.certificates",
+        "_bounds",
+        '{"R": (eR.lo, eR.hi)',
+        '{"R": (eR.hi, eR.hi)',
+        "ball-arithmetic certificates: the lower end of R(W, U) taken from the upper end of its ball",
+        ("empirical-interval",),
+    ),
+    M(
+        "interval-pd-zero-pivot",
+        "fctheory.optima.certificates",
+        "_positive_definite",
+        "if not dj > 0:",
+        "if dj < 0:",
+        "ball-arithmetic certificates: the LDL^T test accepts a pivot ball that contains zero (t below ||grad f||^2)",
+        ("empirical-interval",),
     ),
 ]
 

@@ -16,7 +16,7 @@ import numpy as np
 
 import fctheory
 from fctheory import Task
-from fctheory import collapsed as col
+from fctheory.optima import collapsed as col
 
 from . import _oracle as orc
 from . import _risk

@@ -13,7 +13,7 @@
 Errors are max over words of |predicted − optimum|/max‖w‖ (the larger side's; 0 where both are the origin, 1 where
 only one is); R² = 1 − SS_res/SS_tot over the words of a row (undefined where all optimum norms are equal, e.g. full
 tasks). A second table runs
-random partial tasks with non-uniform μ (``fctheory.risk.predict_exact``: the enumerated certified optimum; no
+random partial tasks with non-uniform μ (``fctheory.predictions.predict_exact``: the enumerated certified optimum; no
 closed form exists there), and a third the paper's scale (K = 1000 of 3^15 and others), where only the
 collapsed problem can be solved: its certificate, the Monte-Carlo risk of its weights, and trained networks'
 word norms where the project has recorded them (docs/reproduction.md) or ``--sgd`` runs them.
@@ -32,6 +32,7 @@ from dataclasses import asdict, dataclass, fields
 import numpy as np
 
 import fctheory
+import fctheory.predictions
 from fctheory import Task
 from fctheory import finite_sample as fs
 from fctheory.risk.montecarlo import monte_carlo_risk
@@ -123,7 +124,7 @@ def nonuniform_rows(cases=NONUNIFORM, fracs=(0.3, 0.7)) -> list[dict]:
         task = Task.random(n_c, s_c, L, K, mu=mu if isinstance(mu, str) else np.array(mu), seed=0)
         for frac in fracs:
             lam = frac * lambda0(task)
-            p = fctheory.risk.predict_exact(task, lam=lam)
+            p = fctheory.predictions.predict_exact(task, lam=lam)
             w = np.asarray(p.w_norms)
             out.append(dict(n_c=n_c, s_c=s_c, L=L, K=K, mu=str(mu), frac=frac, lam=lam, provenance=p.provenance,
                             R=p.risk, gap=p.gap, rel_gap=p.gap / p.risk, w_min=float(w.min()), w_max=float(w.max()),
@@ -298,8 +299,8 @@ by construction, and its median is shown).
 
 ## Non-uniform μ (random partial tasks)
 
-No closed form exists there; `fctheory.risk.predict_exact` returns the certified optimum by enumeration (provenance
-"exact (certified optimum)"). Word norms per frequency rank β (mean over concepts), against the gap:
+No closed form exists there; `fctheory.predictions.predict_exact` returns the certified optimum by enumeration
+(provenance "exact (certified optimum)"). Word norms per frequency rank β (mean over concepts), against the gap:
 
 | n_c | s_c | L | K | μ | λ/λ₀ | R | certified rel. gap | ‖w‖ by rank β |
 |---|---|---|---|---|---|---|---|---|

@@ -61,6 +61,9 @@ ASSERTIONS = {
     "lemmaB-optimal-scale": (7, 4),
     "collapsed-optimum": (8, 4),
     "collapsed-optimum-star": (16, 4),
+    "empirical-certificate": (12, 6),
+    "empirical-certify-sound": (28, 4),
+    "empirical-interval": (7, 7),
 }
 
 

@@ -166,6 +166,7 @@ MODULES = (
     "library",
     "interval_checks",
     "optimum_checks",
+    "empirical_checks",
 )
 # callables importing the check modules, registered by the package on import (the registry must not import
 # the package that imports it); get_checks runs them first

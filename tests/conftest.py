@@ -1,4 +1,5 @@
-"""Shared test configuration: Hypothesis profiles, the backend fixtures, and the temp-folder check.
+"""Shared test configuration: Hypothesis profiles, the backend fixtures, the temp-folder check, and the rule that
+CI runs every test of the optional PyTorch parts.
 
 ``ci`` (default) keeps the suite inside the CI time budget; ``thorough`` (HYPOTHESIS_PROFILE=thorough)
 runs many more examples for local verification.
@@ -7,10 +8,16 @@ Tests write files only under pytest's ``tmp_path``: :func:`_system_temp_folder_s
 process's temp folder (``tempfile``, ``TMPDIR``) at an empty folder of its own for the session and fails
 the run if anything was written there (a test, the library, dask, torch or a subprocess writing into the
 system temp folder instead of ``tmp_path``).
+
+The lean install (``pip install -e ".[test,plot]"``) has no PyTorch, Lightning, transformers or accelerate: the
+tests that need one skip with the reason (``pytest.importorskip(module, reason="needs torch: pip install ...")``).
+CI installs them and exports ``FCTHEORY_REQUIRE_OPTIONAL=1`` (:data:`REQUIRE_OPTIONAL`): then a test skipped
+because one of :data:`OPTIONAL` is missing fails the session (:func:`missing_optional_module` reads the reason).
 """
 
 import importlib.util
 import os
+import re
 import shutil
 import tempfile
 from pathlib import Path
@@ -40,7 +47,67 @@ settings.register_profile(
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 
+# --- the optional modules: skipped without them, required in CI ----------------------------------------------
+#: the optional modules some tests need (the torch extras: pip install -e ".[test,plot,torch-all]")
+OPTIONAL = ("torch", "lightning", "transformers", "accelerate", "safetensors", "sklearn")
+#: set (to anything but "" or "0") by .ci/run: a test skipped for a missing optional module fails the session
+REQUIRE_OPTIONAL = "FCTHEORY_REQUIRE_OPTIONAL"
+#: the ways a skip names a missing module: the project's reasons ("needs torch: ..."), pytest.importorskip's own
+#: ("could not import 'torch': ..."), and an ImportError's text ("No module named 'torch'")
+_MISSING = re.compile(r"^(?:Skipped: )?needs ([\w.]+)\b|could not import '([\w.]+)'|No module named '([\w.]+)'")
+
+
+def missing_optional_module(reason: str):
+    """The optional module (of :data:`OPTIONAL`) a skip reason says is missing, or None."""
+    for match in _MISSING.finditer(reason or ""):
+        name = next(g for g in match.groups() if g).split(".")[0]
+        if name in OPTIONAL:
+            return name
+    return None
+
+
+def _skip_reason(report) -> str:
+    longrepr = report.longrepr
+    if isinstance(longrepr, tuple) and len(longrepr) == 3:  # (path, line, "Skipped: reason")
+        return str(longrepr[2])
+    return str(longrepr or "")
+
+
+def _note_optional_skip(config, report) -> None:
+    if report.skipped and not hasattr(report, "wasxfail"):
+        module = missing_optional_module(_skip_reason(report))
+        if module is not None:
+            config._fctheory_optional_skips.append(f"{report.nodeid}: {module} ({_skip_reason(report)})")
+
+
+def pytest_collectreport(report):
+    # a module-level importorskip skips at collection (under xdist the controller gets the skipped reports too)
+    _note_optional_skip(_CONFIG[0], report)
+
+
+def pytest_runtest_logreport(report):
+    _note_optional_skip(_CONFIG[0], report)
+
+
+def _optional_required() -> bool:
+    return os.environ.get(REQUIRE_OPTIONAL, "") not in ("", "0")
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    skips = getattr(config, "_fctheory_optional_skips", [])
+    if skips and _optional_required():
+        terminalreporter.section("skipped for a missing optional module (not allowed here)", red=True)
+        for line in skips:
+            terminalreporter.line(line)
+        terminalreporter.line(f'{REQUIRE_OPTIONAL} is set: install the torch extras (pip install -e ".[torch-all]")')
+
+
+_CONFIG = [None]  # the session's config, for the report hooks (which get no config of their own)
+
+
 def pytest_configure(config):
+    _CONFIG[0] = config
+    config._fctheory_optional_skips = []
     # pytest-benchmark's default storage is relative to the working folder (file://./.benchmarks)
     if getattr(config.option, "benchmark_storage", None) == "file://./.benchmarks":
         config.option.benchmark_storage = f"file://{ROOT / '.benchmarks'}"
@@ -128,8 +195,8 @@ class ArrayBackend:
 
 
 def _skip_unless_array_library(name: str):
-    if name in ("torch", "torch-cuda") and importlib.util.find_spec("torch") is None:
-        pytest.skip("needs PyTorch")
+    if name in ("torch", "torch-cuda"):
+        pytest.importorskip("torch", reason="needs torch: pip install 'fctheory[torch]'")
     if name == "torch-cuda":
         import torch
 
@@ -209,10 +276,21 @@ def _dask_scratch_space_under_tmp_path(tmp_path_factory):
 
 
 def pytest_sessionfinish(session, exitstatus):
-    """A passing run leaves the system temp folder as it found it: pytest's numbered folder of this run (and
+    """With :data:`REQUIRE_OPTIONAL` set, a test skipped for a missing optional module fails the session (the
+    controller decides under xdist: it saw every worker's reports).
+
+    A passing run leaves the system temp folder as it found it: pytest's numbered folder of this run (and
     ``pytest-of-<user>`` when nothing else is in it) is removed. A failing run keeps it for inspection, and so
     does an explicit ``--basetemp``. Under pytest-xdist the controller cleans up after its workers."""
     config = session.config
+    if (
+        _optional_required()
+        and not hasattr(config, "workerinput")
+        and getattr(config, "_fctheory_optional_skips", [])
+        and session.exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.NO_TESTS_COLLECTED)
+    ):
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+        exitstatus = session.exitstatus
     if exitstatus != 0 or hasattr(config, "workerinput") or config.option.basetemp:
         return
     base = getattr(getattr(config, "_tmp_path_factory", None), "_basetemp", None)

@@ -35,7 +35,7 @@ def test_numpy_arrays_belong_to_numpy_and_copy_to_themselves():
 
 
 def test_tensors_get_the_array_api_compat_namespace_and_host_copies():
-    torch = pytest.importorskip("torch")
+    torch = pytest.importorskip("torch", reason="needs torch: pip install 'fctheory[torch]'")
     import array_api_compat
 
     t = torch.arange(6.0, dtype=torch.float64, requires_grad=True).reshape(2, 3)

@@ -46,7 +46,7 @@ def test_the_torch_package_is_not_in___all__():
 
 
 def test_fctheory_torch_loads_on_first_access():
-    pytest.importorskip("torch")
+    pytest.importorskip("torch", reason="needs torch: pip install 'fctheory[torch]'")
     got = _run(
         "import json, sys, fctheory\n"
         "before = 'torch' in sys.modules\n"

@@ -483,7 +483,7 @@ def test_nc_summary_from_moments_runs_the_kernel_on_host_moments(monkeypatch):
     assert calls == [1]
     out = np.array([summ[key] for key in nk.KEYS])
     _assert_same((True, st.means, st.global_mean, st.sigma_W, st.sigma_B, st.class_var, out), _reference(moments, W))
-    torch = pytest.importorskip("torch")
+    torch = pytest.importorskip("torch", reason="needs torch: pip install 'fctheory[torch]'")
     as_t = [torch.as_tensor(a) for a in moments]
     st_t, summ_t = metrics.nc_summary_from_moments(*as_t, torch.as_tensor(W))
     assert calls == [1]  # tensors: the reference path, on their device
@@ -628,7 +628,7 @@ def test_epoch_numbers_equal_the_public_functions(with_W, bias):
 
 
 def test_upper_moments_of_another_library_take_the_reference_path_on_their_device():
-    torch = pytest.importorskip("torch")
+    torch = pytest.importorskip("torch", reason="needs torch: pip install 'fctheory[torch]'")
     H, y, W = _features(18, 4, 5)
     counts, sums, scatter, sq, shift = _moments(H, y, 4)
     upper = [

@@ -14,7 +14,7 @@ from scipy.optimize import minimize_scalar
 
 import fctheory as fc
 from fctheory import _nuclear as nu
-from fctheory.collapsed import _Fc
+from fctheory.optima.collapsed import _Fc
 
 
 def test_svt_is_the_proximal_map_of_the_nuclear_norm():
@@ -116,3 +116,120 @@ def test_polish_at_fixed_rank_is_certified_from_a_near_point():
     Vp, fp, Gp, nucp = nu.polish(fx, lam, V, deadline=math.inf, tol=1e-10, maxiter=2000)
     lb, _, _, g = nu.fenchel_bound(fp, Gp, Vp, lam, nucp)
     assert g - lb <= 1e-10 * g and g == pytest.approx(Rmin, rel=1e-12)
+
+
+# ----------------------------------------------------------------------------- the low-rank machinery
+def _clustered(rng, m=40, n=25, top=1.0, k=6, spread=1e-9):
+    """A matrix whose k top singular values lie within ``spread`` (relative) of ``top``: Lanczos' hard case."""
+    A = np.linalg.qr(rng.normal(size=(m, n)))[0]
+    B = np.linalg.qr(rng.normal(size=(n, n)))[0]
+    s = np.concatenate([top * (1 - spread * rng.random(k)), np.sort(rng.random(n - k))[::-1] * 0.5 * top])
+    return (A * s) @ B.T, np.max(s)
+
+
+@pytest.mark.parametrize("spread", [0.0, 1e-9, 1e-4])
+def test_spectral_norm_bound_is_an_upper_bound_whatever_the_estimate(spread):
+    """γ ≥ ‖G‖₂ (SVD of the exact matrix as the oracle) for a cluster of top singular values, from a correct
+    Lanczos estimate, from one 30% too small and from none; and γ exceeds ‖G‖₂ by at most ~n²u."""
+    rng = np.random.default_rng(4)
+    G, smax = _clustered(rng, spread=spread)
+    true = np.linalg.norm(G, 2)
+    M, m, fro2 = nu.gram(G)
+    for est in (true, 0.7 * true, 1e-3 * true, None):
+        b = nu.spectral_norm_bound(M, m, fro2, est)
+        assert b >= true and b <= true * (1 + 1e-11)
+    assert nu.spectral_norm_bound(np.zeros((3, 3)), 5, 0.0) == 0.0
+
+
+def test_spectral_norm_bound_includes_the_rounding_of_the_gram_matrix():
+    """At a huge inner length m the a-priori term γ_m‖G‖_F² dominates: the bound grows with m."""
+    rng = np.random.default_rng(5)
+    G = rng.normal(size=(6, 30))
+    M, m, fro2 = nu.gram(G)
+    assert nu.spectral_norm_bound(M, 10**9, fro2) > nu.spectral_norm_bound(M, m, fro2) >= np.linalg.norm(G, 2)
+
+
+def test_top_singular_matches_the_svd_and_is_a_lower_bound():
+    rng = np.random.default_rng(6)
+    G = rng.normal(size=(30, 12))
+    s_ref = np.linalg.svd(G, compute_uv=False)
+    for Gx in (G, G.T):
+        A, s, Bt = nu.top_singular(lambda v: Gx @ v, lambda u: Gx.T @ u, Gx.shape, 3, tol=1e-12)
+        np.testing.assert_allclose(s, s_ref[:3], rtol=1e-10)
+        np.testing.assert_allclose(A.T @ Gx @ Bt.T, np.diag(s), atol=1e-9)
+    # a tight cluster and two restarts: no convergence, the Ritz values reached (≤ σ₁) come back
+    C, smax = _clustered(rng, m=200, n=150, k=40, spread=1e-12)
+    A, s, Bt = nu.top_singular(lambda v: C @ v, lambda u: C.T @ u, C.shape, 1, tol=1e-15, maxiter=2)
+    assert s[0] <= np.linalg.norm(C, 2) * (1 + 1e-12) and s[0] >= 0.5 * smax
+
+
+def test_rebalance_is_claim_g_and_drops_vanished_directions():
+    rng = np.random.default_rng(7)
+    W, U = rng.normal(size=(5, 9)), rng.normal(size=(5, 14))
+    W[4] *= 1e-14  # a direction of X = WᵀU ~1e-14 of the others: dropped
+    X = W.T @ U
+    W2, U2, s = nu.rebalance(W, U)
+    assert W2.shape[0] == 4
+    np.testing.assert_allclose(W2.T @ U2, X, atol=1e-12 * np.abs(X).max())
+    nuc = np.linalg.svd(W2.T @ U2, compute_uv=False).sum()
+    assert np.sum(W2**2) == pytest.approx(nuc, rel=1e-12) and np.sum(U2**2) == pytest.approx(nuc, rel=1e-12)
+    np.testing.assert_allclose(s, np.linalg.svd(X, compute_uv=False)[:5], rtol=1e-9, atol=1e-12)
+
+
+class _DenseOracle:
+    """The factored oracle protocol of solve_lowrank for a dense f (here the collapsed problem of a full task,
+    X = V in its K·L × n_c coordinates, factored as X = WᵀU with W r × K·L, U r × n_c)."""
+
+    def __init__(self, fx):
+        self.fx, self.G = fx, None
+
+    def factored(self, W, U):
+        X = W.T @ U
+        f, G = self.fx(X)
+        self.G = G
+        E = f - float(np.sum(G * X))
+        return f, E, U @ G.T, W @ G, float(np.sum(G * X))
+
+    def matvec(self, v):
+        return self.G @ v
+
+    def rmatvec(self, u):
+        return self.G.T @ u
+
+    def rmatmat(self, Q):
+        return self.G.T @ Q
+
+    def top(self, k, **kw):
+        kw.pop("maxiter", None)
+        return nu.top_singular(self.matvec, self.rmatvec, self.G.shape, k, **kw)
+
+    def norm_bound(self, estimate=None):
+        return nu.spectral_norm_bound(*nu.gram(self.G), estimate)
+
+
+def test_lowrank_solver_reaches_theorem_1_from_the_origin():
+    """solve_lowrank (rank growth + factored L-BFGS + guarded certificate) on the collapsed problem of a full
+    task: min = H(τ) (Theorem 1), rank n_c − 1, certified to 1e-10."""
+    task, lam, fx, Rmin = _full_task_problem()
+    oracle = _DenseOracle(fx)
+    n, m = task.K * task.L, task.n_c
+    st, cert, rounds, its = nu.solve_lowrank(oracle, lam, np.zeros((0, n)), np.zeros((0, m)), tol=1e-10,
+                                             maxiter=5000, deadline=math.inf, lipschitz=task.L / 2)  # fmt: skip
+    lb, rho, align, g = cert
+    assert g == pytest.approx(Rmin, rel=1e-12) and lb <= Rmin * (1 + 1e-15) and g - lb <= 1e-10 * g
+    assert st.rank == 2 and rho <= 1 + 1e-9
+
+
+def test_spectral_norm_bound_carries_the_a_priori_rounding_terms():
+    """The float Cholesky test proves t·I − M ⪰ −γ_(n+1)/(1 − γ_(n+1))·tr(t·I − M)·I only (Higham Thm 10.5): on
+    M = I_n the factorisation already passes just above t = 1, and the bound must still add that term (n·γ_(n+1)
+    relative, 4.4e-10 at n = 2000), and γ_m‖G‖_F² for the Gram matrix's own rounding."""
+    n = 2000
+    b = nu.spectral_norm_bound(np.eye(n), 1, float(n), 1.0)
+    u = 2.0**-53
+    g = (n + 1) * u / (1 - (n + 1) * u)
+    assert b**2 >= 1 + g / (1 - g) * n * (1 - 1e-3)
+    assert b**2 <= 1 + 2 * g * n
+    m = 10**6
+    b2 = nu.spectral_norm_bound(np.eye(3), m, 3.0, 1.0)
+    assert b2**2 >= 1 + m * u * 3.0 * (1 - 1e-3)

@@ -125,7 +125,7 @@ def _ldexp_inputs():
 
 @pytest.mark.parametrize("e", _LDEXP_EXPONENTS)
 def test_ldexp_of_a_tensor_is_bitwise_numpys_ldexp(e):
-    torch = pytest.importorskip("torch")
+    torch = pytest.importorskip("torch", reason="needs torch: pip install 'fctheory[torch]'")
 
     A = _ldexp_inputs()
     t = torch.from_numpy(A)
@@ -137,7 +137,7 @@ def test_ldexp_of_a_tensor_is_bitwise_numpys_ldexp(e):
 
 
 def test_pow2_rescaling_of_a_tensor_round_trips_and_stays_a_tensor():
-    torch = pytest.importorskip("torch")
+    torch = pytest.importorskip("torch", reason="needs torch: pip install 'fctheory[torch]'")
 
     A = torch.from_numpy(np.random.default_rng(4).standard_normal((5, 3)) * 1e-310)
     xp = array_namespace_of(A)

@@ -11,6 +11,9 @@ finding, exiting with status 1 when there is any:
   (Tarjan).
 * ``long-function``: a function or method (``def``/``async def``) longer than :data:`MAX_LINES` lines,
   counted from the ``def`` line to its last line.
+* ``long-file``: a source file longer than :data:`MAX_FILE_LINES` lines (a file a maintainer reads in one
+  sitting), except the files of :data:`LONG_FILES_ALLOWED`, left to the issues that rewrite them (each removes
+  its own line when it lands).
 * ``private-import``: a private name (``_x``) imported from a module of another package, or a private
   module imported from a package that is not the importer's own package or one of its ancestors.
   A package is a directory: ``fctheory/risk/_engine.py`` may export underscore-free names to
@@ -35,10 +38,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 MAX_LINES = 80
+MAX_FILE_LINES = 800
+#: files allowed over MAX_FILE_LINES until the change that rewrites each lands: imbalanced data (metrics/nc.py,
+#: torch/monitor.py)
+LONG_FILES_ALLOWED = (
+    "fctheory/metrics/nc.py",
+    "fctheory/torch/monitor.py",
+)
 DEFAULT_PACKAGES = ("fctheory", "proofs_check")
 # (importer prefix, imported prefix): first-party imports that may stay inside a function ("" matches any importer)
 LAZY_ALLOWED = (
     ("fctheory.cli", "proofs_check"),
+    # fctheory.risk re-exports the optima on first access: they import the engine's modules (a package-level wait)
+    ("fctheory.risk", "fctheory.optima"),
     ("", "fctheory._blas"),
     ("", "fctheory._kernels"),
     ("", "fctheory._nc_kernels"),
@@ -66,6 +78,7 @@ class Module:
     package: str  # dotted name of the directory holding the file
     tree: ast.Module
     imports: list[Import] = field(default_factory=list)
+    n_lines: int = 0  # lines of the file, as ``wc -l`` counts them (a last line without a newline included)
 
 
 def _is_private(name: str) -> bool:
@@ -127,8 +140,9 @@ def load_modules(root: Path, packages: tuple[str, ...] | list[str]) -> dict[str,
         for path in sorted((root / package).rglob("*.py")):
             rel = path.relative_to(root)
             name = _module_name(rel)
-            tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
-            module = Module(name, rel, ".".join(rel.parent.parts), tree)
+            text = path.read_text(encoding="utf-8")
+            tree = ast.parse(text, filename=str(path))
+            module = Module(name, rel, ".".join(rel.parent.parts), tree, n_lines=len(text.splitlines()))
             _collect_imports(module)
             modules[name] = module
     return modules
@@ -258,6 +272,18 @@ def find_long_functions(modules: dict[str, Module], max_lines: int = MAX_LINES) 
     return findings
 
 
+def find_long_files(
+    modules: dict[str, Module], max_lines: int = MAX_FILE_LINES, allowed: tuple = LONG_FILES_ALLOWED
+) -> list[str]:
+    findings = []
+    for module in modules.values():
+        if module.n_lines > max_lines and module.path.as_posix() not in allowed:
+            findings.append(
+                f"{module.path}: long-file: {module.n_lines} lines (> {max_lines}); split it along its concepts"
+            )
+    return sorted(findings)
+
+
 def _within(package: str, ancestor: str) -> bool:
     return not ancestor or package == ancestor or package.startswith(ancestor + ".")
 
@@ -308,6 +334,7 @@ def check(root: Path, packages: tuple[str, ...] | list[str] = DEFAULT_PACKAGES) 
     return [
         *find_cycles(modules),
         *find_long_functions(modules),
+        *find_long_files(modules),
         *find_private_imports(modules),
         *find_local_imports(modules),
     ]

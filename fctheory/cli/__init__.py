@@ -20,7 +20,7 @@ from .. import __version__
 from .._errors import FCTheoryError
 
 # sub-command modules, in the order shown by --help
-COMMANDS = ("predict", "check", "train", "risk", "diagnose", "diagnose_features", "sweep")
+COMMANDS = ("predict", "optimum", "check", "train", "risk", "diagnose", "diagnose_features", "sweep")
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -12,18 +12,26 @@ import textwrap
 import numpy as np
 
 
+#: a list entry that is no number (NaN): the list keeps its positions, the cell never says "nan"
+MISSING_ENTRY = "n/a"
+
+
 def fmt(v, digits: int = 10) -> str:
+    """A table cell. A number that does not exist (None, NaN) is an empty cell, never ``nan``: the row that holds
+    it says why elsewhere (``fctheory risk``'s ``no_prediction_because``); inside a list it is ``n/a``."""
     if isinstance(v, (bool, np.bool_)):
         return str(bool(v))
     if isinstance(v, (int, np.integer)):
         return str(int(v))
     if isinstance(v, (float, np.floating)):
         v = float(v)
+        if math.isnan(v):
+            return ""
         if v == 0 or (1e-4 <= abs(v) < 1e7):
             return f"{v:.{digits}g}"
         return f"{v:.{digits - 1}e}"
     if isinstance(v, (list, tuple, np.ndarray)):
-        return "[" + ", ".join(fmt(x, digits) for x in np.ravel(v)) + "]"
+        return "[" + ", ".join(fmt(x, digits) or MISSING_ENTRY for x in np.ravel(np.asarray(v, dtype=object))) + "]"
     return "" if v is None else str(v)
 
 

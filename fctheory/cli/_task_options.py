@@ -18,9 +18,11 @@ __all__ = ["add_task_arguments", "task_from_args"]
 _OPTION_NAMES = {"K": "--K", "Z": "--Z"}
 
 
-def add_task_arguments(p, *, random_Z: bool) -> None:
+def add_task_arguments(
+    p, *, random_Z: bool, description: str = "the task the network is trained on (a task file, or its parameters)"
+) -> None:
     """Add the ``task`` option group; ``random_Z`` (train) adds ``--task-seed`` and draws Z when K < n_c^L."""
-    g = p.add_argument_group("task", "the task the network is trained on (a task file, or its parameters)")
+    g = p.add_argument_group("task", description)
     g.add_argument(
         "--task", default=None, metavar="TASK.json", help="task file (n_c, s_c, L, Z, mu; see docs/diagnose.md)"
     )

@@ -57,7 +57,12 @@ def register(sub) -> None:
         "--max-seconds", type=float, default=60.0, help="longest exact enumeration 'auto' accepts (default 60)"
     )
     p.add_argument("--rtol", type=float, default=1e-6, help="tolerance of the critical-point / match verdicts")
-    p.add_argument("--backend", default="numpy", choices=("numpy", "numba", "cupy"))
+    p.add_argument(
+        "--backend",
+        default="numpy",
+        choices=("numpy", "numba", "cupy"),
+        help="engine of the exact risk: NumPy (default), numba kernels, or CuPy on a CUDA device",
+    )
     p.add_argument("--no-assumptions", action="store_true", help="skip the Assumption A/B checks of Z")
     p.add_argument(
         "--unsafe-pickle",

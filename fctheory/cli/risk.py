@@ -7,7 +7,8 @@ import numpy as np
 from .. import risk
 from .._errors import FCTheoryError
 from .._validate import Array, check_mu, fail
-from ..predictions import predict, verdict
+from ..predictions import predict
+from ..predictions.verdict import verdict
 from ..task import Task
 from ._output import add_format_options, print_csv, print_json
 from ._table import integer, real, table
@@ -44,7 +45,12 @@ def register(sub) -> None:
     p.add_argument("--lam", type=real(), default=1e-3, help="weight decay lambda >= 0 (default 1e-3)")
     p.add_argument("--layernorm", action="store_true", help="network h* and risk (10) (W not penalized)")
     p.add_argument("--eps", type=real(), default=0.0, help="LayerNorm epsilon (PyTorch: 1e-5; paper: 0)")
-    p.add_argument("--backend", default="numpy", choices=("numpy", "numba", "cupy"))
+    p.add_argument(
+        "--backend",
+        default="numpy",
+        choices=("numpy", "numba", "cupy"),
+        help="engine of the exact risk: NumPy (default), numba kernels, or CuPy on a CUDA device",
+    )
     p.add_argument(
         "--max-seconds",
         type=real(lo=0.0, lo_open=True, inf_ok=True),
@@ -127,14 +133,15 @@ def run(args) -> int:
     try:
         pred = predict(task, lam=args.lam, network=network, d=W.shape[0])
         # the label from the same dispatcher as predict, train and diagnose (lam is both decays for h, lam_U for h*)
-        theorem = verdict(
+        v = verdict(
             task, W.shape[0], 0.0 if args.layernorm else args.lam, args.lam, layernorm=args.layernorm, assumptions=False
-        ).theorem
+        )
+        theorem, provenance = v.theorem or "none", v.provenance
         pred_risk = float(pred.risk)
         pred_ce = float(pred.ce)
         why = ""
     except FCTheoryError as exc:
-        theorem, pred_risk, pred_ce, why = "none", float("nan"), float("nan"), str(exc)
+        theorem, provenance, pred_risk, pred_ce, why = "none", "", float("nan"), float("nan"), str(exc)
     results = {
         "network": network,
         "d": int(W.shape[0]),
@@ -146,6 +153,7 @@ def run(args) -> int:
         "pairs": res.pairs,
         "seconds": res.seconds,
         "theorem": theorem,
+        "provenance": provenance,
         "predicted_R": pred_risk,
         "predicted_R0": pred_ce,
         "R_minus_predicted": res.R - pred_risk,

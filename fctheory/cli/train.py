@@ -29,10 +29,25 @@ def register(sub) -> None:
         "directory (weights.npz, task.json, config.json, summary.json, checkpoint.npz) that "
         "'fctheory diagnose DIR' reads directly. Ctrl-C saves a checkpoint.",
     )
-    p.add_argument("--preset", default=None, choices=("fig3", "fig4a", "fig4b", "fig4c", "k50"))
+    p.add_argument(
+        "--preset",
+        default=None,
+        choices=("fig3", "fig4a", "fig4b", "fig4c", "k50"),
+        help="one of the paper's experiments: its task, network and hyper-parameters (docs/reproduction.md)",
+    )
     p.add_argument("--quick", action="store_true", help="tiny version of the preset (seconds; for CI)")
-    p.add_argument("--backend", default="numba", choices=("numba", "numpy", "cupy"))
-    p.add_argument("--dtype", default="float32", choices=("float32", "float64"))
+    p.add_argument(
+        "--backend",
+        default="numba",
+        choices=("numba", "numpy", "cupy"),
+        help="training engine: numba kernels (default), plain NumPy, or CuPy on a CUDA device",
+    )
+    p.add_argument(
+        "--dtype",
+        default="float32",
+        choices=("float32", "float64"),
+        help="floating-point type of the weights (default float32)",
+    )
     p.add_argument("--epochs", type=int, default=None, help="number of epochs (default: the preset's, else 100)")
     p.add_argument("--seed", type=int, default=None, help="seed of data, initialisation and shuffles (default 0)")
     p.add_argument("--out", default=None, help="folder for the outputs (preset files, or a run directory)")
@@ -61,8 +76,18 @@ def register(sub) -> None:
         "theory's predictions and ours side by side, with the figures.",
     )
     r.add_argument("--quick", action="store_true", help="tiny versions (seconds)")
-    r.add_argument("--backend", default="numba", choices=("numba", "numpy", "cupy"))
-    r.add_argument("--dtype", default="float32", choices=("float32", "float64"))
+    r.add_argument(
+        "--backend",
+        default="numba",
+        choices=("numba", "numpy", "cupy"),
+        help="training engine: numba kernels (default), plain NumPy, or CuPy on a CUDA device",
+    )
+    r.add_argument(
+        "--dtype",
+        default="float32",
+        choices=("float32", "float64"),
+        help="floating-point type of the weights (default float32)",
+    )
     r.add_argument("--out", default="fctheory-reproduction", help="output folder (default ./fctheory-reproduction)")
     r.add_argument("--presets", default="fig3,fig4a,fig4b,fig4c,k50", help="comma-separated subset")
     r.add_argument(
@@ -147,8 +172,8 @@ def run_train(args) -> int:
         f"{'h*' if c.layernorm else 'h'}, {c.backend}/{c.dtype}, {run.epochs_done} epochs in {run.wall_time:.1f} s"
     )
     m = run.measurements
-    if m.predicted.get("theorem"):
-        print(f"theory: {m.predicted['theorem']}")
+    if m.predicted:
+        print(f"theory: {m.predicted['theorem'] or m.predicted['provenance']}")
     print(_table(m.comparison()))
     for k, v in acc.items():
         print(f"acceptance: {k}: {'met' if v else 'NOT met'}")
@@ -253,8 +278,8 @@ def _print_run(run, out) -> None:
     )
     m = run.measurements
     if m is not None:
-        if m.predicted.get("theorem"):
-            print(f"theory: {m.predicted['theorem']}")
+        if m.predicted:
+            print(f"theory: {m.predicted['theorem'] or m.predicted['provenance']}")
         print(_table(m.comparison()))
     if out:
         # a path and a command the user copies: never wrapped, however long

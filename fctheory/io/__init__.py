@@ -3,7 +3,8 @@
 * :func:`to_json` — Python/NumPy/mpmath values → JSON values (the rules of every ``--json`` output);
   :func:`versions` — fctheory, Python and package versions for the record of a result;
 * task files and the task codec (:func:`load_task`, :func:`save_task`, :func:`task_to_dict`,
-  :func:`task_from_dict`, :func:`task_object`, :func:`task_from_sizes`), latent variables and word
+  :func:`task_from_dict`, :func:`task_object`, :func:`task_from_sizes`, :func:`task_fingerprint`), latent
+  variables and word
   frequencies from files (:func:`load_latent`, :func:`load_frequencies`);
 * weights (:func:`load_weights`, :func:`weights_from_state_dict`): ``.npz``, trainer checkpoints,
   ``.safetensors`` and PyTorch state_dicts in the authors' notebook layout;
@@ -26,6 +27,7 @@ from .tasks import (
     load_task,
     save_task,
     task_from_dict,
+    task_fingerprint,
     task_from_sizes,
     task_object,
     task_to_dict,
@@ -41,6 +43,7 @@ __all__ = [
     "task_from_dict",
     "task_object",
     "task_from_sizes",
+    "task_fingerprint",
     "load_latent",
     "load_frequencies",
     "load_weights",

@@ -43,6 +43,7 @@ __all__ = [
     "load_frequencies",
     "task_object",
     "task_from_sizes",
+    "task_fingerprint",
     "TASK_FORMAT",
     "TASK_VERSION",
     "Z_MAX_ENTRIES",
@@ -352,3 +353,23 @@ def task_from_sizes(n_c, s_c, L, *, K=None, Z=None, mu="uniform", seed=None, ran
             f"a different task{hint}",
         )
     return Task.random(n_c, s_c, L, K, mu=mu, seed=seed)
+
+
+@public(task=Instance(Task))
+def task_fingerprint(task: Task) -> str:
+    """SHA-256 of a task: its sizes, latent variables (little-endian int64, C order) and word frequencies
+    (little-endian float64). Two tasks with the same fingerprint are the same problem; a stored result (the main
+    job's certified optima, the dispatcher's stored sample averages) names the task it is for by it.
+
+    Parameters
+    ----------
+    task : Task
+
+    Returns
+    -------
+    str
+        64 hexadecimal digits.
+    """
+    head = f"{task.n_c},{task.s_c},{task.L},{task.K};".encode()
+    body = np.ascontiguousarray(task.Z, dtype="<i8").tobytes() + np.ascontiguousarray(task.mu, dtype="<f8").tobytes()
+    return hashlib.sha256(head + body).hexdigest()

@@ -16,7 +16,8 @@ from .._budget import check_work
 from .._validate import Array, Bool, Instance, Int, Real, fail, public
 from ..network import check_weights, phi, phi_jacobian_vjp
 from ..task import Task
-from ._engine import _SCORE_MAX, RiskResult, _g
+from .evaluation import RiskResult
+from .plan import SCORE_MAX, _g
 
 __all__ = ["true_risk_bruteforce", "class_sentences"]
 
@@ -129,7 +130,7 @@ def true_risk_bruteforce(
         wW, wU = float(np.sum(W * W)), float(np.sum(U * U))
         penalty = 0.5 * lam * (wU + (0.0 if layernorm else wW))
         gmax = float(np.max(np.abs(U.reshape(K * L, d) @ V)))  # max |<u_(k,l), v_w>|
-    if not (math.isfinite(gmax) and 2.0 * L * gmax <= _SCORE_MAX):
+    if not (math.isfinite(gmax) and 2.0 * L * gmax <= SCORE_MAX):
         fail("W", W, f"the scores overflow float64 (max |<u_(k,l), w>| = {gmax:.3g}); use smaller weights")
     if not math.isfinite(penalty):
         big = "W" if not math.isfinite(wW) else "U" if not math.isfinite(wU) else "lam"

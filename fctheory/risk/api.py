@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from .._validate import public
-from ._engine import RISK_KINDS, _evaluate
+from .evaluation import RISK_KINDS, evaluate
 
 __all__ = ["true_risk", "true_risk_grad", "unregularized_risk"]
 
@@ -53,7 +53,7 @@ def true_risk(
     FCTheoryError
         Invalid input, or an estimated cost above the budget (the message gives the estimate).
     """
-    return _evaluate(
+    return evaluate(
         task,
         W,
         U,
@@ -94,7 +94,7 @@ def true_risk_grad(
     dW : ndarray, shape (d, n_w)
     dU : ndarray, shape (K, L·d)
     """
-    r = _evaluate(
+    r = evaluate(
         task,
         W,
         U,
@@ -127,7 +127,7 @@ def unregularized_risk(
 
     Parameters as in :func:`true_risk` (no λ).
     """
-    return _evaluate(
+    return evaluate(
         task,
         W,
         U,

@@ -3,8 +3,8 @@
 R₀ of (45) is a sum over target classes, R₀ = (1/K) Σ_k CE_k with CE_k = E_{x∼D_{z_k}} CE(h(x), k).
 Each CE_k needs all K scores (the softmax normalizer), but only class k's sentences; so the classes
 are split into blocks, every worker builds the score table G = ÛᵀV (K·L×n_w, cheap) and runs the
-engine of :mod:`._engine` on the sentences of its block only (the hook ``classes=`` of
-``_enumerate``), returning its per-class CE_k. The driver sums all K values with ``math.fsum``
+engine of :mod:`.enumeration` on the sentences of its block only (the hook ``classes=`` of
+:func:`~.enumeration.enumerate_risk`), returning its per-class CE_k. The driver sums all K values with ``math.fsum``
 (exactly rounded), so the result equals the single-process one — which also sums the same
 per-class values with ``fsum`` — to rounding of the individual CE_k (tested to 1e-12). The gradient
 ∂R₀/∂G is additive over classes: the blocks' shares are summed and mapped to W and U as in
@@ -27,7 +27,10 @@ import numpy as np
 from .._validate import Anything, Array, Bool, Choice, Instance, Int, Real, fail, public, result_type
 from ..network import U_from_hat, U_hat, check_weights, phi, phi_jacobian_vjp
 from ..task import Task
-from ._engine import _RATES, RiskResult, _check_budget, _enumerate, _estimate, _groups, _split, resolve_budget
+from ._layout import _groups, _split
+from .enumeration import enumerate_risk
+from .evaluation import RiskResult
+from .plan import RATES, check_budget, estimate, resolve_budget
 
 __all__ = ["true_risk_distributed", "plan_distributed", "DistributedPlan", "class_blocks"]
 
@@ -143,12 +146,12 @@ def plan_distributed(task, *, d, workers, grad=False, blocks=None, backend="nump
 
     nb = min(blocks if blocks is not None else 4 * workers, task.K)
     byt = resolve_budget(None, max_bytes)[1]
-    single = _estimate(task, d, grad, backend, byt, None)
-    one = _estimate(task, d, grad, backend, byt, 1)
+    single = estimate(task, d, grad, backend, byt, None)
+    one = estimate(task, d, grad, backend, byt, 1)
     fixed = _fl(8 * task.K * task.L * task.n_w * d) * 1e-10  # the score table, built by every block
 
     m = _split(task.L)
-    suffix = _fl(task.K * task.s_c ** (task.L - m) * max(task.L - m, 1)) * _RATES["host"]["base"]
+    suffix = _fl(task.K * task.s_c ** (task.L - m) * max(task.L - m, 1)) * RATES["host"]["base"]
     per_block = max(one.seconds - fixed, 0.0) / nb + fixed + suffix
     rounds = -(-nb // workers)
     transfer = 8.0 * d * (task.n_w + task.K * task.L) * workers / _NET_BYTES_S
@@ -201,9 +204,9 @@ def _run_block(task, W, U, layernorm, eps, classes, grad, jit, workers, max_byte
 
     t0 = time.perf_counter()
     _, _, G3 = _tables(task, W, U, layernorm, eps)
-    est = _estimate(task, W.shape[0], grad, "numpy", max_bytes, workers)
+    est = estimate(task, W.shape[0], grad, "numpy", max_bytes, workers)
     with np.errstate(under="ignore", over="ignore", divide="ignore", invalid="ignore"):
-        ce, gG3, nfb = _enumerate(
+        ce, gG3, nfb = enumerate_risk(
             np, jit is not False, task, G3, grad, est, False, workers, classes=np.asarray(classes, np.int64)
         )
     return np.asarray(classes), np.asarray(ce, dtype=np.float64), gG3, int(nfb), time.perf_counter() - t0
@@ -342,10 +345,10 @@ def true_risk_distributed(
     nb = blocks if blocks is not None else (4 * max(nworkers, 1) if cl is not None else 1)
     parts = class_blocks(task, nb)
     sec, byt = resolve_budget(max_seconds, max_bytes)
-    est = _estimate(task, d, grad, "numpy", byt, engine_workers)
+    est = estimate(task, d, grad, "numpy", byt, engine_workers)
     # the budget applies to one block: its share of the per-class work plus what every block repeats
     share = max(len(p) for p in parts) / task.K
-    _check_budget(replace(est, seconds=est.seconds * share), sec, byt, task)
+    check_budget(replace(est, seconds=est.seconds * share), sec, byt, task)
     with np.errstate(over="ignore", invalid="ignore"):
         V, Uh, G3 = _tables(task, W, U, layernorm, eps)
         penalty = 0.5 * lam * (float(np.sum(U * U)) + (0.0 if layernorm else float(np.sum(W * W))))

@@ -13,7 +13,8 @@ from .._errors import FCTheoryError
 from .._lbfgs import lbfgs_iterate
 from .._validate import Anything, Array, Bool, Instance, Int, Real, Seed, fail, public, result_type
 from ..task import Task, as_rng
-from ._engine import _BACKEND, _LIMIT, _check_budget, _estimate, _evaluate, resolve_budget
+from .evaluation import evaluate
+from .plan import BACKEND, LIMIT, check_budget, estimate, resolve_budget
 
 __all__ = ["MinimizeResult", "minimize_true_risk"]
 
@@ -67,9 +68,9 @@ class MinimizeResult:
     maxiter=Int(min=1, max=10**9),
     memory=Int(min=1, max=1000),
     eps=Real(lo=0.0),
-    backend=_BACKEND,
-    max_seconds=_LIMIT,
-    max_bytes=_LIMIT,
+    backend=BACKEND,
+    max_seconds=LIMIT,
+    max_bytes=LIMIT,
     callback=Anything("callable(it, R, grad_norm) or None"),
     legacy_positional=("d", "lam", "layernorm"),
 )
@@ -165,7 +166,7 @@ def _check_memory(task, d, memory, backend, max_seconds, max_bytes):
     """Refuse, before anything is allocated, one evaluation or an L-BFGS history (2·memory vectors) beyond
     the budget; returns the time budget in seconds (None: no limit)."""
     sec, byt = resolve_budget(max_seconds, max_bytes)
-    _check_budget(_estimate(task, d, True, backend, byt, None), sec, byt, task)
+    check_budget(estimate(task, d, True, backend, byt, None), sec, byt, task)
     n_x = d * task.n_w + task.K * task.L * d
     if byt is not None:
         check_work("memory", memory, bytes=8 * n_x * (2 * memory + 8), what="the L-BFGS history")
@@ -179,7 +180,7 @@ def _objective(task, d, lam, layernorm, eps, backend, max_seconds, max_bytes):
 
     def fg(x, overflow="inf"):
         fg.nfev += 1
-        r = _evaluate(
+        r = evaluate(
             task,
             x[:nW].reshape(d, n_w),
             x[nW:].reshape(K, L * d),

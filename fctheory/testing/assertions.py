@@ -19,7 +19,8 @@ import numpy as np
 from .._errors import FCTheoryError
 from .._numerics import pow2_exponent, pow2_scale, pow2_unscale
 from ..network import phi
-from ..predictions import predict, verdict
+from ..predictions import predict
+from ..predictions.verdict import verdict
 from ..risk import true_risk_grad
 from .._validate import Anything, Array, Bool, Instance, Int, Real, Seed, fail, public, result_type
 from ..task import Task, task_first

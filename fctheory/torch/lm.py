@@ -405,23 +405,37 @@ def plot_lm(table, path, *, title: str = ""):
 
 def main(argv=None) -> dict:
     """``python -m fctheory.torch.lm``: train on a random task and print the monitor's table (see ``--help``)."""
-    p = argparse.ArgumentParser(prog="python -m fctheory.torch.lm", description=__doc__.split("\n\n")[0])
-    p.add_argument("--n-c", type=int, default=16, help="concepts (default 16)")
-    p.add_argument("--s-c", type=int, default=1, help="words per concept (default 1: n_w = n_c)")
-    p.add_argument("--L", type=int, default=6, help="sentence length (default 6)")
-    p.add_argument("--K", type=int, default=256, help="latent variables (default 256)")
+    p = argparse.ArgumentParser(
+        prog="python -m fctheory.torch.lm",
+        description="Train a small causal language model on the sentences of a random fctheory.Task and print the "
+        "neural-collapse monitor's table: the next word is the class (K = n_w), the final LayerNorm's outputs are "
+        "the features, the output layer is the classifier.",
+    )
+    p.add_argument("--n-c", type=int, default=16, help="concepts n_c (default 16)")
+    p.add_argument("--s-c", type=int, default=1, help="words per concept s_c (default 1: n_w = n_c)")
+    p.add_argument("--L", type=int, default=6, help="sentence length L (default 6)")
+    p.add_argument("--K", type=int, default=256, help="latent variables K (default 256)")
     p.add_argument("--zipf", action="store_true", help="Zipf word frequencies within a concept (default uniform)")
     p.add_argument("--n-spl", type=int, default=1, help="sentences per latent variable (default 1)")
-    p.add_argument("--epochs", type=int, default=100)
-    p.add_argument("--d", type=int, default=32)
-    p.add_argument("--layers", type=int, default=2)
-    p.add_argument("--heads", type=int, default=4)
-    p.add_argument("--batch", type=int, default=16)
-    p.add_argument("--lr", type=float, default=3e-3)
-    p.add_argument("--lam-W", type=float, default=5e-3)
-    p.add_argument("--lam-H", type=float, default=1e-5)
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--threads", type=int, default=1)
+    p.add_argument("--epochs", type=int, default=100, help="passes over the training sentences (default 100)")
+    p.add_argument("--d", type=int, default=32, help="embedding and feature dimension d (default 32)")
+    p.add_argument("--layers", type=int, default=2, help="transformer blocks (default 2)")
+    p.add_argument("--heads", type=int, default=4, help="attention heads per block; must divide d (default 4)")
+    p.add_argument("--batch", type=int, default=16, help="sentences per minibatch (default 16)")
+    p.add_argument(
+        "--lr",
+        type=float,
+        default=3e-3,
+        help="learning rate of AdamW, decayed to 0 over the epochs (cosine; default 3e-3)",
+    )
+    p.add_argument("--lam-W", type=float, default=5e-3, help="weight decay lambda_W of the classifier (default 5e-3)")
+    p.add_argument(
+        "--lam-H", type=float, default=1e-5, help="penalty lambda_H on the features, (lambda_H/2)|H|^2 (default 1e-5)"
+    )
+    p.add_argument(
+        "--seed", type=int, default=0, help="seed of the task, the initialisation and the batches (default 0)"
+    )
+    p.add_argument("--threads", type=int, default=1, help="CPU threads of PyTorch (default 1)")
     p.add_argument("--out", default="out/lm", help="folder for the table and the figures (default out/lm)")
     p.add_argument("--no-figures", action="store_true", help="write the table only")
     a = p.parse_args(argv)

@@ -28,7 +28,7 @@ from .._validate import Array, Bool, Instance, Int, Real, fail, public, result_t
 from ..metrics import geometry
 from ..metrics.geometry import concept_cosines, pca_singular_values
 from ..network import check_weights, scores
-from ..predictions import verdict
+from ..predictions.verdict import verdict
 from ..task import Task
 from ..io import to_json
 from .data import TrainData, check_data
@@ -112,17 +112,19 @@ class Measurements:
     legacy_positional=("d",),
 )
 def theory_prediction(task, *, d: int, layernorm: bool, lam_W: float, lam_U: float) -> dict:
-    """The prediction of Theorem 1, 2 or 3 for this setting ({} when none applies).
+    """The prediction of Theorem 1, 2 or 3, or of the certified optimum, for this setting ({} when none exists).
 
     A view of :func:`fctheory.predictions.applicable_theorem` (unequal decays reduced as there).
-    Keys: ``theorem`` ("Theorem 1", "Theorem 2" or "Theorem 3"), ``tau`` (τ, τ*; not for type III),
+    Keys: ``theorem`` ("Theorem 1", "Theorem 2" or "Theorem 3"; None where no theorem speaks and the certified
+    optimum answers: network h, non-uniform μ, K < n_c^L), ``provenance`` (where partial tasks' numbers come
+    from, "" for a theorem's own statement), ``tau`` (τ, τ*, ‖X*‖_*; not for type III),
     ``w_norm`` (mean ‖w‖; ‖φ(w)‖ for h*), ``u_norm``, ``pca_W``, ``pca_U`` (length-3 arrays, the
     n_c−1 predicted nonzero ones then zeros), ``ce`` (the unregularised cross-entropy),
-    ``cos_within``, ``cos_across`` and for type III ``r`` (‖w_(α,β)‖ against β). Only ``theorem``
-    when the theorem speaks but predicts nothing (λ violating condition (9)).
+    ``cos_within``, ``cos_across`` and for type III and non-uniform partial tasks ``r`` (‖w_(α,β)‖ against β,
+    averaged over concepts). Only ``theorem`` when the theorem speaks but predicts nothing (λ violating (9)).
     """
     v = verdict(task, d, lam_W, lam_U, layernorm=layernorm, assumptions=False)
-    if v.theorem is None:
+    if v.theorem is None and v.prediction is None:
         return {}
     p = v.predicted
     if "R" not in p:
@@ -136,6 +138,7 @@ def theory_prediction(task, *, d: int, layernorm: bool, lam_W: float, lam_U: flo
 
     out = {
         "theorem": v.theorem,
+        "provenance": v.provenance,
         "tau": p["tau"],
         "w_norm": p["w_norm"],
         "u_norm": p["u_norm"],
@@ -147,6 +150,7 @@ def theory_prediction(task, *, d: int, layernorm: bool, lam_W: float, lam_U: flo
     }
     if v.configuration == "III":  # type III has no τ; its word norms follow the curve r_β
         del out["tau"]
+    if v.configuration == "III" or not task.is_uniform:
         out["r"] = np.asarray(p["w_norm_by_rank"], dtype=np.float64)
     return out
 

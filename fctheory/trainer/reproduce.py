@@ -255,8 +255,9 @@ def preset_section(name, run, quick, command, figures=None) -> str:
         f"{'h* (LayerNorm, eps=' + str(c.eps) + ')' if c.layernorm else 'h'}, λ_W={c.lam_W}, λ_U={c.lam_U}, "
         f"lr={c.lr}, batch={c.batch}, seed={c.seed}"
     )
-    if pred.get("theorem"):
-        lines.append(f"- theory: {pred['theorem']}" + (f", τ = {pred['tau']:.6g}" if "tau" in pred else ""))
+    if pred:
+        source = pred.get("theorem") or pred.get("provenance")
+        lines.append(f"- theory: {source}" + (f", τ = {pred['tau']:.6g}" if "tau" in pred else ""))
     lines += ["", "| quantity | paper | authors' notebook | theory | ours |", "|---|---|---|---|---|"]
     lines.append(
         f"| test accuracy | {_pct(paper.get('test_acc'))} | {_pct(nb.get('test_acc'))} | — | {_pct(m.test_acc)} |"

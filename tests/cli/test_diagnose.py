@@ -15,7 +15,7 @@ from fctheory.risk import true_risk_bruteforce
 @pytest.fixture
 def notebook_state_dict(tmp_path):
     """A state_dict of the paper's network (emb n_w×d, clf K×L·d) at Theorem 1's optimum, K = n_c^L."""
-    torch = pytest.importorskip("torch")
+    torch = pytest.importorskip("torch", reason="needs torch: pip install 'fctheory[torch]'")
     task = fc.Task.full(3, 2, 2)
     W, U = fc.type1_configuration(task, d=4, lam=0.01, seed=0)
     p = tmp_path / "net.pt"

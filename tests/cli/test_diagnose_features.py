@@ -37,7 +37,7 @@ def test_npz_input_matches_the_optimum(npz, capsys):
 
 
 def test_pt_input_with_json(tmp_path, capsys):
-    torch = pytest.importorskip("torch")
+    torch = pytest.importorskip("torch", reason="needs torch: pip install 'fctheory[torch]'")
     H, y, W = _optimum()
     path = tmp_path / "features.pt"
     torch.save({"H": torch.as_tensor(H, dtype=torch.float32), "y": torch.as_tensor(y), "W": torch.as_tensor(W)}, path)

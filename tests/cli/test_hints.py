@@ -48,7 +48,7 @@ def test_hint_never_wraps():
 def test_predict_paper_prints_every_label_whole_on_one_line(capsys):
     lines = _run(capsys, "predict", "--paper")
     for row in paper_rows():
-        assert any(line.startswith(row["quantity"]) for line in lines), row["quantity"]
+        assert any(line.startswith(row["quantity"] + " ") or line == row["quantity"] for line in lines), row["quantity"]
     assert max(len(line) for line in lines) <= 100
 
 

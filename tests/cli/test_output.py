@@ -148,7 +148,11 @@ def test_predict_json_follows_the_schema(capsys):
 
 def test_predict_paper_json_follows_the_schema(capsys):
     doc = validate(run(capsys, "predict", "--paper", "--json"), "predict")
-    assert doc["task"] is None and all(isinstance(r["ours"], float) for r in doc["results"]["rows"])
+    assert doc["task"] is None and doc["parameters"] == {"paper": True, "recompute": False}
+    for r in doc["results"]["rows"]:
+        for a in r["answers"]:
+            assert a["value"] is None or isinstance(a["value"], float) or all(isinstance(v, float) for v in a["value"])
+            assert a["error"] is None or isinstance(a["error"], float)
 
 
 def test_predict_type3_json_lists_mu_and_r(capsys):
@@ -163,10 +167,16 @@ def test_risk_json_follows_the_schema_and_nan_is_null_with_a_note(tmp_path, caps
     rng = np.random.default_rng(0)
     p = tmp_path / "w3.npz"
     np.savez(p, W=rng.normal(size=(3, 6)), U=rng.normal(size=(5, 6)))  # K = 5 < n_c^L: no theorem applies
-    doc = validate(run(capsys, "risk", p, "--mu", "0.7,0.3", "--json"), "risk")
+    # no theorem, and the certified optimum by enumeration refused by the budget: no prediction
+    with fc.budget(max_seconds=0.05):
+        doc = validate(run(capsys, "risk", p, "--mu", "0.7,0.3", "--json"), "risk")
     assert doc["results"]["predicted_R"] is None and doc["results"]["theorem"] == "none"
     assert any(n.startswith("results.predicted_R: NaN") for n in doc["notes"])
     assert doc["task"]["mu"] == [0.7, 0.3] and doc["task"]["K"] == 5 and len(doc["task"]["Z"]) == 5
+    # within the budget the certified optimum answers, with its provenance
+    doc = validate(run(capsys, "risk", p, "--mu", "0.7,0.3", "--json"), "risk")
+    assert doc["results"]["theorem"] == "none" and doc["results"]["provenance"] == "exact (certified optimum)"
+    assert doc["results"]["predicted_R"] <= doc["results"]["R"]
 
 
 def test_risk_json_task_is_a_task_file(weights, capsys):
@@ -271,6 +281,8 @@ def test_width_exempts_only_copyable_commands_and_paths():
     "argv",
     [
         ["predict", "--paper"],
+        ["optimum", "--preset", "k50"],
+        ["optimum", "--nc", "2", "--sc", "3", "--L", "2", "--K", "3", "--mu", "zipf", "--lam", "0.05"],
         ["predict", "type1"],
         ["predict", "type2", "--K", "1000", "--d", "100"],
         ["predict", "type1", "--lam", "1e-3,1e-2,1e-1", "--K", "50,1000"],

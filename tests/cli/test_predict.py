@@ -18,16 +18,40 @@ def run(capsys, *argv):
 def test_predict_paper_reproduces_headline_numbers(capsys):
     code, out, _ = run(capsys, "predict", "--paper", "--json")
     assert code == 0
-    rows = {(r["quantity"], r["setting"]): r["ours"] for r in json.loads(out)["results"]["rows"]}
-    assert round(rows[("word norm c = sqrt(tau/n_w) (Thm 1)", "K=1000, uniform")], 5) == 1.42214
-    assert round(rows[("word norm c = sqrt(tau/n_w) (Thm 1)", "K=50, uniform")], 5) == 0.61602
-    assert round(rows[("tau* (Thm 3)", "K=1000, d=100")], 5) == 11.94703
-    assert round(rows[("PCA sigma_1 of W", "fig 3")], 3) == 34.835
+    answers = {
+        (r["preset"], r["key"], a["source"]): a["value"]
+        for r in json.loads(out)["results"]["rows"]
+        for a in r["answers"]
+    }
+    assert round(answers[("fig3", "word_norm", "theorem")], 5) == 1.42214 == answers[("fig3", "word_norm", "paper")]
+    assert round(answers[("k50", "word_norm", "theorem")], 5) == 0.61602
+    assert round(answers[("fig4c", "tau_star", "theorem")], 5) == 11.94703
+    assert round(answers[("fig3", "pca_W_1", "theorem")], 3) == 34.835
+    assert [round(v, 5) for v in answers[("k50", "word_norm", "exact optimum")]] == [0.60487, 0.59318, 0.62277]
+    assert round(answers[("fig4c", "ce", "exact optimum")], 5) == 0.0164
 
 
 def test_predict_paper_table_is_readable(capsys):
     code, out, _ = run(capsys, "predict", "--paper")
-    assert code == 0 and "1.42214" in out and "fctheory" in out
+    assert code == 0 and "1.42214" in out and "exact optimum" in out
+
+
+def test_predict_paper_reads_the_stored_certificates_and_solves_nothing(capsys, monkeypatch):
+    """The main job stays a few seconds (docs/performance.md) because it solves no optimum: with the solvers
+    disabled it prints the same table; --recompute calls them."""
+    from fctheory.cli import paper
+
+    code, before, _ = run(capsys, "predict", "--paper")
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("the main job solved an optimum")
+
+    monkeypatch.setattr(paper, "collapsed_optimum", refuse)
+    monkeypatch.setattr(paper, "collapsed_optimum_star", refuse)
+    code, after, _ = run(capsys, "predict", "--paper")
+    assert code == 0 and after == before
+    code, _, err = run(capsys, "predict", "--paper", "--recompute")
+    assert code == 1 and "solved an optimum" in err
 
 
 def test_predict_type1_json(capsys):

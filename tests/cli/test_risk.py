@@ -1,9 +1,12 @@
 """``fctheory risk``: weights from files, exact R next to the prediction."""
 
 import json
+import re
 
 import numpy as np
 import pytest
+
+import fctheory as fc
 
 from fctheory import Task
 from fctheory.cli import main
@@ -44,9 +47,24 @@ def test_cli_partial_latent_set_without_theorem(tmp_path, capsys):
     rng = np.random.default_rng(0)
     p = tmp_path / "w3.npz"
     np.savez(p, W=rng.normal(size=(3, 6)), U=rng.normal(size=(5, 6)))
-    assert main(["risk", str(p), "--mu", "0.7,0.3", "--json"]) == 0
+    with fc.budget(max_seconds=0.05):  # no theorem, and no budget for the certified optimum by enumeration
+        assert main(["risk", str(p), "--mu", "0.7,0.3", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)["results"]
     assert out["theorem"] == "none" and "no theorem" in out["no_prediction_because"]
+    assert out["predicted_R"] is None and out["R_minus_predicted"] is None  # strict JSON: null, never NaN
+
+
+def test_cli_table_leaves_a_prediction_that_does_not_exist_empty_and_keeps_the_reason(tmp_path, capsys):
+    rng = np.random.default_rng(0)
+    p = tmp_path / "w3.npz"
+    np.savez(p, W=rng.normal(size=(3, 6)), U=rng.normal(size=(5, 6)))
+    with fc.budget(max_seconds=0.05):  # no theorem, and no budget for the certified optimum by enumeration
+        assert main(["risk", str(p), "--mu", "0.7,0.3"]) == 0
+    text = capsys.readouterr().out
+    assert not re.search(r"\bnan\b", text, re.I)
+    rows = {line.split()[0]: line.split()[1:] for line in text.splitlines()[2:] if line.strip()}
+    assert rows["predicted_R"] == [] and rows["predicted_R0"] == [] and rows["R_minus_predicted"] == []
+    assert "no theorem" in text and rows["theorem"] == ["none"]
 
 
 @pytest.mark.parametrize(
@@ -73,7 +91,7 @@ def test_load_weights_rejects_npz_without_arrays(tmp_path):
 
 
 def test_state_dict_of_the_authors_layout(tmp_path, capsys):
-    torch = pytest.importorskip("torch")
+    torch = pytest.importorskip("torch", reason="needs torch: pip install 'fctheory[torch]'")
     task = Task.full(3, 2, 2)
     W, U = type1_configuration(task, d=4, lam=0.01, seed=0)
     p = tmp_path / "net.pt"

@@ -21,10 +21,21 @@ from fctheory.cli._table import dumps, fmt, integer, real, table
         (2.5e7, "2.500000000e+07"),
         (None, ""),
         ([1, 0.25], "[1, 0.25]"),
+        (float("nan"), ""),
+        (np.float32("nan"), ""),
+        ([0.5, float("nan")], "[0.5, n/a]"),
+        (np.array([[1.0, np.nan]]), "[1, n/a]"),
+        (float("inf"), "inf"),
     ],
 )
 def test_fmt_writes_each_kind_of_value(value, text):
     assert fmt(value) == text
+
+
+def test_a_table_never_prints_nan():
+    text = table([["predicted_R", float("nan")], ["cosines", [1.0, float("nan")]], ["R", 0.5]], ["quantity", "value"])
+    assert "nan" not in text.lower()
+    assert text.splitlines()[2].rstrip() == "predicted_R"
 
 
 def test_table_keeps_every_character_within_the_width():

@@ -18,7 +18,7 @@ from fctheory.diagnosis import (
     weights_from_state_dict,
 )
 
-torch = pytest.importorskip("torch")
+torch = pytest.importorskip("torch", reason="needs torch: pip install 'fctheory[torch]'")
 nn = torch.nn
 
 
@@ -59,7 +59,9 @@ def test_notebook_state_dict_round_trips(tmp_path):
 
 
 def test_safetensors_and_npz_state_dicts(tmp_path):
-    safetensors_torch = pytest.importorskip("safetensors.torch")
+    safetensors_torch = pytest.importorskip(
+        "safetensors.torch", reason="needs torch for safetensors.torch: pip install 'fctheory[weights]'"
+    )
     task = fc.Task.full(3, 2, 2)
     net = _net(task)
     p = tmp_path / "net.safetensors"

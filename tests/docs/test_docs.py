@@ -285,11 +285,35 @@ def run_page(page: Path, root: Path = ROOT) -> dict:
     return {"ran": ran, "slowest": max(times), "error": None}
 
 
+#: the optional modules an example may import, and the extra that installs each (the lean install has none)
+OPTIONAL_EXTRAS = {"torch": "torch", "lightning": "lightning", "transformers": "hf", "accelerate": "hf"}
+_IMPORTS = re.compile(r"^\s*(?:import|from)\s+([\w.]+)", re.M)
+
+
+def optional_modules_needed(page: Path, root: Path = ROOT) -> list:
+    """The optional modules the page's runnable examples import (``fctheory.torch`` imports torch)."""
+    found = []
+    for block in parse_blocks(page, root):
+        if not runnable(block) or block.marker == "skip":
+            continue
+        for name in _IMPORTS.findall(block.code):
+            top = "torch" if name.startswith("fctheory.torch") else name.split(".")[0]
+            if top in OPTIONAL_EXTRAS and top not in found:
+                found.append(top)
+        code = re.sub(r"#.*", "", block.code)  # a comment may name fctheory.torch without using it
+        if re.search(r"\bfctheory\.torch\b|\bfc\.torch\b", code) and "torch" not in found:
+            found.append("torch")
+    return found
+
+
 @pytest.mark.parametrize("page", PAGES, ids=lambda p: p.relative_to(ROOT).as_posix())
 def test_page_examples_run(page, tmp_path):
     """Every runnable block of one page, in order, in one namespace, in a fresh working directory
     holding a copy of docs/, in a fresh interpreter (an example that changes global state, e.g. the
-    budget or warning filters, cannot leak into other tests)."""
+    budget or warning filters, cannot leak into other tests). A page whose examples import an optional module
+    that is not installed (the lean install has no PyTorch) is skipped with the reason."""
+    for module in optional_modules_needed(page):
+        pytest.importorskip(module, reason=f"needs {module}: pip install 'fctheory[{OPTIONAL_EXTRAS[module]}]'")
     shutil.copytree(DOCS, tmp_path / "docs", ignore=shutil.ignore_patterns("*.png", "*.md"))
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]))
     proc = subprocess.run(
@@ -333,7 +357,19 @@ def test_every_public_name_is_on_a_reference_page():
                 missing.append(f"fctheory.{name}: no page docs/reference/{name}.md")
         elif not re.search(rf"(::: |\[`)fctheory\.(\w+\.)*{re.escape(name)}\b", core):
             missing.append(f"fctheory.{name}: not on docs/reference/core.md")
-    subs = ("risk", "trainer", "ufm", "metrics", "diagnosis", "nc_diagnosis", "sweep", "testing", "finite_sample")
+    subs = (
+        "risk",
+        "optima",
+        "predictions",
+        "trainer",
+        "ufm",
+        "metrics",
+        "diagnosis",
+        "nc_diagnosis",
+        "sweep",
+        "testing",
+        "finite_sample",
+    )
     for sub in subs + fctheory._LAZY_SUBPACKAGES:  # fctheory.torch: loaded on first access, not in __all__
         try:
             importlib.import_module(f"fctheory.{sub}")

@@ -11,8 +11,10 @@ MODULES = [
     "fctheory.tau_star",
     "fctheory.type3",
     "fctheory.partial",
-    "fctheory.predictions",
-    "fctheory.risk.convex",
+    "fctheory.theorems",
+    "fctheory.predictions.verdict",
+    "fctheory.optima.api",
+    "fctheory.optima.collapsed",
 ]
 
 

@@ -35,6 +35,9 @@ EXAMPLES = {
     "fctheory.finite_sample.predict_on_optimum": lambda: dict(
         task=_task(), X=_data()[0], y=_data()[1], lam=0.01, gtol=1e-9, maxiter=50
     ),
+    "fctheory.finite_sample.predict_training_optimum": lambda: dict(
+        task=_task(), X=_data()[0], y=_data()[1], lam=0.05, d=None, tol=1e-6, max_seconds=60.0
+    ),
     "fctheory.finite_sample.perturbation_full": lambda: dict(
         task=_task(),
         X=_data()[0],

@@ -15,6 +15,7 @@ EXAMPLES = {
     ),
     "fctheory.io.versions": lambda: dict(include_fctheory=False),
     "fctheory.io.task_object": lambda: dict(task=fc.Task.random(3, 2, 2, 4, seed=0), z_max_entries=100),
+    "fctheory.io.task_fingerprint": lambda: dict(task=fc.Task.random(3, 2, 2, 4, seed=0)),
     "fctheory.io.task_from_sizes": lambda: dict(
         n_c=3, s_c=2, L=2, K=4, mu="zipf", seed=0, random_Z=True, names={"K": "--K"}, hint=""
     ),

@@ -118,9 +118,48 @@ EXAMPLES = {
         max_seconds=None,
         max_bytes=None,
         symmetry=True,
+        data=None,
+        backend="numba",
+        client=None,
+        blocks=None,
     ),
-    "fctheory.risk.predict_exact": lambda: dict(
+    "fctheory.certify": lambda: dict(
+        task=fc.Task.random(2, 1, 2, 3, seed=0),
+        W=np.ones((1, 2)),
+        U=np.ones((3, 2)),
+        lam=0.1,
+        data=(np.array([[1, 0], [1, 1], [0, 1]]), np.array([0, 1, 2])),
+        solve=False,
+        precision="float",
+        tol=1e-8,
+        backend="numba",
+        client=None,
+        blocks=None,
+        max_seconds=None,
+        max_bytes=None,
+    ),
+    "fctheory.optima.certify_optimality_empirical": lambda: dict(
+        task=fc.Task.random(2, 1, 2, 3, seed=0),
+        W=np.ones((1, 2)),
+        U=np.ones((3, 2)),
+        lam=0.1,
+        S=np.array([[1, 0], [1, 1], [0, 1]]),
+        y=np.array([0, 1, 2]),
+        prec=64,
+        max_pairs=None,
+    ),
+    "fctheory.predictions.predict_exact": lambda: dict(
         task=fc.Task.random(2, 1, 2, 3, seed=0), lam=0.1, network="h", d=None, max_seconds=None, max_bytes=None
+    ),
+    "fctheory.optima.sample_average_optimum": lambda: dict(
+        task=fc.Task.random(3, 2, 2, 4, seed=0, mu="zipf"),
+        lam=0.05,
+        n_spl=3,
+        replicates=2,
+        n_validation=2,
+        seed=0,
+        tol=1e-6,
+        max_seconds=60.0,
     ),
     "fctheory.risk.certify_optimality": lambda: dict(
         task=fc.Task.random(2, 1, 2, 3, seed=0), W=np.ones((1, 2)), U=np.ones((3, 2)), lam=0.1, prec=64, max_pairs=None
@@ -227,6 +266,11 @@ ALLOW_NONFINITE = {
         "R_type1": "NaN where no type-I (h*: type-II) configuration is defined (documented)",
         "R_type3": "NaN off full tasks with non-uniform mu (documented)",
         "align": "NaN for network h* (documented)",
+        "R_convex": "NaN for the population optima (documented: the training-set optimum's min g)",
+    },
+    "fctheory.certify": {
+        "lower_bound_optimum": "NaN without solve=True (documented)",
+        "R_optimum": "NaN without solve=True (documented)",
     },
     # 𝔐(r) is undefined (NaN, documented) at distances r where no pair of latent variables lies
     "fctheory.risk.expected_margins": {"by_distance": "NaN where no pair of classes is at distance r (documented)"},

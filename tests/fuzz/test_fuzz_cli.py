@@ -40,6 +40,7 @@ import pytest
 # (W, U, Z, mu) for Task.full(2, 2, 2) at Theorem 1's optimum, ``{sweep_spec}`` the TOML below in {tmp}.
 VALID_ARGV = {
     "predict": ["predict", "type1", "--nc", "3", "--nw", "6", "--L", "2", "--K", "9", "--lam", "0.01", "--json"],
+    "optimum": ["optimum", "--nc", "2", "--sc", "2", "--L", "2", "--K", "3", "--lam", "0.05", "--json"],
     "check": ["check", "--list", "--json", "--only", "thmG-nuclear*"],
     "train": [
         "train",

@@ -216,3 +216,16 @@ def test_diagnosis_names_are_the_io_objects(name):
 
 def test_top_level_load_task_is_io_load_task():
     assert fctheory.load_task is importlib.import_module("fctheory.io.tasks").load_task
+
+
+def test_the_fingerprint_tells_tasks_apart_by_latent_set_sizes_and_frequencies():
+    from fctheory.io.tasks import task_fingerprint
+
+    fc = fctheory
+
+    a, b = fc.Task.random(3, 2, 3, 9, seed=0), fc.Task.random(3, 2, 3, 9, seed=1)
+    assert task_fingerprint(a) == task_fingerprint(fc.Task(3, 2, 3, a.Z.copy())) != task_fingerprint(b)
+    assert task_fingerprint(a) != task_fingerprint(fc.Task(3, 3, 3, a.Z))  # the sizes are part of it
+    zipf = fc.Task(3, 2, 3, a.Z, mu="zipf")
+    assert task_fingerprint(zipf) != task_fingerprint(a)  # and the word frequencies
+    assert len(task_fingerprint(a)) == 64 and int(task_fingerprint(a), 16) >= 0

@@ -144,7 +144,7 @@ def test_sampled_estimates_are_within_their_stated_errors():
 
 
 def test_tensors_take_the_same_tiled_path(tiled):
-    torch = pytest.importorskip("torch")
+    torch = pytest.importorskip("torch", reason="needs torch: pip install 'fctheory[torch]'")
     H, y = _features(K=120, d=6)
     st = metrics.class_statistics(H, y)
     W = np.random.default_rng(8).normal(size=(st.K, st.d))

@@ -147,3 +147,31 @@ def test_allowed_lazy_import_of_the_checks_from_the_cli(cs, tmp_path):
     assert cs.check(root, ["fctheory", "proofs_check"]) == []
     (root / "fctheory/_x.py").write_text("def f():\n    from proofs_check.registry import run_checks\n")
     assert len([line for line in cs.check(root, ["fctheory", "proofs_check"]) if "local-import" in line]) == 1
+
+
+def test_a_file_over_800_lines_is_caught_and_800_pass(cs, tmp_path):
+    body = "x = 1\n"
+    root = _tree(tmp_path, {**_CLEAN, "pkg/big.py": body * 800})
+    assert _lines(cs, root, "long-file") == []
+    (root / "pkg/big.py").write_text(body * 801)
+    assert _lines(cs, root, "long-file") == ["pkg/big.py: long-file: 801 lines (> 800); split it along its concepts"]
+    (root / "pkg/big.py").write_text(body * 800 + "y = 2")  # a last line without a newline counts too
+    assert len(_lines(cs, root, "long-file")) == 1
+    assert cs.main(["--root", str(root), "pkg"]) == 1
+
+
+def test_the_allowed_long_files_are_the_two_left_to_the_imbalanced_data_change(cs, tmp_path):
+    assert cs.LONG_FILES_ALLOWED == (
+        "fctheory/metrics/nc.py",
+        "fctheory/torch/monitor.py",
+    )
+    files = {"fctheory/__init__.py": "", "fctheory/metrics/__init__.py": "", "fctheory/metrics/nc.py": "x = 1\n" * 900}
+    root = _tree(tmp_path, files)
+    assert cs.check(root, ["fctheory"]) == []  # allowed
+    (root / "fctheory/metrics/other.py").write_text("x = 1\n" * 900)
+    assert [line.split(":")[0] for line in cs.check(root, ["fctheory"])] == ["fctheory/metrics/other.py"]
+
+
+def test_the_repository_has_no_file_over_800_lines_but_the_allowed_ones(cs):
+    root = _PATH.parent.parent
+    assert [line for line in cs.check(root) if "long-file" in line] == []

@@ -5,7 +5,7 @@ import os
 
 import pytest
 
-torch = pytest.importorskip("torch")
+torch = pytest.importorskip("torch", reason="needs torch: pip install 'fctheory[torch]'")
 
 from fctheory import FCTheoryError  # noqa: E402
 from fctheory.torch._callback import check_names, logged_numbers, submodule, weight_decay, write_outputs  # noqa: E402

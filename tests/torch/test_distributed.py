@@ -10,8 +10,8 @@ import traceback
 import numpy as np
 import pytest
 
-torch = pytest.importorskip("torch")
-dist = pytest.importorskip("torch.distributed")
+torch = pytest.importorskip("torch", reason="needs torch: pip install 'fctheory[torch]'")
+dist = pytest.importorskip("torch.distributed", reason="needs torch.distributed: pip install 'fctheory[torch]'")
 
 from fctheory import FCTheoryError  # noqa: E402
 from fctheory.torch import NCMonitor  # noqa: E402

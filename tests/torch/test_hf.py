@@ -9,9 +9,11 @@ import logging
 import numpy as np
 import pytest
 
-torch = pytest.importorskip("torch")
-transformers = pytest.importorskip("transformers")
-pytest.importorskip("accelerate")  # the Trainer needs it (transformers[torch])
+torch = pytest.importorskip("torch", reason="needs torch: pip install 'fctheory[torch]'")
+transformers = pytest.importorskip("transformers", reason="needs transformers: pip install 'fctheory[hf]'")
+pytest.importorskip(
+    "accelerate", reason="needs accelerate (the Trainer uses it): pip install 'fctheory[hf]'"
+)  # the Trainer needs it (transformers[torch])
 pd = pytest.importorskip("pandas")
 pytest.importorskip("pyarrow")
 

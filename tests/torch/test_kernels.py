@@ -8,7 +8,7 @@ import math
 import numpy as np
 import pytest
 
-torch = pytest.importorskip("torch")
+torch = pytest.importorskip("torch", reason="needs torch: pip install 'fctheory[torch]'")
 
 from fctheory.torch import _kernels as tk  # noqa: E402
 

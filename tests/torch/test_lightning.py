@@ -10,8 +10,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-torch = pytest.importorskip("torch")
-pytest.importorskip("lightning")
+torch = pytest.importorskip("torch", reason="needs torch: pip install 'fctheory[torch]'")
+pytest.importorskip("lightning", reason="needs lightning: pip install 'fctheory[lightning]'")
 pd = pytest.importorskip("pandas")
 pytest.importorskip("pyarrow")
 

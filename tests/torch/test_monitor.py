@@ -6,7 +6,7 @@ import math
 import numpy as np
 import pytest
 
-torch = pytest.importorskip("torch")
+torch = pytest.importorskip("torch", reason="needs torch: pip install 'fctheory[torch]'")
 
 from fctheory import FCTheoryError, metrics, ufm  # noqa: E402
 from fctheory.torch import NCMonitor  # noqa: E402

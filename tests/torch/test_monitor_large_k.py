@@ -8,11 +8,12 @@ import time
 
 import numpy as np
 import pytest
-import torch
 
-from fctheory.metrics import pairs
-from fctheory.torch import NCMonitor
-from fctheory.ufm.gram import FrameGram
+torch = pytest.importorskip("torch", reason="needs torch: pip install 'fctheory[torch]'")
+
+from fctheory.metrics import pairs  # noqa: E402
+from fctheory.torch import NCMonitor  # noqa: E402
+from fctheory.ufm.gram import FrameGram  # noqa: E402
 
 RTOL = 1e-10
 

@@ -5,7 +5,7 @@ optimum, and a PNG at the requested path."""
 import numpy as np
 import pytest
 
-pytest.importorskip("torch")
+pytest.importorskip("torch", reason="needs torch: pip install 'fctheory[torch]'")
 pd = pytest.importorskip("pandas")
 pytest.importorskip("matplotlib")
 import matplotlib.pyplot as real_pyplot  # noqa: E402

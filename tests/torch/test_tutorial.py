@@ -6,8 +6,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-pytest.importorskip("torch")
-pytest.importorskip("sklearn")
+pytest.importorskip("torch", reason="needs torch: pip install 'fctheory[torch]'")
+pytest.importorskip("sklearn", reason="needs sklearn: pip install 'fctheory[torch-all]'")
 pytest.importorskip("matplotlib")
 pytest.importorskip("pyarrow")
 
