@@ -254,6 +254,19 @@ def test_a_solve_stopped_early_says_it_is_not_certified():
     assert r.lower_bound <= full.value <= r.value
 
 
+@pytest.mark.parametrize("factor", [1 / 50, 1 / 1.5])
+def test_certified_means_a_relative_gap_within_tol_not_nearly(factor):
+    # with a bias one proximal iteration stops at the same point whatever tol (rel. gap ~0.94): a tol just below
+    # that gap (within 1.5x or 50x) must leave it uncertified, a tol just above it must certify it
+    kw = dict(counts=[8, 3, 1, 1], lam_W=1e-3, lam_H=1e-3, bias=True, maxiter=1)
+    gap = ufm.ce(**kw).rel_gap
+    assert 1e-3 < gap < 1.0
+    below = ufm.ce(**kw, tol=gap * factor)
+    assert below.rel_gap == pytest.approx(gap, rel=1e-12) and not below.certified
+    above = ufm.ce(**kw, tol=min(gap * 1.01, 1.0))
+    assert above.rel_gap == pytest.approx(gap, rel=1e-12) and above.certified
+
+
 @pytest.mark.parametrize("bias", [False, True])
 def test_the_mse_bound_never_exceeds_the_minimum_and_the_gap_covers_the_excess(bias):
     from fctheory.ufm.imbalanced import mse_certificate
