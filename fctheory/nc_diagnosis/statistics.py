@@ -26,7 +26,9 @@ from .. import ufm as _ufm
 from .._backend import as_native, dtype_kind, to_numpy
 from .._numerics import safe_norm
 from .._validate import Array, Bool, Choice, Instance, Int, Real, fail, public
+from ..metrics import pairs as _pairs
 from ..ufm.gram import FrameGram, gram_distance
+from ..ufm.groups import GroupGram
 
 __all__ = [
     "FeatureStatistics",
@@ -128,14 +130,20 @@ def nc_metrics(st: FeatureStatistics, W=None) -> dict:
 @public(
     loss=Choice("ce", "mse"),
     K=Int(min=2),
-    n_spl=Int(min=1),
+    n_spl=Int(min=1).or_none(),
     lam_W=Real(lo=0.0, lo_open=True),
     lam_H=Real(lo=0.0, lo_open=True),
     bias=Bool(),
+    counts=Array(ndim=1, integer=True, min=0).or_none(),
 )
-def ufm_optimum(*, loss: str, K: int, n_spl: int, lam_W: float, lam_H: float, bias: bool):
-    """The regularised UFM optimum (:func:`fctheory.ufm.ce` or :func:`fctheory.ufm.mse`) of these sizes."""
+def ufm_optimum(*, loss: str, K: int, n_spl: int | None = None, lam_W: float, lam_H: float, bias: bool, counts=None):
+    """The regularised UFM optimum (:func:`fctheory.ufm.ce` or :func:`fctheory.ufm.mse`) for n_spl samples in
+    every class (the closed form) or for class ``counts`` (K entries, zeros allowed: the certified optimum)."""
     fn = _ufm.ce if loss == "ce" else _ufm.mse
+    if counts is not None:
+        return fn(K=K, counts=counts, lam_W=lam_W, lam_H=lam_H, bias=bias)
+    if n_spl is None:
+        fail("n_spl", n_spl, "is required (or give counts=)")
     return fn(K=K, n_spl=n_spl, lam_W=lam_W, lam_H=lam_H, bias=bias)
 
 
@@ -158,36 +166,71 @@ def _ratio(obs, pred):
 )
 def ufm_distances(st: FeatureStatistics, W, b, opt, *, n_spl: int) -> dict:
     """How far (W, b, class means, norms) are from the UFM optimum ``opt`` (a :class:`fctheory.ufm.UFMOptimum`
-    for ``n_spl`` samples per class).
+    for ``n_spl`` samples per class, or a :class:`fctheory.ufm.CertifiedUFMOptimum` for given class counts).
 
     Returns ``dist_W_gram`` = ‖WWᵀ − W*W*ᵀ‖_F/‖W*W*ᵀ‖_F, ``dist_means_gram`` (the same for the Gram of
-    the class means MMᵀ, the features' collapsed limit), ``W_norm_sq_ratio`` = ‖W‖²/‖W*‖²,
-    ``H_norm_sq_ratio`` = (‖H‖²/N)/(‖H*‖²/(K·n)) (per sample; the UFM's ‖H*‖² is over its K·n samples),
-    ``H_norm_sq_per_sample`` = ‖H‖²/N, ``dist_bias`` = ‖b − b*‖ (when both have a bias), the
-    predictions ``ufm_W_norm_sq`` and ``ufm_H_norm_sq``, and ``h_over_w`` (the observed
-    √(‖H‖²/N) / √(‖W‖²/K), the UFM's √(λ_W/(nλ_H)) at the optimum). Against the trivial
-    optimum (0, 0) the Gram distances are absolute. The statistics, W and b may be arrays of any supported
-    library; only the K×d class means, W and b are brought to the host.
+    the class means MMᵀ, the features' collapsed limit, over the classes present: ``st.counts > 0``),
+    ``W_norm_sq_ratio`` = ‖W‖²/‖W*‖², ``H_norm_sq_ratio`` = (‖H‖²/N)/(‖H*‖²/N*) (per sample; N* = K·n_spl, or
+    the optimum's own N for counts), ``H_norm_sq_per_sample`` = ‖H‖²/N, ``dist_bias`` = ‖b − b*‖ (when both
+    have a bias; over the classes where b* is finite: an absent class's b* is −∞ under cross-entropy with a
+    bias; as the cross-entropy ignores a common shift of b, :func:`~fctheory.nc_diagnosis.diagnose_features`
+    checks the centred biases instead), the predictions ``ufm_W_norm_sq`` and
+    ``ufm_H_norm_sq``, and ``h_over_w`` (the observed √(‖H‖²/N)/√(‖W‖²/K); √((K/N*)·λ_W/λ_H) at the optimum).
+    Against the trivial optimum (0, 0) the Gram distances are absolute. The statistics, W and b may be arrays of
+    any supported library; only the K×d class means, W and b are brought to the host. An absent class (count 0)
+    has no mean to compare: it is left out of the class-mean Gram, and keeps its row in W's.
     """
     _check_shapes(st, W, b)
     M, W, b = (None if a is None else _host64(a) for a in (st.means, W, b))
     use_b = b is not None and opt.bias is not None
-    norms = _kernel_norms(M, W, b if use_b else None, opt)
+    present = np.asarray(st.counts) > 0
+    GM = opt.means_gram
+    if not present.all():
+        M, GM = M[present], _restrict(GM, present)
+    bb, bs = _bias_pair(b, opt, present) if use_b else (None, None)
+    norms = _kernel_norms(M, W, bb, GM, opt.W_gram, bs)
     if norms is None:  # outside the kernel's range: rescaled norms (any scale), overflowing squares refused
         _refuse_overflow("W", W)
         _refuse_overflow("b", b)
-        norms = _reference_norms(M, W, b if use_b else None, opt)
+        norms = _reference_norms(M, W, bb, GM, opt.W_gram, bs)
     elif b is not None and not use_b:
         _refuse_overflow("b", b)  # refused even where the optimum has no bias to compare it with
     # ‖H‖²/N, a reduction of the statistics: formed once
     return _distances_from_norms(norms, st.H_norm_sq / st.N, opt, K=st.K, n_spl=n_spl, W=W is not None, b=use_b)
 
 
+def _restrict(G, present):
+    """The Gram G on the classes ``present`` (a boolean mask)."""
+    if isinstance(G, GroupGram):
+        return GroupGram(G.label[present], G.C, G.d)
+    if isinstance(G, FrameGram) and int(np.count_nonzero(present)) >= _pairs.LARGE_K:
+        fail("counts", present, "a frame optimum (balanced classes) against statistics with absent classes")
+    return np.asarray(G, dtype=np.float64)[np.ix_(present, present)]
+
+
+def _bias_pair(b, opt, present):
+    """(b, b*) to compare, over the classes where b* is finite (an absent class's b* is −∞ under a bias:
+    cross-entropy for given counts)."""
+    bs = np.asarray(opt.bias, dtype=np.float64)
+    keep = np.isfinite(bs)
+    if keep.all():
+        return b, bs
+    return b[keep], bs[keep]
+
+
 def distances_from_kernel_norms(out, h_sq, opt, *, K, n_spl, W, b) -> dict:
     """The dict of :func:`ufm_distances` from the six numbers of ``fctheory._nc_kernels.ufm_norms`` (``out``)
     and h_sq = ‖H‖²/N: the entry of the PyTorch monitor, which computes them with the statistics in one
-    compiled call. ``W``/``b``: whether the classifier's and the bias's distances are included."""
+    compiled call. ``W``/``b``: whether the classifier's and the bias's distances are included. For an optimum
+    of given counts (:class:`fctheory.ufm.CertifiedUFMOptimum`) the per-sample ‖H*‖² is over its own N, and
+    n_spl is not used."""
     return _distances_from_norms(_kernel_norms_list(out), h_sq, opt, K=K, n_spl=n_spl, W=W, b=b)
+
+
+def _samples_of(opt, K, n_spl):
+    """N* of the optimum: its own N (given counts), else K·n_spl."""
+    N = getattr(opt, "N", 0)
+    return N if N else K * n_spl
 
 
 def _distances_from_norms(norms, h_sq, opt, *, K, n_spl, W, b) -> dict:
@@ -198,7 +241,7 @@ def _distances_from_norms(norms, h_sq, opt, *, K, n_spl, W, b) -> dict:
         "ufm_H_norm_sq": float(opt.H_norm_sq),
         "H_norm_sq_per_sample": h_sq,
         "dist_means_gram": _gram_distance(norms[0], norms[1]),
-        "H_norm_sq_ratio": _ratio(h_sq, float(opt.H_norm_sq) / (K * n_spl)),
+        "H_norm_sq_ratio": _ratio(h_sq, float(opt.H_norm_sq) / _samples_of(opt, K, n_spl)),
     }
     if W:
         wn, w = norms[4], norms[5]  # ‖W‖² (finite: an overflowing one is refused) and ‖W‖
@@ -210,26 +253,29 @@ def _distances_from_norms(norms, h_sq, opt, *, K, n_spl, W, b) -> dict:
     return out
 
 
-def _reference_norms(M, W, b, opt):
+def _reference_norms(M, W, b, GM, GW, bs):
     """The norms of :func:`_kernel_norms` at any scale (rescaled: ‖W‖² of a tiny W underflows, ‖W‖ does not)."""
     nan = math.nan
-    norms = [_gram_dist(M, opt.means_gram), _gram_norm(opt.means_gram), nan, nan, nan, nan, nan]
+    norms = [_gram_dist(M, GM), _gram_norm(GM), nan, nan, nan, nan, nan]
     if W is not None:
-        norms[2:6] = _gram_dist(W, opt.W_gram), _gram_norm(opt.W_gram), float(np.sum(W * W)), safe_norm(W)
+        norms[2:6] = _gram_dist(W, GW), _gram_norm(GW), float(np.sum(W * W)), safe_norm(W)
     if b is not None:
-        norms[6] = safe_norm(b - opt.bias)
+        norms[6] = safe_norm(b - bs)
     return norms
 
 
 def _gram_dist(A, G):
-    """‖AAᵀ − G‖_F: a FrameGram (the optimum's Gram from pairs.LARGE_K classes on) in O(K·d) memory."""
+    """‖AAᵀ − G‖_F: a FrameGram or GroupGram (the optimum's Gram from pairs.LARGE_K classes on) in O(K·d)
+    memory."""
     if isinstance(G, FrameGram):
         return gram_distance(A, G)
+    if isinstance(G, GroupGram):
+        return G.distance(A)
     return safe_norm(A @ A.T - G)
 
 
 def _gram_norm(G):
-    return G.norm() if isinstance(G, FrameGram) else safe_norm(G)
+    return G.norm() if isinstance(G, (FrameGram, GroupGram)) else safe_norm(G)
 
 
 def _is64(a) -> bool:
@@ -241,12 +287,12 @@ def _host64(a):
     return a if _is64(a) else np.asarray(to_numpy(a), dtype=np.float64)
 
 
-def _kernel_norms(M, W, b, opt):
+def _kernel_norms(M, W, b, GM, GW, bs):
     """[‖MMᵀ − G_M*‖, ‖G_M*‖, ‖WWᵀ − G_W*‖, ‖G_W*‖, ‖W‖², ‖W‖, ‖b − b*‖] by the compiled kernel (NaN for an
     absent W or b), or None where the entries leave its range (then :func:`_reference_norms`)."""
-    GM, GW, bs = opt.means_gram, opt.W_gram, opt.bias  # M, W and b are float64 NumPy arrays here
+    # M, W and b are float64 NumPy arrays here
     if not (_is64(GM) and (W is None or _is64(GW)) and (b is None or _is64(bs))):
-        return None  # an optimum made by hand, of other types: the reference body takes any
+        return None  # an optimum made by hand, of other types, or a compact Gram: the reference body takes any
     from .._nc_kernels import ufm_norms  # noqa: PLC0415 - numba: about a second, on first use
 
     out = np.full(6, math.nan)

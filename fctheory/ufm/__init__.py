@@ -8,6 +8,19 @@ features U acts on).
 """
 
 from ._common import NumericalOptimum, UFMOptimum
+from .imbalanced import CertifiedUFMOptimum
+from . import groups as groups  # the module: fctheory.ufm.groups.<name>
+from . import minority as minority  # the module: fctheory.ufm.minority.<name>
+from .minority import (
+    MinorityThreshold,
+    PhaseDiagram,
+    SELIGeometry,
+    collapsed_classes,
+    minority_collapse_threshold,
+    minority_phase_diagram,
+    seli_geometry,
+    within_group_spread,
+)
 from .regularized import ce, ce_objective, convex_ce, convex_mse, mse, mse_objective, solve_ce, solve_mse
 from .constrained import (
     max_margin,
@@ -42,6 +55,7 @@ from .perturbation import (
 # every public name (the module ``perturbation`` stays importable as an attribute)
 __all__ = [
     "UFMOptimum",
+    "CertifiedUFMOptimum",
     "NumericalOptimum",
     "ce",
     "mse",
@@ -79,4 +93,12 @@ __all__ = [
     "block_spectra",
     "BlockSpectra",
     "nc1_tilde",
+    "minority_collapse_threshold",
+    "MinorityThreshold",
+    "collapsed_classes",
+    "seli_geometry",
+    "SELIGeometry",
+    "within_group_spread",
+    "minority_phase_diagram",
+    "PhaseDiagram",
 ]

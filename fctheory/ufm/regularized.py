@@ -22,9 +22,10 @@ from fractions import Fraction
 import numpy as np
 
 from .._budget import check_work
-from .._validate import Array, Bool, Choice, Int, Seed, fail, public
+from .._validate import Array, Bool, Choice, Int, Real, Seed, fail, public
 from ..metrics import pairs as _pairs
 from .gram import frame_gram
+from .imbalanced import ce_counts, check_counts, mse_counts
 from ._common import (
     KIND_K,
     KIND_LAM,
@@ -89,12 +90,49 @@ def _extras_q(lq, lKq):
     return {"q": exp_or_none(lq), "Kq": exp_or_none(lKq), "log_q": float(lq)}
 
 
-_CLOSED_KINDS = dict(K=KIND_K, n_spl=KIND_N, lam_W=KIND_LAM, lam_H=KIND_LAM, bias=Bool())
+_CLOSED_KINDS = dict(
+    K=KIND_K.or_none(),
+    n_spl=KIND_N.or_none(),
+    lam_W=KIND_LAM,
+    lam_H=KIND_LAM,
+    bias=Bool(),
+    counts=Array(ndim=1, integer=True, min=0).or_none(),
+)
+_CE_KINDS = dict(
+    _CLOSED_KINDS,
+    tol=Real(lo=1e-15, hi=1.0),
+    maxiter=Int(min=1, max=10**7),
+    max_seconds=Real(lo=0.0, lo_open=True).or_none(),
+)
 
 
-@public(**_CLOSED_KINDS, renamed={"n": "n_spl"}, legacy_positional=("K", "n_spl", "lam_W", "lam_H", "bias"))
-def ce(*, K: int, n_spl: int, lam_W: float, lam_H: float, bias: bool = False) -> UFMOptimum:
-    """Global optimum of the weight-decay cross-entropy UFM (review eq. (21)).
+def _sizes(K, n_spl, counts):
+    """The count groups (``counts`` given) or None (the balanced closed form, K and n_spl required)."""
+    if counts is not None:
+        if n_spl is not None:
+            fail("n_spl", n_spl, "give either n_spl (n_spl samples in every class) or counts, not both")
+        return check_counts(counts, K)
+    for name, value in (("K", K), ("n_spl", n_spl)):
+        if value is None:
+            fail(name, value, "is required (or give counts=, one sample count per class)")
+    return None
+
+
+@public(**_CE_KINDS, renamed={"n": "n_spl"}, legacy_positional=("K", "n_spl", "lam_W", "lam_H", "bias"))
+def ce(
+    *,
+    K: int | None = None,
+    n_spl: int | None = None,
+    lam_W: float,
+    lam_H: float,
+    bias: bool = False,
+    counts=None,
+    tol: float = 1e-10,
+    maxiter: int = 20000,
+    max_seconds: float | None = None,
+) -> UFMOptimum:
+    """Global optimum of the weight-decay cross-entropy UFM (review eq. (21)), for n_spl samples in every class
+    (closed form) or for any class ``counts`` (certified convex program).
 
     With q = √(nλ_Wλ_H): if K·q < 1,
 
@@ -108,13 +146,23 @@ def ce(*, K: int, n_spl: int, lam_W: float, lam_H: float, bias: bool = False) ->
     ----------
     K, n_spl : int
         Classes (≥ 2) and samples per class (≥ 1); the K×K Gram matrices are sized against the
-        memory budget first.
+        memory budget first. With ``counts``, K is optional (it must equal len(counts)) and n_spl not given.
     lam_W, lam_H : float
-        Weight decay on W and H (> 0, any magnitude: the formulas are evaluated through log q).
+        Weight decay on W and H (> 0, any magnitude: the formulas are evaluated through log q; with
+        ``counts``, λ = √(Nλ_Wλ_H) must lie in [1e-8, 1e8]).
     bias : bool
-        Include an unregularised bias. The optimum is unchanged (b* = 0): the convex
+        Include an unregularised bias. The balanced optimum is unchanged (b* = 0): the convex
         reformulation (23) is invariant under class permutations, and a symmetric bias b ∝ 1
         does not change the loss.
+    counts : array_like of int, optional
+        n_k ≥ 0 samples of each class (zeros allowed: an absent class keeps its classifier row in every
+        softmax). Returns a :class:`~fctheory.ufm.imbalanced.CertifiedUFMOptimum`: the minimum of the convex
+        reduction (docs/ufm.md, "Any class counts"; :mod:`fctheory.ufm.imbalanced`) over the count groups,
+        solved by proximal gradient and certified by a Fenchel lower bound (``lower_bound``, ``gap``,
+        ``rel_gap``, ``certified``).
+    tol, maxiter, max_seconds
+        ``counts`` only: the relative certified gap to reach (default 1e-10), the proximal iterations at most,
+        and a wall-clock limit (default: the budget in force).
 
     Notes
     -----
@@ -124,6 +172,15 @@ def ce(*, K: int, n_spl: int, lam_W: float, lam_H: float, bias: bool = False) ->
     ``extras["q"]``/``["Kq"]`` are None when beyond the float64 range (``extras["log_q"]`` is always
     given); a ρ* or ‖H*‖² beyond the float64 range (λ_H/λ_W > ~1e600) is refused.
     """
+    groups = _sizes(K, n_spl, counts)
+    if groups is not None:
+        kw = dict(lam_W=lam_W, lam_H=lam_H, bias=bias, tol=tol, maxiter=maxiter, max_seconds=max_seconds)
+        return ce_counts(groups, **kw)
+    return _ce_closed(K, n_spl, lam_W, lam_H, bias)
+
+
+def _ce_closed(K, n_spl, lam_W, lam_H, bias) -> UFMOptimum:
+    """The closed form of :func:`ce` for n_spl samples in every class."""
     n = n_spl  # the papers' n (samples per class)
     if K < _pairs.LARGE_K:  # dense K×K Grams; from LARGE_K on the three numbers of a FrameGram
         gram_budget("K", K, K, 3, "ufm.ce")
@@ -169,8 +226,12 @@ def ce(*, K: int, n_spl: int, lam_W: float, lam_H: float, bias: bool = False) ->
 
 
 @public(**_CLOSED_KINDS, renamed={"n": "n_spl"}, legacy_positional=("K", "n_spl", "lam_W", "lam_H", "bias"))
-def mse(*, K: int, n_spl: int, lam_W: float, lam_H: float, bias: bool = False) -> UFMOptimum:
-    """Global optimum of the weight-decay MSE UFM (review eq. (28)).
+def mse(
+    *, K: int | None = None, n_spl: int | None = None, lam_W: float, lam_H: float, bias: bool = False, counts=None
+) -> UFMOptimum:
+    """Global optimum of the weight-decay MSE UFM (review eq. (28)), for n_spl samples in every class or any
+    class ``counts`` (a :class:`~fctheory.ufm.imbalanced.CertifiedUFMOptimum`: X* is the singular-value
+    soft-thresholding of diag(√π), centred by P = I − √π√πᵀ with a bias; docs/ufm.md, "Any class counts").
 
     With q = √(nλ_Wλ_H) and s = (1 − K·q)₊ (singular-value thresholding of the target):
 
@@ -182,6 +243,9 @@ def mse(*, K: int, n_spl: int, lam_W: float, lam_H: float, bias: bool = False) -
     In both cases h_{k,i} = √(λ_W/(nλ_H))·w_k and (0, 0) (with b = 1/K) is optimal iff K·q ≥ 1.
     Evaluated through log q (any λ > 0, any n); norms beyond the float64 range are refused.
     """
+    groups = _sizes(K, n_spl, counts)
+    if groups is not None:
+        return mse_counts(groups, lam_W=lam_W, lam_H=lam_H, bias=bias)
     n = n_spl  # the papers' n (samples per class)
     if K < _pairs.LARGE_K:  # dense K×K Grams; from LARGE_K on the three numbers of a FrameGram
         gram_budget("K", K, K, 3, "ufm.mse")
@@ -230,46 +294,76 @@ def _unpack(x, K, m, N, bias):
     return W, H, b
 
 
-def _check_point(W, H, b, n):
-    """Shapes of (W, H, b) for n samples per class: W (K, d), H (d, K·n_spl), b (K,)."""
+def _check_point(W, H, b, N, n=None):
+    """Shapes of (W, H, b) for N samples (n per class when given): W (K, d), H (d, N), b (K,)."""
     K, m = W.shape
     if K < 2:
         fail("W", W, f"must have K >= 2 rows (classes), got shape {W.shape}")
-    if H.shape != (m, K * n):
-        fail("H", H, f"must have shape (m, K*n) = ({m}, {K * n}) for W of shape {W.shape} and n = {n}, got {H.shape}")
+    if H.shape != (m, N):
+        if n is not None:
+            fail("H", H, f"must have shape (m, K*n) = ({m}, {N}) for W of shape {W.shape} and n = {n}, got {H.shape}")
+        fail("H", H, f"must have shape (m, N) = ({m}, {N}) for W of shape {W.shape} and these counts, got {H.shape}")
     if b is not None and b.shape != (K,):
         fail("b", b, f"must have K = {K} entries, got shape {b.shape}")
     return K
 
 
+def _labels_of(K, n_spl, counts):
+    """(K, N) for n_spl samples per class or for ``counts`` (exactly one of them given)."""
+    if counts is not None:
+        if n_spl is not None:
+            fail("n_spl", n_spl, "give either n_spl (n_spl samples in every class) or counts, not both")
+        if counts.size < 2 or int(counts.sum()) < 1:
+            fail("counts", counts, "must have K >= 2 entries and at least one sample")
+        if K is not None and K != counts.size:
+            fail("counts", counts, f"must have K = {K} entries, got {counts.size}")
+        return counts.size, int(counts.sum())
+    for name, value in (("K", K), ("n_spl", n_spl)):
+        if value is None:
+            fail(name, value, "is required (or give counts=, one sample count per class)")
+    return K, K * n_spl
+
+
+def _labels(K, n_spl, counts):
+    """The class-major labels (after the sizes were checked)."""
+    return labels(K, n_spl) if counts is None else np.repeat(np.arange(K), counts)
+
+
 _OBJ_KINDS = dict(
-    W=Array(ndim=2), H=Array(ndim=2), b=Array(ndim=1).or_none(), n_spl=KIND_N, lam_W=KIND_LAM0, lam_H=KIND_LAM0
+    W=Array(ndim=2),
+    H=Array(ndim=2),
+    b=Array(ndim=1).or_none(),
+    n_spl=KIND_N.or_none(),
+    lam_W=KIND_LAM0,
+    lam_H=KIND_LAM0,
+    counts=Array(ndim=1, integer=True, min=0).or_none(),
 )
 
 
-def _ce_objective(W, H, b, n, lam_W, lam_H):
-    K = W.shape[0]
-    y = labels(K, n)
+def _ce_objective(W, H, b, y, lam_W, lam_H):
     Z = W @ H + (b[:, None] if b is not None else 0.0)
     loss, G = softmax_ce(Z, y)
     val = loss + 0.5 * lam_W * np.sum(W * W) + 0.5 * lam_H * np.sum(H * H)
     return val, G @ H.T + lam_W * W, W.T @ G + lam_H * H, (G.sum(axis=1) if b is not None else None)
 
 
-def _mse_objective(W, H, b, n, lam_W, lam_H):
+def _mse_objective(W, H, b, y, lam_W, lam_H):
     K = W.shape[0]
     N = H.shape[1]
-    Y = np.repeat(np.eye(K), n, axis=1)
+    Y = np.zeros((K, N))
+    Y[y, np.arange(N)] = 1.0
     R = W @ H + (b[:, None] if b is not None else 0.0) - Y
     val = 0.5 * np.sum(R * R) / N + 0.5 * lam_W * np.sum(W * W) + 0.5 * lam_H * np.sum(H * H)
     G = R / N
     return val, G @ H.T + lam_W * W, W.T @ G + lam_H * H, (G.sum(axis=1) if b is not None else None)
 
 
-def _checked_objective(fn, W, H, b, n, lam_W, lam_H):
-    _check_point(W, H, b, n)
+def _checked_objective(fn, W, H, b, n_spl, counts, lam_W, lam_H):
+    K, N = _labels_of(W.shape[0], n_spl, counts)
+    _check_point(W, H, b, N, n_spl)
+    y = _labels(K, n_spl, counts)
     with np.errstate(over="ignore", invalid="ignore"):
-        out = fn(W, H, b, n, lam_W, lam_H)
+        out = fn(W, H, b, y, lam_W, lam_H)
     check_finite_result(
         "W",
         f"array of shape {W.shape}",
@@ -283,24 +377,23 @@ def _checked_objective(fn, W, H, b, n, lam_W, lam_H):
 
 
 @public(**_OBJ_KINDS, renamed={"n": "n_spl"}, legacy_positional=("n_spl", "lam_W", "lam_H"))
-def ce_objective(W, H, b, *, n_spl, lam_W, lam_H):
+def ce_objective(W, H, b, *, n_spl=None, lam_W, lam_H, counts=None):
     """Value and gradients (dW, dH, db) of the CE UFM objective (21) at (W, H, b); b may be None.
 
-    W is K×d, H is d×(K·n_spl) (class-major columns), b has K entries; λ_W, λ_H ≥ 0. A point so large
-    that the objective overflows float64 is refused.
+    W is K×d, H is d×N (class-major columns: n_spl per class, N = K·n_spl, or ``counts[k]`` of class k), b has
+    K entries; λ_W, λ_H ≥ 0; the loss is averaged over the N samples. A point so large that the objective
+    overflows float64 is refused.
     """
-    n = n_spl  # the papers' n (samples per class)
-    return _checked_objective(_ce_objective, W, H, b, n, lam_W, lam_H)
+    return _checked_objective(_ce_objective, W, H, b, n_spl, counts, lam_W, lam_H)
 
 
 @public(**_OBJ_KINDS, renamed={"n": "n_spl"}, legacy_positional=("n_spl", "lam_W", "lam_H"))
-def mse_objective(W, H, b, *, n_spl, lam_W, lam_H):
+def mse_objective(W, H, b, *, n_spl=None, lam_W, lam_H, counts=None):
     """Value and gradients (dW, dH, db) of the MSE UFM objective (28); b may be None.
 
-    Shapes as in :func:`ce_objective`.
+    Shapes (and ``counts``) as in :func:`ce_objective`.
     """
-    n = n_spl  # the papers' n (samples per class)
-    return _checked_objective(_mse_objective, W, H, b, n, lam_W, lam_H)
+    return _checked_objective(_mse_objective, W, H, b, n_spl, counts, lam_W, lam_H)
 
 
 def _solver_lams(K, n, lam_W, lam_H):
@@ -316,23 +409,26 @@ def _solver_lams(K, n, lam_W, lam_H):
         fail("n_spl", n, f"the numerical solvers need q = sqrt(n_spl*lam_W*lam_H) in [{lo:g}, {hi:g}], got {q:.3g}")
 
 
-def _solve(obj, K, n, m, lam_W, lam_H, bias, n_starts, seed, scale, what):
-    _solver_lams(K, n, lam_W, lam_H)
-    N = K * n
+def _solve(obj, K, sizes, counts, m, lam_W, lam_H, bias, n_starts, seed, scale, what):
+    n_spl = sizes.get("n_spl")
+    K, N = _labels_of(K, n_spl, counts)
+    sizes = dict(K=K, n_spl=n_spl, d=m) if counts is None else dict(K=K, counts=N, d=m)
+    _solver_lams(K, n_spl if counts is None else max(1, N // K), lam_W, lam_H)
     dim = K * m + m * N + (K if bias else 0)
     solver_budget(
-        dict(K=K, n_spl=n, d=m),
+        sizes,
         dim=dim,
         flops=8 * K * m * N + 30 * K * N,
         n_starts=n_starts,
         extra_bytes=8 * 8 * K * N,
         what=what,
     )
+    y = _labels(K, n_spl, counts)
     rng = rng_of(seed)
 
     def fun(x):
         W, H, b = _unpack(x, K, m, N, bias)
-        v, gW, gH, gb = obj(W, H, b, n, lam_W, lam_H)
+        v, gW, gH, gb = obj(W, H, b, y, lam_W, lam_H)
         g = np.concatenate([gW.ravel(), gH.ravel()] + ([gb] if bias else []))
         return v, g
 
@@ -345,48 +441,63 @@ def _solve(obj, K, n, m, lam_W, lam_H, bias, n_starts, seed, scale, what):
 
 
 _SOLVE_KINDS = dict(
-    K=KIND_K, n_spl=KIND_N, d=Int(min=1), lam_W=KIND_LAM, lam_H=KIND_LAM, bias=Bool(), n_starts=KIND_STARTS, seed=Seed()
+    K=KIND_K.or_none(),
+    n_spl=KIND_N.or_none(),
+    d=Int(min=1),
+    lam_W=KIND_LAM,
+    lam_H=KIND_LAM,
+    bias=Bool(),
+    n_starts=KIND_STARTS,
+    seed=Seed(),
+    counts=Array(ndim=1, integer=True, min=0).or_none(),
 )
 
 
 @public(
     **_SOLVE_KINDS, renamed={"n": "n_spl", "m": "d"}, legacy_positional=("K", "n_spl", "d", "lam_W", "lam_H", "bias")
 )
-def solve_ce(*, K, n_spl, d, lam_W, lam_H, bias=False, n_starts=3, seed=None) -> NumericalOptimum:
-    """Numerical minimiser of the CE UFM (21) by multi-start L-BFGS in dimension d.
+def solve_ce(
+    *, K=None, n_spl=None, d, lam_W, lam_H, bias=False, n_starts=3, seed=None, counts=None
+) -> NumericalOptimum:
+    """Numerical minimiser of the CE UFM (21) by multi-start L-BFGS on (W, H, b) in dimension d, for n_spl
+    samples per class or for ``counts`` (H then has N = Σ counts class-major columns).
 
-    Needs λ_W, λ_H and q = √(nλ_Wλ_H) in [1e-8, 1e8] (:data:`SOLVER_LAM_RANGE`); the problem size
+    Needs λ_W, λ_H and q = √(nλ_Wλ_H) (n = N/K) in [1e-8, 1e8] (:data:`SOLVER_LAM_RANGE`); the problem size
     is checked against the budget before any work.
     """
-    n, m = n_spl, d  # the papers' n (samples per class) and m (feature dimension)
-    return _solve(_ce_objective, K, n, m, lam_W, lam_H, bias, n_starts, seed, 1.0, "ufm.solve_ce (L-BFGS)")
+    sizes = dict(n_spl=n_spl)
+    return _solve(_ce_objective, K, sizes, counts, d, lam_W, lam_H, bias, n_starts, seed, 1.0, "ufm.solve_ce (L-BFGS)")
 
 
 @public(
     **_SOLVE_KINDS, renamed={"n": "n_spl", "m": "d"}, legacy_positional=("K", "n_spl", "d", "lam_W", "lam_H", "bias")
 )
-def solve_mse(*, K, n_spl, d, lam_W, lam_H, bias=False, n_starts=3, seed=None) -> NumericalOptimum:
-    """Numerical minimiser of the MSE UFM (28) by multi-start L-BFGS in dimension d (λ range and
+def solve_mse(
+    *, K=None, n_spl=None, d, lam_W, lam_H, bias=False, n_starts=3, seed=None, counts=None
+) -> NumericalOptimum:
+    """Numerical minimiser of the MSE UFM (28) by multi-start L-BFGS in dimension d (sizes, λ range and
     budget as in :func:`solve_ce`)."""
-    n, m = n_spl, d  # the papers' n (samples per class) and m (feature dimension)
-    return _solve(_mse_objective, K, n, m, lam_W, lam_H, bias, n_starts, seed, 0.5, "ufm.solve_mse (L-BFGS)")
+    sizes = dict(n_spl=n_spl)
+    return _solve(
+        _mse_objective, K, sizes, counts, d, lam_W, lam_H, bias, n_starts, seed, 0.5, "ufm.solve_mse (L-BFGS)"
+    )
 
 
 # ----------------------------------------------------------------------------- convex reformulations
 _CVX_SOLVERS = ("CLARABEL", "SCS")
 
 
-def _convex(K, n, lam_W, lam_H, bias, loss, solver):
-    _solver_lams(K, n, lam_W, lam_H)
-    N = K * n
+def _convex(K, n_spl, counts, lam_W, lam_H, bias, loss, solver):
+    K, N = _labels_of(K, n_spl, counts)
+    if counts is not None:
+        blame = ("counts", counts)
+    else:
+        blame = ("n_spl", n_spl) if n_spl >= K else ("K", K)
+    _solver_lams(K, n_spl if counts is None else max(1, N // K), lam_W, lam_H)
     # an interior-point SDP on (K+N)² unknowns: measured ~1e-6·(K+N)^4 s
-    check_work(
-        "n_spl" if n >= K else "K",
-        n if n >= K else K,
-        bytes=8 * 60 * (K + N) ** 2,
-        seconds=seconds_of(1000 * (K + N) ** 4),
-        what=f"ufm.convex_{loss} (cvxpy SDP)",
-    )
+    what = f"ufm.convex_{loss} (cvxpy SDP)"
+    check_work(*blame, bytes=8 * 60 * (K + N) ** 2, seconds=seconds_of(1000 * (K + N) ** 4), what=what)
+    y = _labels(K, n_spl, counts)
     try:
         import cvxpy as cp  # noqa: PLC0415 - optional heavy import
     except ImportError as exc:  # pragma: no cover
@@ -394,7 +505,8 @@ def _convex(K, n, lam_W, lam_H, bias, loss, solver):
     Z = cp.Variable((K, N))
     b = cp.Variable(K) if bias else None
     logits = Z + (cp.reshape(b, (K, 1), order="F") @ np.ones((1, N)) if bias else 0)
-    Y = np.repeat(np.eye(K), n, axis=1)
+    Y = np.zeros((K, N))
+    Y[y, np.arange(N)] = 1.0
     if loss == "ce":
         data = (cp.sum(cp.log_sum_exp(logits, axis=0)) - cp.sum(cp.multiply(Y, logits))) / N
     else:
@@ -421,24 +533,31 @@ def _convex(K, n, lam_W, lam_H, bias, loss, solver):
     fail("solver", solver, "the convex program was not solved (" + "; ".join(errors) + ")")
 
 
-_CVX_KINDS = dict(K=KIND_K, n_spl=KIND_N, lam_W=KIND_LAM, lam_H=KIND_LAM, bias=Bool(), solver=Choice(*_CVX_SOLVERS))
+_CVX_KINDS = dict(
+    K=KIND_K.or_none(),
+    n_spl=KIND_N.or_none(),
+    lam_W=KIND_LAM,
+    lam_H=KIND_LAM,
+    bias=Bool(),
+    solver=Choice(*_CVX_SOLVERS),
+    counts=Array(ndim=1, integer=True, min=0).or_none(),
+)
 
 
 @public(**_CVX_KINDS, renamed={"n": "n_spl"}, legacy_positional=("K", "n_spl", "lam_W", "lam_H", "bias"))
-def convex_ce(*, K, n_spl, lam_W, lam_H, bias=False, solver="CLARABEL"):
+def convex_ce(*, K=None, n_spl=None, lam_W, lam_H, bias=False, solver="CLARABEL", counts=None):
     """Value of the convex reformulation (23)–(24) of the CE UFM, solved with cvxpy (d ≥ K).
 
-    Returns (value, Z, b). Interior-point accuracy (~1e-7), an independent check of :func:`ce`.
-    λ range as in :func:`solve_ce`; the SDP is sized against the budget (≈1e-6·(K+N)⁴ s). A solver
-    failure (CLARABEL falls back to SCS) is reported as :class:`~fctheory.FCTheoryError`.
+    Returns (value, Z, b), Z the K × N logits of every sample (n_spl per class, or ``counts[k]`` of class k:
+    nothing is assumed about collapse or the count groups, an oracle independent of :func:`ce`). Interior-point
+    accuracy (~1e-7). λ range as in :func:`solve_ce`; the SDP is sized against the budget (≈1e-6·(K+N)⁴ s). A
+    solver failure (CLARABEL falls back to SCS) is reported as :class:`~fctheory.FCTheoryError`.
     """
-    n = n_spl  # the papers' n (samples per class)
-    return _convex(K, n, lam_W, lam_H, bias, "ce", solver)
+    return _convex(K, n_spl, counts, lam_W, lam_H, bias, "ce", solver)
 
 
 @public(**_CVX_KINDS, renamed={"n": "n_spl"}, legacy_positional=("K", "n_spl", "lam_W", "lam_H", "bias"))
-def convex_mse(*, K, n_spl, lam_W, lam_H, bias=False, solver="CLARABEL"):
+def convex_mse(*, K=None, n_spl=None, lam_W, lam_H, bias=False, solver="CLARABEL", counts=None):
     """Value of the nuclear-norm reformulation of the MSE UFM, solved with cvxpy (d ≥ K); see
     :func:`convex_ce`."""
-    n = n_spl  # the papers' n (samples per class)
-    return _convex(K, n, lam_W, lam_H, bias, "mse", solver)
+    return _convex(K, n_spl, counts, lam_W, lam_H, bias, "mse", solver)

@@ -4,10 +4,14 @@ Every example is a tiny, well-conditioned problem (a few classes, a few samples)
 under 0.2 s, so the fuzz suite can call each one many times with bad and extreme values.
 """
 
+import os
+
 import numpy as np
 
 import fctheory as fc
 from fctheory import metrics, ufm
+
+from .harness import scratch_dir
 
 _RNG = np.random.default_rng(0)
 K, M, N_PER = 3, 4, 3
@@ -45,6 +49,12 @@ def _ce_point():
         n_spl=2,
         lam_W=0.01,
         lam_H=0.02,
+    )
+
+
+def _phase():
+    return ufm.minority_phase_diagram(
+        K_maj=1, K_min=2, n_maj=20, ratios=np.array([1.0, 4.0]), lams=np.array([0.01, 0.02]), loss="mse"
     )
 
 
@@ -159,6 +169,21 @@ EXAMPLES = {
     "fctheory.ufm.class_blocks": lambda: dict(F=np.eye(PK * PD * PN), K=PK, n_spl=PN, d=PD),
     "fctheory.ufm.block_spectra": lambda: dict(K=2, n_spl=2, d=3, lam_W=0.5, lam_H=0.3, beta=2.0),
     "fctheory.ufm.nc1_tilde": lambda: dict(H=PH, K=PK),
+    # ------------------------------------------------------------------ any class counts, minority collapse
+    "fctheory.ufm.minority_collapse_threshold": lambda: dict(K_maj=2, K_min=3, n_maj=100, lam_W=0.003, lam_H=0.003),
+    "fctheory.ufm.MinorityThreshold.collapsed": lambda: (
+        ufm.minority_collapse_threshold(K_maj=2, K_min=3, n_maj=100, lam_W=0.003, lam_H=0.003),
+        dict(r=10.0),
+    ),
+    "fctheory.ufm.collapsed_classes": lambda: dict(counts=np.array([5, 5, 2, 2, 0]), lam_W=0.01, lam_H=0.01),
+    "fctheory.ufm.seli_geometry": lambda: dict(counts=np.array([5, 2, 1])),
+    "fctheory.ufm.within_group_spread": lambda: dict(
+        counts=np.array([5, 2, 2]), lam_W=0.01, lam_H=0.01, loss="ce", bias=False, exchangeable=True
+    ),
+    "fctheory.ufm.minority_phase_diagram": lambda: dict(
+        K_maj=1, K_min=2, n_maj=20, ratios=np.array([1.0, 4.0]), lams=np.array([0.01, 0.02]), loss="mse"
+    ),
+    "fctheory.ufm.PhaseDiagram.plot": lambda: (_phase(), dict(out=os.path.join(scratch_dir("phase-"), "p.png"))),
 }
 
 SKIP = {}

@@ -34,9 +34,27 @@ def test_mse_with_a_regularised_bias_does_not_apply():
     assert not a.applies and "regularised" in a.reasons[0]
 
 
-def test_unbalanced_classes_do_not_apply():
-    a = applicable_result(loss="ce", K=3, d=5, counts=np.array([10, 10, 4]), lam_W=1e-3, lam_H=1e-3)
-    assert not a.applies and "unbalanced" in a.reasons[0]
+def test_unbalanced_classes_apply_with_the_certified_optimum_for_their_counts():
+    counts = np.array([10, 10, 4])
+    a = applicable_result(loss="ce", K=3, d=5, counts=counts, lam_W=1e-3, lam_H=1e-3)
+    assert a.applies and not a.reasons and isinstance(a.optimum, ufm.CertifiedUFMOptimum)
+    assert a.optimum.value == ufm.ce(counts=counts, lam_W=1e-3, lam_H=1e-3).value
+    assert "certified" in a.notes[1] and a.source.startswith("the certified optimum")
+    # below the optimum's rank, or with a regularised bias where b* != 0, it does not
+    low = applicable_result(loss="ce", K=3, d=1, counts=counts, lam_W=1e-3, lam_H=1e-3)
+    assert not low.applies and "below the rank 2" in low.reasons[0]
+    reg = applicable_result(loss="ce", K=3, d=5, counts=counts, lam_W=1e-3, lam_H=1e-3, lam_b=1e-3, bias=True)
+    assert not reg.applies and "regularised" in reg.reasons[0]
+
+
+def test_absent_classes_are_noted_and_their_groups_collapse_as_predicted():
+    counts = np.array([30, 30, 2, 2, 2, 0])
+    a = applicable_result(loss="ce", K=6, d=6, counts=counts, lam_W=2.5e-2, lam_H=2.5e-2)
+    assert a.applies
+    text = " ".join(a.notes)
+    assert "1 of 6 classes absent" in text and "keeps its classifier row" in text
+    assert "minority collapse: the classes of count(s) 2" in text  # n/N = 2/66 <= N·λ_Wλ_H = 66·6.25e-4
+    assert not a.optimum.trivial
 
 
 def test_threshold_of_the_trivial_solution():
@@ -72,12 +90,37 @@ def test_verdict_flags_a_wrong_lambda():
     assert implied == pytest.approx(0.5, rel=1e-3)
 
 
-def test_unbalanced_features_give_no_verdict_of_match():
-    H, y, W = _trained_ufm(5e-3, 1e-2)
-    keep = np.ones(len(y), bool)
-    keep[0] = False
-    D = diagnose_features(H[keep], y[keep], W, lam_W=5e-3, lam_H=1e-2)
-    assert D.matches is None and "no UFM closed form applies" in D.verdict
+def _trained_counts_ufm(counts, lam_W, lam_H, bias=False):
+    """The UFM of these class counts trained numerically (multi-start L-BFGS on (W, H, b)), d = K."""
+    sol = ufm.solve_ce(counts=counts, d=len(counts), lam_W=lam_W, lam_H=lam_H, bias=bias, n_starts=2, seed=3)
+    return sol.H.T, np.repeat(np.arange(len(counts)), counts), sol.W, sol.b
+
+
+@pytest.mark.parametrize("bias", [False, True])
+def test_a_numerically_solved_imbalanced_ufm_matches_and_a_wrong_lambda_does_not(bias):
+    counts = np.array([12, 7, 7, 3, 1])
+    H, y, W, b = _trained_counts_ufm(counts, 5e-3, 1e-2, bias)
+    D = diagnose_features(H, y, W, b, lam_W=5e-3, lam_H=1e-2, rtol=1e-3)
+    assert D.applicability.applies and D.matches is True, D.verdict
+    assert D.verdict.startswith("matches the") and "for these class counts" in D.verdict
+    wrong = diagnose_features(H, y, W, b, lam_W=5e-3, lam_H=1e-1, rtol=1e-3)
+    assert wrong.matches is False and "does NOT match" in wrong.verdict
+    # the balanced closed form at the mean count would not have matched: the counts matter
+    n = round(counts.sum() / len(counts))
+    bal = ufm.ce(K=len(counts), n_spl=n, lam_W=5e-3, lam_H=1e-2, bias=bias)
+    assert np.linalg.norm(W @ W.T - bal.W_gram) > 10 * D.distances["dist_W_gram"] * np.linalg.norm(bal.W_gram)
+
+
+def test_absent_classes_are_left_out_of_the_metrics_and_kept_in_the_optimum():
+    counts = np.array([9, 5, 0, 5, 2, 0])
+    H, y, W, _ = _trained_counts_ufm(counts, 5e-3, 1e-2)
+    D = diagnose_features(H, y, W, lam_W=5e-3, lam_H=1e-2, rtol=1e-3)
+    assert D.matches is True, D.verdict
+    assert D.metrics["classes_present"] == 4 and D.counts.tolist() == counts.tolist()
+    assert np.all(np.isfinite([v for v in D.metrics.values() if isinstance(v, float)]))
+    # an absent class changes nothing it should not: the same features against the optimum without those classes
+    # (no bias: their classifier rows stay in every softmax, so the optimum itself differs)
+    assert D.applicability.optimum.value > ufm.ce(counts=counts[counts > 0], lam_W=5e-3, lam_H=1e-2).value
 
 
 def test_to_dict_is_strict_json_and_report_writes_files(tmp_path):
@@ -138,3 +181,13 @@ def test_verdict_refuses_a_classifier_whose_norm_is_off_by_a_factor_in_either_di
     assert D.applicability.applies and D.matches is False
     assert D.checks["‖W‖² ratio − 1"] == pytest.approx(abs(scale**2 - 1), rel=1e-2)
     assert D.verdict.startswith("does NOT match")
+
+
+def test_the_cross_entropy_bias_is_checked_up_to_a_common_shift():
+    counts = np.array([12, 7, 7, 3, 1])
+    H, y, W, b = _trained_counts_ufm(counts, 5e-3, 1e-2, bias=True)
+    shifted = diagnose_features(H, y, W, b + 5.0, lam_W=5e-3, lam_H=1e-2, rtol=1e-3)
+    assert shifted.matches is True and shifted.checks["bias (relative)"] < 1e-3
+    off = b + np.array([0.0, 0.0, 0.0, 0.0, 1.0])  # the rarest class's bias raised by 1 logit
+    wrong = diagnose_features(H, y, W, off, lam_W=5e-3, lam_H=1e-2, rtol=1e-3)
+    assert wrong.matches is False and "bias (relative)" in wrong.verdict

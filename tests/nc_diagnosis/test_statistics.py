@@ -6,7 +6,6 @@ import math
 import os
 import subprocess
 import sys
-from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -94,8 +93,7 @@ def test_reference_norms_equal_numpy_with_a_non_zero_optimal_bias():
     rng = np.random.default_rng(31)
     M, W, GM, GW = (rng.standard_normal(s) for s in ((4, 6), (4, 6), (4, 4), (4, 4)))
     b, bs = rng.standard_normal(4), rng.standard_normal(4)
-    opt = SimpleNamespace(means_gram=GM, W_gram=GW, bias=bs)
-    got = _reference_norms(M, W, b, opt)
+    got = _reference_norms(M, W, b, GM, GW, bs)
     n = np.linalg.norm
     expected = [n(M @ M.T - GM), n(GM), n(W @ W.T - GW), n(GW), float(np.sum(W * W)), n(W), n(b - bs)]
     np.testing.assert_allclose(got, expected, rtol=1e-14)
