@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 
+import mpmath as mp
 import numpy as np
 import pytest
 from scipy.optimize import minimize_scalar
@@ -50,6 +51,9 @@ def test_relative_gap_edges():
     assert nu.relative_gap(1e-3, -2.0) == 5e-4
     assert nu.relative_gap(0.0, 0.0) == 0.0 and nu.relative_gap(-1e-300, 0.0) == 0.0
     assert nu.relative_gap(1e-3, 0.0) == math.inf
+    # reached: gap ≤ tol·|g| (a closed test, not one 10× looser), or gap ≤ the floor where one is given
+    assert nu.reached(1e-10, -1.0, 1e-10) and not nu.reached(2e-10, 1.0, 1e-10) and not nu.reached(1e-9, 1.0, 2e-10)
+    assert nu.reached(1e-3, 1.0, 1e-10, lambda: 1e-3) and not nu.reached(1e-3, 1.0, 1e-10, lambda: 5e-4)
 
 
 def _full_task_problem():
@@ -233,3 +237,24 @@ def test_spectral_norm_bound_carries_the_a_priori_rounding_terms():
     m = 10**6
     b2 = nu.spectral_norm_bound(np.eye(3), m, 3.0, 1.0)
     assert b2**2 >= 1 + m * u * 3.0 * (1 - 1e-3)
+
+
+def test_spectral_norm_bound_is_above_the_exact_norm_at_small_n():
+    """γ ≥ ‖G‖₂ against the exact norm (mpmath, 60 digits, of the float entries) where the bisection's bracket is
+    wider than the a-priori rounding terms (n = 2, 3: 16(n+1)u against n²u): a bound taken from the refused end
+    of the bracket (the last t whose Cholesky factorisation failed) falls below ‖G‖₂ there. Near rank-one G,
+    estimates just below σ₁, half of it, and none."""
+    rng = np.random.default_rng(0)
+    with mp.workdps(60):
+        for trial in range(60):
+            n, m = int(rng.integers(2, 4)), int(rng.integers(2, 6))
+            G = rng.normal(size=(n, m)) * 10.0 ** rng.uniform(-3, 3)
+            if trial % 3 == 0:
+                G[1] = G[0] * (1 + 1e-9 * rng.normal())
+            A = mp.matrix(G.tolist())
+            ev = mp.eigsy(A * A.T)[0]
+            exact = mp.sqrt(max(ev[i] for i in range(n)))
+            M, mm, fro2 = nu.gram(G)
+            for est in (float(exact) * (1 - 1e-3), float(exact) * (1 - 1e-12), 0.5 * float(exact), None):
+                b = nu.spectral_norm_bound(M, mm, fro2, est)
+                assert mp.mpf(b) >= exact and mp.mpf(b) <= exact * (1 + 1e-13)

@@ -1,5 +1,6 @@
 """fctheory.optima.certificates: the ball-arithmetic certificate of the optimum of (5) (certify_optimality)."""
 
+import mpmath
 import numpy as np
 import pytest
 
@@ -106,3 +107,83 @@ def test_certified_top_eig_bounds_every_matrix_of_a_wide_ball():
         t = ce.certified_top_eig(flint, G)
     assert t >= np.linalg.norm(worst, 2) ** 2 * (1 + 1e-12)
     assert t <= (s[0] + 10 * r) ** 2  # and not absurdly loose
+
+
+def _exact_norm(G0):
+    """‖G0‖₂ of the float entries, to 50 digits (mpmath)."""
+    with mpmath.workdps(50):
+        A = mpmath.matrix(G0.tolist())
+        ev = mpmath.eigsy(A.T * A)[0]
+        return mpmath.sqrt(max(ev[i] for i in range(ev.rows)))
+
+
+def test_bounds_take_each_quantity_from_the_safe_end_of_its_ball():
+    """_bounds on balls of known extent (f = 1.3 ± 1e-3, E = 0.9 ± 1e-3, an exact G with ‖G‖₂ = 2λ, so s = 1/2):
+    against the exact values (mpmath), R's interval covers every R of the ball, the bound is below
+    (λ/‖G‖₂)·min E, the gap above max R − bound, ρ above ‖G‖₂/λ, at 16, 24 and 53 bits. A quantity taken from
+    the wrong end of its ball (s, E, R or ρ) crosses its exact value at a low precision."""
+    pytest.importorskip("flint")
+    from fctheory.optima import certificates as ce
+
+    rng = np.random.default_rng(1)
+    fmid, frad, Emid, Erad, pen = 1.3, 1e-3, 0.9, 1e-3, 2.0
+    for _ in range(8):
+        G0 = rng.normal(size=(4, 3))
+        sigma = _exact_norm(G0)
+        lam = 0.5 * float(np.linalg.norm(G0, 2))
+        for prec in (16, 24, 53):
+            with fc._interval.workprec(prec) as flint:
+                G = [[flint.arb(float(v)) for v in row] for row in G0]
+                out = ce._bounds(flint, flint.arb(fmid, frad), G, flint.arb(Emid, Erad), flint.arb(pen), lam, prec)
+            with mpmath.workdps(50):
+                R_lo = mpmath.mpf(fmid) - frad + mpmath.mpf(lam) / 2 * pen
+                R_hi = mpmath.mpf(fmid) + frad + mpmath.mpf(lam) / 2 * pen
+                assert out["R"][0] <= R_lo and out["R"][1] >= R_hi
+                assert out["lower_bound"] <= mpmath.mpf(lam) / sigma * (mpmath.mpf(Emid) - Erad)
+                assert out["gap"] >= R_hi - out["lower_bound"]
+                assert out["rho"] >= sigma / lam
+
+
+def test_certified_top_eig_returns_a_t_the_pivot_test_accepts():
+    """The t returned (after the ladder and the bisection of _tighten) is one the LDLᵀ test accepted, never the
+    last value tried: every matrix of the ball t·I − GᵀG is positive definite there, and t ≥ ‖G‖₂² (mpmath)."""
+    pytest.importorskip("flint")
+    from fctheory.optima import certificates as ce
+
+    rng = np.random.default_rng(1)
+    for _ in range(10):
+        G0 = rng.normal(size=(4, 3))
+        for prec in (16, 24, 53):
+            with fc._interval.workprec(prec) as flint:
+                G = [[flint.arb(float(v)) for v in row] for row in G0]
+                t = ce.certified_top_eig(flint, G)
+                Gm = flint.arb_mat(4, 3, [v for row in G for v in row])
+                assert ce._positive_definite(flint, Gm.transpose() * Gm, t)
+            assert t >= _exact_norm(G0) ** 2
+
+
+def test_empirical_bound_at_s_equal_one_is_rounded_below_the_exact_entropy_term():
+    """At 2·(W*, U*) of a sample's optimum (‖∇f̂‖₂ < λ: s = 1), the ball-arithmetic lower bound is E's lower end
+    rounded *down*: below the exact E = (1/N) Σ_i H(p_i) (mpmath, 60 digits, from the float weights), which a
+    bound rounded up by one ulp exceeds."""
+    pytest.importorskip("flint")
+    from fctheory.network import U_hat
+    from fctheory.optima import certify_optimality_empirical
+
+    task = Task.random(3, 2, 2, 4, seed=2)
+    S, y = task.sample(3, seed=102)
+    lam = 0.02
+    opt = optimum(task, lam=lam, data=(S, y))
+    W, U = 2 * opt.W, 2 * opt.U
+    iv = certify_optimality_empirical(task, W, U, lam, S, y)
+    assert iv["rho"] < 1.0  # s = 1
+    with mpmath.workdps(60):
+        to_mp = np.vectorize(mpmath.mpf, otypes=[object])
+        X = to_mp(U_hat(U, L=task.L).T) @ to_mp(W)  # K·L × n_w, exact products of the float entries
+        E = mpmath.mpf(0)
+        for words in S.tolist():
+            sc = [sum(X[j * task.L + ell, w] for ell, w in enumerate(words)) for j in range(task.K)]
+            lse = mpmath.log(sum(mpmath.exp(v) for v in sc))
+            E += lse - sum(mpmath.exp(v - lse) * v for v in sc)
+        E /= len(S)
+        assert 0 < E - iv["lower_bound"] <= 1e-12 * E

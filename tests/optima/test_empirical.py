@@ -135,3 +135,27 @@ def test_bad_data_is_refused():
             big = fc.Task.random(3, 2, 2, 9, seed=0)
             Sb, yb = big.sample(10_000, seed=0)
             optimum(big, lam=0.02, data=(Sb, yb), precision="interval", maxiter=1)
+
+
+def test_certified_iff_the_gap_is_within_tol_and_the_bound_stays_below_the_optimum(monkeypatch):
+    """A solve stopped at a loose gap (tol 1e-3), replayed under several tol: ``certified`` is exactly
+    gap ≤ tol·|R| (tol just above and just below the gap's relative size), rel_gap is gap/|R|, gap is R − lower
+    bound, and the loose point's bound stays below the tightly solved optimum while its gap covers its excess."""
+    task, S, y, lam = *_sample(3, 3, 3, 8, 3, 0), 0.01
+    ref = optimum(task, lam=lam, data=(S, y), tol=1e-12)
+    real, cache = em.solve_lowrank, {}
+
+    def loose(oracle, lam_, W0, U0, **kw):  # the same early-stopped solve whatever tol the caller passes
+        if "out" not in cache:
+            cache["out"] = real(oracle, lam_, W0, U0, **dict(kw, tol=1e-3, maxiter=40))
+        return cache["out"]
+
+    monkeypatch.setattr(em, "solve_lowrank", loose)
+    first = optimum(task, lam=lam, data=(S, y), tol=1e-3)
+    rel = first.gap / abs(first.R)
+    assert 0 < rel <= 1e-3 and first.R > ref.R  # a point visibly above the optimum
+    assert first.gap == first.R - first.lower_bound and first.rel_gap == rel
+    assert first.lower_bound <= ref.R and first.gap >= first.R - ref.R
+    for tol, ok in ((rel * 1.5, True), (rel / 1.5, False), (rel / 20, False)):
+        res = optimum(task, lam=lam, data=(S, y), tol=tol)
+        assert res.gap == first.gap and res.certified is ok and (res.status == "certified") is ok

@@ -45,10 +45,12 @@ def test_perturbed_optima(problem):
         c = certify(task, W, U, lam=lam, data=(S, y), solve=False)
         _check_sound(c, opt.R, opt.lower_bound)
         assert c.gap > 0 and c.lower_bound == c.lower_bound_network
+        assert c.gap == c.R - c.lower_bound and c.rel_gap == c.gap / abs(c.R)  # relative to R, not to the bound
     # with the solve, the bound is the optimum's, tight to the optimum's own gap
     c = certify(task, 0.9 * opt.W, 0.9 * opt.U, lam=lam, data=(S, y))
     _check_sound(c, opt.R, opt.lower_bound)
     assert c.lower_bound == pytest.approx(opt.lower_bound, rel=1e-9) and c.R_optimum == pytest.approx(opt.R, rel=1e-9)
+    assert c.gap == c.R - c.lower_bound and c.rel_gap == c.gap / abs(c.R)
 
 
 def test_networks_stopped_early(problem):
