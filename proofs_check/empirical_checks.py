@@ -114,6 +114,7 @@ def check_empirical_certificate(mutant: bool = False, quick: bool = False) -> st
     worst = 0.0
     for name, task, S, y, lam in _samples(quick):
         res = fctheory.optimum(task, lam=lam, data=(S, y))
+        expect(res.certified, f"{name}: the library did not certify its optimum ({res.message})")
         W = res.W * (1.0001 if mutant else 1.0)
         R, _, G, X = sample_risk(task, S, y, W, res.U, lam)
         dual = sample_dual(task, S, y, X, G, lam)
@@ -159,6 +160,12 @@ def check_empirical_certify(mutant: bool = False, quick: bool = False) -> str:
             R, f, Gw, Xw = sample_risk(task, S, y, W, U, lam)
             lb = f - float(np.sum(Gw * Xw)) if mutant else c.lower_bound
             expect(abs(c.R - R) <= T["rel"] * R, f"{name}: R = {c.R!r}, independent {R!r}")
+            # the bound at these weights never above s·E with the exact ||grad f_hat||_2 (full SVD): a sound norm
+            # bound is at least the true norm, so its s, and the bound, are at most the exact ones
+            E = f - float(np.sum(Gw * Xw))
+            exact = min(1.0, lam / float(np.linalg.norm(Gw, 2))) * E
+            expect(c.lower_bound_network <= exact + T["rel"] * R,
+                   f"{name}: bound {c.lower_bound_network!r} at the weights above s*E = {exact!r}")  # fmt: skip
             expect(lb <= R_opt * (1 + T["rel"]), f"{name}: lower bound {lb!r} above the optimum R = {R_opt!r}")
             expect(R - lb >= R - R_opt, f"{name}: gap {R - lb!r} below the true excess (at least {R - R_opt!r})")
             expect(c.gap >= R - R_opt - T["rel"] * R, f"{name}: gap {c.gap!r} < R - min R (at least {R - R_opt!r})")

@@ -61,8 +61,8 @@ ASSERTIONS = {
     "lemmaB-optimal-scale": (7, 4),
     "collapsed-optimum": (8, 4),
     "collapsed-optimum-star": (16, 4),
-    "empirical-certificate": (12, 6),
-    "empirical-certify-sound": (28, 4),
+    "empirical-certificate": (14, 7),
+    "empirical-certify-sound": (42, 6),
     "empirical-interval": (7, 7),
     "empirical-star-relaxation": (14, 5),
 }

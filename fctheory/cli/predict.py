@@ -346,6 +346,8 @@ def _flat(rows) -> list:
     return flat
 
 
+#: the main job's table width: five columns with fig3's three concept norms unwrapped
+PAPER_WIDTH = 110
 #: the short names of the reported numbers' sources in the table
 _SOURCE_MARK = {"paper": "", "notebook": " nb", "notes": " notes"}
 
@@ -409,7 +411,8 @@ def _print_preset(name, rows) -> None:
         if common_t:
             ta = by.get("training-set optimum")
             cells[-1].append("-" if ta is None else _exact_cell(ta, common_t, marks))
-    print(table(cells, ["quantity", "paper", "theorem (error)", "exact optimum"] + ["training set"] * bool(common_t)))
+    heads = ["quantity", "paper", "theorem (error)", "exact optimum"] + ["training set"] * bool(common_t)
+    print(table(cells, heads, width=PAPER_WIDTH))
     for note in why:
         say(f"theorem: {note}")
     if common:

@@ -83,7 +83,11 @@ def test_predict_refuses_where_the_verdict_has_no_prediction():
     zipf_partial = fc.Task.random(3, 2, 2, 5, mu="zipf", seed=0)
     with fc.budget(max_seconds=1e-9):  # the certified optimum by enumeration does not fit: no prediction
         v = applicable_theorem(zipf_partial, d=4, lam_W=0.02, lam_U=0.02)
-        assert v.theorem is None and v.prediction is None and "does not fit the budget" in v.reasons[0]
+        assert (
+            v.theorem is None
+            and v.prediction is None
+            and "nor its sample-average approximation fits the budget" in v.reasons[0]
+        )
         with pytest.raises(fc.FCTheoryError, match="no theorem covers"):
             predict(zipf_partial, lam=0.02)
     full_zipf = fc.Task.full(3, 2, 2, mu="zipf")
