@@ -346,8 +346,6 @@ def _flat(rows) -> list:
     return flat
 
 
-#: the main job's table width: five columns with fig3's three concept norms unwrapped
-PAPER_WIDTH = 110
 #: the short names of the reported numbers' sources in the table
 _SOURCE_MARK = {"paper": "", "notebook": " nb", "notes": " notes"}
 
@@ -412,7 +410,7 @@ def _print_preset(name, rows) -> None:
             ta = by.get("training-set optimum")
             cells[-1].append("-" if ta is None else _exact_cell(ta, common_t, marks))
     heads = ["quantity", "paper", "theorem (error)", "exact optimum"] + ["training set"] * bool(common_t)
-    print(table(cells, heads, width=PAPER_WIDTH))
+    print(table(cells, heads))
     for note in why:
         say(f"theorem: {note}")
     if common:
