@@ -36,6 +36,7 @@ import fctheory as fc
 import fctheory.predictions.partial as fpp
 from fctheory.finite_sample import minimize_empirical_risk, predict_training_optimum
 from fctheory.io import load_run
+from fctheory.io.json import to_json
 from fctheory.io.sentences import training_sentences
 from fctheory.io.tasks import task_fingerprint
 from fctheory.optima import sample_average_optimum
@@ -212,20 +213,11 @@ def _cell(fmt, v):
     return fmt.format(v)
 
 
-def _json_safe(v):
-    """NaN (an undefined measure) as null: the summary stays strict JSON."""
-    if isinstance(v, dict):
-        return {k: _json_safe(x) for k, x in v.items()}
-    if isinstance(v, list):
-        return [_json_safe(x) for x in v]
-    return None if isinstance(v, float) and not np.isfinite(v) else v
-
-
 def write_report(rows: list, out: str, command: str) -> str:
     """docs/training-sets.md beside ``out`` and ``out``/summary.json; returns the markdown path."""
     os.makedirs(out, exist_ok=True)
     with open(os.path.join(out, "summary.json"), "w", encoding="utf-8") as fh:
-        json.dump(_json_safe(dict(command=command, lam=LAM, rows=rows)), fh, indent=1)
+        json.dump(to_json(dict(command=command, lam=LAM, rows=rows)), fh, indent=1)
     head = "| " + " | ".join(c for c, _ in _COLS) + " |\n|" + "---|" * len(_COLS) + "\n"
     body = "".join("| " + " | ".join(_cell(f, r.get(c)) for c, f in _COLS) + " |\n" for r in rows)
     sig = "".join(
@@ -301,7 +293,7 @@ def store_sample_average(task, lam, *, n_spl=fpp.SAA_N_SPL, replicates=fpp.SAA_R
     path = fpp.STORED_SAMPLE_AVERAGES if path is None else path
     s = sample_average_optimum(task, lam=lam, n_spl=n_spl, replicates=replicates, seed=seed, progress=True)
     data = json.loads(open(path, encoding="utf-8").read()) if os.path.exists(path) else {"entries": {}}
-    entry = _json_safe(fpp.sample_average_summary(task, s))
+    entry = to_json(fpp.sample_average_summary(task, s))
     data["entries"][f"{task_fingerprint(task)}@{float(lam)!r}"] = entry
     data["generated_by"] = "python -m proofs_check.training_sets --store-saa"
     with open(path, "w", encoding="utf-8") as fh:
@@ -345,7 +337,7 @@ def main(argv=None) -> int:
             W, U, src = found
         cache = os.path.join(args.runs, f"{name}.optimum.npz") if args.runs else None
         row = setting_row(s, W, U, source=os.path.basename(src), polish=name in args.polish, cache=cache)
-        print(json.dumps(_json_safe({k: v for k, v in row.items() if not isinstance(v, list)})), flush=True)
+        print(json.dumps(to_json({k: v for k, v in row.items() if not isinstance(v, list)})), flush=True)
         rows.append(row)
     cmd = "python -m proofs_check.training_sets " + " ".join(argv if argv is not None else os.sys.argv[1:])
     print(write_report(rows, args.out, cmd.strip()))

@@ -37,6 +37,7 @@ import numpy as np
 
 from .._validate import check_mu
 from .._version import __version__
+from ..io.json import to_json
 from ..io.sentences import training_sentences
 from ..io.tasks import task_fingerprint
 from ..optima import certify, collapsed_optimum, collapsed_optimum_star, optimum
@@ -152,16 +153,12 @@ def best_answers(*, recompute: bool = False) -> dict:
     return {name: (compute_best(name) if recompute else stored_best(name)) for name in ("fig3", "k50", "fig4c")}
 
 
-def _plain(d: dict) -> dict:
-    return {k: (v.tolist() if isinstance(v, np.ndarray) else v) for k, v in d.items()}
-
-
 def write_store(path: Path, *, training=(), weights: Path | None = None) -> dict:
     """Solve every preset's optimum and write the certificates to ``path`` (``python -m fctheory.cli.paper``);
     with ``training`` (preset names of :data:`TRAINING`) also their training-set optima (minutes each;
     ``weights``: a folder of ``<preset>.optimum.npz`` (W, U) already solved, certified again here); the other
     stored training-set optima are kept."""
-    presets = {name: _plain(compute_best(name)) for name in SOLVED}
+    presets = {name: to_json(compute_best(name)) for name in SOLVED}
     old = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
     train = dict(old.get("training_sets", {}))
     for name in training:
@@ -170,7 +167,7 @@ def write_store(path: Path, *, training=(), weights: Path | None = None) -> dict
         if f is not None and f.is_file():
             with np.load(f) as z:
                 w = (z["W"], z["U"])
-        train[name] = _plain(compute_training(name, w))
+        train[name] = to_json(compute_training(name, w))
     data = {
         "generated_by": "python -m fctheory.cli.paper --write" + "".join(f" --training-sets {n}" for n in training),
         "fctheory_version": __version__,
